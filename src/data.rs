@@ -1,0 +1,276 @@
+//! [`Data<T>`]: the simulation state and every quantity the pipeline derives from it (MuJoCo's
+//! `mjData`, field names kept). Everything is allocated once in [`Data::new`]; the pipeline
+//! stages only write into these buffers.
+
+use crate::math::{Inert, Quat, M3, V3, V6};
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// State, inputs and derived quantities of one simulation. Dimensions are given as in MuJoCo.
+#[derive(Clone, Debug)]
+pub struct Data<T> {
+    // ---- state ----
+    /// Simulation time.
+    pub time: T,
+    /// Generalized positions (nq).
+    pub qpos: Vec<T>,
+    /// Generalized velocities (nv).
+    pub qvel: Vec<T>,
+    /// Actuator activations (na).
+    pub act: Vec<T>,
+    /// Acceleration used to warm-start the constraint solver (nv).
+    pub qacc_warmstart: Vec<T>,
+
+    // ---- inputs ----
+    /// Controls (nu).
+    pub ctrl: Vec<T>,
+    /// Applied generalized forces (nv).
+    pub qfrc_applied: Vec<T>,
+    /// Applied Cartesian force and torque at each body's centre of mass (nbody × 6: force,
+    /// torque).
+    pub xfrc_applied: Vec<V6<T>>,
+    /// Mocap body positions (nmocap × 3).
+    pub mocap_pos: Vec<V3<T>>,
+    /// Mocap body orientations (nmocap × 4).
+    pub mocap_quat: Vec<Quat<T>>,
+
+    // ---- position stage ----
+    /// Body frame positions (nbody × 3).
+    pub xpos: Vec<V3<T>>,
+    /// Body frame orientations (nbody × 4).
+    pub xquat: Vec<Quat<T>>,
+    /// Body frame rotation matrices (nbody × 9).
+    pub xmat: Vec<M3<T>>,
+    /// Body centre-of-mass positions (nbody × 3).
+    pub xipos: Vec<V3<T>>,
+    /// Body inertial frame rotation matrices (nbody × 9).
+    pub ximat: Vec<M3<T>>,
+    /// Joint anchors in world frame (njnt × 3).
+    pub xanchor: Vec<V3<T>>,
+    /// Joint axes in world frame (njnt × 3).
+    pub xaxis: Vec<V3<T>>,
+    /// Geom positions (ngeom × 3).
+    pub geom_xpos: Vec<V3<T>>,
+    /// Geom rotation matrices (ngeom × 9).
+    pub geom_xmat: Vec<M3<T>>,
+    /// Site positions (nsite × 3).
+    pub site_xpos: Vec<V3<T>>,
+    /// Site rotation matrices (nsite × 9).
+    pub site_xmat: Vec<M3<T>>,
+    /// Camera positions (ncam × 3).
+    pub cam_xpos: Vec<V3<T>>,
+    /// Camera rotation matrices (ncam × 9).
+    pub cam_xmat: Vec<M3<T>>,
+    /// Centre of mass of each subtree (nbody × 3).
+    pub subtree_com: Vec<V3<T>>,
+    /// Com-based body inertias (nbody × 10).
+    pub cinert: Vec<Inert<T>>,
+    /// Com-based dof motion axes (nv × 6).
+    pub cdof: Vec<V6<T>>,
+    /// Tendon lengths (ntendon).
+    pub ten_length: Vec<T>,
+    /// Tendon Jacobians, dense (ntendon × nv).
+    pub ten_J: Vec<T>,
+    /// Actuator transmission lengths (nu).
+    pub actuator_length: Vec<T>,
+    /// Actuator moment arms, dense (nu × nv).
+    pub actuator_moment: Vec<T>,
+    /// Composite rigid-body inertias (nbody × 10).
+    pub crb: Vec<Inert<T>>,
+    /// Joint-space inertia, tree-sparse (nM): per dof the diagonal, then the ancestor dofs.
+    pub qM: Vec<T>,
+    /// `LᵀDL` factor of qM in the same layout: D on the diagonal, L below.
+    pub qLD: Vec<T>,
+    /// `1 / D` (nv).
+    pub qLDiagInv: Vec<T>,
+
+    // ---- velocity stage ----
+    /// Com-based body velocities (nbody × 6).
+    pub cvel: Vec<V6<T>>,
+    /// Time derivatives of cdof (nv × 6).
+    pub cdof_dot: Vec<V6<T>>,
+    /// Tendon velocities (ntendon).
+    pub ten_velocity: Vec<T>,
+    /// Actuator velocities (nu).
+    pub actuator_velocity: Vec<T>,
+    /// Coriolis, centrifugal and gravity forces c(q, v) (nv).
+    pub qfrc_bias: Vec<T>,
+    /// Passive spring forces (nv).
+    pub qfrc_spring: Vec<T>,
+    /// Passive damping forces (nv).
+    pub qfrc_damper: Vec<T>,
+    /// Gravity compensation forces (nv).
+    pub qfrc_gravcomp: Vec<T>,
+    /// Fluid forces (nv).
+    pub qfrc_fluid: Vec<T>,
+    /// Total passive force (nv).
+    pub qfrc_passive: Vec<T>,
+
+    // ---- acceleration stage ----
+    /// Activation time derivatives (na).
+    pub act_dot: Vec<T>,
+    /// Actuator forces in actuation space (nu).
+    pub actuator_force: Vec<T>,
+    /// Actuator forces in joint space (nv).
+    pub qfrc_actuator: Vec<T>,
+    /// Net unconstrained force `τ − c` (nv).
+    pub qfrc_smooth: Vec<T>,
+    /// Unconstrained acceleration `M⁻¹ qfrc_smooth` (nv).
+    pub qacc_smooth: Vec<T>,
+    /// Constraint forces (nv); zero until constraints are computed.
+    pub qfrc_constraint: Vec<T>,
+    /// Acceleration (nv).
+    pub qacc: Vec<T>,
+    /// Com-based body accelerations (nbody × 6), filled by inverse computations.
+    pub cacc: Vec<V6<T>>,
+
+    // ---- scratch (never read across calls) ----
+    pub(crate) scratch_nv: [Vec<T>; 4],
+    pub(crate) scratch_body6: Vec<V6<T>>,
+    pub(crate) scratch_m: Vec<T>,
+    pub(crate) scratch_mat: Vec<T>,
+    pub(crate) scratch_state: Vec<Vec<T>>,
+    /// Warnings raised by the pipeline (divergence, ...), newest last.
+    pub warnings: Vec<String>,
+}
+
+impl<T: Scalar> Data<T> {
+    /// Allocate every buffer for model `m` and reset to `qpos0`.
+    pub fn new(m: &Model<T>) -> Self {
+        let z = |n: usize| vec![T::zero(); n];
+        let z3 = |n: usize| vec![[T::zero(); 3]; n];
+        let zq = |n: usize| vec![[T::one(), T::zero(), T::zero(), T::zero()]; n];
+        let z9 = |n: usize| vec![[T::zero(); 9]; n];
+        let z6 = |n: usize| vec![[T::zero(); 6]; n];
+        let nstate = m.nq + 2 * m.nv + m.na + 1;
+        let mut d = Data {
+            time: T::zero(),
+            qpos: m.qpos0.clone(),
+            qvel: z(m.nv),
+            act: z(m.na),
+            qacc_warmstart: z(m.nv),
+            ctrl: z(m.nu),
+            qfrc_applied: z(m.nv),
+            xfrc_applied: z6(m.nbody),
+            mocap_pos: z3(m.nmocap),
+            mocap_quat: zq(m.nmocap),
+            xpos: z3(m.nbody),
+            xquat: zq(m.nbody),
+            xmat: z9(m.nbody),
+            xipos: z3(m.nbody),
+            ximat: z9(m.nbody),
+            xanchor: z3(m.njnt),
+            xaxis: z3(m.njnt),
+            geom_xpos: z3(m.ngeom),
+            geom_xmat: z9(m.ngeom),
+            site_xpos: z3(m.nsite),
+            site_xmat: z9(m.nsite),
+            cam_xpos: z3(m.ncam),
+            cam_xmat: z9(m.ncam),
+            subtree_com: z3(m.nbody),
+            cinert: vec![[T::zero(); 10]; m.nbody],
+            cdof: z6(m.nv),
+            ten_length: z(m.ntendon),
+            ten_J: z(m.ntendon * m.nv),
+            actuator_length: z(m.nu),
+            actuator_moment: z(m.nu * m.nv),
+            crb: vec![[T::zero(); 10]; m.nbody],
+            qM: z(m.nm),
+            qLD: z(m.nm),
+            qLDiagInv: z(m.nv),
+            cvel: z6(m.nbody),
+            cdof_dot: z6(m.nv),
+            ten_velocity: z(m.ntendon),
+            actuator_velocity: z(m.nu),
+            qfrc_bias: z(m.nv),
+            qfrc_spring: z(m.nv),
+            qfrc_damper: z(m.nv),
+            qfrc_gravcomp: z(m.nv),
+            qfrc_fluid: z(m.nv),
+            qfrc_passive: z(m.nv),
+            act_dot: z(m.na),
+            actuator_force: z(m.nu),
+            qfrc_actuator: z(m.nv),
+            qfrc_smooth: z(m.nv),
+            qacc_smooth: z(m.nv),
+            qfrc_constraint: z(m.nv),
+            qacc: z(m.nv),
+            cacc: z6(m.nbody),
+            scratch_nv: [z(m.nv), z(m.nv), z(m.nv), z(m.nv)],
+            scratch_body6: z6(m.nbody),
+            scratch_m: z(m.nm),
+            scratch_mat: z(m.nv * m.nv),
+            scratch_state: vec![z(nstate); 6],
+            warnings: Vec::with_capacity(16),
+        };
+        d.reset(m);
+        d
+    }
+
+    /// Reset the state to the model's reference configuration: `qpos = qpos0`, zero velocities,
+    /// activations, controls and applied forces, mocap poses from the model, time 0.
+    pub fn reset(&mut self, m: &Model<T>) {
+        self.time = T::zero();
+        self.qpos.copy_from_slice(&m.qpos0);
+        for v in [&mut self.qvel, &mut self.act, &mut self.ctrl, &mut self.qfrc_applied] {
+            v.iter_mut().for_each(|x| *x = T::zero());
+        }
+        self.qacc_warmstart.iter_mut().for_each(|x| *x = T::zero());
+        self.qacc.iter_mut().for_each(|x| *x = T::zero());
+        self.xfrc_applied.iter_mut().for_each(|x| *x = [T::zero(); 6]);
+        // mocap bodies start at their model poses
+        for b in 0..m.nbody {
+            if let Ok(k) = usize::try_from(m.body_mocapid[b]) {
+                self.mocap_pos[k] = m.body_pos[b];
+                self.mocap_quat[k] = m.body_quat[b];
+            }
+        }
+        self.warnings.clear();
+    }
+
+    /// Reset to keyframe `key`: time, qpos, qvel, act, ctrl and mocap poses from the keyframe.
+    /// Returns `false` (and leaves the state untouched) if there is no such keyframe.
+    pub fn reset_keyframe(&mut self, m: &Model<T>, key: usize) -> bool {
+        if key >= m.nkey {
+            return false;
+        }
+        self.reset(m);
+        self.time = m.key_time[key];
+        self.qpos.copy_from_slice(&m.key_qpos[key * m.nq..(key + 1) * m.nq]);
+        self.qvel.copy_from_slice(&m.key_qvel[key * m.nv..(key + 1) * m.nv]);
+        self.act.copy_from_slice(&m.key_act[key * m.na..(key + 1) * m.na]);
+        self.ctrl.copy_from_slice(&m.key_ctrl[key * m.nu..(key + 1) * m.nu]);
+        for k in 0..m.nmocap {
+            let o = (key * m.nmocap + k) * 3;
+            self.mocap_pos[k] = [m.key_mpos[o], m.key_mpos[o + 1], m.key_mpos[o + 2]];
+            let o = (key * m.nmocap + k) * 4;
+            self.mocap_quat[k] = [
+                m.key_mquat[o],
+                m.key_mquat[o + 1],
+                m.key_mquat[o + 2],
+                m.key_mquat[o + 3],
+            ];
+        }
+        true
+    }
+
+    /// Dense joint-space inertia matrix (nv × nv, row-major) assembled from the sparse `qM`.
+    pub fn full_m(&self, m: &Model<T>) -> Vec<T> {
+        let nv = m.nv;
+        let mut out = vec![T::zero(); nv * nv];
+        for i in 0..nv {
+            let mut adr = m.dof_madr[i];
+            let mut j = i;
+            loop {
+                out[i * nv + j] = self.qM[adr];
+                out[j * nv + i] = self.qM[adr];
+                adr += 1;
+                j = m.dof_parentid[j];
+                if j == usize::MAX {
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
