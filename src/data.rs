@@ -124,7 +124,15 @@ pub struct Data<T> {
     /// Com-based body accelerations (nbody × 6), filled by inverse computations.
     pub cacc: Vec<V6<T>>,
 
+    /// Derivative of the smooth force with respect to qvel, dense (nv × nv), written by the
+    /// implicit integrators.
+    pub qDeriv: Vec<T>,
+
     // ---- scratch (never read across calls) ----
+    pub(crate) scratch_piv: Vec<usize>,
+    pub(crate) scratch_dof6: Vec<V6<T>>,
+    pub(crate) scratch_body6b: Vec<V6<T>>,
+    pub(crate) scratch_body6c: Vec<V6<T>>,
     pub(crate) scratch_nv: [Vec<T>; 4],
     pub(crate) scratch_body6: Vec<V6<T>>,
     pub(crate) scratch_m: Vec<T>,
@@ -196,6 +204,11 @@ impl<T: Scalar> Data<T> {
             qfrc_constraint: z(m.nv),
             qacc: z(m.nv),
             cacc: z6(m.nbody),
+            qDeriv: z(m.nv * m.nv),
+            scratch_piv: vec![0; m.nv],
+            scratch_dof6: z6(m.nv),
+            scratch_body6b: z6(m.nbody),
+            scratch_body6c: z6(m.nbody),
             scratch_nv: [z(m.nv), z(m.nv), z(m.nv), z(m.nv)],
             scratch_body6: z6(m.nbody),
             scratch_m: z(m.nm),

@@ -4,9 +4,26 @@
 
 use crate::data::Data;
 use crate::model::Model;
+use crate::model::Integrator;
 use crate::scalar::Scalar;
 
+pub mod actuation;
+pub mod derivative;
+pub mod fluid;
+pub mod forward;
+pub mod inertia;
+pub mod integrate;
+pub mod jacobian;
+pub mod kinematics;
+pub mod linalg;
+pub mod muscle;
+pub mod passive;
+pub mod rne;
 pub mod setconst;
+pub mod tendon;
+
+pub use forward::{forward_skip, Stage};
+pub use integrate::{differentiate_pos, integrate_pos};
 
 /// Errors of the simulation pipeline.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -18,11 +35,65 @@ pub enum SimError {
 
 /// Full forward dynamics: `(qpos, qvel, act, ctrl, applied forces) → qacc, act_dot` and every
 /// intermediate quantity.
-pub fn forward<T: Scalar>(_m: &Model<T>, _d: &mut Data<T>) -> Result<(), SimError> {
-    Ok(())
+pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    check_pos(m, d)?;
+    check_vel(m, d)?;
+    forward_skip(m, d, Stage::Position);
+    check_acc(m, d)
 }
 
 /// Advance the simulation by one time step with the model's integrator.
-pub fn step<T: Scalar>(_m: &Model<T>, _d: &mut Data<T>) -> Result<(), SimError> {
+pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    forward(m, d)?;
+    match m.opt.integrator {
+        Integrator::Euler => integrate::euler(m, d),
+        Integrator::Rk4 => integrate::rk4(m, d),
+        Integrator::Implicit | Integrator::ImplicitFast => integrate::implicit(m, d),
+    }
     Ok(())
+}
+
+/// Largest magnitude a state entry may reach before the simulation counts as diverged
+/// (MuJoCo's `mjMAXVAL`).
+pub const MAXVAL: f64 = 1e10;
+
+fn bad<T: Scalar>(v: &[T]) -> Option<usize> {
+    v.iter().position(|x| !x.finite() || x.re().abs() > MAXVAL)
+}
+
+fn diverged<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    what: &str,
+    i: usize,
+) -> Result<(), SimError> {
+    let msg = format!("{what}[{i}] is not finite or exceeds {MAXVAL:e} at time {:.6}", d.time.re());
+    d.reset(m);
+    d.warnings.push(msg.clone());
+    Err(SimError::Diverged(msg))
+}
+
+/// Divergence check of pipeline stage 1: positions must be finite and bounded, else the state is
+/// reset to `qpos0` and the error is recorded in `d.warnings`.
+pub fn check_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    match bad(&d.qpos) {
+        Some(i) => diverged(m, d, "qpos", i),
+        None => Ok(()),
+    }
+}
+
+/// Divergence check of velocities (see [`check_pos`]).
+pub fn check_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    match bad(&d.qvel) {
+        Some(i) => diverged(m, d, "qvel", i),
+        None => Ok(()),
+    }
+}
+
+/// Divergence check of accelerations (pipeline stage 23, see [`check_pos`]).
+pub fn check_acc<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    match bad(&d.qacc) {
+        Some(i) => diverged(m, d, "qacc", i),
+        None => Ok(()),
+    }
 }

@@ -1,11 +1,156 @@
 //! Constants the compiler derives by running the pipeline at `qpos0` (MuJoCo's `mj_setConst`):
 //! `body_subtreemass`, `body_invweight0`, `dof_invweight0`, `dof_M0`, `tendon_length0`,
 //! `tendon_invweight0`, `actuator_length0`, `actuator_acc0`, and muscle `actuator_lengthrange`.
+//!
+//! The inverse weights are the "end-effector inertia" approximations of the constraint
+//! regularizer (computation chapter, "Solver parameters"): the mean diagonal of `J M⁻¹ Jᵀ` at
+//! `qpos0` for a body's translation and rotation, a dof, a tendon.
 
-use crate::model::Model;
+use crate::data::Data;
+use crate::model::{GainType, JointType, Model, TrnType};
+use crate::scalar::MINVAL;
+
+use super::forward::fwd_position;
+use super::inertia::solve_m;
+use super::jacobian::jac;
 
 /// Compute the derived constants of a freshly compiled model in place. The compiler calls this
 /// after every structural and numeric field is filled in.
-pub fn set_const(_m: &mut Model<f64>) -> Result<(), String> {
+pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
+    let nv = m.nv;
+    // subtree masses, leaves first
+    let mut st = m.body_mass.clone();
+    for b in (1..m.nbody).rev() {
+        let p = m.body_parentid[b];
+        st[p] += st[b];
+    }
+    m.body_subtreemass = st;
+
+    let mut d = Data::new(m);
+    fwd_position(m, &mut d);
+
+    // dof_M0: diagonal of the composite inertia (with armature)
+    for i in 0..nv {
+        m.dof_m0[i] = d.qM[m.dof_madr[i]];
+    }
+
+    // M⁻¹ (dense, column by column) for the quadratic forms below
+    let mut minv = vec![0.0; nv * nv];
+    let mut col = vec![0.0; nv];
+    for j in 0..nv {
+        col.iter_mut().for_each(|x| *x = 0.0);
+        col[j] = 1.0;
+        solve_m(m, &d, &mut col);
+        for i in 0..nv {
+            minv[i * nv + j] = col[i];
+        }
+    }
+    let quad = |row_a: &[f64], row_b: &[f64]| -> f64 {
+        let mut s = 0.0;
+        for i in 0..nv {
+            if row_a[i] == 0.0 {
+                continue;
+            }
+            for j in 0..nv {
+                s += row_a[i] * minv[i * nv + j] * row_b[j];
+            }
+        }
+        s
+    };
+
+    // body_invweight0
+    let mut jp = vec![0.0; 3 * nv];
+    let mut jr = vec![0.0; 3 * nv];
+    m.body_invweight0[0] = [0.0, 0.0];
+    for b in 1..m.nbody {
+        jac(m, &d, &d.xipos[b], b, &mut jp, &mut jr);
+        let mut tr = [0.0, 0.0];
+        for r in 0..3 {
+            let p = &jp[r * nv..(r + 1) * nv];
+            let q = &jr[r * nv..(r + 1) * nv];
+            tr[0] += quad(p, p);
+            tr[1] += quad(q, q);
+        }
+        let mut w = [tr[0] / 3.0, tr[1] / 3.0];
+        // a body that can only translate or only rotate borrows the other weight
+        if w[0] < MINVAL && w[1] >= MINVAL {
+            w[0] = w[1];
+        } else if w[1] < MINVAL && w[0] >= MINVAL {
+            w[1] = w[0];
+        }
+        m.body_invweight0[b] = w;
+    }
+
+    // dof_invweight0: mean over the dofs of a joint (translation and rotation of a free joint
+    // separately)
+    for j in 0..m.njnt {
+        let da = m.jnt_dofadr[j];
+        let groups: &[(usize, usize)] = match m.jnt_type[j] {
+            JointType::Free => &[(0, 3), (3, 3)],
+            JointType::Ball => &[(0, 3)],
+            _ => &[(0, 1)],
+        };
+        for &(o, n) in groups {
+            let mean = (0..n).map(|k| minv[(da + o + k) * nv + da + o + k]).sum::<f64>() / n as f64;
+            for k in 0..n {
+                m.dof_invweight0[da + o + k] = mean;
+            }
+        }
+    }
+
+    // tendons
+    for t in 0..m.ntendon {
+        m.tendon_length0[t] = d.ten_length[t];
+        let row = &d.ten_J[t * nv..(t + 1) * nv];
+        m.tendon_invweight0[t] = quad(row, row);
+        // springlength −1 (the default): rest length is the length at qpos0
+        if m.tendon_lengthspring[t][0] == -1.0 && m.tendon_lengthspring[t][1] == -1.0 {
+            m.tendon_lengthspring[t] = [d.ten_length[t], d.ten_length[t]];
+        }
+    }
+
+    // actuators
+    for u in 0..m.nu {
+        m.actuator_length0[u] = d.actuator_length[u];
+        col.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
+        solve_m(m, &d, &mut col);
+        m.actuator_acc0[u] = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+    }
+
+    // muscle length ranges: keep a given range, else copy the limits of the target
+    for u in 0..m.nu {
+        if m.actuator_gaintype[u] != GainType::Muscle {
+            continue;
+        }
+        let lr = m.actuator_lengthrange[u];
+        if lr[0] < lr[1] {
+            continue;
+        }
+        let g = m.actuator_gear[u][0];
+        let id = m.actuator_trnid[u][0] as usize;
+        let range = match m.actuator_trntype[u] {
+            TrnType::Joint | TrnType::JointInParent
+                if m.jnt_limited[id]
+                    && matches!(m.jnt_type[id], JointType::Hinge | JointType::Slide) =>
+            {
+                Some(m.jnt_range[id])
+            }
+            TrnType::Tendon if m.tendon_limited[id] => Some(m.tendon_range[id]),
+            _ => None,
+        };
+        match range {
+            Some([lo, hi]) => {
+                let (a, b) = (g * lo, g * hi);
+                m.actuator_lengthrange[u] = [a.min(b), a.max(b)];
+            }
+            None => {
+                return Err(format!(
+                    "actuator {}: muscle length range must be given (lengthrange) or come from a \
+                     limited joint or tendon; the simulation-based computation is not supported yet",
+                    if m.actuator_name[u].is_empty() { u.to_string() } else { format!("'{}'", m.actuator_name[u]) }
+                ))
+            }
+        }
+    }
     Ok(())
 }

@@ -1,0 +1,156 @@
+//! Analytic derivatives of the smooth forces with respect to velocity (MuJoCo's
+//! `mjd_smooth_vel`), used by the implicit integrators. Computation chapter, "Numerical
+//! integration" (implicit and implicitfast).
+
+use crate::data::Data;
+use crate::math::*;
+use crate::model::{disable, BiasType, DynType, GainType, JointType, Model};
+use crate::scalar::Scalar;
+
+use super::rne::add6;
+
+/// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
+/// qfrc_bias)/∂qvel` (dense, nv × nv). Contributions: joint damping `−diag(b)`, tendon damping
+/// `−b Jᵀ J`, actuators with velocity-dependent affine gain or bias `momentᵀ (g₂·input + b₂)
+/// moment`, and, when `with_rne`, the Coriolis/centrifugal term `−∂c/∂qvel`.
+pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
+    let nv = m.nv;
+    d.qDeriv.iter_mut().for_each(|x| *x = T::zero());
+    if !m.disabled(disable::DAMPER) {
+        for i in 0..nv {
+            d.qDeriv[i * nv + i] -= m.dof_damping[i];
+        }
+        for t in 0..m.ntendon {
+            let b = m.tendon_damping[t];
+            if b == T::zero() {
+                continue;
+            }
+            let row = &d.ten_J[t * nv..(t + 1) * nv];
+            for i in 0..nv {
+                if row[i] == T::zero() {
+                    continue;
+                }
+                for j in 0..nv {
+                    d.qDeriv[i * nv + j] -= b * row[i] * row[j];
+                }
+            }
+        }
+    }
+    if !m.disabled(disable::ACTUATION) {
+        for u in 0..m.nu {
+            let mut g = T::zero();
+            if m.actuator_gaintype[u] == GainType::Affine {
+                let input = if m.actuator_dyntype[u] == DynType::None {
+                    let mut c = d.ctrl[u];
+                    if m.actuator_ctrllimited[u] && !m.disabled(disable::CLAMPCTRL) {
+                        let [lo, hi] = m.actuator_ctrlrange[u];
+                        c = c.clamp_to(lo, hi);
+                    }
+                    c
+                } else {
+                    d.act[m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1]
+                };
+                g += m.actuator_gainprm[u][2] * input;
+            }
+            if m.actuator_biastype[u] == BiasType::Affine {
+                g += m.actuator_biasprm[u][2];
+            }
+            if g == T::zero() {
+                continue;
+            }
+            let row = &d.actuator_moment[u * nv..(u + 1) * nv];
+            for i in 0..nv {
+                if row[i] == T::zero() {
+                    continue;
+                }
+                for j in 0..nv {
+                    d.qDeriv[i * nv + j] += g * row[i] * row[j];
+                }
+            }
+        }
+    }
+    if with_rne {
+        for k in 0..nv {
+            rne_vel_column(m, d, k);
+            for i in 0..nv {
+                d.qDeriv[i * nv + k] -= d.scratch_nv[2][i];
+            }
+        }
+    }
+}
+
+/// Column `k` of `∂qfrc_bias/∂qvel` into `d.scratch_nv[2]`: a tangent pass of the recursive
+/// Newton–Euler algorithm in the direction of the unit velocity of dof `k`.
+fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize) {
+    let e = |i: usize| if i == k { T::one() } else { T::zero() };
+    // tangent of cvel (scratch_body6b) and of cdof_dot (scratch_dof6)
+    d.scratch_body6b[0] = [T::zero(); 6];
+    for b in 1..m.nbody {
+        let mut dv = d.scratch_body6b[m.body_parentid[b]];
+        let ja = m.body_jntadr[b];
+        for j in ja..ja + m.body_jntnum[b] {
+            let da = m.jnt_dofadr[j];
+            match m.jnt_type[j] {
+                JointType::Free => {
+                    for q in 0..3 {
+                        d.scratch_dof6[da + q] = [T::zero(); 6];
+                        add6(&mut dv, &d.cdof[da + q], e(da + q));
+                    }
+                    for q in 3..6 {
+                        d.scratch_dof6[da + q] = cross_motion(&dv, &d.cdof[da + q]);
+                    }
+                    for q in 3..6 {
+                        add6(&mut dv, &d.cdof[da + q], e(da + q));
+                    }
+                }
+                JointType::Ball => {
+                    for q in 0..3 {
+                        d.scratch_dof6[da + q] = cross_motion(&dv, &d.cdof[da + q]);
+                    }
+                    for q in 0..3 {
+                        add6(&mut dv, &d.cdof[da + q], e(da + q));
+                    }
+                }
+                JointType::Hinge | JointType::Slide => {
+                    d.scratch_dof6[da] = cross_motion(&dv, &d.cdof[da]);
+                    add6(&mut dv, &d.cdof[da], e(da));
+                }
+            }
+        }
+        d.scratch_body6b[b] = dv;
+    }
+    // tangent of cacc (scratch_body6c), then of the body forces (into scratch_body6)
+    d.scratch_body6c[0] = [T::zero(); 6];
+    for b in 1..m.nbody {
+        let mut da = d.scratch_body6c[m.body_parentid[b]];
+        let a0 = m.body_dofadr[b];
+        for i in a0..a0 + m.body_dofnum[b] {
+            add6(&mut da, &d.scratch_dof6[i], d.qvel[i]);
+            add6(&mut da, &d.cdof_dot[i], e(i));
+        }
+        d.scratch_body6c[b] = da;
+        let ci = &d.cinert[b];
+        let v = &d.cvel[b];
+        let dv = &d.scratch_body6b[b];
+        let ia = inert_mul(ci, &da);
+        let t1 = cross_force(dv, &inert_mul(ci, v));
+        let t2 = cross_force(v, &inert_mul(ci, dv));
+        let mut f = [T::zero(); 6];
+        for q in 0..6 {
+            f[q] = ia[q] + t1[q] + t2[q];
+        }
+        d.scratch_body6[b] = f;
+    }
+    for b in (1..m.nbody).rev() {
+        let p = m.body_parentid[b];
+        if p > 0 {
+            let f = d.scratch_body6[b];
+            for q in 0..6 {
+                d.scratch_body6[p][q] += f[q];
+            }
+        }
+    }
+    for i in 0..m.nv {
+        d.scratch_nv[2][i] = dot6(&d.cdof[i], &d.scratch_body6[m.dof_bodyid[i]]);
+    }
+}

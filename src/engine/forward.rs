@@ -1,0 +1,91 @@
+//! The forward pipeline (`mj_forward`) split into stages, so derivative code can recompute only
+//! what a perturbation changes. Computation chapter, "Simulation pipeline".
+
+use crate::data::Data;
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+use super::{actuation, inertia, kinematics, passive, rne, tendon};
+
+/// Pipeline stage from which to recompute (MuJoCo's `mjtStage`): everything from the given
+/// stage on is recomputed, earlier stages are taken from `Data` as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Recompute everything (positions changed).
+    Position,
+    /// Positions unchanged: recompute from velocities on.
+    Velocity,
+    /// Positions and velocities unchanged: recompute actuation and acceleration only.
+    Acceleration,
+}
+
+/// Position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J, qM, qLD, actuator_length,
+/// actuator_moment`.
+pub fn fwd_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    kinematics::kinematics(m, d);
+    kinematics::com_pos(m, d);
+    tendon::tendon(m, d);
+    inertia::crb(m, d);
+    inertia::factor_m(m, d);
+    actuation::transmission(m, d);
+}
+
+/// Velocity stage: `qvel → ten_velocity, actuator_velocity, cvel, cdof_dot, qfrc_passive,
+/// qfrc_bias`.
+pub fn fwd_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    tendon::tendon_velocity(m, d);
+    actuation::actuator_velocity(m, d);
+    rne::com_vel(m, d);
+    passive::passive(m, d);
+    rne::bias(m, d);
+}
+
+/// Acceleration stage: `(qfrc_passive, qfrc_actuator, qfrc_applied, xfrc_applied, qfrc_bias) →
+/// qfrc_smooth, qacc_smooth`, with `qfrc_smooth = passive + actuator + applied + Jᵀ xfrc − bias`
+/// and `qacc_smooth = M⁻¹ qfrc_smooth`.
+pub fn fwd_acceleration<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    for i in 0..m.nv {
+        d.qfrc_smooth[i] =
+            d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i] + d.qfrc_actuator[i];
+    }
+    let mut qs = std::mem::take(&mut d.qfrc_smooth);
+    xfrc_accumulate(m, d, &mut qs);
+    d.qfrc_smooth = qs;
+    d.qacc_smooth.copy_from_slice(&d.qfrc_smooth);
+    let mut qa = std::mem::take(&mut d.qacc_smooth);
+    inertia::solve_m(m, d, &mut qa);
+    d.qacc_smooth = qa;
+}
+
+/// `qfrc += Σ_b Jᵀ xfrc_applied[b]`: Cartesian force and torque applied at each body's centre of
+/// mass (MuJoCo's `mj_xfrcAccumulate`).
+pub fn xfrc_accumulate<T: Scalar>(m: &Model<T>, d: &Data<T>, qfrc: &mut [T]) {
+    for b in 1..m.nbody {
+        let x = &d.xfrc_applied[b];
+        if x.iter().all(|v| *v == T::zero()) {
+            continue;
+        }
+        let f = [x[0], x[1], x[2]];
+        let t = [x[3], x[4], x[5]];
+        super::jacobian::apply_ft(m, d, &f, &t, &d.xipos[b], b, qfrc);
+    }
+}
+
+/// Constraint stage. Constraints are not computed yet: `qacc = qacc_smooth`, `qfrc_constraint = 0`.
+pub fn fwd_constraint<T: Scalar>(_m: &Model<T>, d: &mut Data<T>) {
+    d.qacc.copy_from_slice(&d.qacc_smooth);
+    d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+}
+
+/// Run the forward pipeline from `stage` on (MuJoCo's `mj_forwardSkip` without sensors).
+pub fn forward_skip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: Stage) {
+    if stage <= Stage::Position {
+        fwd_position(m, d);
+    }
+    if stage <= Stage::Velocity {
+        fwd_velocity(m, d);
+    }
+    actuation::fwd_actuation(m, d);
+    fwd_acceleration(m, d);
+    fwd_constraint(m, d);
+}

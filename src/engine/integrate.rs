@@ -1,0 +1,274 @@
+//! Numerical integration (`mj_Euler`, `mj_implicit`, `mj_RungeKutta`) and the configuration
+//! manifold helpers (`mj_integratePos`, `mj_differentiatePos`). Computation chapter,
+//! "Numerical integration".
+
+use crate::data::Data;
+use crate::math::*;
+use crate::model::{disable, DynType, Integrator, JointType, Model};
+use crate::scalar::{Scalar, MINVAL};
+
+use super::derivative;
+use super::forward::{forward_skip, Stage};
+use super::inertia;
+use super::linalg;
+use super::SimError;
+
+/// `qpos ← qpos ⊕ qvel·h` on the configuration manifold: scalar joints add, ball joints and the
+/// rotational part of free joints rotate by `exp(ω h)` in the body frame, free joints translate
+/// in the world frame.
+pub fn integrate_pos<T: Scalar>(m: &Model<T>, qpos: &mut [T], qvel: &[T], h: T) {
+    for j in 0..m.njnt {
+        let qa = m.jnt_qposadr[j];
+        let da = m.jnt_dofadr[j];
+        let rot = match m.jnt_type[j] {
+            JointType::Free => {
+                for k in 0..3 {
+                    qpos[qa + k] += h * qvel[da + k];
+                }
+                Some((qa + 3, da + 3))
+            }
+            JointType::Ball => Some((qa, da)),
+            JointType::Hinge | JointType::Slide => {
+                qpos[qa] += h * qvel[da];
+                None
+            }
+        };
+        if let Some((qa, da)) = rot {
+            let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
+            quat_integrate(&mut q, &[qvel[da], qvel[da + 1], qvel[da + 2]], h);
+            qpos[qa..qa + 4].copy_from_slice(&q);
+        }
+    }
+}
+
+/// The velocity that takes `qpos1` to `qpos2` in time `h`: the inverse of [`integrate_pos`],
+/// `qvel = (qpos2 ⊖ qpos1) / h`.
+pub fn differentiate_pos<T: Scalar>(m: &Model<T>, qvel: &mut [T], h: T, qpos1: &[T], qpos2: &[T]) {
+    let ih = T::one() / h;
+    for j in 0..m.njnt {
+        let qa = m.jnt_qposadr[j];
+        let da = m.jnt_dofadr[j];
+        let rot = match m.jnt_type[j] {
+            JointType::Free => {
+                for k in 0..3 {
+                    qvel[da + k] = (qpos2[qa + k] - qpos1[qa + k]) * ih;
+                }
+                Some((qa + 3, da + 3))
+            }
+            JointType::Ball => Some((qa, da)),
+            JointType::Hinge | JointType::Slide => {
+                qvel[da] = (qpos2[qa] - qpos1[qa]) * ih;
+                None
+            }
+        };
+        if let Some((qa, da)) = rot {
+            let mut q1 = [qpos1[qa], qpos1[qa + 1], qpos1[qa + 2], qpos1[qa + 3]];
+            let mut q2 = [qpos2[qa], qpos2[qa + 1], qpos2[qa + 2], qpos2[qa + 3]];
+            quat_normalize(&mut q1);
+            quat_normalize(&mut q2);
+            let r = quat_sub(&q2, &q1);
+            for k in 0..3 {
+                qvel[da + k] = r[k] * ih;
+            }
+        }
+    }
+}
+
+/// Normalize the quaternions of ball and free joints in `qpos` (MuJoCo's `mj_normalizeQuat`).
+pub fn normalize_quat<T: Scalar>(m: &Model<T>, qpos: &mut [T]) {
+    for j in 0..m.njnt {
+        let qa = match m.jnt_type[j] {
+            JointType::Free => m.jnt_qposadr[j] + 3,
+            JointType::Ball => m.jnt_qposadr[j],
+            _ => continue,
+        };
+        let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
+        quat_normalize(&mut q);
+        qpos[qa..qa + 4].copy_from_slice(&q);
+    }
+}
+
+/// Advance activations (with the exact formula for filterexact and clamping to actrange),
+/// velocities by `h · qacc`, positions by the new velocities, and time (MuJoCo's `mj_advance`).
+fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
+    let h = m.opt.timestep;
+    for u in 0..m.nu {
+        let adr = m.actuator_actadr[u];
+        if adr < 0 {
+            continue;
+        }
+        let a0 = adr as usize;
+        for a in a0..a0 + m.actuator_actnum[u] {
+            d.act[a] = super::actuation::next_activation(m, u, d.act[a], d.act_dot[a]);
+        }
+    }
+    let src = match qacc_src {
+        QaccSrc::Qacc => &d.qacc,
+        QaccSrc::Scratch => &d.scratch_nv[0],
+    };
+    for i in 0..m.nv {
+        d.qvel[i] += h * src[i];
+    }
+    let mut qpos = std::mem::take(&mut d.qpos);
+    integrate_pos(m, &mut qpos, &d.qvel, h);
+    d.qpos = qpos;
+    d.time += h;
+}
+
+#[derive(Clone, Copy)]
+enum QaccSrc {
+    Qacc,
+    Scratch,
+}
+
+/// Semi-implicit Euler step (MuJoCo's `mj_Euler`). With joint damping and the `eulerdamp` flag
+/// enabled, damping is integrated implicitly: `(M + h·diag(dof_damping)) qacc = qfrc_smooth +
+/// qfrc_constraint`.
+pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let implicit_damping = !m.disabled(disable::EULERDAMP)
+        && !m.disabled(disable::DAMPER)
+        && m.dof_damping.iter().any(|x| x.re() > 0.0);
+    if implicit_damping {
+        let h = m.opt.timestep;
+        let mut mh = std::mem::take(&mut d.scratch_m);
+        mh.copy_from_slice(&d.qM);
+        for i in 0..m.nv {
+            mh[m.dof_madr[i]] += h * m.dof_damping[i];
+        }
+        let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
+        inertia::factor_sparse(m, &mut mh, &mut dinv);
+        let mut x = std::mem::take(&mut d.scratch_nv[0]);
+        for i in 0..m.nv {
+            x[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
+        }
+        inertia::solve_sparse(m, &mh, &dinv, &mut x);
+        d.scratch_m = mh;
+        d.scratch_nv[1] = dinv;
+        d.scratch_nv[0] = x;
+        advance(m, d, QaccSrc::Scratch);
+    } else {
+        advance(m, d, QaccSrc::Qacc);
+    }
+}
+
+/// Implicit-in-velocity step (MuJoCo's `mj_implicit`): `(M − h·∂f/∂v) qacc = qfrc_smooth +
+/// qfrc_constraint`, with the full derivative (LU) for `implicit` and its symmetric part without
+/// Coriolis terms for `implicitfast`.
+pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    let fast = m.opt.integrator == Integrator::ImplicitFast;
+    derivative::smooth_vel(m, d, !fast);
+    let h = m.opt.timestep;
+    let mut a = std::mem::take(&mut d.scratch_mat);
+    // dense M
+    for i in 0..nv {
+        let mut adr = m.dof_madr[i];
+        let mut j = i;
+        a[i * nv + i] = T::zero();
+        loop {
+            a[i * nv + j] = d.qM[adr];
+            a[j * nv + i] = d.qM[adr];
+            j = m.dof_parentid[j];
+            if j == inertia::NONE {
+                break;
+            }
+            adr += 1;
+        }
+    }
+    // zero entries outside the tree pattern were never written: clear them first time
+    for i in 0..nv {
+        for j in 0..nv {
+            let dv = if fast {
+                T::c(0.5) * (d.qDeriv[i * nv + j] + d.qDeriv[j * nv + i])
+            } else {
+                d.qDeriv[i * nv + j]
+            };
+            a[i * nv + j] -= h * dv;
+        }
+    }
+    let mut piv = std::mem::take(&mut d.scratch_piv);
+    let mut x = std::mem::take(&mut d.scratch_nv[0]);
+    let mut tmp = std::mem::take(&mut d.scratch_nv[1]);
+    for i in 0..nv {
+        x[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
+    }
+    if linalg::lu_factor(&mut a, nv, &mut piv) {
+        linalg::lu_solve(&a, nv, &piv, &mut x, &mut tmp);
+    } else {
+        x.copy_from_slice(&d.qacc);
+        d.warnings.push("implicit: singular matrix, used qacc".into());
+    }
+    d.scratch_mat = a;
+    d.scratch_piv = piv;
+    d.scratch_nv[0] = x;
+    d.scratch_nv[1] = tmp;
+    advance(m, d, QaccSrc::Scratch);
+}
+
+/// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4). The state `(qpos,
+/// qvel, act)` is advanced with the weights 1/6, 1/3, 1/3, 1/6; positions are integrated on the
+/// manifold with the weighted velocity. Expects `forward` to have been run at the initial state.
+pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    const A: [f64; 3] = [0.5, 0.5, 1.0];
+    const B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
+    let (nq, nv, na) = (m.nq, m.nv, m.na);
+    let h = m.opt.timestep;
+    let t0 = d.time;
+    // scratch_state[0] = initial (qpos, qvel, act); [1..5] = rates (qvel, qacc, act_dot) per stage
+    let mut st = std::mem::take(&mut d.scratch_state);
+    {
+        let x0 = &mut st[0];
+        x0[..nq].copy_from_slice(&d.qpos);
+        x0[nq..nq + nv].copy_from_slice(&d.qvel);
+        x0[nq + nv..nq + nv + na].copy_from_slice(&d.act);
+    }
+    let save_rates = |d: &Data<T>, f: &mut Vec<T>| {
+        f[..nv].copy_from_slice(&d.qvel);
+        f[nv..2 * nv].copy_from_slice(&d.qacc);
+        f[2 * nv..2 * nv + na].copy_from_slice(&d.act_dot);
+    };
+    save_rates(d, &mut st[1]);
+    for i in 1..4 {
+        // X_i = X_0 + A_i h F_{i-1}
+        let a = T::c(A[i - 1]);
+        let (head, tail) = st.split_at_mut(i + 1);
+        let f = &head[i];
+        let x0 = &head[0];
+        d.qpos.copy_from_slice(&x0[..nq]);
+        // velocity for the position update
+        let dv = &mut tail[tail.len() - 1];
+        for k in 0..nv {
+            dv[k] = f[k];
+        }
+        integrate_pos(m, &mut d.qpos, &dv[..nv], a * h);
+        for k in 0..nv {
+            d.qvel[k] = x0[nq + k] + a * h * f[nv + k];
+        }
+        for k in 0..na {
+            d.act[k] = x0[nq + nv + k] + a * h * f[2 * nv + k];
+        }
+        d.time = t0 + a * h;
+        forward_skip(m, d, Stage::Position);
+        save_rates(d, &mut tail[0]);
+    }
+    // final combination
+    let last = st.len() - 1;
+    for k in 0..2 * nv + na {
+        let mut s = T::zero();
+        for (j, b) in B.iter().enumerate() {
+            s += T::c(*b) * st[1 + j][k];
+        }
+        st[last][k] = s;
+    }
+    d.qpos.copy_from_slice(&st[0][..nq]);
+    integrate_pos(m, &mut d.qpos, &st[last][..nv], h);
+    for k in 0..nv {
+        d.qvel[k] = st[0][nq + k] + h * st[last][nv + k];
+    }
+    for k in 0..na {
+        d.act[k] = st[0][nq + nv + k] + h * st[last][2 * nv + k];
+    }
+    d.time = t0 + h;
+    d.scratch_state = st;
+    let _ = (MINVAL, DynType::None);
+}

@@ -1,0 +1,242 @@
+//! Typed attribute access on an [`Elem`] with MuJoCo-style validation and positioned errors.
+
+use super::error::{ErrorKind, MjcfError};
+use super::xml::{Doc, Elem};
+
+/// Attribute reader bound to one element.
+pub struct A<'a> {
+    /// The document (for error positions).
+    pub doc: &'a Doc,
+    /// The element being read.
+    pub e: &'a Elem,
+}
+
+/// Result alias of the reader.
+pub type R<T> = Result<T, MjcfError>;
+
+impl<'a> A<'a> {
+    /// New reader for `e`.
+    pub fn new(doc: &'a Doc, e: &'a Elem) -> Self {
+        A { doc, e }
+    }
+
+    /// Error at this element (attribute `attr` if given).
+    pub fn err(&self, attr: Option<&str>, kind: ErrorKind, msg: impl Into<String>) -> MjcfError {
+        self.doc.err(self.e, attr, kind, msg.into())
+    }
+
+    /// Reject attributes outside `allowed`.
+    pub fn check(&self, allowed: &[&str]) -> R<()> {
+        for a in &self.e.attrs {
+            if !allowed.contains(&a.name.as_str()) {
+                return Err(self.err(
+                    Some(&a.name),
+                    ErrorKind::UnknownAttribute,
+                    "unrecognized attribute",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Raw string value.
+    pub fn s(&self, name: &str) -> Option<String> {
+        self.e.get(name).map(|s| s.to_string())
+    }
+
+    /// True when the attribute is written.
+    pub fn has(&self, name: &str) -> bool {
+        self.e.attr(name).is_some()
+    }
+
+    fn nums(&self, name: &str) -> R<Option<Vec<f64>>> {
+        let Some(v) = self.e.get(name) else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for tok in v.split_whitespace() {
+            let x: f64 = parse_num(tok).ok_or_else(|| {
+                self.err(
+                    Some(name),
+                    ErrorKind::MalformedNumber,
+                    format!("malformed number '{tok}'"),
+                )
+            })?;
+            out.push(x);
+        }
+        Ok(Some(out))
+    }
+
+    /// A list of any length.
+    pub fn vec(&self, name: &str) -> R<Option<Vec<f64>>> {
+        self.nums(name)
+    }
+
+    /// Exactly `N` numbers into `dst`; returns true when written.
+    pub fn exact<const N: usize>(&self, name: &str, dst: &mut [f64; N]) -> R<bool> {
+        let Some(v) = self.nums(name)? else {
+            return Ok(false);
+        };
+        if v.len() != N {
+            return Err(self.count_err(name, N, v.len(), true));
+        }
+        dst.copy_from_slice(&v);
+        Ok(true)
+    }
+
+    /// Exactly `N` numbers as an option.
+    pub fn exact_opt<const N: usize>(&self, name: &str) -> R<Option<[f64; N]>> {
+        let mut d = [0.0; N];
+        Ok(if self.exact(name, &mut d)? { Some(d) } else { None })
+    }
+
+    /// Between 1 and `N` numbers overwriting the leading entries of `dst`.
+    pub fn upto<const N: usize>(&self, name: &str, dst: &mut [f64; N]) -> R<bool> {
+        let Some(v) = self.nums(name)? else {
+            return Ok(false);
+        };
+        if v.len() > N || v.is_empty() {
+            return Err(self.count_err(name, N, v.len(), false));
+        }
+        dst[..v.len()].copy_from_slice(&v);
+        Ok(true)
+    }
+
+    fn count_err(&self, name: &str, n: usize, got: usize, exact: bool) -> MjcfError {
+        let what = if exact {
+            format!("{n}")
+        } else {
+            format!("at most {n}")
+        };
+        let what = if got == 0 && !exact {
+            "at least 1".to_string()
+        } else {
+            what
+        };
+        self.err(
+            Some(name),
+            ErrorKind::WrongCount,
+            format!(
+                "expected {what} number{}, got {got}",
+                if n == 1 && exact { "" } else { "s" }
+            ),
+        )
+    }
+
+    /// One number.
+    pub fn f(&self, name: &str) -> R<Option<f64>> {
+        let mut d = [0.0];
+        Ok(if self.exact(name, &mut d)? {
+            Some(d[0])
+        } else {
+            None
+        })
+    }
+
+    /// One number into `dst` if written.
+    pub fn f_into(&self, name: &str, dst: &mut f64) -> R<bool> {
+        if let Some(v) = self.f(name)? {
+            *dst = v;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// One integer.
+    pub fn int(&self, name: &str) -> R<Option<i64>> {
+        let Some(v) = self.e.get(name) else {
+            return Ok(None);
+        };
+        let toks: Vec<&str> = v.split_whitespace().collect();
+        if toks.len() != 1 {
+            return Err(self.count_err(name, 1, toks.len(), true));
+        }
+        toks[0].parse::<i64>().map(Some).map_err(|_| {
+            self.err(
+                Some(name),
+                ErrorKind::MalformedNumber,
+                format!("malformed integer '{}'", toks[0]),
+            )
+        })
+    }
+
+    /// Exactly `N` integers.
+    pub fn ints<const N: usize>(&self, name: &str) -> R<Option<[i64; N]>> {
+        let Some(v) = self.e.get(name) else {
+            return Ok(None);
+        };
+        let toks: Vec<&str> = v.split_whitespace().collect();
+        if toks.len() != N {
+            return Err(self.count_err(name, N, toks.len(), true));
+        }
+        let mut out = [0i64; N];
+        for (o, t) in out.iter_mut().zip(&toks) {
+            *o = t.parse::<i64>().map_err(|_| {
+                self.err(
+                    Some(name),
+                    ErrorKind::MalformedNumber,
+                    format!("malformed integer '{t}'"),
+                )
+            })?;
+        }
+        Ok(Some(out))
+    }
+
+    /// A keyword from `table`.
+    pub fn kw<T: Copy>(&self, name: &str, table: &[(&str, T)]) -> R<Option<T>> {
+        let Some(v) = self.e.get(name) else {
+            return Ok(None);
+        };
+        let v = v.trim();
+        for (k, t) in table {
+            if *k == v {
+                return Ok(Some(*t));
+            }
+        }
+        let opts: Vec<&str> = table.iter().map(|(k, _)| *k).collect();
+        Err(self.err(
+            Some(name),
+            ErrorKind::InvalidKeyword,
+            format!("invalid keyword '{v}', expected one of: {}", opts.join(", ")),
+        ))
+    }
+
+    /// `true`/`false`.
+    pub fn bool(&self, name: &str) -> R<Option<bool>> {
+        self.kw(name, &[("true", true), ("false", false)])
+    }
+
+    /// `false`/`true`/`auto` as a [`Tri`].
+    pub fn tri(&self, name: &str) -> R<Option<Tri>> {
+        self.kw(
+            name,
+            &[("false", Tri::False), ("true", Tri::True), ("auto", Tri::Auto)],
+        )
+    }
+
+    /// `enable`/`disable`.
+    pub fn flag(&self, name: &str) -> R<Option<bool>> {
+        self.kw(name, &[("enable", true), ("disable", false)])
+    }
+}
+
+/// Three-valued setting (`limited="auto"` and friends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tri {
+    /// Off.
+    False,
+    /// On.
+    True,
+    /// Decided by the compiler.
+    Auto,
+}
+
+/// Parse one number the way MuJoCo accepts it (decimal or exponent notation; no NaN).
+pub fn parse_num(tok: &str) -> Option<f64> {
+    let t = tok.trim();
+    let lower = t.to_ascii_lowercase();
+    if lower.contains("nan") {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}

@@ -1,0 +1,368 @@
+//! Step 1 of the MJCF reader: a raw XML event reader that builds a small element tree with
+//! source positions, expanding `<include file="...">` in place and skipping comments.
+
+use super::error::{ErrorKind, MjcfError};
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use std::path::{Path, PathBuf};
+
+/// One source text (the main file or an included file).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Name used in error messages (the path as given, or `<string>`).
+    pub name: String,
+    /// Full text.
+    pub text: String,
+}
+
+impl Source {
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let off = offset.min(self.text.len());
+        let mut off2 = off;
+        while off2 > 0 && !self.text.is_char_boundary(off2) {
+            off2 -= 1;
+        }
+        let before = &self.text[..off2];
+        let line = before.matches('\n').count() + 1;
+        let start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let col = before[start..].chars().count() + 1;
+        (line, col)
+    }
+}
+
+/// An attribute with the byte offset of its name.
+#[derive(Debug, Clone)]
+pub struct Attr {
+    /// Attribute name.
+    pub name: String,
+    /// Unescaped value.
+    pub value: String,
+    /// Byte offset of the attribute name in its source.
+    pub pos: usize,
+}
+
+/// An element with its attributes, children and position.
+#[derive(Debug, Clone)]
+pub struct Elem {
+    /// Tag name.
+    pub name: String,
+    /// Attributes in written order.
+    pub attrs: Vec<Attr>,
+    /// Child elements in written order (includes already expanded).
+    pub children: Vec<Elem>,
+    /// Index of the source in [`Doc::sources`].
+    pub src: usize,
+    /// Byte offset of the `<` of the start tag.
+    pub pos: usize,
+}
+
+impl Elem {
+    /// The attribute named `name`, if written.
+    pub fn attr(&self, name: &str) -> Option<&Attr> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+    /// The value of attribute `name`, if written.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.attr(name).map(|a| a.value.as_str())
+    }
+}
+
+/// A parsed document: its sources and the root element.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// All source texts, main first.
+    pub sources: Vec<Source>,
+    /// Root element (`<mujoco>`).
+    pub root: Elem,
+}
+
+impl Doc {
+    /// Build an error located at element `e` (and optionally one of its attributes).
+    pub fn err(&self, e: &Elem, attr: Option<&str>, kind: ErrorKind, msg: String) -> MjcfError {
+        let src = &self.sources[e.src.min(self.sources.len() - 1)];
+        let (offset, attr_name) = match attr.and_then(|a| e.attr(a)) {
+            Some(a) => (a.pos, Some(a.name.clone())),
+            None => (e.pos, attr.map(|s| s.to_string())),
+        };
+        let (line, column) = src.line_col(offset);
+        MjcfError {
+            file: src.name.clone(),
+            line,
+            column,
+            element: describe(e),
+            attribute: attr_name,
+            kind,
+            message: msg,
+        }
+    }
+}
+
+/// `<joint name="j1">` style description of an element for error messages.
+pub fn describe(e: &Elem) -> String {
+    match e.get("name") {
+        Some(n) => format!("<{} name=\"{}\">", e.name, n),
+        None => format!("<{}>", e.name),
+    }
+}
+
+struct Loader {
+    sources: Vec<Source>,
+    base_dir: PathBuf,
+    stack: Vec<PathBuf>,
+}
+
+fn plain_err(src: &Source, offset: usize, kind: ErrorKind, element: String, msg: String) -> MjcfError {
+    let (line, column) = src.line_col(offset);
+    MjcfError {
+        file: src.name.clone(),
+        line,
+        column,
+        element,
+        attribute: None,
+        kind,
+        message: msg,
+    }
+}
+
+fn offset_of(text: &str, s: &[u8]) -> usize {
+    let base = text.as_ptr() as usize;
+    let p = s.as_ptr() as usize;
+    if p >= base && p <= base + text.len() {
+        p - base
+    } else {
+        0
+    }
+}
+
+impl Loader {
+    fn parse_source(&mut self, idx: usize) -> Result<Elem, MjcfError> {
+        let text = self.sources[idx].text.clone();
+        let mut reader = Reader::from_str(&text);
+        let mut stack: Vec<Elem> = Vec::new();
+        let mut root: Option<Elem> = None;
+        loop {
+            let ev = match reader.read_event() {
+                Ok(ev) => ev,
+                Err(e) => {
+                    let pos = reader.error_position() as usize;
+                    return Err(plain_err(
+                        &self.sources[idx],
+                        pos,
+                        ErrorKind::Syntax,
+                        String::new(),
+                        format!("XML syntax error: {e}"),
+                    ));
+                }
+            };
+            match ev {
+                Event::Start(b) => {
+                    let el = self.start(idx, &text, &b)?;
+                    stack.push(el);
+                }
+                Event::Empty(b) => {
+                    let el = self.start(idx, &text, &b)?;
+                    self.push_child(idx, &mut stack, &mut root, el)?;
+                }
+                Event::End(_) => {
+                    if let Some(el) = stack.pop() {
+                        self.push_child(idx, &mut stack, &mut root, el)?;
+                    }
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        if let Some(open) = stack.last() {
+            return Err(plain_err(
+                &self.sources[idx],
+                open.pos,
+                ErrorKind::Syntax,
+                describe(open),
+                "XML syntax error: element is not closed".into(),
+            ));
+        }
+        root.ok_or_else(|| {
+            plain_err(
+                &self.sources[idx],
+                0,
+                ErrorKind::Syntax,
+                String::new(),
+                "XML syntax error: no root element".into(),
+            )
+        })
+    }
+
+    fn start(&mut self, idx: usize, text: &str, b: &BytesStart) -> Result<Elem, MjcfError> {
+        let name_bytes = b.name();
+        let name = String::from_utf8_lossy(name_bytes.as_ref()).into_owned();
+        let pos = offset_of(text, name_bytes.as_ref()).saturating_sub(1);
+        let mut el = Elem {
+            name,
+            attrs: Vec::new(),
+            children: Vec::new(),
+            src: idx,
+            pos,
+        };
+        for a in b.attributes() {
+            let a = a.map_err(|e| {
+                plain_err(
+                    &self.sources[idx],
+                    pos,
+                    ErrorKind::Syntax,
+                    describe(&el),
+                    format!("XML syntax error in attributes: {e}"),
+                )
+            })?;
+            let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
+            let apos = offset_of(text, a.key.as_ref());
+            let value = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map_err(|e| {
+                    plain_err(
+                        &self.sources[idx],
+                        apos,
+                        ErrorKind::Syntax,
+                        describe(&el),
+                        format!("XML syntax error in attribute '{key}': {e}"),
+                    )
+                })?
+                .into_owned();
+            el.attrs.push(Attr {
+                name: key,
+                value,
+                pos: apos,
+            });
+        }
+        Ok(el)
+    }
+
+    fn push_child(
+        &mut self,
+        idx: usize,
+        stack: &mut [Elem],
+        root: &mut Option<Elem>,
+        el: Elem,
+    ) -> Result<(), MjcfError> {
+        let Some(parent) = stack.last_mut() else {
+            if root.is_some() {
+                return Err(plain_err(
+                    &self.sources[idx],
+                    el.pos,
+                    ErrorKind::Syntax,
+                    describe(&el),
+                    "XML syntax error: more than one root element".into(),
+                ));
+            }
+            *root = Some(el);
+            return Ok(());
+        };
+        if el.name == "include" {
+            let kids = self.include(&el)?;
+            parent.children.extend(kids);
+        } else {
+            parent.children.push(el);
+        }
+        Ok(())
+    }
+
+    fn include(&mut self, el: &Elem) -> Result<Vec<Elem>, MjcfError> {
+        let src = &self.sources[el.src];
+        let mk = |kind, attr: Option<&str>, msg: String| {
+            let off = attr.and_then(|a| el.attr(a)).map(|a| a.pos).unwrap_or(el.pos);
+            let (line, column) = src.line_col(off);
+            MjcfError {
+                file: src.name.clone(),
+                line,
+                column,
+                element: describe(el),
+                attribute: attr.map(|s| s.to_string()),
+                kind,
+                message: msg,
+            }
+        };
+        for a in &el.attrs {
+            if a.name != "file" {
+                return Err(mk(
+                    ErrorKind::UnknownAttribute,
+                    Some(&a.name),
+                    "unknown attribute".into(),
+                ));
+            }
+        }
+        if !el.children.is_empty() {
+            return Err(mk(
+                ErrorKind::UnknownElement,
+                None,
+                "include element cannot have children".into(),
+            ));
+        }
+        let Some(file) = el.get("file") else {
+            return Err(mk(
+                ErrorKind::MissingAttribute,
+                Some("file"),
+                "missing required attribute".into(),
+            ));
+        };
+        let path = self.base_dir.join(file);
+        let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if self.stack.contains(&canon) {
+            return Err(mk(
+                ErrorKind::IncludeCycle,
+                Some("file"),
+                format!("include cycle: '{file}' is already being included"),
+            ));
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(mk(
+                    ErrorKind::IncludeNotFound,
+                    Some("file"),
+                    format!("include file '{}' not found", path.display()),
+                ))
+            }
+            Err(e) => {
+                return Err(mk(
+                    ErrorKind::Io,
+                    Some("file"),
+                    format!("cannot read include file '{}': {e}", path.display()),
+                ))
+            }
+        };
+        let idx = self.sources.len();
+        self.sources.push(Source {
+            name: path.display().to_string(),
+            text,
+        });
+        self.stack.push(canon);
+        let root = self.parse_source(idx)?;
+        self.stack.pop();
+        if root.name != "mujoco" {
+            return Err(self.err_at(
+                &root,
+                ErrorKind::UnknownElement,
+                "included file must have a <mujoco> root element".into(),
+            ));
+        }
+        Ok(root.children)
+    }
+
+    fn err_at(&self, e: &Elem, kind: ErrorKind, msg: String) -> MjcfError {
+        plain_err(&self.sources[e.src], e.pos, kind, describe(e), msg)
+    }
+}
+
+/// Parse `text` (named `name` in messages); includes are resolved relative to `base_dir`.
+pub fn parse(text: String, name: String, base_dir: &Path, main_path: Option<PathBuf>) -> Result<Doc, MjcfError> {
+    let mut ld = Loader {
+        sources: vec![Source { name, text }],
+        base_dir: base_dir.to_path_buf(),
+        stack: main_path.into_iter().collect(),
+    };
+    let root = ld.parse_source(0)?;
+    Ok(Doc {
+        sources: ld.sources,
+        root,
+    })
+}
