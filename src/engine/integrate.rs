@@ -4,14 +4,13 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{disable, DynType, Integrator, JointType, Model};
-use crate::scalar::{Scalar, MINVAL};
+use crate::model::{disable, Integrator, JointType, Model};
+use crate::scalar::Scalar;
 
 use super::derivative;
 use super::forward::{forward_skip, Stage};
 use super::inertia;
 use super::linalg;
-use super::SimError;
 
 /// `qpos ← qpos ⊕ qvel·h` on the configuration manifold: scalar joints add, ball joints and the
 /// rotational part of free joints rotate by `exp(ω h)` in the body frame, free joints translate
@@ -270,5 +269,4 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     d.time = t0 + h;
     d.scratch_state = st;
-    let _ = (MINVAL, DynType::None);
 }

@@ -79,14 +79,15 @@ pub fn muscle_bias<T: Scalar>(len: T, lengthrange: &[T; 2], acc0: T, prm: &[T; 1
     let (_, l) = scaled_length(len, lengthrange, prm);
     let (lmax, fpmax) = (prm[5], prm[7]);
     let b = T::c(0.5) * (T::one() + lmax);
+    // quadratic rise from the optimum to b, then linear with matching slope
     let fp = if l.re() <= 1.0 {
         T::zero()
     } else if l.re() <= b.re() {
         let x = (l - T::one()) / floor(b - T::one());
-        T::c(0.25) * fpmax * x * x * x
+        fpmax * T::c(0.5) * x * x
     } else {
         let x = (l - b) / floor(b - T::one());
-        T::c(0.25) * fpmax * (T::one() + T::c(3.0) * x)
+        fpmax * (T::c(0.5) + x)
     };
     -f0 * fp
 }
@@ -99,7 +100,8 @@ fn sigmoid<T: Scalar>(x: T) -> T {
     } else if x.re() >= 1.0 {
         T::one()
     } else {
-        x * x * x * (x * (T::c(6.0) * x - T::c(15.0)) + T::c(10.0))
+        // 6x⁵ − 15x⁴ + 10x³
+        x * x * x * (T::c(3.0) * x * (T::c(2.0) * x - T::c(5.0)) + T::c(10.0))
     }
 }
 

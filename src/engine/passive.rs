@@ -29,6 +29,10 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     let has_spring = !m.disabled(disable::SPRING);
     let has_damper = !m.disabled(disable::DAMPER);
+    // with both disabled MuJoCo skips the whole stage, gravity compensation and fluid included
+    if !has_spring && !has_damper {
+        return;
+    }
 
     if has_spring {
         for j in 0..m.njnt {

@@ -18,13 +18,7 @@ use super::jacobian::jac;
 /// after every structural and numeric field is filled in.
 pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     let nv = m.nv;
-    // subtree masses, leaves first
-    let mut st = m.body_mass.clone();
-    for b in (1..m.nbody).rev() {
-        let p = m.body_parentid[b];
-        st[p] += st[b];
-    }
-    m.body_subtreemass = st;
+    m.recompute_subtreemass();
 
     let mut d = Data::new(m);
     fwd_position(m, &mut d);
