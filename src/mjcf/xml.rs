@@ -195,8 +195,8 @@ impl Loader {
 
     fn start(&mut self, idx: usize, text: &str, b: &BytesStart) -> Result<Elem, MjcfError> {
         let name_bytes = b.name();
-        let name = String::from_utf8_lossy(name_bytes.as_ref()).into_owned();
-        let pos = offset_of(text, name_bytes.as_ref()).saturating_sub(1);
+        let name = name_bytes.as_ref().to_string();
+        let pos = offset_of(text, name_bytes.as_ref().as_bytes()).saturating_sub(1);
         let mut el = Elem {
             name,
             attrs: Vec::new(),
@@ -214,8 +214,8 @@ impl Loader {
                     format!("XML syntax error in attributes: {e}"),
                 )
             })?;
-            let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
-            let apos = offset_of(text, a.key.as_ref());
+            let key = a.key.as_ref().to_string();
+            let apos = offset_of(text, a.key.as_ref().as_bytes());
             let value = a
                 .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                 .map_err(|e| {

@@ -1,0 +1,2304 @@
+//! Step 2 of the MJCF reader: the typed description of a model. Default classes are resolved
+//! here the MuJoCo way (an element starts from a copy of its class's default and applies the
+//! attributes actually written), orientations become quaternions and `<frame>`s are folded
+//! into the frames of the elements they contain.
+
+use super::attr::{Tri, A, R};
+use super::error::{ErrorKind, MjcfError};
+use super::schema;
+use super::xml::{describe, Doc, Elem};
+use crate::math::{axis_angle_quat, cross, quat_mul, quat_normalize, quat_rotate};
+use crate::model::{BiasType, DynType, GainType, Integrator, JointType, Options, Solver, Cone};
+use std::collections::HashMap;
+use std::f64::consts::PI;
+
+/// Where an element was written (for errors raised by the compiler).
+#[derive(Clone, Debug, Default)]
+pub struct Loc {
+    /// Source index.
+    pub src: usize,
+    /// Byte offset.
+    pub pos: usize,
+    /// Element description.
+    pub desc: String,
+}
+
+impl Loc {
+    fn of(e: &Elem) -> Self {
+        Loc {
+            src: e.src,
+            pos: e.pos,
+            desc: describe(e),
+        }
+    }
+}
+
+/// `<compiler>` settings that matter numerically.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    /// `autolimits`.
+    pub autolimits: bool,
+    /// `boundmass`.
+    pub boundmass: f64,
+    /// `boundinertia`.
+    pub boundinertia: f64,
+    /// `settotalmass` (negative: off).
+    pub settotalmass: f64,
+    /// `balanceinertia`.
+    pub balanceinertia: bool,
+    /// `angle="degree"`.
+    pub degree: bool,
+    /// `eulerseq`.
+    pub eulerseq: [u8; 3],
+    /// `inertiafromgeom`.
+    pub inertiafromgeom: Tri,
+    /// `inertiagrouprange`.
+    pub inertiagrouprange: [i64; 2],
+    /// `alignfree`.
+    pub alignfree: bool,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler {
+            autolimits: true,
+            boundmass: 0.0,
+            boundinertia: 0.0,
+            settotalmass: -1.0,
+            balanceinertia: false,
+            degree: true,
+            eulerseq: *b"xyz",
+            inertiafromgeom: Tri::Auto,
+            inertiagrouprange: [0, 5],
+            alignfree: false,
+        }
+    }
+}
+
+/// Joint description.
+#[derive(Clone, Debug)]
+pub struct JointS {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub jtype: JointType,
+    /// Visual group.
+    pub group: i64,
+    /// Anchor.
+    pub pos: [f64; 3],
+    /// Axis (not normalized yet).
+    pub axis: [f64; 3],
+    /// `limited`.
+    pub limited: Tri,
+    /// `actuatorfrclimited`.
+    pub actfrclimited: Tri,
+    /// Limit solref.
+    pub solref_limit: [f64; 2],
+    /// Limit solimp.
+    pub solimp_limit: [f64; 5],
+    /// Friction solref.
+    pub solref_friction: [f64; 2],
+    /// Friction solimp.
+    pub solimp_friction: [f64; 5],
+    /// Stiffness.
+    pub stiffness: f64,
+    /// Range as written (angle units of the compiler).
+    pub range: [f64; 2],
+    /// Actuator force range.
+    pub actfrcrange: [f64; 2],
+    /// `actuatorgravcomp`.
+    pub actgravcomp: bool,
+    /// Limit margin.
+    pub margin: f64,
+    /// `ref` as written.
+    pub ref_: f64,
+    /// `springref` as written.
+    pub springref: f64,
+    /// Armature.
+    pub armature: f64,
+    /// Damping.
+    pub damping: f64,
+    /// Friction loss.
+    pub frictionloss: f64,
+    /// Where written.
+    pub loc: Loc,
+}
+
+const SOLREF: [f64; 2] = [0.02, 1.0];
+const SOLIMP: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
+
+impl Default for JointS {
+    fn default() -> Self {
+        JointS {
+            name: String::new(),
+            jtype: JointType::Hinge,
+            group: 0,
+            pos: [0.0; 3],
+            axis: [0.0, 0.0, 1.0],
+            limited: Tri::Auto,
+            actfrclimited: Tri::Auto,
+            solref_limit: SOLREF,
+            solimp_limit: SOLIMP,
+            solref_friction: SOLREF,
+            solimp_friction: SOLIMP,
+            stiffness: 0.0,
+            range: [0.0; 2],
+            actfrcrange: [0.0; 2],
+            actgravcomp: false,
+            margin: 0.0,
+            ref_: 0.0,
+            springref: 0.0,
+            armature: 0.0,
+            damping: 0.0,
+            frictionloss: 0.0,
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Geom type keywords.
+pub const GEOM_TYPES: &[(&str, crate::model::GeomType)] = {
+    use crate::model::GeomType::*;
+    &[
+        ("plane", Plane),
+        ("hfield", Hfield),
+        ("sphere", Sphere),
+        ("capsule", Capsule),
+        ("ellipsoid", Ellipsoid),
+        ("cylinder", Cylinder),
+        ("box", Box),
+        ("mesh", Mesh),
+        ("sdf", Mesh),
+    ]
+};
+
+/// Geom description (fromto already folded into pos/quat/size).
+#[derive(Clone, Debug)]
+pub struct GeomS {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub gtype: crate::model::GeomType,
+    /// Contact type bits.
+    pub contype: i64,
+    /// Contact affinity bits.
+    pub conaffinity: i64,
+    /// Contact dimensionality.
+    pub condim: i64,
+    /// Group.
+    pub group: i64,
+    /// Priority.
+    pub priority: i64,
+    /// Size.
+    pub size: [f64; 3],
+    /// Friction.
+    pub friction: [f64; 3],
+    /// Explicit mass.
+    pub mass: Option<f64>,
+    /// Density.
+    pub density: f64,
+    /// Solver mixing.
+    pub solmix: f64,
+    /// Solref.
+    pub solref: [f64; 2],
+    /// Solimp.
+    pub solimp: [f64; 5],
+    /// Margin.
+    pub margin: f64,
+    /// Gap.
+    pub gap: f64,
+    /// `fromto` as written.
+    pub fromto: Option<[f64; 6]>,
+    /// Position.
+    pub pos: [f64; 3],
+    /// Orientation.
+    pub quat: [f64; 4],
+    /// RGBA.
+    pub rgba: [f64; 4],
+    /// `fluidshape="ellipsoid"`.
+    pub fluid: bool,
+    /// `fluidcoef`.
+    pub fluidcoef: [f64; 5],
+    /// `mesh` reference.
+    pub mesh: Option<String>,
+    /// `hfield` reference.
+    pub hfield: Option<String>,
+    /// `material` reference.
+    pub material: Option<String>,
+    /// `shellinertia`.
+    pub shellinertia: bool,
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for GeomS {
+    fn default() -> Self {
+        GeomS {
+            name: String::new(),
+            gtype: crate::model::GeomType::Sphere,
+            contype: 1,
+            conaffinity: 1,
+            condim: 3,
+            group: 0,
+            priority: 0,
+            size: [0.0; 3],
+            friction: [1.0, 0.005, 0.0001],
+            mass: None,
+            density: 1000.0,
+            solmix: 1.0,
+            solref: SOLREF,
+            solimp: SOLIMP,
+            margin: 0.0,
+            gap: 0.0,
+            fromto: None,
+            pos: [0.0; 3],
+            quat: [1.0, 0.0, 0.0, 0.0],
+            rgba: [0.5, 0.5, 0.5, 1.0],
+            fluid: false,
+            fluidcoef: [0.5, 0.25, 1.5, 1.0, 1.0],
+            mesh: None,
+            hfield: None,
+            material: None,
+            shellinertia: false,
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Site description.
+#[derive(Clone, Debug)]
+pub struct SiteS {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub stype: crate::model::GeomType,
+    /// Group.
+    pub group: i64,
+    /// Position.
+    pub pos: [f64; 3],
+    /// Orientation.
+    pub quat: [f64; 4],
+    /// Size.
+    pub size: [f64; 3],
+    /// `fromto`.
+    pub fromto: Option<[f64; 6]>,
+    /// `material`.
+    pub material: Option<String>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for SiteS {
+    fn default() -> Self {
+        SiteS {
+            name: String::new(),
+            stype: crate::model::GeomType::Sphere,
+            group: 0,
+            pos: [0.0; 3],
+            quat: [1.0, 0.0, 0.0, 0.0],
+            size: [0.005; 3],
+            fromto: None,
+            material: None,
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Camera or light description (frame only).
+#[derive(Clone, Debug)]
+pub struct FrameObjS {
+    /// Name.
+    pub name: String,
+    /// Position.
+    pub pos: [f64; 3],
+    /// Orientation (cameras).
+    pub quat: [f64; 4],
+    /// Direction (lights).
+    pub dir: [f64; 3],
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for FrameObjS {
+    fn default() -> Self {
+        FrameObjS {
+            name: String::new(),
+            pos: [0.0; 3],
+            quat: [1.0, 0.0, 0.0, 0.0],
+            dir: [0.0, 0.0, -1.0],
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Actuator shortcut kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActKind {
+    /// `<general>` (or nothing written yet).
+    General,
+    /// `<motor>`.
+    Motor,
+    /// `<position>`.
+    Position,
+    /// `<velocity>`.
+    Velocity,
+    /// `<intvelocity>`.
+    IntVelocity,
+    /// `<damper>`.
+    Damper,
+    /// `<cylinder>`.
+    Cylinder,
+    /// `<muscle>`.
+    Muscle,
+    /// `<adhesion>`.
+    Adhesion,
+}
+
+/// Actuator transmission as written.
+#[derive(Clone, Debug, Default)]
+pub struct TrnS {
+    /// Attribute naming the target (`joint`, `jointinparent`, `tendon`, `site`, `cranksite`, `body`).
+    pub kind: String,
+    /// Target name.
+    pub target: String,
+    /// `refsite` or `slidersite`.
+    pub second: Option<String>,
+}
+
+/// Actuator description in general form.
+#[derive(Clone, Debug)]
+pub struct ActS {
+    /// Name.
+    pub name: String,
+    /// Shortcut that last wrote the gain/bias/dyn parameters.
+    pub kind: ActKind,
+    /// Group.
+    pub group: i64,
+    /// `ctrllimited`.
+    pub ctrllimited: Tri,
+    /// `forcelimited`.
+    pub forcelimited: Tri,
+    /// `actlimited`.
+    pub actlimited: Tri,
+    /// Control range.
+    pub ctrlrange: [f64; 2],
+    /// Force range.
+    pub forcerange: [f64; 2],
+    /// Activation range.
+    pub actrange: [f64; 2],
+    /// Length range.
+    pub lengthrange: [f64; 2],
+    /// Gear.
+    pub gear: [f64; 6],
+    /// Crank length.
+    pub cranklength: f64,
+    /// Dynamics type.
+    pub dyntype: DynType,
+    /// Gain type.
+    pub gaintype: GainType,
+    /// Bias type.
+    pub biastype: BiasType,
+    /// Dynamics parameters.
+    pub dynprm: [f64; 10],
+    /// Gain parameters.
+    pub gainprm: [f64; 10],
+    /// Bias parameters.
+    pub biasprm: [f64; 10],
+    /// `actearly`.
+    pub actearly: bool,
+    /// `actdim` (-1: automatic).
+    pub actdim: i64,
+    /// `inheritrange`.
+    pub inheritrange: f64,
+    /// Transmission.
+    pub trn: TrnS,
+    /// Where written.
+    pub loc: Loc,
+}
+
+fn prm(v: &[f64]) -> [f64; 10] {
+    let mut p = [0.0; 10];
+    p[..v.len()].copy_from_slice(v);
+    p
+}
+
+impl Default for ActS {
+    fn default() -> Self {
+        ActS {
+            name: String::new(),
+            kind: ActKind::General,
+            group: 0,
+            ctrllimited: Tri::Auto,
+            forcelimited: Tri::Auto,
+            actlimited: Tri::Auto,
+            ctrlrange: [0.0; 2],
+            forcerange: [0.0; 2],
+            actrange: [0.0; 2],
+            lengthrange: [0.0; 2],
+            gear: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            cranklength: 0.0,
+            dyntype: DynType::None,
+            gaintype: GainType::Fixed,
+            biastype: BiasType::None,
+            dynprm: prm(&[1.0]),
+            gainprm: prm(&[1.0]),
+            biasprm: [0.0; 10],
+            actearly: false,
+            actdim: -1,
+            inheritrange: 0.0,
+            trn: TrnS::default(),
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Tendon wrap entry as written.
+#[derive(Clone, Debug)]
+pub struct WrapS {
+    /// `joint`, `site`, `geom` or `pulley`.
+    pub kind: String,
+    /// Referenced object name (empty for pulleys).
+    pub target: String,
+    /// Coefficient (joint) or divisor (pulley).
+    pub prm: f64,
+    /// Side site of a geom wrap.
+    pub sidesite: Option<String>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// Tendon description.
+#[derive(Clone, Debug)]
+pub struct TendonS {
+    /// Name.
+    pub name: String,
+    /// Spatial (true) or fixed.
+    pub spatial: bool,
+    /// `limited`.
+    pub limited: Tri,
+    /// `actuatorfrclimited`.
+    pub actfrclimited: Tri,
+    /// Range.
+    pub range: [f64; 2],
+    /// Actuator force range.
+    pub actfrcrange: [f64; 2],
+    /// Limit solref.
+    pub solref_limit: [f64; 2],
+    /// Limit solimp.
+    pub solimp_limit: [f64; 5],
+    /// Friction solref.
+    pub solref_friction: [f64; 2],
+    /// Friction solimp.
+    pub solimp_friction: [f64; 5],
+    /// Friction loss.
+    pub frictionloss: f64,
+    /// Spring length (one value v becomes [v, v]; -1 -1: length at qpos0).
+    pub springlength: [f64; 2],
+    /// Limit margin.
+    pub margin: f64,
+    /// Stiffness.
+    pub stiffness: f64,
+    /// Damping.
+    pub damping: f64,
+    /// Armature.
+    pub armature: f64,
+    /// Wraps.
+    pub wraps: Vec<WrapS>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for TendonS {
+    fn default() -> Self {
+        TendonS {
+            name: String::new(),
+            spatial: false,
+            limited: Tri::Auto,
+            actfrclimited: Tri::Auto,
+            range: [0.0; 2],
+            actfrcrange: [0.0; 2],
+            solref_limit: SOLREF,
+            solimp_limit: SOLIMP,
+            solref_friction: SOLREF,
+            solimp_friction: SOLIMP,
+            frictionloss: 0.0,
+            springlength: [-1.0, -1.0],
+            margin: 0.0,
+            stiffness: 0.0,
+            damping: 0.0,
+            armature: 0.0,
+            wraps: Vec::new(),
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Equality description.
+#[derive(Clone, Debug)]
+pub struct EqS {
+    /// Name.
+    pub name: String,
+    /// Element tag (`connect`, `weld`, `joint`, `tendon`).
+    pub tag: String,
+    /// Active at start.
+    pub active: bool,
+    /// Solref.
+    pub solref: [f64; 2],
+    /// Solimp.
+    pub solimp: [f64; 5],
+    /// First object name.
+    pub obj1: String,
+    /// Second object name.
+    pub obj2: Option<String>,
+    /// Sites given instead of bodies.
+    pub sites: bool,
+    /// Anchor.
+    pub anchor: [f64; 3],
+    /// Weld relative pose (pos, quat); quat zero means "from qpos0".
+    pub relpose: [f64; 7],
+    /// Weld torque scale.
+    pub torquescale: f64,
+    /// Polynomial coefficients.
+    pub polycoef: [f64; 5],
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for EqS {
+    fn default() -> Self {
+        EqS {
+            name: String::new(),
+            tag: String::new(),
+            active: true,
+            solref: SOLREF,
+            solimp: SOLIMP,
+            obj1: String::new(),
+            obj2: None,
+            sites: false,
+            anchor: [0.0; 3],
+            relpose: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            torquescale: 1.0,
+            polycoef: [0.0, 1.0, 0.0, 0.0, 0.0],
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// Explicit inertial.
+#[derive(Clone, Debug)]
+pub struct InertialS {
+    /// Position.
+    pub pos: [f64; 3],
+    /// Orientation.
+    pub quat: [f64; 4],
+    /// Mass.
+    pub mass: f64,
+    /// Diagonal inertia.
+    pub diag: Option<[f64; 3]>,
+    /// Full inertia (xx yy zz xy xz yz).
+    pub full: Option<[f64; 6]>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// Body description.
+#[derive(Clone, Debug, Default)]
+pub struct BodyS {
+    /// Name.
+    pub name: String,
+    /// Position.
+    pub pos: [f64; 3],
+    /// Orientation.
+    pub quat: [f64; 4],
+    /// Mocap body.
+    pub mocap: bool,
+    /// Gravity compensation.
+    pub gravcomp: f64,
+    /// Explicit inertial.
+    pub inertial: Option<InertialS>,
+    /// Joints.
+    pub joints: Vec<JointS>,
+    /// Geoms.
+    pub geoms: Vec<GeomS>,
+    /// Sites.
+    pub sites: Vec<SiteS>,
+    /// Cameras.
+    pub cams: Vec<FrameObjS>,
+    /// Lights.
+    pub lights: Vec<FrameObjS>,
+    /// Child bodies.
+    pub children: Vec<BodyS>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// Keyframe as written.
+#[derive(Clone, Debug, Default)]
+pub struct KeyS {
+    /// Name.
+    pub name: String,
+    /// Time.
+    pub time: f64,
+    /// qpos.
+    pub qpos: Option<Vec<f64>>,
+    /// qvel.
+    pub qvel: Option<Vec<f64>>,
+    /// act.
+    pub act: Option<Vec<f64>>,
+    /// ctrl.
+    pub ctrl: Option<Vec<f64>>,
+    /// mocap positions.
+    pub mpos: Option<Vec<f64>>,
+    /// mocap quaternions.
+    pub mquat: Option<Vec<f64>>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// A name reference to check (contact pairs/excludes, sensors).
+#[derive(Clone, Debug)]
+pub struct RefS {
+    /// Object kind (`geom`, `body`, `joint`, `site`, `tendon`, `actuator`, `camera`).
+    pub kind: &'static str,
+    /// Name.
+    pub name: String,
+    /// Attribute holding it.
+    pub attr: String,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// One default class.
+#[derive(Clone, Debug, Default)]
+pub struct Class {
+    /// Joint default.
+    pub joint: JointS,
+    /// Geom default.
+    pub geom: GeomS,
+    /// Site default.
+    pub site: SiteS,
+    /// Camera default.
+    pub cam: FrameObjS,
+    /// Light default.
+    pub light: FrameObjS,
+    /// Actuator default (shared by all shortcuts).
+    pub act: ActS,
+    /// Tendon default.
+    pub tendon: TendonS,
+    /// Equality default.
+    pub eq: EqS,
+}
+
+/// The typed description of a whole model.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// Model name.
+    pub name: String,
+    /// Compiler settings.
+    pub compiler: Compiler,
+    /// Simulation options.
+    pub opt: Options<f64>,
+    /// World body (children are the top-level bodies).
+    pub world: BodyS,
+    /// Tendons.
+    pub tendons: Vec<TendonS>,
+    /// Actuators.
+    pub actuators: Vec<ActS>,
+    /// Equalities.
+    pub eqs: Vec<EqS>,
+    /// Number of contact pairs.
+    pub npair: usize,
+    /// Number of contact excludes.
+    pub nexclude: usize,
+    /// Number of sensors.
+    pub nsensor: usize,
+    /// Keyframes.
+    pub keys: Vec<KeyS>,
+    /// Name references to verify after compilation.
+    pub refs: Vec<RefS>,
+    /// Mesh asset names.
+    pub meshes: Vec<String>,
+    /// Material asset names.
+    pub materials: Vec<String>,
+    /// Hfield asset names.
+    pub hfields: Vec<String>,
+}
+
+/// Default mjOption values of MuJoCo 4.0.
+pub fn default_options() -> Options<f64> {
+    Options {
+        timestep: 0.002,
+        gravity: [0.0, 0.0, -9.81],
+        wind: [0.0; 3],
+        magnetic: [0.0, -0.5, 0.0],
+        density: 0.0,
+        viscosity: 0.0,
+        o_margin: 0.0,
+        o_solref: SOLREF,
+        o_solimp: SOLIMP,
+        o_friction: [1.0, 1.0, 0.005, 0.0001, 0.0001],
+        impratio: 1.0,
+        tolerance: 1e-8,
+        ls_tolerance: 0.01,
+        noslip_tolerance: 1e-6,
+        ccd_tolerance: 1e-6,
+        integrator: Integrator::Euler,
+        solver: Solver::Newton,
+        cone: Cone::Pyramidal,
+        jacobian: 2,
+        iterations: 100,
+        ls_iterations: 50,
+        noslip_iterations: 0,
+        ccd_iterations: 35,
+        disableflags: 0,
+        enableflags: 0,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// orientation helpers
+
+/// Quaternion rotating +z onto `v` by the shortest arc (MuJoCo's convention).
+pub fn quat_z2vec(v: [f64; 3]) -> [f64; 4] {
+    let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    if n < 1e-15 {
+        return [1.0, 0.0, 0.0, 0.0];
+    }
+    let v = [v[0] / n, v[1] / n, v[2] / n];
+    let z = [0.0, 0.0, 1.0];
+    let mut ax = cross(&z, &v);
+    let s = (ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]).sqrt();
+    if s < 1e-15 {
+        if v[2] < 0.0 {
+            return [0.0, 1.0, 0.0, 0.0];
+        }
+        return [1.0, 0.0, 0.0, 0.0];
+    }
+    ax = [ax[0] / s, ax[1] / s, ax[2] / s];
+    let ang = s.atan2(v[2]);
+    axis_angle_quat(&ax, ang)
+}
+
+/// Quaternion of a rotation matrix given by columns (row-major `m`).
+pub fn mat2quat(m: &[f64; 9]) -> [f64; 4] {
+    let tr = m[0] + m[4] + m[8];
+    let mut q = if tr > 0.0 {
+        let s = (tr + 1.0).sqrt() * 2.0;
+        [0.25 * s, (m[7] - m[5]) / s, (m[2] - m[6]) / s, (m[3] - m[1]) / s]
+    } else if m[0] > m[4] && m[0] > m[8] {
+        let s = (1.0 + m[0] - m[4] - m[8]).sqrt() * 2.0;
+        [(m[7] - m[5]) / s, 0.25 * s, (m[1] + m[3]) / s, (m[2] + m[6]) / s]
+    } else if m[4] > m[8] {
+        let s = (1.0 + m[4] - m[0] - m[8]).sqrt() * 2.0;
+        [(m[2] - m[6]) / s, (m[1] + m[3]) / s, 0.25 * s, (m[5] + m[7]) / s]
+    } else {
+        let s = (1.0 + m[8] - m[0] - m[4]).sqrt() * 2.0;
+        [(m[3] - m[1]) / s, (m[2] + m[6]) / s, (m[5] + m[7]) / s, 0.25 * s]
+    };
+    if q[0] < 0.0 {
+        q = q.map(|x| -x);
+    }
+    quat_normalize(&mut q);
+    q
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Read the orientation attributes of `a` (at most one) into a quaternion.
+pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
+    let names = ["quat", "axisangle", "euler", "xyaxes", "zaxis"];
+    let given: Vec<&str> = names.iter().copied().filter(|n| a.has(n)).collect();
+    if given.len() > 1 {
+        return Err(a.err(
+            Some(given[1]),
+            ErrorKind::InvalidValue,
+            "multiple orientation specifiers are not allowed",
+        ));
+    }
+    let ang = |x: f64| if c.degree { x * PI / 180.0 } else { x };
+    if let Some(mut q) = a.exact_opt::<4>("quat")? {
+        if norm(&q) < 1e-15 {
+            return Err(a.err(Some("quat"), ErrorKind::InvalidValue, "zero quaternion"));
+        }
+        quat_normalize(&mut q);
+        return Ok(Some(q));
+    }
+    if let Some(v) = a.exact_opt::<4>("axisangle")? {
+        let n = norm(&v[..3]);
+        if n < 1e-15 {
+            return Err(a.err(Some("axisangle"), ErrorKind::InvalidValue, "axis too small"));
+        }
+        let ax = [v[0] / n, v[1] / n, v[2] / n];
+        return Ok(Some(axis_angle_quat(&ax, ang(v[3]))));
+    }
+    if let Some(v) = a.exact_opt::<3>("euler")? {
+        let mut q = [1.0, 0.0, 0.0, 0.0];
+        for i in 0..3 {
+            let ch = c.eulerseq[i];
+            let ax = match ch.to_ascii_lowercase() {
+                b'x' => [1.0, 0.0, 0.0],
+                b'y' => [0.0, 1.0, 0.0],
+                _ => [0.0, 0.0, 1.0],
+            };
+            let r = axis_angle_quat(&ax, ang(v[i]));
+            q = if ch.is_ascii_lowercase() {
+                quat_mul(&q, &r)
+            } else {
+                quat_mul(&r, &q)
+            };
+        }
+        quat_normalize(&mut q);
+        return Ok(Some(q));
+    }
+    if let Some(v) = a.exact_opt::<6>("xyaxes")? {
+        let nx = norm(&v[..3]);
+        if nx < 1e-15 {
+            return Err(a.err(Some("xyaxes"), ErrorKind::InvalidValue, "x axis too small"));
+        }
+        let x = [v[0] / nx, v[1] / nx, v[2] / nx];
+        let d = x[0] * v[3] + x[1] * v[4] + x[2] * v[5];
+        let y = [v[3] - d * x[0], v[4] - d * x[1], v[5] - d * x[2]];
+        let ny = norm(&y);
+        if ny < 1e-15 {
+            return Err(a.err(Some("xyaxes"), ErrorKind::InvalidValue, "y axis parallel to x axis"));
+        }
+        let y = [y[0] / ny, y[1] / ny, y[2] / ny];
+        let z = cross(&x, &y);
+        let m = [x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]];
+        return Ok(Some(mat2quat(&m)));
+    }
+    if let Some(v) = a.exact_opt::<3>("zaxis")? {
+        if norm(&v) < 1e-15 {
+            return Err(a.err(Some("zaxis"), ErrorKind::InvalidValue, "zero axis"));
+        }
+        return Ok(Some(quat_z2vec(v)));
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// element readers (used both for default classes and for actual elements)
+
+fn allowed(a: &A, key: &str) -> R<()> {
+    if let Some(list) = schema::allowed(key) {
+        a.check(list)?;
+    }
+    Ok(())
+}
+
+fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
+    if let Some(t) = a.kw(
+        "type",
+        &[
+            ("free", JointType::Free),
+            ("ball", JointType::Ball),
+            ("slide", JointType::Slide),
+            ("hinge", JointType::Hinge),
+        ],
+    )? {
+        j.jtype = t;
+    }
+    if let Some(g) = a.int("group")? {
+        j.group = g;
+    }
+    a.exact("pos", &mut j.pos)?;
+    a.exact("axis", &mut j.axis)?;
+    if let Some(t) = a.tri("limited")? {
+        j.limited = t;
+    }
+    if let Some(t) = a.tri("actuatorfrclimited")? {
+        j.actfrclimited = t;
+    }
+    a.upto("solreflimit", &mut j.solref_limit)?;
+    a.upto("solimplimit", &mut j.solimp_limit)?;
+    a.upto("solreffriction", &mut j.solref_friction)?;
+    a.upto("solimpfriction", &mut j.solimp_friction)?;
+    a.f_into("stiffness", &mut j.stiffness)?;
+    a.exact("range", &mut j.range)?;
+    a.exact("actuatorfrcrange", &mut j.actfrcrange)?;
+    if let Some(b) = a.bool("actuatorgravcomp")? {
+        j.actgravcomp = b;
+    }
+    a.f_into("margin", &mut j.margin)?;
+    a.f_into("ref", &mut j.ref_)?;
+    a.f_into("springref", &mut j.springref)?;
+    a.f_into("armature", &mut j.armature)?;
+    a.f_into("damping", &mut j.damping)?;
+    a.f_into("frictionloss", &mut j.frictionloss)?;
+    let _ = c;
+    Ok(())
+}
+
+fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
+    if let Some(t) = a.kw("type", GEOM_TYPES)? {
+        g.gtype = t;
+    }
+    for (n, d) in [
+        ("contype", &mut g.contype),
+        ("conaffinity", &mut g.conaffinity),
+        ("condim", &mut g.condim),
+        ("group", &mut g.group),
+        ("priority", &mut g.priority),
+    ] {
+        if let Some(v) = a.int(n)? {
+            *d = v;
+        }
+    }
+    a.upto("size", &mut g.size)?;
+    a.upto("friction", &mut g.friction)?;
+    if let Some(m) = a.f("mass")? {
+        g.mass = Some(m);
+    }
+    a.f_into("density", &mut g.density)?;
+    a.f_into("solmix", &mut g.solmix)?;
+    a.upto("solref", &mut g.solref)?;
+    a.upto("solimp", &mut g.solimp)?;
+    a.f_into("margin", &mut g.margin)?;
+    a.f_into("gap", &mut g.gap)?;
+    if let Some(f) = a.exact_opt::<6>("fromto")? {
+        g.fromto = Some(f);
+    }
+    a.exact("pos", &mut g.pos)?;
+    if let Some(q) = read_orient(a, c)? {
+        g.quat = q;
+    }
+    a.exact("rgba", &mut g.rgba)?;
+    if let Some(f) = a.kw("fluidshape", &[("none", false), ("ellipsoid", true)])? {
+        g.fluid = f;
+    }
+    a.upto("fluidcoef", &mut g.fluidcoef)?;
+    if let Some(s) = a.s("mesh") {
+        g.mesh = Some(s);
+    }
+    if let Some(s) = a.s("hfield") {
+        g.hfield = Some(s);
+    }
+    if let Some(s) = a.s("material") {
+        g.material = Some(s);
+    }
+    if let Some(b) = a.bool("shellinertia")? {
+        g.shellinertia = b;
+    }
+    Ok(())
+}
+
+fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
+    if let Some(t) = a.kw("type", GEOM_TYPES)? {
+        s.stype = t;
+    }
+    if let Some(g) = a.int("group")? {
+        s.group = g;
+    }
+    a.exact("pos", &mut s.pos)?;
+    if let Some(q) = read_orient(a, c)? {
+        s.quat = q;
+    }
+    a.upto("size", &mut s.size)?;
+    if let Some(f) = a.exact_opt::<6>("fromto")? {
+        s.fromto = Some(f);
+    }
+    if let Some(m) = a.s("material") {
+        s.material = Some(m);
+    }
+    Ok(())
+}
+
+fn read_frameobj(a: &A, o: &mut FrameObjS, c: &Compiler) -> R<()> {
+    a.exact("pos", &mut o.pos)?;
+    if let Some(q) = read_orient(a, c)? {
+        o.quat = q;
+    }
+    a.exact("dir", &mut o.dir)?;
+    Ok(())
+}
+
+fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
+    if let Some(v) = a.tri("limited")? {
+        t.limited = v;
+    }
+    if let Some(v) = a.tri("actuatorfrclimited")? {
+        t.actfrclimited = v;
+    }
+    a.exact("range", &mut t.range)?;
+    a.exact("actuatorfrcrange", &mut t.actfrcrange)?;
+    a.upto("solreflimit", &mut t.solref_limit)?;
+    a.upto("solimplimit", &mut t.solimp_limit)?;
+    a.upto("solreffriction", &mut t.solref_friction)?;
+    a.upto("solimpfriction", &mut t.solimp_friction)?;
+    a.f_into("frictionloss", &mut t.frictionloss)?;
+    if let Some(v) = a.vec("springlength")? {
+        match v.len() {
+            1 => t.springlength = [v[0], v[0]],
+            2 => t.springlength = [v[0], v[1]],
+            n => {
+                return Err(a.err(
+                    Some("springlength"),
+                    ErrorKind::WrongCount,
+                    format!("expected 1 or 2 numbers, got {n}"),
+                ))
+            }
+        }
+    }
+    a.f_into("margin", &mut t.margin)?;
+    a.f_into("stiffness", &mut t.stiffness)?;
+    a.f_into("damping", &mut t.damping)?;
+    a.f_into("armature", &mut t.armature)?;
+    Ok(())
+}
+
+fn read_eq_common(a: &A, q: &mut EqS) -> R<()> {
+    if let Some(b) = a.bool("active")? {
+        q.active = b;
+    }
+    a.upto("solref", &mut q.solref)?;
+    a.upto("solimp", &mut q.solimp)?;
+    Ok(())
+}
+
+const DYN: &[(&str, DynType)] = &[
+    ("none", DynType::None),
+    ("integrator", DynType::Integrator),
+    ("filter", DynType::Filter),
+    ("filterexact", DynType::FilterExact),
+    ("muscle", DynType::Muscle),
+];
+const GAIN: &[(&str, GainType)] = &[
+    ("fixed", GainType::Fixed),
+    ("affine", GainType::Affine),
+    ("muscle", GainType::Muscle),
+];
+const BIAS: &[(&str, BiasType)] = &[
+    ("none", BiasType::None),
+    ("affine", BiasType::Affine),
+    ("muscle", BiasType::Muscle),
+];
+
+fn act_kind(tag: &str) -> Option<ActKind> {
+    Some(match tag {
+        "general" => ActKind::General,
+        "motor" => ActKind::Motor,
+        "position" => ActKind::Position,
+        "velocity" => ActKind::Velocity,
+        "intvelocity" => ActKind::IntVelocity,
+        "damper" => ActKind::Damper,
+        "cylinder" => ActKind::Cylinder,
+        "muscle" => ActKind::Muscle,
+        "adhesion" => ActKind::Adhesion,
+        _ => return None,
+    })
+}
+
+/// Apply the attributes of an actuator element (general or shortcut) onto `x`.
+fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
+    // common attributes
+    if let Some(g) = a.int("group")? {
+        x.group = g;
+    }
+    for (n, d) in [
+        ("ctrllimited", &mut x.ctrllimited),
+        ("forcelimited", &mut x.forcelimited),
+        ("actlimited", &mut x.actlimited),
+    ] {
+        if let Some(t) = a.tri(n)? {
+            *d = t;
+        }
+    }
+    a.exact("ctrlrange", &mut x.ctrlrange)?;
+    a.exact("forcerange", &mut x.forcerange)?;
+    a.exact("actrange", &mut x.actrange)?;
+    a.exact("lengthrange", &mut x.lengthrange)?;
+    a.upto("gear", &mut x.gear)?;
+    a.f_into("cranklength", &mut x.cranklength)?;
+    if let Some(b) = a.bool("actearly")? {
+        x.actearly = b;
+    }
+    if let Some(v) = a.int("actdim")? {
+        x.actdim = v;
+    }
+    a.f_into("inheritrange", &mut x.inheritrange)?;
+
+    // a shortcut of another kind starts from pristine dynamics/gain/bias parameters
+    let fresh = ActS::default();
+    let reset = |x: &mut ActS| {
+        x.dyntype = fresh.dyntype;
+        x.gaintype = fresh.gaintype;
+        x.biastype = fresh.biastype;
+        x.dynprm = fresh.dynprm;
+        x.gainprm = fresh.gainprm;
+        x.biasprm = fresh.biasprm;
+    };
+    if kind != ActKind::General && x.kind != ActKind::General && x.kind != kind {
+        reset(x);
+    }
+    match kind {
+        ActKind::General => {
+            if let Some(t) = a.kw("dyntype", DYN)? {
+                x.dyntype = t;
+            }
+            if let Some(t) = a.kw("gaintype", GAIN)? {
+                x.gaintype = t;
+            }
+            if let Some(t) = a.kw("biastype", BIAS)? {
+                x.biastype = t;
+            }
+            a.upto("dynprm", &mut x.dynprm)?;
+            a.upto("gainprm", &mut x.gainprm)?;
+            a.upto("biasprm", &mut x.biasprm)?;
+        }
+        ActKind::Motor => {
+            reset(x);
+        }
+        ActKind::Position | ActKind::IntVelocity => {
+            let mut kp = x.gainprm[0];
+            let b2 = x.biasprm[2];
+            let mut kv = if b2 <= 0.0 { -b2 } else { 0.0 };
+            let mut dampratio = if b2 > 0.0 { b2 } else { 0.0 };
+            let mut timeconst = if x.dyntype == DynType::FilterExact {
+                x.dynprm[0]
+            } else {
+                0.0
+            };
+            a.f_into("kp", &mut kp)?;
+            if a.has("kv") && a.has("dampratio") {
+                return Err(a.err(
+                    Some("dampratio"),
+                    ErrorKind::InvalidValue,
+                    "kv and dampratio cannot both be specified",
+                ));
+            }
+            if a.f_into("kv", &mut kv)? {
+                dampratio = 0.0;
+            }
+            if a.f_into("dampratio", &mut dampratio)? {
+                kv = 0.0;
+            }
+            if kp < 0.0 {
+                return Err(a.err(Some("kp"), ErrorKind::InvalidValue, "kp cannot be negative"));
+            }
+            if kv < 0.0 {
+                return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+            }
+            if dampratio < 0.0 {
+                return Err(a.err(
+                    Some("dampratio"),
+                    ErrorKind::InvalidValue,
+                    "dampratio cannot be negative",
+                ));
+            }
+            x.gaintype = GainType::Fixed;
+            x.gainprm = prm(&[kp]);
+            x.biastype = BiasType::Affine;
+            x.biasprm = prm(&[0.0, -kp, if dampratio > 0.0 { dampratio } else { -kv }]);
+            if kind == ActKind::Position {
+                a.f_into("timeconst", &mut timeconst)?;
+                if timeconst < 0.0 {
+                    return Err(a.err(
+                        Some("timeconst"),
+                        ErrorKind::InvalidValue,
+                        "timeconst cannot be negative",
+                    ));
+                }
+                if timeconst > 0.0 {
+                    x.dyntype = DynType::FilterExact;
+                    x.dynprm = prm(&[timeconst]);
+                } else {
+                    x.dyntype = DynType::None;
+                    x.dynprm = prm(&[1.0]);
+                }
+            } else {
+                x.dyntype = DynType::Integrator;
+                x.dynprm = prm(&[1.0]);
+            }
+        }
+        ActKind::Velocity => {
+            let mut kv = x.gainprm[0];
+            a.f_into("kv", &mut kv)?;
+            if kv < 0.0 {
+                return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+            }
+            x.dyntype = DynType::None;
+            x.dynprm = prm(&[1.0]);
+            x.gaintype = GainType::Fixed;
+            x.gainprm = prm(&[kv]);
+            x.biastype = BiasType::Affine;
+            x.biasprm = prm(&[0.0, 0.0, -kv]);
+        }
+        ActKind::Damper => {
+            let mut kv = if x.kind == ActKind::Damper {
+                -x.gainprm[2]
+            } else {
+                1.0
+            };
+            a.f_into("kv", &mut kv)?;
+            if kv < 0.0 {
+                return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+            }
+            x.dyntype = DynType::None;
+            x.dynprm = prm(&[1.0]);
+            x.gaintype = GainType::Affine;
+            x.gainprm = prm(&[0.0, 0.0, -kv]);
+            x.biastype = BiasType::None;
+            x.biasprm = [0.0; 10];
+            x.ctrllimited = Tri::True;
+        }
+        ActKind::Cylinder => {
+            let mut timeconst = x.dynprm[0];
+            let mut area = x.gainprm[0];
+            let mut bias = [x.biasprm[0], x.biasprm[1], x.biasprm[2]];
+            a.f_into("timeconst", &mut timeconst)?;
+            a.f_into("area", &mut area)?;
+            if let Some(d) = a.f("diameter")? {
+                area = PI / 4.0 * d * d;
+            }
+            a.upto("bias", &mut bias)?;
+            x.dyntype = DynType::Filter;
+            x.dynprm = prm(&[timeconst]);
+            x.gaintype = GainType::Fixed;
+            x.gainprm = prm(&[area]);
+            x.biastype = BiasType::Affine;
+            x.biasprm = prm(&bias);
+        }
+        ActKind::Muscle => {
+            let (mut dp, mut gp) = if x.kind == ActKind::Muscle {
+                (x.dynprm, x.gainprm)
+            } else {
+                (
+                    prm(&[0.01, 0.04, 0.0]),
+                    prm(&[0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2]),
+                )
+            };
+            let mut tc = [dp[0], dp[1]];
+            a.upto("timeconst", &mut tc)?;
+            dp[0] = tc[0];
+            dp[1] = tc[1];
+            a.f_into("tausmooth", &mut dp[2])?;
+            let mut range = [gp[0], gp[1]];
+            a.exact("range", &mut range)?;
+            gp[0] = range[0];
+            gp[1] = range[1];
+            for (i, n) in ["force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax"]
+                .iter()
+                .enumerate()
+            {
+                a.f_into(n, &mut gp[2 + i])?;
+            }
+            x.dyntype = DynType::Muscle;
+            x.dynprm = dp;
+            x.gaintype = GainType::Muscle;
+            x.gainprm = gp;
+            x.biastype = BiasType::Muscle;
+            x.biasprm = gp;
+        }
+        ActKind::Adhesion => {
+            let mut gain = if x.kind == ActKind::Adhesion {
+                x.gainprm[0]
+            } else {
+                1.0
+            };
+            a.f_into("gain", &mut gain)?;
+            if gain < 0.0 {
+                return Err(a.err(Some("gain"), ErrorKind::InvalidValue, "gain cannot be negative"));
+            }
+            x.dyntype = DynType::None;
+            x.dynprm = prm(&[1.0]);
+            x.gaintype = GainType::Fixed;
+            x.gainprm = prm(&[gain]);
+            x.biastype = BiasType::None;
+            x.biasprm = [0.0; 10];
+            x.ctrllimited = Tri::True;
+        }
+    }
+    if kind != ActKind::General {
+        x.kind = kind;
+    } else if a.has("gainprm")
+        || a.has("biasprm")
+        || a.has("dynprm")
+        || a.has("gaintype")
+        || a.has("biastype")
+        || a.has("dyntype")
+    {
+        x.kind = ActKind::General;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// the reader
+
+struct Reader<'d> {
+    doc: &'d Doc,
+    classes: HashMap<String, Class>,
+    top_class: String,
+    spec: Spec,
+}
+
+fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
+    let p = quat_rotate(fquat, pos);
+    *pos = [fpos[0] + p[0], fpos[1] + p[1], fpos[2] + p[2]];
+    let mut q = quat_mul(fquat, quat);
+    quat_normalize(&mut q);
+    *quat = q;
+}
+
+#[derive(Clone)]
+struct FrameCtx {
+    pos: [f64; 3],
+    quat: [f64; 4],
+    childclass: String,
+    identity: bool,
+}
+
+impl<'d> Reader<'d> {
+    fn a(&self, e: &'d Elem) -> A<'d> {
+        A::new(self.doc, e)
+    }
+
+    fn err(&self, e: &Elem, attr: Option<&str>, kind: ErrorKind, msg: impl Into<String>) -> MjcfError {
+        self.doc.err(e, attr, kind, msg.into())
+    }
+
+    fn class_of(&self, e: &Elem, inherited: &str) -> R<&Class> {
+        let name = e.get("class").unwrap_or(inherited);
+        self.classes.get(name).ok_or_else(|| {
+            self.err(
+                e,
+                Some("class"),
+                ErrorKind::UnknownClass,
+                format!("unknown default class '{name}'"),
+            )
+        })
+    }
+
+    fn unknown(&self, e: &Elem, parent: &str) -> MjcfError {
+        self.err(
+            e,
+            None,
+            ErrorKind::UnknownElement,
+            format!("unrecognized element <{}> in <{}>", e.name, parent),
+        )
+    }
+
+    fn parse(mut self) -> R<Spec> {
+        let root = &self.doc.root;
+        if root.name != "mujoco" {
+            return Err(self.err(
+                root,
+                None,
+                ErrorKind::UnknownElement,
+                "root element must be <mujoco>",
+            ));
+        }
+        let ra = self.a(root);
+        ra.check(&["model"])?;
+        self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
+        // pass 1: compiler, then defaults
+        for e in &root.children {
+            if e.name == "compiler" {
+                self.compiler(e)?;
+            }
+        }
+        self.classes.insert("main".into(), Class::default());
+        let mut seen_default = false;
+        for e in &root.children {
+            if e.name == "default" {
+                if !seen_default {
+                    let a = self.a(e);
+                    allowed(&a, "default")?;
+                    if let Some(c) = a.s("class") {
+                        if c != "main" {
+                            let cl = self.classes.remove("main").unwrap_or_default();
+                            self.classes.insert(c.clone(), cl);
+                            self.top_class = c;
+                        }
+                    }
+                    seen_default = true;
+                }
+                let top = self.top_class.clone();
+                self.default_class(e, &top)?;
+            }
+        }
+        // pass 2: everything else
+        for e in &root.children {
+            match e.name.as_str() {
+                "compiler" | "default" => {}
+                "option" => self.option(e)?,
+                "size" | "statistic" | "visual" | "custom" | "extension" => {
+                    self.skip_checked(e)?;
+                }
+                "asset" => self.asset(e)?,
+                "worldbody" => {
+                    let a = self.a(e);
+                    if let Some(at) = e.attrs.first() {
+                        return Err(self.err(
+                            e,
+                            Some(&at.name),
+                            ErrorKind::UnknownAttribute,
+                            "world body cannot have attributes",
+                        ));
+                    }
+                    let _ = a;
+                    let ctx = FrameCtx {
+                        pos: [0.0; 3],
+                        quat: [1.0, 0.0, 0.0, 0.0],
+                        childclass: self.top_class.clone(),
+                        identity: true,
+                    };
+                    let mut world = std::mem::take(&mut self.spec.world);
+                    self.body_children(e, &mut world, &ctx, true)?;
+                    self.spec.world = world;
+                }
+                "tendon" => self.tendons(e)?,
+                "actuator" => self.actuators(e)?,
+                "equality" => self.equalities(e)?,
+                "contact" => self.contact(e)?,
+                "sensor" => self.sensors(e)?,
+                "keyframe" => self.keyframes(e)?,
+                "deformable" => {
+                    if !e.children.is_empty() {
+                        return Err(self.err(
+                            e,
+                            None,
+                            ErrorKind::Unsupported,
+                            "deformable objects are not supported yet",
+                        ));
+                    }
+                }
+                _ => return Err(self.unknown(e, "mujoco")),
+            }
+        }
+        Ok(self.spec)
+    }
+
+    fn skip_checked(&self, e: &Elem) -> R<()> {
+        // accept and skip, but reject attributes the schema does not know
+        let key = e.name.as_str();
+        allowed(&self.a(e), key)?;
+        for c in &e.children {
+            let k = format!("{}-{}", e.name, c.name);
+            if schema::allowed(&k).is_none() && e.name != "custom" && e.name != "extension" {
+                return Err(self.unknown(c, &e.name));
+            }
+            allowed(&self.a(c), &k)?;
+        }
+        Ok(())
+    }
+
+    fn compiler(&mut self, e: &Elem) -> R<()> {
+        let a = self.a(e);
+        allowed(&a, "compiler")?;
+        let c = &mut self.spec.compiler;
+        if let Some(b) = a.bool("autolimits")? {
+            c.autolimits = b;
+        }
+        a.f_into("boundmass", &mut c.boundmass)?;
+        a.f_into("boundinertia", &mut c.boundinertia)?;
+        a.f_into("settotalmass", &mut c.settotalmass)?;
+        if let Some(b) = a.bool("balanceinertia")? {
+            c.balanceinertia = b;
+        }
+        if let Some(v) = a.kw("coordinate", &[("local", true), ("global", false)])? {
+            if !v {
+                return Err(a.err(
+                    Some("coordinate"),
+                    ErrorKind::Unsupported,
+                    "global coordinates are no longer supported (MuJoCo 2.3.3 was the last to accept them)",
+                ));
+            }
+        }
+        if let Some(d) = a.kw("angle", &[("degree", true), ("radian", false)])? {
+            c.degree = d;
+        }
+        if let Some(b) = a.bool("fitaabb")? {
+            if b {
+                return Err(a.err(
+                    Some("fitaabb"),
+                    ErrorKind::Unsupported,
+                    "fitaabb is not supported yet",
+                ));
+            }
+        }
+        if let Some(s) = a.s("eulerseq") {
+            let b = s.as_bytes();
+            if b.len() != 3 || !b.iter().all(|c| b"xyzXYZ".contains(c)) {
+                return Err(a.err(
+                    Some("eulerseq"),
+                    ErrorKind::InvalidKeyword,
+                    "eulerseq must be 3 characters from x, y, z, X, Y, Z",
+                ));
+            }
+            c.eulerseq = [b[0], b[1], b[2]];
+        }
+        if let Some(t) = a.tri("inertiafromgeom")? {
+            c.inertiafromgeom = t;
+        }
+        if let Some(r) = a.ints::<2>("inertiagrouprange")? {
+            c.inertiagrouprange = r;
+        }
+        if let Some(b) = a.bool("alignfree")? {
+            c.alignfree = b;
+        }
+        for ch in &e.children {
+            if ch.name != "lengthrange" {
+                return Err(self.unknown(ch, "compiler"));
+            }
+            allowed(&self.a(ch), "compiler-lengthrange")?;
+        }
+        Ok(())
+    }
+
+    fn option(&mut self, e: &Elem) -> R<()> {
+        let a = self.a(e);
+        allowed(&a, "option")?;
+        let o = &mut self.spec.opt;
+        a.f_into("timestep", &mut o.timestep)?;
+        a.f_into("impratio", &mut o.impratio)?;
+        a.f_into("tolerance", &mut o.tolerance)?;
+        a.f_into("ls_tolerance", &mut o.ls_tolerance)?;
+        a.f_into("noslip_tolerance", &mut o.noslip_tolerance)?;
+        a.f_into("ccd_tolerance", &mut o.ccd_tolerance)?;
+        a.exact("gravity", &mut o.gravity)?;
+        a.exact("wind", &mut o.wind)?;
+        a.exact("magnetic", &mut o.magnetic)?;
+        a.f_into("density", &mut o.density)?;
+        a.f_into("viscosity", &mut o.viscosity)?;
+        a.f_into("o_margin", &mut o.o_margin)?;
+        a.upto("o_solref", &mut o.o_solref)?;
+        a.upto("o_solimp", &mut o.o_solimp)?;
+        a.upto("o_friction", &mut o.o_friction)?;
+        if let Some(i) = a.kw(
+            "integrator",
+            &[
+                ("Euler", Integrator::Euler),
+                ("RK4", Integrator::Rk4),
+                ("implicit", Integrator::Implicit),
+                ("implicitfast", Integrator::ImplicitFast),
+            ],
+        )? {
+            o.integrator = i;
+        }
+        if let Some(c) = a.kw("cone", &[("pyramidal", Cone::Pyramidal), ("elliptic", Cone::Elliptic)])? {
+            o.cone = c;
+        }
+        if let Some(j) = a.kw("jacobian", &[("dense", 0), ("sparse", 1), ("auto", 2)])? {
+            o.jacobian = j;
+        }
+        if let Some(s) = a.kw(
+            "solver",
+            &[("PGS", Solver::Pgs), ("CG", Solver::Cg), ("Newton", Solver::Newton)],
+        )? {
+            o.solver = s;
+        }
+        for (n, d) in [
+            ("iterations", &mut o.iterations),
+            ("ls_iterations", &mut o.ls_iterations),
+            ("noslip_iterations", &mut o.noslip_iterations),
+            ("ccd_iterations", &mut o.ccd_iterations),
+        ] {
+            if let Some(v) = a.int(n)? {
+                if v < 0 {
+                    return Err(a.err(Some(n), ErrorKind::InvalidValue, "must be non-negative"));
+                }
+                *d = v as usize;
+            }
+        }
+        for ch in &e.children {
+            if ch.name != "flag" {
+                return Err(self.unknown(ch, "option"));
+            }
+            let fa = self.a(ch);
+            allowed(&fa, "option-flag")?;
+            use crate::model::{disable as d, enable as en};
+            let dis: &[(&str, u32)] = &[
+                ("constraint", d::CONSTRAINT),
+                ("equality", d::EQUALITY),
+                ("frictionloss", d::FRICTIONLOSS),
+                ("limit", d::LIMIT),
+                ("contact", d::CONTACT),
+                ("spring", d::SPRING),
+                ("damper", d::DAMPER),
+                ("gravity", d::GRAVITY),
+                ("clampctrl", d::CLAMPCTRL),
+                ("warmstart", d::WARMSTART),
+                ("filterparent", d::FILTERPARENT),
+                ("actuation", d::ACTUATION),
+                ("refsafe", d::REFSAFE),
+                ("sensor", d::SENSOR),
+                ("midphase", d::MIDPHASE),
+                ("eulerdamp", d::EULERDAMP),
+                ("autoreset", d::AUTORESET),
+                ("nativeccd", d::NATIVECCD),
+                ("island", d::ISLAND),
+                ("multiccd", d::MULTICCD),
+            ];
+            let ena: &[(&str, u32)] = &[
+                ("override", en::OVERRIDE),
+                ("energy", en::ENERGY),
+                ("fwdinv", en::FWDINV),
+                ("invdiscrete", en::INVDISCRETE),
+                ("sleep", en::SLEEP),
+                ("diagexact", en::DIAGEXACT),
+                ("ipc", en::IPC),
+                ("speculative", en::SPECULATIVE),
+            ];
+            let o = &mut self.spec.opt;
+            for (n, bit) in dis {
+                if let Some(on) = fa.flag(n)? {
+                    if on {
+                        o.disableflags &= !bit;
+                    } else {
+                        o.disableflags |= bit;
+                    }
+                }
+            }
+            for (n, bit) in ena {
+                if let Some(on) = fa.flag(n)? {
+                    if on {
+                        o.enableflags |= bit;
+                    } else {
+                        o.enableflags &= !bit;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn default_class(&mut self, e: &Elem, name: &str) -> R<()> {
+        let c = self.spec.compiler.clone();
+        let mut cl = self.classes.get(name).cloned().unwrap_or_default();
+        for ch in &e.children {
+            if ch.name == "default" {
+                continue;
+            }
+            let a = self.a(ch);
+            let key = format!("default-{}", ch.name);
+            if schema::allowed(&key).is_none() {
+                return Err(self.unknown(ch, "default"));
+            }
+            allowed(&a, &key)?;
+            match ch.name.as_str() {
+                "joint" => read_joint(&a, &mut cl.joint, &c)?,
+                "geom" => read_geom(&a, &mut cl.geom, &c)?,
+                "site" => read_site(&a, &mut cl.site, &c)?,
+                "camera" => read_frameobj(&a, &mut cl.cam, &c)?,
+                "light" => read_frameobj(&a, &mut cl.light, &c)?,
+                "tendon" => read_tendon(&a, &mut cl.tendon)?,
+                "equality" => read_eq_common(&a, &mut cl.eq)?,
+                "mesh" | "texture" | "material" | "pair" => {}
+                t => {
+                    if let Some(k) = act_kind(t) {
+                        read_actuator(&a, &mut cl.act, k)?;
+                    } else {
+                        return Err(self.err(
+                            ch,
+                            None,
+                            ErrorKind::Unsupported,
+                            format!("actuator <{t}> is not supported yet"),
+                        ));
+                    }
+                }
+            }
+        }
+        self.classes.insert(name.to_string(), cl.clone());
+        for ch in &e.children {
+            if ch.name != "default" {
+                continue;
+            }
+            let a = self.a(ch);
+            allowed(&a, "default")?;
+            let Some(sub) = a.s("class") else {
+                return Err(a.err(
+                    Some("class"),
+                    ErrorKind::MissingAttribute,
+                    "nested default requires a class attribute",
+                ));
+            };
+            if self.classes.contains_key(&sub) {
+                return Err(a.err(
+                    Some("class"),
+                    ErrorKind::DuplicateName,
+                    format!("repeated default class name '{sub}'"),
+                ));
+            }
+            self.classes.insert(sub.clone(), cl.clone());
+            self.default_class(ch, &sub)?;
+        }
+        Ok(())
+    }
+
+    fn asset(&mut self, e: &Elem) -> R<()> {
+        for ch in &e.children {
+            let key = format!("asset-{}", ch.name);
+            if schema::allowed(&key).is_none() {
+                return Err(self.unknown(ch, "asset"));
+            }
+            let a = self.a(ch);
+            allowed(&a, &key)?;
+            let name = a.s("name").or_else(|| {
+                a.s("file").map(|f| {
+                    let base = f.rsplit(['/', '\\']).next().unwrap_or(&f).to_string();
+                    match base.rfind('.') {
+                        Some(i) => base[..i].to_string(),
+                        None => base,
+                    }
+                })
+            });
+            if let Some(n) = name {
+                match ch.name.as_str() {
+                    "mesh" => self.spec.meshes.push(n),
+                    "material" => self.spec.materials.push(n),
+                    "hfield" => self.spec.hfields.push(n),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn body_children(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx, world: bool) -> R<()> {
+        let c = self.spec.compiler.clone();
+        for ch in &e.children {
+            let a = self.a(ch);
+            let inh = ctx.childclass.as_str();
+            match ch.name.as_str() {
+                "inertial" if !world => {
+                    allowed(&a, "body-inertial")?;
+                    let mut pos = [0.0; 3];
+                    a.exact("pos", &mut pos)?;
+                    let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
+                    let Some(mass) = a.f("mass")? else {
+                        return Err(a.err(Some("mass"), ErrorKind::MissingAttribute, "missing required attribute"));
+                    };
+                    let diag = a.exact_opt::<3>("diaginertia")?;
+                    let full = a.exact_opt::<6>("fullinertia")?;
+                    if diag.is_some() && full.is_some() {
+                        return Err(a.err(
+                            Some("fullinertia"),
+                            ErrorKind::InvalidValue,
+                            "fullinertia and diaginertia cannot both be specified",
+                        ));
+                    }
+                    if diag.is_none() && full.is_none() {
+                        return Err(a.err(
+                            Some("diaginertia"),
+                            ErrorKind::MissingAttribute,
+                            "inertial requires diaginertia or fullinertia",
+                        ));
+                    }
+                    if full.is_some() && read_orient(&a, &c)?.is_some() {
+                        return Err(a.err(
+                            Some("fullinertia"),
+                            ErrorKind::InvalidValue,
+                            "fullinertia and inertial orientation cannot both be specified",
+                        ));
+                    }
+                    if !ctx.identity {
+                        compose(&ctx.pos, &ctx.quat, &mut pos, &mut quat);
+                    }
+                    body.inertial = Some(InertialS {
+                        pos,
+                        quat,
+                        mass,
+                        diag,
+                        full,
+                        loc: Loc::of(ch),
+                    });
+                }
+                "joint" | "freejoint" if !world => {
+                    let mut j = if ch.name == "joint" {
+                        allowed(&a, "body-joint")?;
+                        let mut j = self.class_of(ch, inh)?.joint.clone();
+                        read_joint(&a, &mut j, &c)?;
+                        j
+                    } else {
+                        allowed(&a, "body-freejoint")?;
+                        let mut j = JointS {
+                            jtype: JointType::Free,
+                            ..Default::default()
+                        };
+                        if let Some(g) = a.int("group")? {
+                            j.group = g;
+                        }
+                        if a.kw("align", &[("false", false), ("true", true), ("auto", false)])? == Some(true) {
+                            return Err(a.err(
+                                Some("align"),
+                                ErrorKind::Unsupported,
+                                "freejoint align is not supported yet",
+                            ));
+                        }
+                        j
+                    };
+                    j.name = a.s("name").unwrap_or_default();
+                    j.loc = Loc::of(ch);
+                    if !ctx.identity {
+                        let mut q = [1.0, 0.0, 0.0, 0.0];
+                        compose(&ctx.pos, &ctx.quat, &mut j.pos, &mut q);
+                        j.axis = quat_rotate(&ctx.quat, &j.axis);
+                    }
+                    body.joints.push(j);
+                }
+                "geom" => {
+                    allowed(&a, "body-geom")?;
+                    let mut g = self.class_of(ch, inh)?.geom.clone();
+                    read_geom(&a, &mut g, &c)?;
+                    g.name = a.s("name").unwrap_or_default();
+                    g.loc = Loc::of(ch);
+                    self.finish_geom(ch, &mut g)?;
+                    if !ctx.identity {
+                        compose(&ctx.pos, &ctx.quat, &mut g.pos, &mut g.quat);
+                    }
+                    body.geoms.push(g);
+                }
+                "site" => {
+                    allowed(&a, "body-site")?;
+                    let mut s = self.class_of(ch, inh)?.site.clone();
+                    read_site(&a, &mut s, &c)?;
+                    s.name = a.s("name").unwrap_or_default();
+                    s.loc = Loc::of(ch);
+                    if let Some(ft) = s.fromto {
+                        let (p, q, half) = fromto_frame(&ft);
+                        s.pos = p;
+                        s.quat = q;
+                        match s.stype {
+                            crate::model::GeomType::Capsule | crate::model::GeomType::Cylinder => s.size[1] = half,
+                            crate::model::GeomType::Box | crate::model::GeomType::Ellipsoid => s.size[2] = half,
+                            _ => {
+                                return Err(a.err(
+                                    Some("fromto"),
+                                    ErrorKind::InvalidValue,
+                                    "fromto requires capsule, cylinder, box or ellipsoid",
+                                ))
+                            }
+                        }
+                    }
+                    if !ctx.identity {
+                        compose(&ctx.pos, &ctx.quat, &mut s.pos, &mut s.quat);
+                    }
+                    body.sites.push(s);
+                }
+                "camera" | "light" => {
+                    allowed(&a, &format!("body-{}", ch.name))?;
+                    let cl = self.class_of(ch, inh)?;
+                    let mut o = if ch.name == "camera" {
+                        cl.cam.clone()
+                    } else {
+                        cl.light.clone()
+                    };
+                    read_frameobj(&a, &mut o, &c)?;
+                    o.name = a.s("name").unwrap_or_default();
+                    o.loc = Loc::of(ch);
+                    if !ctx.identity {
+                        compose(&ctx.pos, &ctx.quat, &mut o.pos, &mut o.quat);
+                        o.dir = quat_rotate(&ctx.quat, &o.dir);
+                    }
+                    if ch.name == "camera" {
+                        body.cams.push(o);
+                    } else {
+                        body.lights.push(o);
+                    }
+                }
+                "body" => {
+                    allowed(&a, "body")?;
+                    let mut b = BodyS {
+                        name: a.s("name").unwrap_or_default(),
+                        quat: [1.0, 0.0, 0.0, 0.0],
+                        loc: Loc::of(ch),
+                        ..Default::default()
+                    };
+                    a.exact("pos", &mut b.pos)?;
+                    if let Some(q) = read_orient(&a, &c)? {
+                        b.quat = q;
+                    }
+                    if let Some(m) = a.bool("mocap")? {
+                        b.mocap = m;
+                    }
+                    a.f_into("gravcomp", &mut b.gravcomp)?;
+                    if !ctx.identity {
+                        compose(&ctx.pos, &ctx.quat, &mut b.pos, &mut b.quat);
+                    }
+                    let cc = match a.s("childclass") {
+                        Some(cc) => {
+                            if !self.classes.contains_key(&cc) {
+                                return Err(a.err(
+                                    Some("childclass"),
+                                    ErrorKind::UnknownClass,
+                                    format!("unknown default class '{cc}'"),
+                                ));
+                            }
+                            cc
+                        }
+                        None => ctx.childclass.clone(),
+                    };
+                    let sub = FrameCtx {
+                        pos: [0.0; 3],
+                        quat: [1.0, 0.0, 0.0, 0.0],
+                        childclass: cc,
+                        identity: true,
+                    };
+                    self.body_children(ch, &mut b, &sub, false)?;
+                    body.children.push(b);
+                }
+                "frame" => {
+                    a.check(schema::FRAME)?;
+                    let mut pos = [0.0; 3];
+                    a.exact("pos", &mut pos)?;
+                    let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
+                    compose(&ctx.pos, &ctx.quat, &mut pos, &mut quat);
+                    let cc = match a.s("childclass") {
+                        Some(cc) => {
+                            if !self.classes.contains_key(&cc) {
+                                return Err(a.err(
+                                    Some("childclass"),
+                                    ErrorKind::UnknownClass,
+                                    format!("unknown default class '{cc}'"),
+                                ));
+                            }
+                            cc
+                        }
+                        None => ctx.childclass.clone(),
+                    };
+                    let sub = FrameCtx {
+                        pos,
+                        quat,
+                        childclass: cc,
+                        identity: false,
+                    };
+                    self.body_children(ch, body, &sub, world)?;
+                }
+                "plugin" | "attach" | "flexcomp" | "composite" | "replicate" | "skin" => {
+                    return Err(self.err(
+                        ch,
+                        None,
+                        ErrorKind::Unsupported,
+                        format!("<{}> is not supported yet", ch.name),
+                    ));
+                }
+                _ => return Err(self.unknown(ch, if world { "worldbody" } else { "body" })),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_geom(&self, e: &Elem, g: &mut GeomS) -> R<()> {
+        use crate::model::GeomType as G;
+        let a = self.a(e);
+        if let Some(ft) = g.fromto {
+            let (p, q, half) = fromto_frame(&ft);
+            match g.gtype {
+                G::Capsule | G::Cylinder => g.size[1] = half,
+                G::Box | G::Ellipsoid => g.size[2] = half,
+                _ => {
+                    return Err(a.err(
+                        Some("fromto"),
+                        ErrorKind::InvalidValue,
+                        "fromto requires capsule, cylinder, box or ellipsoid",
+                    ))
+                }
+            }
+            g.pos = p;
+            g.quat = q;
+        }
+        Ok(())
+    }
+
+    fn tendons(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "tendon")?;
+        for ch in &e.children {
+            let spatial = match ch.name.as_str() {
+                "fixed" => false,
+                "spatial" => true,
+                _ => return Err(self.unknown(ch, "tendon")),
+            };
+            let a = self.a(ch);
+            allowed(&a, &format!("tendon-{}", ch.name))?;
+            let mut t = self.class_of(ch, &self.top_class)?.tendon.clone();
+            read_tendon(&a, &mut t)?;
+            t.name = a.s("name").unwrap_or_default();
+            t.spatial = spatial;
+            t.loc = Loc::of(ch);
+            for w in &ch.children {
+                let wa = self.a(w);
+                let key = format!("{}-{}", ch.name, w.name);
+                if schema::allowed(&key).is_none() {
+                    return Err(self.unknown(w, &ch.name));
+                }
+                allowed(&wa, &key)?;
+                let mut ws = WrapS {
+                    kind: w.name.clone(),
+                    target: String::new(),
+                    prm: 0.0,
+                    sidesite: None,
+                    loc: Loc::of(w),
+                };
+                match w.name.as_str() {
+                    "joint" => {
+                        ws.target = self.required(&wa, "joint")?;
+                        let Some(c) = wa.f("coef")? else {
+                            return Err(wa.err(Some("coef"), ErrorKind::MissingAttribute, "missing required attribute"));
+                        };
+                        ws.prm = c;
+                    }
+                    "site" => ws.target = self.required(&wa, "site")?,
+                    "geom" => {
+                        ws.target = self.required(&wa, "geom")?;
+                        ws.sidesite = wa.s("sidesite");
+                    }
+                    _ => {
+                        let Some(d) = wa.f("divisor")? else {
+                            return Err(wa.err(Some("divisor"), ErrorKind::MissingAttribute, "missing required attribute"));
+                        };
+                        ws.prm = d;
+                    }
+                }
+                t.wraps.push(ws);
+            }
+            self.spec.tendons.push(t);
+        }
+        Ok(())
+    }
+
+    fn required(&self, a: &A, name: &str) -> R<String> {
+        a.s(name)
+            .ok_or_else(|| a.err(Some(name), ErrorKind::MissingAttribute, "missing required attribute"))
+    }
+
+    fn actuators(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "actuator")?;
+        for ch in &e.children {
+            let Some(kind) = act_kind(&ch.name) else {
+                if schema::allowed(&format!("actuator-{}", ch.name)).is_some() {
+                    return Err(self.err(
+                        ch,
+                        None,
+                        ErrorKind::Unsupported,
+                        format!("actuator <{}> is not supported yet", ch.name),
+                    ));
+                }
+                return Err(self.unknown(ch, "actuator"));
+            };
+            let a = self.a(ch);
+            allowed(&a, &format!("actuator-{}", ch.name))?;
+            let mut x = self.class_of(ch, &self.top_class)?.act.clone();
+            read_actuator(&a, &mut x, kind)?;
+            x.name = a.s("name").unwrap_or_default();
+            x.loc = Loc::of(ch);
+            let mut trn = Vec::new();
+            for k in ["joint", "jointinparent", "tendon", "site", "cranksite", "body"] {
+                if let Some(v) = a.s(k) {
+                    trn.push((k, v));
+                }
+            }
+            if trn.len() != 1 {
+                return Err(a.err(
+                    trn.get(1).map(|t| t.0),
+                    if trn.is_empty() {
+                        ErrorKind::MissingAttribute
+                    } else {
+                        ErrorKind::InvalidValue
+                    },
+                    "actuator needs exactly one transmission target (joint, jointinparent, tendon, site, cranksite or body)",
+                ));
+            }
+            let (k, v) = trn.remove(0);
+            x.trn = TrnS {
+                kind: k.to_string(),
+                target: v,
+                second: if k == "cranksite" {
+                    a.s("slidersite")
+                } else {
+                    a.s("refsite")
+                },
+            };
+            if k == "cranksite" && x.trn.second.is_none() {
+                return Err(a.err(
+                    Some("slidersite"),
+                    ErrorKind::MissingAttribute,
+                    "cranksite requires slidersite",
+                ));
+            }
+            self.spec.actuators.push(x);
+        }
+        Ok(())
+    }
+
+    fn equalities(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "equality")?;
+        for ch in &e.children {
+            let key = format!("equality-{}", ch.name);
+            if !matches!(ch.name.as_str(), "connect" | "weld" | "joint" | "tendon") {
+                if schema::allowed(&key).is_some() {
+                    return Err(self.err(
+                        ch,
+                        None,
+                        ErrorKind::Unsupported,
+                        format!("equality <{}> is not supported yet", ch.name),
+                    ));
+                }
+                return Err(self.unknown(ch, "equality"));
+            }
+            let a = self.a(ch);
+            allowed(&a, &key)?;
+            let mut q = self.class_of(ch, &self.top_class)?.eq.clone();
+            read_eq_common(&a, &mut q)?;
+            q.name = a.s("name").unwrap_or_default();
+            q.tag = ch.name.clone();
+            q.loc = Loc::of(ch);
+            match ch.name.as_str() {
+                "connect" | "weld" => {
+                    if let Some(s1) = a.s("site1") {
+                        q.sites = true;
+                        q.obj1 = s1;
+                        q.obj2 = Some(self.required(&a, "site2")?);
+                    } else {
+                        q.obj1 = self.required(&a, "body1")?;
+                        q.obj2 = a.s("body2");
+                        if ch.name == "connect" && !a.has("anchor") {
+                            return Err(a.err(Some("anchor"), ErrorKind::MissingAttribute, "missing required attribute"));
+                        }
+                    }
+                    a.exact("anchor", &mut q.anchor)?;
+                    if ch.name == "weld" {
+                        a.exact("relpose", &mut q.relpose)?;
+                        a.f_into("torquescale", &mut q.torquescale)?;
+                    }
+                }
+                "joint" => {
+                    q.obj1 = self.required(&a, "joint1")?;
+                    q.obj2 = a.s("joint2");
+                    a.upto("polycoef", &mut q.polycoef)?;
+                }
+                _ => {
+                    q.obj1 = self.required(&a, "tendon1")?;
+                    q.obj2 = a.s("tendon2");
+                    a.upto("polycoef", &mut q.polycoef)?;
+                }
+            }
+            self.spec.eqs.push(q);
+        }
+        Ok(())
+    }
+
+    fn contact(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "contact")?;
+        for ch in &e.children {
+            let a = self.a(ch);
+            match ch.name.as_str() {
+                "pair" => {
+                    allowed(&a, "contact-pair")?;
+                    self.class_of(ch, &self.top_class)?;
+                    for k in ["geom1", "geom2"] {
+                        let n = self.required(&a, k)?;
+                        self.spec.refs.push(RefS { kind: "geom", name: n, attr: k.into(), loc: Loc::of(ch) });
+                    }
+                    self.spec.npair += 1;
+                }
+                "exclude" => {
+                    allowed(&a, "contact-exclude")?;
+                    for k in ["body1", "body2"] {
+                        let n = self.required(&a, k)?;
+                        self.spec.refs.push(RefS { kind: "body", name: n, attr: k.into(), loc: Loc::of(ch) });
+                    }
+                    self.spec.nexclude += 1;
+                }
+                _ => return Err(self.unknown(ch, "contact")),
+            }
+        }
+        Ok(())
+    }
+
+    fn sensors(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "sensor")?;
+        for ch in &e.children {
+            let key = format!("sensor-{}", ch.name);
+            if schema::allowed(&key).is_none() {
+                return Err(self.unknown(ch, "sensor"));
+            }
+            let a = self.a(ch);
+            allowed(&a, &key)?;
+            for (k, kind) in [
+                ("site", "site"),
+                ("joint", "joint"),
+                ("tendon", "tendon"),
+                ("actuator", "actuator"),
+                ("body", "body"),
+                ("camera", "camera"),
+            ] {
+                if let Some(n) = a.s(k) {
+                    self.spec.refs.push(RefS { kind, name: n, attr: k.into(), loc: Loc::of(ch) });
+                }
+            }
+            self.spec.nsensor += 1;
+        }
+        Ok(())
+    }
+
+    fn keyframes(&mut self, e: &Elem) -> R<()> {
+        allowed(&self.a(e), "keyframe")?;
+        for ch in &e.children {
+            if ch.name != "key" {
+                return Err(self.unknown(ch, "keyframe"));
+            }
+            let a = self.a(ch);
+            allowed(&a, "keyframe-key")?;
+            let mut k = KeyS {
+                name: a.s("name").unwrap_or_default(),
+                loc: Loc::of(ch),
+                ..Default::default()
+            };
+            a.f_into("time", &mut k.time)?;
+            k.qpos = a.vec("qpos")?;
+            k.qvel = a.vec("qvel")?;
+            k.act = a.vec("act")?;
+            k.ctrl = a.vec("ctrl")?;
+            k.mpos = a.vec("mpos")?;
+            k.mquat = a.vec("mquat")?;
+            self.spec.keys.push(k);
+        }
+        Ok(())
+    }
+}
+
+/// Frame of a `fromto` segment: midpoint, orientation (z along from − to, MuJoCo's convention)
+/// and half length.
+pub fn fromto_frame(ft: &[f64; 6]) -> ([f64; 3], [f64; 4], f64) {
+    let d = [ft[0] - ft[3], ft[1] - ft[4], ft[2] - ft[5]];
+    let pos = [
+        0.5 * (ft[0] + ft[3]),
+        0.5 * (ft[1] + ft[4]),
+        0.5 * (ft[2] + ft[5]),
+    ];
+    (pos, quat_z2vec(d), 0.5 * norm(&d))
+}
+
+/// Build the typed description of a parsed document.
+pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
+    let rd = Reader {
+        doc,
+        classes: HashMap::new(),
+        top_class: "main".into(),
+        spec: Spec {
+            name: String::new(),
+            compiler: Compiler::default(),
+            opt: default_options(),
+            world: BodyS {
+                name: "world".into(),
+                quat: [1.0, 0.0, 0.0, 0.0],
+                ..Default::default()
+            },
+            tendons: Vec::new(),
+            actuators: Vec::new(),
+            eqs: Vec::new(),
+            npair: 0,
+            nexclude: 0,
+            nsensor: 0,
+            keys: Vec::new(),
+            refs: Vec::new(),
+            meshes: Vec::new(),
+            materials: Vec::new(),
+            hfields: Vec::new(),
+        },
+    };
+    rd.parse()
+}
