@@ -20,10 +20,11 @@ use super::muscle;
 /// `moment = J_pᵀ f + J_rᵀ τ`; the length is zero without a reference site.
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
+    let mut moment = std::mem::take(&mut d.actuator_moment);
     for u in 0..m.nu {
         let gear = m.actuator_gear[u];
         let id = m.actuator_trnid[u][0];
-        let row = &mut d.actuator_moment[u * nv..(u + 1) * nv];
+        let row = &mut moment[u * nv..(u + 1) * nv];
         row.iter_mut().for_each(|x| *x = T::zero());
         let mut len = T::zero();
         match m.actuator_trntype[u] {
@@ -53,11 +54,9 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                             gr
                         };
                         if m.jnt_type[j] == JointType::Free {
-                            let gl = [gear[0], gear[1], gear[2]];
-                            let p = [d.qpos[qa], d.qpos[qa + 1], d.qpos[qa + 2]];
-                            len = dot3(&gl, &p) + dot3(&gr, &rv);
+                            // a free joint has no scalar length
                             for k in 0..3 {
-                                row[da + k] = gl[k];
+                                row[da + k] = gear[k];
                             }
                         } else {
                             len = dot3(&gr, &rv);
@@ -76,37 +75,36 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 }
             }
             TrnType::Site => {
-                let s = id as usize;
-                let b = m.site_bodyid[s];
-                let xm = d.site_xmat[s];
-                let f = mat_vec(&xm, &[gear[0], gear[1], gear[2]]);
-                let t = mat_vec(&xm, &[gear[3], gear[4], gear[5]]);
-                let p = d.site_xpos[s];
-                let com = d.subtree_com[m.body_rootid[b]];
-                let mut k = body_last_dof(m, b);
-                while k != NONE {
-                    let (jp, jr) = dof_point_jac(&d.cdof[k], &p, &com);
-                    row[k] = dot3(&jp, &f) + dot3(&jr, &t);
-                    k = m.dof_parentid[k];
-                }
-                if m.actuator_trnid[u][1] >= 0 {
-                    // reference site: length of the site's displacement in the reference frame
-                    let r = m.actuator_trnid[u][1] as usize;
-                    let rm = d.site_xmat[r];
-                    let dp = sub3(&p, &d.site_xpos[r]);
-                    let lt = dot3(&mat_t_vec(&rm, &dp), &[gear[0], gear[1], gear[2]]);
-                    let qs = mat_to_quat(&xm);
-                    let qr = mat_to_quat(&rm);
-                    let rv = quat_sub(&qs, &qr);
-                    len = lt + dot3(&rv, &[gear[3], gear[4], gear[5]]);
-                    // the reference body moves too: subtract its Jacobian
-                    let rb = m.site_bodyid[r];
-                    let rcom = d.subtree_com[m.body_rootid[rb]];
-                    let mut k = body_last_dof(m, rb);
-                    while k != NONE {
-                        let (jp, jr) = dof_point_jac(&d.cdof[k], &p, &rcom);
-                        row[k] -= dot3(&jp, &f) + dot3(&jr, &t);
-                        k = m.dof_parentid[k];
+                let s_id = id as usize;
+                let refsite = m.actuator_trnid[u][1];
+                if refsite < 0 {
+                    // wrench given in the site frame
+                    let xm = d.site_xmat[s_id];
+                    let f = mat_vec(&xm, &[gear[0], gear[1], gear[2]]);
+                    let t = mat_vec(&xm, &[gear[3], gear[4], gear[5]]);
+                    add_site_wrench(m, d, s_id, &f, &t, T::one(), NONE, row);
+                } else {
+                    // displacement of the site relative to the reference site, in its frame
+                    let r_id = refsite as usize;
+                    let rm = d.site_xmat[r_id];
+                    let shared = common_dof(m, m.site_bodyid[s_id], m.site_bodyid[r_id]);
+                    let gt = [gear[0], gear[1], gear[2]];
+                    let gr = [gear[3], gear[4], gear[5]];
+                    let zero = zero3::<T>();
+                    if gt.iter().any(|g| *g != T::zero()) {
+                        let dp = sub3(&d.site_xpos[s_id], &d.site_xpos[r_id]);
+                        len += dot3(&mat_t_vec(&rm, &dp), &gt);
+                        let f = mat_vec(&rm, &gt);
+                        add_site_wrench(m, d, s_id, &f, &zero, T::one(), shared, row);
+                        add_site_wrench(m, d, r_id, &f, &zero, -T::one(), shared, row);
+                    }
+                    if gr.iter().any(|g| *g != T::zero()) {
+                        let qs = quat_mul(&d.xquat[m.site_bodyid[s_id]], &m.site_quat[s_id]);
+                        let qr = quat_mul(&d.xquat[m.site_bodyid[r_id]], &m.site_quat[r_id]);
+                        len += dot3(&quat_sub(&qs, &qr), &gr);
+                        let t = mat_vec(&rm, &gr);
+                        add_site_wrench(m, d, s_id, &zero, &t, T::one(), shared, row);
+                        add_site_wrench(m, d, r_id, &zero, &t, -T::one(), shared, row);
                     }
                 }
             }
@@ -115,6 +113,50 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
         d.actuator_length[u] = len;
+    }
+    d.actuator_moment = moment;
+}
+
+/// The dof where the paths from bodies `a` and `b` to the world meet (`NONE` if they do not):
+/// that dof and its ancestors move both bodies alike and drop out of relative Jacobians.
+fn common_dof<T>(m: &Model<T>, a: usize, b: usize) -> usize {
+    let mut i = body_last_dof(m, m.body_weldid[a]);
+    let mut j = body_last_dof(m, m.body_weldid[b]);
+    while i != j && i != NONE && j != NONE {
+        if i > j {
+            i = m.dof_parentid[i];
+        } else {
+            j = m.dof_parentid[j];
+        }
+    }
+    if i == j {
+        i
+    } else {
+        NONE
+    }
+}
+
+/// `row += sign · (J_pᵀ f + J_rᵀ t)` for the Jacobians of site `s`, over the dofs below `stop`
+/// (the walk up the tree ends at `stop`, exclusive).
+#[allow(clippy::too_many_arguments)]
+fn add_site_wrench<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    s: usize,
+    f: &V3<T>,
+    t: &V3<T>,
+    sign: T,
+    stop: usize,
+    row: &mut [T],
+) {
+    let b = m.site_bodyid[s];
+    let p = d.site_xpos[s];
+    let com = d.subtree_com[m.body_rootid[b]];
+    let mut k = body_last_dof(m, b);
+    while k != NONE && k != stop {
+        let (jp, jr) = dof_point_jac(&d.cdof[k], &p, &com);
+        row[k] += sign * (dot3(&jp, f) + dot3(&jr, t));
+        k = m.dof_parentid[k];
     }
 }
 
@@ -125,6 +167,41 @@ pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         d.actuator_velocity[u] = row.iter().zip(&d.qvel).fold(T::zero(), |s, (a, b)| s + *a * *b);
     }
+}
+
+/// Rotational set-point wrapping (MuJoCo 4.0): a position servo on a ball joint (fixed gain,
+/// affine bias with `gain = −bias₁`, stateless or integrator dynamics) or on a site with a
+/// rotational-only reference-site transmission sees its set-point shifted by whole turns
+/// `2π |gear|` to the one nearest the current length, so it turns the short way round.
+fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
+    let gp = &m.actuator_gainprm[u];
+    let bp = &m.actuator_biasprm[u];
+    let servo = m.actuator_gaintype[u] == GainType::Fixed
+        && m.actuator_biastype[u] == BiasType::Affine
+        && gp[0] == -bp[1]
+        && matches!(m.actuator_dyntype[u], DynType::None | DynType::Integrator);
+    if !servo {
+        return x;
+    }
+    let g = &m.actuator_gear[u];
+    let id = m.actuator_trnid[u][0];
+    let period = match m.actuator_trntype[u] {
+        TrnType::Joint | TrnType::JointInParent if m.jnt_type[id as usize] == JointType::Ball => {
+            norm3(&[g[0], g[1], g[2]])
+        }
+        TrnType::Site
+            if m.actuator_trnid[u][1] >= 0 && g[0] == T::zero() && g[1] == T::zero() && g[2] == T::zero() =>
+        {
+            norm3(&[g[3], g[4], g[5]])
+        }
+        _ => return x,
+    } * T::c(2.0 * std::f64::consts::PI);
+    if period.re() <= 0.0 {
+        return x;
+    }
+    // the number of turns is a step function: no derivative flows through it
+    let turns = ((x - len) / period).re();
+    x - period * T::c((turns + 0.5).floor())
 }
 
 /// The activation an actuator would have after one step with rate `act_dot` (MuJoCo's
@@ -160,8 +237,13 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.actuator_force.iter_mut().for_each(|x| *x = T::zero());
     } else {
         let clamp = !m.disabled(disable::CLAMPCTRL);
+        // a bad control (NaN or beyond 1e10) zeroes every control of this evaluation
+        let bad_ctrl = d.ctrl.iter().any(|c| !c.finite() || c.re().abs() > super::MAXVAL);
+        if bad_ctrl {
+            d.warnings.push("bad control: all controls treated as zero".into());
+        }
         for u in 0..m.nu {
-            let mut ctrl = d.ctrl[u];
+            let mut ctrl = if bad_ctrl { T::zero() } else { d.ctrl[u] };
             if clamp && m.actuator_ctrllimited[u] {
                 let [lo, hi] = m.actuator_ctrlrange[u];
                 ctrl = ctrl.clamp_to(lo, hi);
@@ -191,6 +273,7 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             };
             let len = d.actuator_length[u];
             let vel = d.actuator_velocity[u];
+            let input = wrap_setpoint(m, u, input, len);
             let gp = &m.actuator_gainprm[u];
             let gain = match m.actuator_gaintype[u] {
                 GainType::Fixed => gp[0],
@@ -223,20 +306,24 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
     }
-    // gravity compensation routed through actuators, then per-joint force limits
-    for j in 0..m.njnt {
-        let da = m.jnt_dofadr[j];
-        let n = m.jnt_type[j].nv();
-        if m.jnt_actgravcomp[j] {
-            for k in da..da + n {
-                d.qfrc_actuator[k] += d.qfrc_gravcomp[k];
+    // gravity compensation routed through actuators
+    let gravity = !m.disabled(disable::GRAVITY) && m.opt.gravity.iter().any(|g| *g != T::zero());
+    if m.ngravcomp > 0 && gravity {
+        for j in 0..m.njnt {
+            if m.jnt_actgravcomp[j] {
+                let da = m.jnt_dofadr[j];
+                for k in da..da + m.jnt_type[j].nv() {
+                    d.qfrc_actuator[k] += d.qfrc_gravcomp[k];
+                }
             }
         }
+    }
+    // per-joint force limits (MuJoCo clamps the joint's first dof)
+    for j in 0..m.njnt {
         if m.jnt_actfrclimited[j] {
             let [lo, hi] = m.jnt_actfrcrange[j];
-            for k in da..da + n {
-                d.qfrc_actuator[k] = d.qfrc_actuator[k].clamp_to(lo, hi);
-            }
+            let k = m.jnt_dofadr[j];
+            d.qfrc_actuator[k] = d.qfrc_actuator[k].clamp_to(lo, hi);
         }
     }
 }

@@ -264,8 +264,16 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for k in 0..nv {
         d.qvel[k] = st[0][nq + k] + h * st[last][nv + k];
     }
-    for k in 0..na {
-        d.act[k] = st[0][nq + nv + k] + h * st[last][2 * nv + k];
+    // activations through the common end of step: exact filter and actrange clamp
+    for u in 0..m.nu {
+        let adr = m.actuator_actadr[u];
+        if adr < 0 {
+            continue;
+        }
+        for a in adr as usize..adr as usize + m.actuator_actnum[u] {
+            let rate = st[last][2 * nv + a];
+            d.act[a] = super::actuation::next_activation(m, u, st[0][nq + nv + a], rate);
+        }
     }
     d.time = t0 + h;
     d.scratch_state = st;

@@ -14,6 +14,34 @@ use super::forward::fwd_position;
 use super::inertia::solve_m;
 use super::jacobian::jac;
 
+/// Bodies whose joint-space inertia block is diagonal with only sliders (MuJoCo's
+/// `body_simple == 2`): inertial frame equal to the body frame, a root body or the child of a
+/// fixed child of the world, no children, only slide joints at the origin along coordinate
+/// axes. Their inverse weights are `1/mass`.
+fn slider_only_bodies(m: &Model<f64>) -> Vec<bool> {
+    let mut simple = vec![false; m.nbody];
+    for b in 1..m.nbody {
+        let p = m.body_parentid[b];
+        let sameframe = m.body_ipos[b] == [0.0; 3] && m.body_iquat[b] == [1.0, 0.0, 0.0, 0.0];
+        simple[b] = sameframe
+            && (m.body_rootid[b] == b || (m.body_parentid[p] == 0 && m.body_dofnum[p] == 0));
+        if p > 0 {
+            simple[p] = false;
+        }
+        let ja = m.body_jntadr[b];
+        let mut all_slide = m.body_jntnum[b] > 0;
+        for j in ja..ja + m.body_jntnum[b] {
+            let a = m.jnt_axis[j];
+            let aligned = a.iter().filter(|x| x.abs() > 1e-14).count() == 1;
+            if m.jnt_pos[j] != [0.0; 3] || m.jnt_type[j] != JointType::Slide || !aligned {
+                all_slide = false;
+            }
+        }
+        simple[b] = simple[b] && all_slide;
+    }
+    simple
+}
+
 /// Compute the derived constants of a freshly compiled model in place. The compiler calls this
 /// after every structural and numeric field is filled in.
 pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
@@ -53,10 +81,19 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     };
 
     // body_invweight0
+    let simple = slider_only_bodies(m);
     let mut jp = vec![0.0; 3 * nv];
     let mut jr = vec![0.0; 3 * nv];
     m.body_invweight0[0] = [0.0, 0.0];
     for b in 1..m.nbody {
+        if m.body_weldid[b] == 0 {
+            m.body_invweight0[b] = [0.0, 0.0];
+            continue;
+        }
+        if simple[b] {
+            m.body_invweight0[b] = [1.0 / m.body_mass[b].max(MINVAL), 0.0];
+            continue;
+        }
         jac(m, &d, &d.xipos[b], b, &mut jp, &mut jr);
         let mut tr = [0.0, 0.0];
         for r in 0..3 {
@@ -79,6 +116,10 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     // separately)
     for j in 0..m.njnt {
         let da = m.jnt_dofadr[j];
+        if simple[m.jnt_bodyid[j]] {
+            m.dof_invweight0[da] = 1.0 / m.body_mass[m.jnt_bodyid[j]].max(MINVAL);
+            continue;
+        }
         let groups: &[(usize, usize)] = match m.jnt_type[j] {
             JointType::Free => &[(0, 3), (3, 3)],
             JointType::Ball => &[(0, 3)],
@@ -97,10 +138,6 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         m.tendon_length0[t] = d.ten_length[t];
         let row = &d.ten_J[t * nv..(t + 1) * nv];
         m.tendon_invweight0[t] = quad(row, row);
-        // springlength −1 (the default): rest length is the length at qpos0
-        if m.tendon_lengthspring[t][0] == -1.0 && m.tendon_lengthspring[t][1] == -1.0 {
-            m.tendon_lengthspring[t] = [d.ten_length[t], d.ten_length[t]];
-        }
     }
 
     // actuators
@@ -109,6 +146,34 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         col.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
         solve_m(m, &d, &mut col);
         m.actuator_acc0[u] = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+    }
+
+    // position servos given a damping ratio (positive biasprm[2]): kv = 2 ζ sqrt(kp · mass),
+    // with the mass reflected through the transmission from dof_M0
+    for u in 0..m.nu {
+        let (kp, b1, b2) = (m.actuator_gainprm[u][0], m.actuator_biasprm[u][1], m.actuator_biasprm[u][2]);
+        if kp == -b1 && b2 > 0.0 {
+            let mut mass = 0.0;
+            for i in 0..nv {
+                let t = d.actuator_moment[u * nv + i].abs();
+                if t * t > MINVAL {
+                    mass += m.dof_m0[i] / (t * t);
+                }
+            }
+            m.actuator_biasprm[u][2] = -b2 * 2.0 * (kp * mass).sqrt();
+        }
+    }
+
+    // tendon spring rest lengths default (springlength −1) to the length at qpos_spring
+    if (0..m.ntendon).any(|t| m.tendon_lengthspring[t] == [-1.0, -1.0]) {
+        d.qpos.copy_from_slice(&m.qpos_spring);
+        super::kinematics::kinematics(m, &mut d);
+        super::tendon::tendon(m, &mut d);
+        for t in 0..m.ntendon {
+            if m.tendon_lengthspring[t] == [-1.0, -1.0] {
+                m.tendon_lengthspring[t] = [d.ten_length[t], d.ten_length[t]];
+            }
+        }
     }
 
     // muscle length ranges: keep a given range, else copy the limits of the target
@@ -127,15 +192,16 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
                 if m.jnt_limited[id]
                     && matches!(m.jnt_type[id], JointType::Hinge | JointType::Slide) =>
             {
+                // MuJoCo copies the joint range as it is (not scaled by the gear)
                 Some(m.jnt_range[id])
             }
             TrnType::Tendon if m.tendon_limited[id] => Some(m.tendon_range[id]),
             _ => None,
         };
         match range {
-            Some([lo, hi]) => {
-                let (a, b) = (g * lo, g * hi);
-                m.actuator_lengthrange[u] = [a.min(b), a.max(b)];
+            Some(r) => {
+                let _ = g;
+                m.actuator_lengthrange[u] = r;
             }
             None => {
                 return Err(format!(
