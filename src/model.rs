@@ -212,6 +212,8 @@ pub mod disable {
     pub const NATIVECCD: u32 = 1 << 17;
     /// Island discovery.
     pub const ISLAND: u32 = 1 << 18;
+    /// Multi-point convex collision (a disable bit since MuJoCo 4.0).
+    pub const MULTICCD: u32 = 1 << 19;
 }
 
 /// Bits of `option/flag` that enable an optional feature (`mjtEnableBit`).
@@ -224,10 +226,14 @@ pub mod enable {
     pub const FWDINV: u32 = 1 << 2;
     /// Discrete-time inverse dynamics.
     pub const INVDISCRETE: u32 = 1 << 3;
-    /// Multi-point convex collision.
-    pub const MULTICCD: u32 = 1 << 4;
     /// Sleeping.
-    pub const SLEEP: u32 = 1 << 5;
+    pub const SLEEP: u32 = 1 << 4;
+    /// Exact constraint diagonal.
+    pub const DIAGEXACT: u32 = 1 << 5;
+    /// IPC contacts.
+    pub const IPC: u32 = 1 << 6;
+    /// Speculative contacts.
+    pub const SPECULATIVE: u32 = 1 << 7;
 }
 
 /// Simulation options (`mjOption`).

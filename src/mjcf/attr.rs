@@ -87,7 +87,11 @@ impl<'a> A<'a> {
     /// Exactly `N` numbers as an option.
     pub fn exact_opt<const N: usize>(&self, name: &str) -> R<Option<[f64; N]>> {
         let mut d = [0.0; N];
-        Ok(if self.exact(name, &mut d)? { Some(d) } else { None })
+        Ok(if self.exact(name, &mut d)? {
+            Some(d)
+        } else {
+            None
+        })
     }
 
     /// Between 1 and `N` numbers overwriting the leading entries of `dst`.
@@ -197,7 +201,10 @@ impl<'a> A<'a> {
         Err(self.err(
             Some(name),
             ErrorKind::InvalidKeyword,
-            format!("invalid keyword '{v}', expected one of: {}", opts.join(", ")),
+            format!(
+                "invalid keyword '{v}', expected one of: {}",
+                opts.join(", ")
+            ),
         ))
     }
 
@@ -210,7 +217,11 @@ impl<'a> A<'a> {
     pub fn tri(&self, name: &str) -> R<Option<Tri>> {
         self.kw(
             name,
-            &[("false", Tri::False), ("true", Tri::True), ("auto", Tri::Auto)],
+            &[
+                ("false", Tri::False),
+                ("true", Tri::True),
+                ("auto", Tri::Auto),
+            ],
         )
     }
 

@@ -15,7 +15,13 @@ const MINVAL: f64 = 1e-15;
 
 type R<T> = Result<T, MjcfError>;
 
-fn err(doc: &Doc, loc: &Loc, attr: Option<&str>, kind: ErrorKind, msg: impl Into<String>) -> MjcfError {
+fn err(
+    doc: &Doc,
+    loc: &Loc,
+    attr: Option<&str>,
+    kind: ErrorKind,
+    msg: impl Into<String>,
+) -> MjcfError {
     let src = &doc.sources[loc.src.min(doc.sources.len() - 1)];
     let (line, column) = src.line_col(loc.pos);
     MjcfError {
@@ -37,7 +43,10 @@ fn geom_inertia(g: &GeomS) -> Option<(f64, [f64; 3])> {
     let (vol, unit): (f64, Box<dyn Fn(f64) -> [f64; 3]>) = match g.gtype {
         G::Sphere => {
             let r = s[0];
-            (4.0 / 3.0 * PI * r * r * r, Box::new(move |m| [0.4 * m * r * r; 3]))
+            (
+                4.0 / 3.0 * PI * r * r * r,
+                Box::new(move |m| [0.4 * m * r * r; 3]),
+            )
         }
         G::Capsule => {
             let (r, h) = (s[0], s[1]);
@@ -170,7 +179,11 @@ fn geom_fluid(g: &GeomS) -> [f64; 12] {
         let (dj, dl) = (ax[j] * ax[j], ax[l] * ax[l]);
         let num = (dj - dl).powi(2) * (k[l] - k[j]).abs();
         let den = (2.0 * (dj - dl) + (dj + dl) * (k[j] - k[l])).abs();
-        out[9 + i] = if den < MINVAL { 0.0 } else { vol * num / den / 5.0 };
+        out[9 + i] = if den < MINVAL {
+            0.0
+        } else {
+            vol * num / den / 5.0
+        };
     }
     out
 }
@@ -218,39 +231,24 @@ fn eig3(a: [f64; 9]) -> ([f64; 3], [f64; 4]) {
             }
         }
     }
-    let mut idx = [0usize, 1, 2];
-    let ev = [m[0], m[4], m[8]];
-    idx.sort_by(|&i, &j| ev[j].partial_cmp(&ev[i]).unwrap_or(std::cmp::Ordering::Equal));
-    let vals = [ev[idx[0]], ev[idx[1]], ev[idx[2]]];
-    let mut r = [0.0; 9];
-    for (c, &i) in idx.iter().enumerate() {
-        for k in 0..3 {
-            r[k * 3 + c] = v[k * 3 + i];
-        }
-    }
-    // right-handed
-    let det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6])
-        + r[2] * (r[3] * r[7] - r[4] * r[6]);
-    if det < 0.0 {
-        for k in 0..3 {
-            r[k * 3 + 2] = -r[k * 3 + 2];
-        }
-    }
-    // among the sign-equivalent frames pick the one closest to identity
-    let mut best = mat2quat(&r);
-    for flip in [[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]] {
-        let mut r2 = r;
-        for c in 0..3 {
+    // sort eigenvalues in decreasing order with the network (0,1), (1,2), (0,1); a swap of
+    // columns a, b keeps the frame right-handed: new a = old b, new b = -old a
+    let mut vals = [m[0], m[4], m[8]];
+    for (a, b) in [(0usize, 1usize), (1, 2), (0, 1)] {
+        if vals[a] < vals[b] {
+            vals.swap(a, b);
             for k in 0..3 {
-                r2[k * 3 + c] *= flip[c];
+                let ca = v[k * 3 + a];
+                v[k * 3 + a] = v[k * 3 + b];
+                v[k * 3 + b] = -ca;
             }
         }
-        let q = mat2quat(&r2);
-        if q[0] > best[0] + 1e-12 {
-            best = q;
-        }
     }
-    (vals, best)
+    let mut q = mat2quat(&v);
+    if q[0] < 0.0 {
+        q = q.map(|x| -x);
+    }
+    (vals, q)
 }
 
 fn rot_inertia(q: &[f64; 4], d: &[f64; 3]) -> [f64; 9] {
@@ -306,21 +304,22 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     let mut m = empty_model(s);
 
     // names
-    let check_dup = |kind: &str, names: &mut HashMap<String, usize>, name: &str, loc: &Loc| -> R<()> {
-        if name.is_empty() {
-            return Ok(());
-        }
-        if names.insert(name.to_string(), names.len()).is_some() {
-            return Err(err(
-                doc,
-                loc,
-                Some("name"),
-                ErrorKind::DuplicateName,
-                format!("repeated name '{name}' in {kind}"),
-            ));
-        }
-        Ok(())
-    };
+    let check_dup =
+        |kind: &str, names: &mut HashMap<String, usize>, name: &str, loc: &Loc| -> R<()> {
+            if name.is_empty() {
+                return Ok(());
+            }
+            if names.insert(name.to_string(), names.len()).is_some() {
+                return Err(err(
+                    doc,
+                    loc,
+                    Some("name"),
+                    ErrorKind::DuplicateName,
+                    format!("repeated name '{name}' in {kind}"),
+                ));
+            }
+            Ok(())
+        };
     let mut body_names = HashMap::new();
     let mut jnt_names = HashMap::new();
     let mut geom_names = HashMap::new();
@@ -334,9 +333,18 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
 
     for (id, fb) in flat.iter().enumerate() {
         let b = fb.b;
-        check_dup("body", &mut body_names, if id == 0 { "world" } else { &b.name }, &b.loc)?;
+        check_dup(
+            "body",
+            &mut body_names,
+            if id == 0 { "world" } else { &b.name },
+            &b.loc,
+        )?;
         t.body_parentid.push(fb.parent);
-        t.body_name.push(if id == 0 { "world".into() } else { b.name.clone() });
+        t.body_name.push(if id == 0 {
+            "world".into()
+        } else {
+            b.name.clone()
+        });
         let mut q = b.quat;
         if id == 0 {
             q = [1.0, 0.0, 0.0, 0.0];
@@ -364,10 +372,22 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         t.body_rootid.push(root);
         if b.mocap {
             if fb.parent != 0 {
-                return Err(err(doc, &b.loc, Some("mocap"), ErrorKind::InvalidValue, "mocap body must be a child of the world body"));
+                return Err(err(
+                    doc,
+                    &b.loc,
+                    Some("mocap"),
+                    ErrorKind::InvalidValue,
+                    "mocap body must be a child of the world body",
+                ));
             }
             if !b.joints.is_empty() {
-                return Err(err(doc, &b.loc, Some("mocap"), ErrorKind::InvalidValue, "mocap body cannot have joints"));
+                return Err(err(
+                    doc,
+                    &b.loc,
+                    Some("mocap"),
+                    ErrorKind::InvalidValue,
+                    "mocap body cannot have joints",
+                ));
             }
             t.body_mocapid.push(t.nmocap as i32);
             t.nmocap += 1;
@@ -382,13 +402,31 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         for j in &b.joints {
             check_dup("joint", &mut jnt_names, &j.name, &j.loc)?;
             if id == 0 {
-                return Err(err(doc, &j.loc, None, ErrorKind::InvalidValue, "joints cannot be added to the world body"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    None,
+                    ErrorKind::InvalidValue,
+                    "joints cannot be added to the world body",
+                ));
             }
             if j.jtype == JointType::Free && fb.parent != 0 {
-                return Err(err(doc, &j.loc, None, ErrorKind::InvalidValue, "free joint can only be used on top level"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    None,
+                    ErrorKind::InvalidValue,
+                    "free joint can only be used on top level",
+                ));
             }
             if j.jtype == JointType::Free && b.joints.len() > 1 {
-                return Err(err(doc, &j.loc, None, ErrorKind::InvalidValue, "free joint must be the only joint of its body"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    None,
+                    ErrorKind::InvalidValue,
+                    "free joint must be the only joint of its body",
+                ));
             }
             let jid = t.njnt;
             t.jnt_type.push(j.jtype);
@@ -403,19 +441,45 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 range = [deg(range[0]), deg(range[1])];
             }
             if limited && range[0] >= range[1] && j.jtype != JointType::Ball {
-                return Err(err(doc, &j.loc, Some("range"), ErrorKind::InvalidValue, "invalid joint range: lower limit must be smaller than upper limit"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("range"),
+                    ErrorKind::InvalidValue,
+                    "invalid joint range: lower limit must be smaller than upper limit",
+                ));
             }
             if limited && j.jtype == JointType::Free {
-                return Err(err(doc, &j.loc, Some("limited"), ErrorKind::InvalidValue, "limits are not allowed on free joints"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("limited"),
+                    ErrorKind::InvalidValue,
+                    "limits are not allowed on free joints",
+                ));
             }
             t.jnt_limited.push(limited);
-            t.jnt_actfrclimited.push(resolve_limited(j.actfrclimited, &j.actfrcrange, c.autolimits));
+            t.jnt_actfrclimited.push(resolve_limited(
+                j.actfrclimited,
+                &j.actfrcrange,
+                c.autolimits,
+            ));
             t.jnt_actgravcomp.push(j.actgravcomp);
             let an = (j.axis[0] * j.axis[0] + j.axis[1] * j.axis[1] + j.axis[2] * j.axis[2]).sqrt();
             if an < MINVAL && matches!(j.jtype, JointType::Hinge | JointType::Slide) {
-                return Err(err(doc, &j.loc, Some("axis"), ErrorKind::InvalidValue, "axis too small"));
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("axis"),
+                    ErrorKind::InvalidValue,
+                    "axis too small",
+                ));
             }
-            let axis = if an < MINVAL { [0.0, 0.0, 1.0] } else { j.axis.map(|x| x / an) };
+            let axis = if an < MINVAL {
+                [0.0, 0.0, 1.0]
+            } else {
+                j.axis.map(|x| x / an)
+            };
             m.jnt_pos.push(j.pos);
             m.jnt_axis.push(axis);
             m.jnt_stiffness.push(j.stiffness);
@@ -475,7 +539,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             t.njnt += 1;
         }
         t.body_dofnum.push(t.nv - dof0);
-        let weld = if id == 0 || !b.joints.is_empty() { id } else { t.body_weldid[fb.parent] };
+        let weld = if id == 0 || !b.joints.is_empty() || b.mocap {
+            id
+        } else {
+            t.body_weldid[fb.parent]
+        };
         t.body_weldid.push(weld);
 
         // geoms
@@ -487,11 +555,25 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             match g.gtype {
                 G::Mesh | G::Hfield => {
                     let what = if g.gtype == G::Mesh { "mesh" } else { "hfield" };
-                    let aname = if g.gtype == G::Mesh { &g.mesh } else { &g.hfield };
-                    let list = if g.gtype == G::Mesh { &s.meshes } else { &s.hfields };
+                    let aname = if g.gtype == G::Mesh {
+                        &g.mesh
+                    } else {
+                        &g.hfield
+                    };
+                    let list = if g.gtype == G::Mesh {
+                        &s.meshes
+                    } else {
+                        &s.hfields
+                    };
                     if let Some(n) = aname {
                         if !list.contains(n) {
-                            return Err(err(doc, &g.loc, Some(what), ErrorKind::UndefinedReference, format!("undefined {what} '{n}'")));
+                            return Err(err(
+                                doc,
+                                &g.loc,
+                                Some(what),
+                                ErrorKind::UndefinedReference,
+                                format!("undefined {what} '{n}'"),
+                            ));
                         }
                     }
                     return Err(err(
@@ -506,7 +588,13 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             }
             if let Some(mat) = &g.material {
                 if !s.materials.contains(mat) {
-                    return Err(err(doc, &g.loc, Some("material"), ErrorKind::UndefinedReference, format!("undefined material '{mat}'")));
+                    return Err(err(
+                        doc,
+                        &g.loc,
+                        Some("material"),
+                        ErrorKind::UndefinedReference,
+                        format!("undefined material '{mat}'"),
+                    ));
                 }
             }
             let need = match g.gtype {
@@ -517,26 +605,62 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             };
             for i in 0..need {
                 if g.size[i] <= 0.0 {
-                    return Err(err(doc, &g.loc, Some("size"), ErrorKind::InvalidValue, format!("size {i} must be positive in geom")));
+                    return Err(err(
+                        doc,
+                        &g.loc,
+                        Some("size"),
+                        ErrorKind::InvalidValue,
+                        format!("size {i} must be positive in geom"),
+                    ));
                 }
             }
             if g.gtype == G::Plane && id != 0 && !b.joints.is_empty() {
                 // MuJoCo allows planes only in static bodies
-                return Err(err(doc, &g.loc, Some("type"), ErrorKind::InvalidValue, "plane geoms are only allowed in static bodies"));
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("type"),
+                    ErrorKind::InvalidValue,
+                    "plane geoms are only allowed in static bodies",
+                ));
             }
             if let Some(mm) = g.mass {
                 if mm < 0.0 {
-                    return Err(err(doc, &g.loc, Some("mass"), ErrorKind::InvalidValue, "mass cannot be negative"));
+                    return Err(err(
+                        doc,
+                        &g.loc,
+                        Some("mass"),
+                        ErrorKind::InvalidValue,
+                        "mass cannot be negative",
+                    ));
                 }
             }
             if g.density < 0.0 {
-                return Err(err(doc, &g.loc, Some("density"), ErrorKind::InvalidValue, "density cannot be negative"));
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("density"),
+                    ErrorKind::InvalidValue,
+                    "density cannot be negative",
+                ));
             }
             if g.shellinertia {
-                return Err(err(doc, &g.loc, Some("shellinertia"), ErrorKind::Unsupported, "shellinertia is not supported yet"));
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("shellinertia"),
+                    ErrorKind::Unsupported,
+                    "shellinertia is not supported yet",
+                ));
             }
             if !(1..=6).contains(&g.condim) || g.condim == 2 || g.condim == 5 {
-                return Err(err(doc, &g.loc, Some("condim"), ErrorKind::InvalidValue, "invalid condim: must be 1, 3, 4 or 6"));
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("condim"),
+                    ErrorKind::InvalidValue,
+                    "invalid condim: must be 1, 3, 4 or 6",
+                ));
             }
             t.geom_type.push(g.gtype);
             t.geom_bodyid.push(id);
@@ -587,7 +711,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             t.light_bodyid.push(id);
             let n = (l.dir[0] * l.dir[0] + l.dir[1] * l.dir[1] + l.dir[2] * l.dir[2]).sqrt();
             m.light_pos.push(l.pos);
-            m.light_dir.push(if n > MINVAL { l.dir.map(|x| x / n) } else { l.dir });
+            m.light_dir.push(if n > MINVAL {
+                l.dir.map(|x| x / n)
+            } else {
+                l.dir
+            });
             t.nlight += 1;
         }
     }
@@ -610,7 +738,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 .iter()
                 .filter(|g| g.group >= c.inertiagrouprange[0] && g.group <= c.inertiagrouprange[1])
                 .filter_map(|g| {
-                    geom_inertia(g).map(|(mm, ii)| {
+                    geom_inertia(g).filter(|(mm, _)| *mm > 0.0).map(|(mm, ii)| {
                         let mut q = g.quat;
                         quat_normalize(&mut q);
                         (mm, ii, g.pos, q)
@@ -661,7 +789,13 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 let full = [f[0], f[3], f[4], f[3], f[1], f[5], f[4], f[5], f[2]];
                 let (vals, q) = eig3(full);
                 if vals[2] < 0.0 {
-                    return Err(err(doc, &inr.loc, Some("fullinertia"), ErrorKind::MassInertia, "fullinertia must be positive-definite"));
+                    return Err(err(
+                        doc,
+                        &inr.loc,
+                        Some("fullinertia"),
+                        ErrorKind::MassInertia,
+                        "fullinertia must be positive-definite",
+                    ));
                 }
                 iinert[id] = vals;
                 let mut qq = quat_mul(&inr.quat, &q);
@@ -669,7 +803,13 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 iquat[id] = qq;
             }
             if inr.mass < 0.0 || iinert[id].iter().any(|&x| x < 0.0) {
-                return Err(err(doc, &inr.loc, None, ErrorKind::MassInertia, "mass and inertia cannot be negative"));
+                return Err(err(
+                    doc,
+                    &inr.loc,
+                    None,
+                    ErrorKind::MassInertia,
+                    "mass and inertia cannot be negative",
+                ));
             }
         }
         // bounds
@@ -691,8 +831,18 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 let mean = (d[0] + d[1] + d[2]) / 3.0;
                 iinert[id] = [mean; 3];
             } else {
-                let loc = b.inertial.as_ref().map(|i| i.loc.clone()).unwrap_or_else(|| b.loc.clone());
-                return Err(err(doc, &loc, None, ErrorKind::MassInertia, "inertia must satisfy A + B >= C; use 'balanceinertia' to fix"));
+                let loc = b
+                    .inertial
+                    .as_ref()
+                    .map(|i| i.loc.clone())
+                    .unwrap_or_else(|| b.loc.clone());
+                return Err(err(
+                    doc,
+                    &loc,
+                    None,
+                    ErrorKind::MassInertia,
+                    "inertia must satisfy A + B >= C; use 'balanceinertia' to fix",
+                ));
             }
         }
     }
@@ -716,7 +866,10 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             wi[w] += iinert[id].iter().sum::<f64>();
         }
         for (id, fb) in flat.iter().enumerate().skip(1) {
-            if t.body_weldid[id] == id && !fb.b.joints.is_empty() && (wm[id] < MINVAL || wi[id] < MINVAL) {
+            if t.body_weldid[id] == id
+                && !fb.b.joints.is_empty()
+                && (wm[id] < MINVAL || wi[id] < MINVAL)
+            {
                 return Err(err(
                     doc,
                     &fb.b.loc,
@@ -768,11 +921,23 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         t.tendon_name.push(td.name.clone());
         t.tendon_spatial.push(td.spatial);
         if td.wraps.is_empty() {
-            return Err(err(doc, &td.loc, None, ErrorKind::InvalidValue, "tendon must have at least one wrap object"));
+            return Err(err(
+                doc,
+                &td.loc,
+                None,
+                ErrorKind::InvalidValue,
+                "tendon must have at least one wrap object",
+            ));
         }
         let limited = resolve_limited(td.limited, &td.range, c.autolimits);
         if limited && td.range[0] >= td.range[1] {
-            return Err(err(doc, &td.loc, Some("range"), ErrorKind::InvalidValue, "invalid tendon range"));
+            return Err(err(
+                doc,
+                &td.loc,
+                Some("range"),
+                ErrorKind::InvalidValue,
+                "invalid tendon range",
+            ));
         }
         t.tendon_limited.push(limited);
         for w in &td.wraps {
@@ -787,12 +952,24 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                     };
                     if let Some(g) = gid {
                         if !matches!(t.geom_type[g], GeomType::Sphere | GeomType::Cylinder) {
-                            return Err(err(doc, &w.loc, Some("geom"), ErrorKind::InvalidValue, "wrapping geom must be a sphere or cylinder"));
+                            return Err(err(
+                                doc,
+                                &w.loc,
+                                Some("geom"),
+                                ErrorKind::InvalidValue,
+                                "wrapping geom must be a sphere or cylinder",
+                            ));
                         }
                     }
                     if let Some(ss) = &w.sidesite {
                         if lookup(&t.site_name, ss).is_none() {
-                            return Err(err(doc, &w.loc, Some("sidesite"), ErrorKind::UndefinedReference, format!("undefined site '{ss}'")));
+                            return Err(err(
+                                doc,
+                                &w.loc,
+                                Some("sidesite"),
+                                ErrorKind::UndefinedReference,
+                                format!("undefined site '{ss}'"),
+                            ));
                         }
                     }
                     (wt, gid)
@@ -800,15 +977,28 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 _ => (WrapType::Pulley, Some(usize::MAX)),
             };
             let Some(id) = id else {
-                return Err(err(doc, &w.loc, Some(w.kind.as_str()), ErrorKind::UndefinedReference, format!("undefined {} '{}'", w.kind, w.target)));
+                return Err(err(
+                    doc,
+                    &w.loc,
+                    Some(w.kind.as_str()),
+                    ErrorKind::UndefinedReference,
+                    format!("undefined {} '{}'", w.kind, w.target),
+                ));
             };
             if wt == WrapType::Joint {
                 if !matches!(t.jnt_type[id], JointType::Hinge | JointType::Slide) {
-                    return Err(err(doc, &w.loc, Some("joint"), ErrorKind::InvalidValue, "fixed tendon joints must be hinge or slide"));
+                    return Err(err(
+                        doc,
+                        &w.loc,
+                        Some("joint"),
+                        ErrorKind::InvalidValue,
+                        "fixed tendon joints must be hinge or slide",
+                    ));
                 }
             }
             t.wrap_type.push(wt);
-            t.wrap_objid.push(if id == usize::MAX { -1 } else { id as i32 });
+            t.wrap_objid
+                .push(if id == usize::MAX { -1 } else { id as i32 });
             m.wrap_prm.push(w.prm);
             t.nwrap += 1;
         }
@@ -843,14 +1033,32 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             k => k,
         };
         let Some(id0) = id0 else {
-            return Err(err(doc, &a.loc, Some(trn.kind.as_str()), ErrorKind::UndefinedReference, format!("undefined {kindname} '{}'", trn.target)));
+            return Err(err(
+                doc,
+                &a.loc,
+                Some(trn.kind.as_str()),
+                ErrorKind::UndefinedReference,
+                format!("undefined {kindname} '{}'", trn.target),
+            ));
         };
         let id1 = match &trn.second {
             Some(n) => {
-                let attr = if tt == TrnType::SliderCrank { "slidersite" } else { "refsite" };
+                let attr = if tt == TrnType::SliderCrank {
+                    "slidersite"
+                } else {
+                    "refsite"
+                };
                 match lookup(&t.site_name, n) {
                     Some(i) => i as i32,
-                    None => return Err(err(doc, &a.loc, Some(attr), ErrorKind::UndefinedReference, format!("undefined site '{n}'"))),
+                    None => {
+                        return Err(err(
+                            doc,
+                            &a.loc,
+                            Some(attr),
+                            ErrorKind::UndefinedReference,
+                            format!("undefined site '{n}'"),
+                        ))
+                    }
                 }
             }
             None => -1,
@@ -868,9 +1076,16 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             0
         };
         if a.dyntype == DynType::None && actnum > 0 {
-            return Err(err(doc, &a.loc, Some("actdim"), ErrorKind::InvalidValue, "actdim must be 0 when dyntype is none"));
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("actdim"),
+                ErrorKind::InvalidValue,
+                "actdim must be 0 when dyntype is none",
+            ));
         }
-        t.actuator_actadr.push(if actnum > 0 { t.na as i32 } else { -1 });
+        t.actuator_actadr
+            .push(if actnum > 0 { t.na as i32 } else { -1 });
         t.actuator_actnum.push(actnum);
         t.na += actnum;
         let mut ctrlrange = a.ctrlrange;
@@ -880,18 +1095,40 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         if a.inheritrange > 0.0 {
             let range = match tt {
                 TrnType::Joint | TrnType::JointInParent => {
-                    if !t.jnt_limited[id0] || !matches!(t.jnt_type[id0], JointType::Hinge | JointType::Slide) {
-                        return Err(err(doc, &a.loc, Some("inheritrange"), ErrorKind::InvalidValue, "inheritrange requires a limited hinge or slide joint"));
+                    if !t.jnt_limited[id0]
+                        || !matches!(t.jnt_type[id0], JointType::Hinge | JointType::Slide)
+                    {
+                        return Err(err(
+                            doc,
+                            &a.loc,
+                            Some("inheritrange"),
+                            ErrorKind::InvalidValue,
+                            "inheritrange requires a limited hinge or slide joint",
+                        ));
                     }
                     m.jnt_range[id0]
                 }
                 TrnType::Tendon => {
                     if !t.tendon_limited[id0] {
-                        return Err(err(doc, &a.loc, Some("inheritrange"), ErrorKind::InvalidValue, "inheritrange requires a limited tendon"));
+                        return Err(err(
+                            doc,
+                            &a.loc,
+                            Some("inheritrange"),
+                            ErrorKind::InvalidValue,
+                            "inheritrange requires a limited tendon",
+                        ));
                     }
                     m.tendon_range[id0]
                 }
-                _ => return Err(err(doc, &a.loc, Some("inheritrange"), ErrorKind::InvalidValue, "inheritrange requires a joint or tendon transmission")),
+                _ => {
+                    return Err(err(
+                        doc,
+                        &a.loc,
+                        Some("inheritrange"),
+                        ErrorKind::InvalidValue,
+                        "inheritrange requires a joint or tendon transmission",
+                    ))
+                }
             };
             let mid = 0.5 * (range[0] + range[1]);
             let half = 0.5 * (range[1] - range[0]) * a.inheritrange;
@@ -905,13 +1142,31 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         }
         let forcelimited = resolve_limited(a.forcelimited, &a.forcerange, c.autolimits);
         if ctrllimited && ctrlrange[0] >= ctrlrange[1] {
-            return Err(err(doc, &a.loc, Some("ctrlrange"), ErrorKind::InvalidValue, "invalid control range for actuator"));
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("ctrlrange"),
+                ErrorKind::InvalidValue,
+                "invalid control range for actuator",
+            ));
         }
         if forcelimited && a.forcerange[0] >= a.forcerange[1] {
-            return Err(err(doc, &a.loc, Some("forcerange"), ErrorKind::InvalidValue, "invalid force range for actuator"));
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("forcerange"),
+                ErrorKind::InvalidValue,
+                "invalid force range for actuator",
+            ));
         }
         if actlimited && actrange[0] >= actrange[1] {
-            return Err(err(doc, &a.loc, Some("actrange"), ErrorKind::InvalidValue, "invalid activation range for actuator"));
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("actrange"),
+                ErrorKind::InvalidValue,
+                "invalid activation range for actuator",
+            ));
         }
         t.actuator_ctrllimited.push(ctrllimited);
         t.actuator_forcelimited.push(forcelimited);
@@ -937,20 +1192,50 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     // equality constraints
     for q in &s.eqs {
         let (ty, names, what): (EqType, &[String], &str) = match q.tag.as_str() {
-            "connect" => (EqType::Connect, if q.sites { &t.site_name } else { &t.body_name }, if q.sites { "site" } else { "body" }),
-            "weld" => (EqType::Weld, if q.sites { &t.site_name } else { &t.body_name }, if q.sites { "site" } else { "body" }),
+            "connect" => (
+                EqType::Connect,
+                if q.sites { &t.site_name } else { &t.body_name },
+                if q.sites { "site" } else { "body" },
+            ),
+            "weld" => (
+                EqType::Weld,
+                if q.sites { &t.site_name } else { &t.body_name },
+                if q.sites { "site" } else { "body" },
+            ),
             "joint" => (EqType::Joint, &t.jnt_name, "joint"),
             _ => (EqType::Tendon, &t.tendon_name, "tendon"),
         };
-        let a1 = if q.sites { "site1".to_string() } else { format!("{what}1") };
-        let a2 = if q.sites { "site2".to_string() } else { format!("{what}2") };
+        let a1 = if q.sites {
+            "site1".to_string()
+        } else {
+            format!("{what}1")
+        };
+        let a2 = if q.sites {
+            "site2".to_string()
+        } else {
+            format!("{what}2")
+        };
         let Some(o1) = lookup(names, &q.obj1) else {
-            return Err(err(doc, &q.loc, Some(&a1), ErrorKind::UndefinedReference, format!("undefined {what} '{}'", q.obj1)));
+            return Err(err(
+                doc,
+                &q.loc,
+                Some(&a1),
+                ErrorKind::UndefinedReference,
+                format!("undefined {what} '{}'", q.obj1),
+            ));
         };
         let o2 = match &q.obj2 {
             Some(n) => match lookup(names, n) {
                 Some(i) => i as i32,
-                None => return Err(err(doc, &q.loc, Some(&a2), ErrorKind::UndefinedReference, format!("undefined {what} '{n}'"))),
+                None => {
+                    return Err(err(
+                        doc,
+                        &q.loc,
+                        Some(&a2),
+                        ErrorKind::UndefinedReference,
+                        format!("undefined {what} '{n}'"),
+                    ))
+                }
             },
             None => {
                 if matches!(ty, EqType::Connect | EqType::Weld) {
@@ -979,7 +1264,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                     let qn = (rp[3] * rp[3] + rp[4] * rp[4] + rp[5] * rp[5] + rp[6] * rp[6]).sqrt();
                     if qn < MINVAL {
                         // relative pose of body1 in body2 at qpos0
-                        let d = [xpos[b1][0] - xpos[b2][0], xpos[b1][1] - xpos[b2][1], xpos[b1][2] - xpos[b2][2]];
+                        let d = [
+                            xpos[b1][0] - xpos[b2][0],
+                            xpos[b1][1] - xpos[b2][1],
+                            xpos[b1][2] - xpos[b2][2],
+                        ];
                         let p = quat_rotate(&qc, &d);
                         let mut rq = quat_mul(&qc, &xquat[b1]);
                         quat_normalize(&mut rq);
@@ -987,7 +1276,12 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                         data[6..10].copy_from_slice(&rq);
                     } else {
                         data[3..6].copy_from_slice(&rp[..3]);
-                        data[6..10].copy_from_slice(&[rp[3] / qn, rp[4] / qn, rp[5] / qn, rp[6] / qn]);
+                        data[6..10].copy_from_slice(&[
+                            rp[3] / qn,
+                            rp[4] / qn,
+                            rp[5] / qn,
+                            rp[6] / qn,
+                        ]);
                     }
                     data[10] = q.torquescale;
                 }
@@ -1018,7 +1312,13 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             _ => continue,
         };
         if lookup(names, &r.name).is_none() {
-            return Err(err(doc, &r.loc, Some(&r.attr), ErrorKind::UndefinedReference, format!("undefined {} '{}'", r.kind, r.name)));
+            return Err(err(
+                doc,
+                &r.loc,
+                Some(&r.attr),
+                ErrorKind::UndefinedReference,
+                format!("undefined {} '{}'", r.kind, r.name),
+            ));
         }
     }
     t.npair = s.npair;
@@ -1027,7 +1327,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
 
     // keyframes
     let mocap_bodies: Vec<usize> = (0..nbody).filter(|&b| t.body_mocapid[b] >= 0).collect();
-    for k in &s.keys {
+    let mut keys = s.keys.clone();
+    while keys.len() < s.size_nkey {
+        keys.push(super::spec::KeyS::default());
+    }
+    for k in &keys {
         let fill = |v: &Option<Vec<f64>>, def: &[f64], attr: &str| -> R<Vec<f64>> {
             match v {
                 Some(v) if v.len() != def.len() => Err(err(
@@ -1042,7 +1346,20 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             }
         };
         m.key_time.push(k.time);
-        m.key_qpos.extend(fill(&k.qpos, &m.qpos0, "qpos")?);
+        let mut kq = fill(&k.qpos, &m.qpos0, "qpos")?;
+        for j in 0..t.njnt {
+            let a = t.jnt_qposadr[j];
+            let r = match t.jnt_type[j] {
+                JointType::Free => a + 3..a + 7,
+                JointType::Ball => a..a + 4,
+                _ => continue,
+            };
+            let n = kq[r.clone()].iter().map(|x| x * x).sum::<f64>().sqrt();
+            if n > MINVAL {
+                kq[r].iter_mut().for_each(|x| *x /= n);
+            }
+        }
+        m.key_qpos.extend(kq);
         m.key_qvel.extend(fill(&k.qvel, &vec![0.0; t.nv], "qvel")?);
         m.key_act.extend(fill(&k.act, &vec![0.0; t.na], "act")?);
         m.key_ctrl.extend(fill(&k.ctrl, &vec![0.0; t.nu], "ctrl")?);

@@ -53,5 +53,10 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Model<f64>, MjcfError> {
 
 /// Load and compile MJCF text. Includes are resolved relative to the current directory.
 pub fn load_str(xml: &str) -> Result<Model<f64>, MjcfError> {
-    finish(xml::parse(xml.to_string(), "<string>".into(), Path::new(""), None)?)
+    finish(xml::parse(
+        xml.to_string(),
+        "<string>".into(),
+        Path::new(""),
+        None,
+    )?)
 }

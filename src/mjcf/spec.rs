@@ -8,7 +8,7 @@ use super::error::{ErrorKind, MjcfError};
 use super::schema;
 use super::xml::{describe, Doc, Elem};
 use crate::math::{axis_angle_quat, cross, quat_mul, quat_normalize, quat_rotate};
-use crate::model::{BiasType, DynType, GainType, Integrator, JointType, Options, Solver, Cone};
+use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Options, Solver};
 use std::collections::HashMap;
 use std::f64::consts::PI;
 
@@ -687,6 +687,8 @@ pub struct Class {
     pub tendon: TendonS,
     /// Equality default.
     pub eq: EqS,
+    /// Parent class name.
+    pub parent: Option<String>,
 }
 
 /// The typed description of a whole model.
@@ -714,6 +716,8 @@ pub struct Spec {
     pub nsensor: usize,
     /// Keyframes.
     pub keys: Vec<KeyS>,
+    /// `<size nkey>`: minimum number of keyframes (missing ones take default values).
+    pub size_nkey: usize,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -782,22 +786,39 @@ pub fn quat_z2vec(v: [f64; 3]) -> [f64; 4] {
 /// Quaternion of a rotation matrix given by columns (row-major `m`).
 pub fn mat2quat(m: &[f64; 9]) -> [f64; 4] {
     let tr = m[0] + m[4] + m[8];
-    let mut q = if tr > 0.0 {
+    let mut q: [f64; 4] = if tr > 0.0 {
         let s = (tr + 1.0).sqrt() * 2.0;
-        [0.25 * s, (m[7] - m[5]) / s, (m[2] - m[6]) / s, (m[3] - m[1]) / s]
+        [
+            0.25 * s,
+            (m[7] - m[5]) / s,
+            (m[2] - m[6]) / s,
+            (m[3] - m[1]) / s,
+        ]
     } else if m[0] > m[4] && m[0] > m[8] {
         let s = (1.0 + m[0] - m[4] - m[8]).sqrt() * 2.0;
-        [(m[7] - m[5]) / s, 0.25 * s, (m[1] + m[3]) / s, (m[2] + m[6]) / s]
+        [
+            (m[7] - m[5]) / s,
+            0.25 * s,
+            (m[1] + m[3]) / s,
+            (m[2] + m[6]) / s,
+        ]
     } else if m[4] > m[8] {
         let s = (1.0 + m[4] - m[0] - m[8]).sqrt() * 2.0;
-        [(m[2] - m[6]) / s, (m[1] + m[3]) / s, 0.25 * s, (m[5] + m[7]) / s]
+        [
+            (m[2] - m[6]) / s,
+            (m[1] + m[3]) / s,
+            0.25 * s,
+            (m[5] + m[7]) / s,
+        ]
     } else {
         let s = (1.0 + m[8] - m[0] - m[4]).sqrt() * 2.0;
-        [(m[3] - m[1]) / s, (m[2] + m[6]) / s, (m[5] + m[7]) / s, 0.25 * s]
+        [
+            (m[3] - m[1]) / s,
+            (m[2] + m[6]) / s,
+            (m[5] + m[7]) / s,
+            0.25 * s,
+        ]
     };
-    if q[0] < 0.0 {
-        q = q.map(|x| -x);
-    }
     quat_normalize(&mut q);
     q
 }
@@ -862,7 +883,11 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
         let y = [v[3] - d * x[0], v[4] - d * x[1], v[5] - d * x[2]];
         let ny = norm(&y);
         if ny < 1e-15 {
-            return Err(a.err(Some("xyaxes"), ErrorKind::InvalidValue, "y axis parallel to x axis"));
+            return Err(a.err(
+                Some("xyaxes"),
+                ErrorKind::InvalidValue,
+                "y axis parallel to x axis",
+            ));
         }
         let y = [y[0] / ny, y[1] / ny, y[2] / ny];
         let z = cross(&x, &y);
@@ -888,7 +913,26 @@ fn allowed(a: &A, key: &str) -> R<()> {
     Ok(())
 }
 
+fn no_poly(a: &A, names: &[&str]) -> R<()> {
+    for n in names {
+        if let Some(v) = a.vec(n)? {
+            if v.len() > 1 {
+                return Err(a.err(
+                    Some(n),
+                    ErrorKind::Unsupported,
+                    format!(
+                        "polynomial {n} (MuJoCo 4.0, {} coefficients) is not supported yet",
+                        v.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
+    no_poly(a, &["stiffness", "damping"])?;
     if let Some(t) = a.kw(
         "type",
         &[
@@ -1015,6 +1059,7 @@ fn read_frameobj(a: &A, o: &mut FrameObjS, c: &Compiler) -> R<()> {
 }
 
 fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
+    no_poly(a, &["stiffness", "damping"])?;
     if let Some(v) = a.tri("limited")? {
         t.limited = v;
     }
@@ -1118,8 +1163,16 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
         x.actdim = v;
     }
     a.f_into("inheritrange", &mut x.inheritrange)?;
+    for n in ["damping", "armature"] {
+        if a.has(n) {
+            return Err(a.err(
+                Some(n),
+                ErrorKind::Unsupported,
+                format!("actuator {n} (MuJoCo 4.0) is not supported yet"),
+            ));
+        }
+    }
 
-    // a shortcut of another kind starts from pristine dynamics/gain/bias parameters
     let fresh = ActS::default();
     let reset = |x: &mut ActS| {
         x.dyntype = fresh.dyntype;
@@ -1129,9 +1182,6 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
         x.gainprm = fresh.gainprm;
         x.biasprm = fresh.biasprm;
     };
-    if kind != ActKind::General && x.kind != ActKind::General && x.kind != kind {
-        reset(x);
-    }
     match kind {
         ActKind::General => {
             if let Some(t) = a.kw("dyntype", DYN)? {
@@ -1299,7 +1349,11 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             };
             a.f_into("gain", &mut gain)?;
             if gain < 0.0 {
-                return Err(a.err(Some("gain"), ErrorKind::InvalidValue, "gain cannot be negative"));
+                return Err(a.err(
+                    Some("gain"),
+                    ErrorKind::InvalidValue,
+                    "gain cannot be negative",
+                ));
             }
             x.dyntype = DynType::None;
             x.dynprm = prm(&[1.0]);
@@ -1355,7 +1409,13 @@ impl<'d> Reader<'d> {
         A::new(self.doc, e)
     }
 
-    fn err(&self, e: &Elem, attr: Option<&str>, kind: ErrorKind, msg: impl Into<String>) -> MjcfError {
+    fn err(
+        &self,
+        e: &Elem,
+        attr: Option<&str>,
+        kind: ErrorKind,
+        msg: impl Into<String>,
+    ) -> MjcfError {
         self.doc.err(e, attr, kind, msg.into())
     }
 
@@ -1369,6 +1429,41 @@ impl<'d> Reader<'d> {
                 format!("unknown default class '{name}'"),
             )
         })
+    }
+
+    /// Starting actuator for a shortcut of `kind` in class `name`: common fields from the class
+    /// itself; dynamics/gain/bias parameters from the nearest class of the chain last written by
+    /// the same shortcut (or by `<general>`), else pristine — MuJoCo's behaviour.
+    fn act_base(&self, name: &str, kind: ActKind) -> ActS {
+        let Some(own) = self.classes.get(name) else {
+            return ActS::default();
+        };
+        let mut x = own.act.clone();
+        if kind == ActKind::General || kind == ActKind::Motor {
+            return x;
+        }
+        let mut cur = Some(name.to_string());
+        let mut src: Option<&ActS> = None;
+        while let Some(c) = cur {
+            let Some(cl) = self.classes.get(&c) else {
+                break;
+            };
+            if cl.act.kind == kind || cl.act.kind == ActKind::General {
+                src = Some(&cl.act);
+                break;
+            }
+            cur = cl.parent.clone();
+        }
+        let fresh = ActS::default();
+        let s = src.unwrap_or(&fresh);
+        x.dyntype = s.dyntype;
+        x.gaintype = s.gaintype;
+        x.biastype = s.biastype;
+        x.dynprm = s.dynprm;
+        x.gainprm = s.gainprm;
+        x.biasprm = s.biasprm;
+        x.kind = s.kind;
+        x
     }
 
     fn unknown(&self, e: &Elem, parent: &str) -> MjcfError {
@@ -1426,6 +1521,11 @@ impl<'d> Reader<'d> {
                 "option" => self.option(e)?,
                 "size" | "statistic" | "visual" | "custom" | "extension" => {
                     self.skip_checked(e)?;
+                    if e.name == "size" {
+                        if let Some(n) = self.a(e).int("nkey")? {
+                            self.spec.size_nkey = n.max(0) as usize;
+                        }
+                    }
                 }
                 "asset" => self.asset(e)?,
                 "worldbody" => {
@@ -1578,7 +1678,10 @@ impl<'d> Reader<'d> {
         )? {
             o.integrator = i;
         }
-        if let Some(c) = a.kw("cone", &[("pyramidal", Cone::Pyramidal), ("elliptic", Cone::Elliptic)])? {
+        if let Some(c) = a.kw(
+            "cone",
+            &[("pyramidal", Cone::Pyramidal), ("elliptic", Cone::Elliptic)],
+        )? {
             o.cone = c;
         }
         if let Some(j) = a.kw("jacobian", &[("dense", 0), ("sparse", 1), ("auto", 2)])? {
@@ -1586,7 +1689,11 @@ impl<'d> Reader<'d> {
         }
         if let Some(s) = a.kw(
             "solver",
-            &[("PGS", Solver::Pgs), ("CG", Solver::Cg), ("Newton", Solver::Newton)],
+            &[
+                ("PGS", Solver::Pgs),
+                ("CG", Solver::Cg),
+                ("Newton", Solver::Newton),
+            ],
         )? {
             o.solver = s;
         }
@@ -1689,7 +1796,10 @@ impl<'d> Reader<'d> {
                 "mesh" | "texture" | "material" | "pair" => {}
                 t => {
                     if let Some(k) = act_kind(t) {
-                        read_actuator(&a, &mut cl.act, k)?;
+                        self.classes.insert(name.to_string(), cl.clone());
+                        let mut x = self.act_base(name, k);
+                        read_actuator(&a, &mut x, k)?;
+                        cl.act = x;
                     } else {
                         return Err(self.err(
                             ch,
@@ -1722,7 +1832,9 @@ impl<'d> Reader<'d> {
                     format!("repeated default class name '{sub}'"),
                 ));
             }
-            self.classes.insert(sub.clone(), cl.clone());
+            let mut child = cl.clone();
+            child.parent = Some(name.to_string());
+            self.classes.insert(sub.clone(), child);
             self.default_class(ch, &sub)?;
         }
         Ok(())
@@ -1769,7 +1881,11 @@ impl<'d> Reader<'d> {
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
                     let Some(mass) = a.f("mass")? else {
-                        return Err(a.err(Some("mass"), ErrorKind::MissingAttribute, "missing required attribute"));
+                        return Err(a.err(
+                            Some("mass"),
+                            ErrorKind::MissingAttribute,
+                            "missing required attribute",
+                        ));
                     };
                     let diag = a.exact_opt::<3>("diaginertia")?;
                     let full = a.exact_opt::<6>("fullinertia")?;
@@ -1821,7 +1937,11 @@ impl<'d> Reader<'d> {
                         if let Some(g) = a.int("group")? {
                             j.group = g;
                         }
-                        if a.kw("align", &[("false", false), ("true", true), ("auto", false)])? == Some(true) {
+                        if a.kw(
+                            "align",
+                            &[("false", false), ("true", true), ("auto", false)],
+                        )? == Some(true)
+                        {
                             return Err(a.err(
                                 Some("align"),
                                 ErrorKind::Unsupported,
@@ -1862,8 +1982,13 @@ impl<'d> Reader<'d> {
                         s.pos = p;
                         s.quat = q;
                         match s.stype {
-                            crate::model::GeomType::Capsule | crate::model::GeomType::Cylinder => s.size[1] = half,
-                            crate::model::GeomType::Box | crate::model::GeomType::Ellipsoid => s.size[2] = half,
+                            crate::model::GeomType::Capsule | crate::model::GeomType::Cylinder => {
+                                s.size[1] = half
+                            }
+                            crate::model::GeomType::Box | crate::model::GeomType::Ellipsoid => {
+                                s.size[1] = s.size[0];
+                                s.size[2] = half;
+                            }
                             _ => {
                                 return Err(a.err(
                                     Some("fromto"),
@@ -1988,7 +2113,11 @@ impl<'d> Reader<'d> {
             let (p, q, half) = fromto_frame(&ft);
             match g.gtype {
                 G::Capsule | G::Cylinder => g.size[1] = half,
-                G::Box | G::Ellipsoid => g.size[2] = half,
+                G::Box | G::Ellipsoid => {
+                    // MuJoCo uses size[0] for both cross-section half-widths
+                    g.size[1] = g.size[0];
+                    g.size[2] = half;
+                }
                 _ => {
                     return Err(a.err(
                         Some("fromto"),
@@ -2036,7 +2165,11 @@ impl<'d> Reader<'d> {
                     "joint" => {
                         ws.target = self.required(&wa, "joint")?;
                         let Some(c) = wa.f("coef")? else {
-                            return Err(wa.err(Some("coef"), ErrorKind::MissingAttribute, "missing required attribute"));
+                            return Err(wa.err(
+                                Some("coef"),
+                                ErrorKind::MissingAttribute,
+                                "missing required attribute",
+                            ));
                         };
                         ws.prm = c;
                     }
@@ -2047,7 +2180,11 @@ impl<'d> Reader<'d> {
                     }
                     _ => {
                         let Some(d) = wa.f("divisor")? else {
-                            return Err(wa.err(Some("divisor"), ErrorKind::MissingAttribute, "missing required attribute"));
+                            return Err(wa.err(
+                                Some("divisor"),
+                                ErrorKind::MissingAttribute,
+                                "missing required attribute",
+                            ));
                         };
                         ws.prm = d;
                     }
@@ -2060,8 +2197,13 @@ impl<'d> Reader<'d> {
     }
 
     fn required(&self, a: &A, name: &str) -> R<String> {
-        a.s(name)
-            .ok_or_else(|| a.err(Some(name), ErrorKind::MissingAttribute, "missing required attribute"))
+        a.s(name).ok_or_else(|| {
+            a.err(
+                Some(name),
+                ErrorKind::MissingAttribute,
+                "missing required attribute",
+            )
+        })
     }
 
     fn actuators(&mut self, e: &Elem) -> R<()> {
@@ -2080,12 +2222,21 @@ impl<'d> Reader<'d> {
             };
             let a = self.a(ch);
             allowed(&a, &format!("actuator-{}", ch.name))?;
-            let mut x = self.class_of(ch, &self.top_class)?.act.clone();
+            self.class_of(ch, &self.top_class)?;
+            let cname = ch.get("class").unwrap_or(&self.top_class).to_string();
+            let mut x = self.act_base(&cname, kind);
             read_actuator(&a, &mut x, kind)?;
             x.name = a.s("name").unwrap_or_default();
             x.loc = Loc::of(ch);
             let mut trn = Vec::new();
-            for k in ["joint", "jointinparent", "tendon", "site", "cranksite", "body"] {
+            for k in [
+                "joint",
+                "jointinparent",
+                "tendon",
+                "site",
+                "cranksite",
+                "body",
+            ] {
                 if let Some(v) = a.s(k) {
                     trn.push((k, v));
                 }
@@ -2155,7 +2306,11 @@ impl<'d> Reader<'d> {
                         q.obj1 = self.required(&a, "body1")?;
                         q.obj2 = a.s("body2");
                         if ch.name == "connect" && !a.has("anchor") {
-                            return Err(a.err(Some("anchor"), ErrorKind::MissingAttribute, "missing required attribute"));
+                            return Err(a.err(
+                                Some("anchor"),
+                                ErrorKind::MissingAttribute,
+                                "missing required attribute",
+                            ));
                         }
                     }
                     a.exact("anchor", &mut q.anchor)?;
@@ -2190,7 +2345,12 @@ impl<'d> Reader<'d> {
                     self.class_of(ch, &self.top_class)?;
                     for k in ["geom1", "geom2"] {
                         let n = self.required(&a, k)?;
-                        self.spec.refs.push(RefS { kind: "geom", name: n, attr: k.into(), loc: Loc::of(ch) });
+                        self.spec.refs.push(RefS {
+                            kind: "geom",
+                            name: n,
+                            attr: k.into(),
+                            loc: Loc::of(ch),
+                        });
                     }
                     self.spec.npair += 1;
                 }
@@ -2198,7 +2358,12 @@ impl<'d> Reader<'d> {
                     allowed(&a, "contact-exclude")?;
                     for k in ["body1", "body2"] {
                         let n = self.required(&a, k)?;
-                        self.spec.refs.push(RefS { kind: "body", name: n, attr: k.into(), loc: Loc::of(ch) });
+                        self.spec.refs.push(RefS {
+                            kind: "body",
+                            name: n,
+                            attr: k.into(),
+                            loc: Loc::of(ch),
+                        });
                     }
                     self.spec.nexclude += 1;
                 }
@@ -2226,7 +2391,12 @@ impl<'d> Reader<'d> {
                 ("camera", "camera"),
             ] {
                 if let Some(n) = a.s(k) {
-                    self.spec.refs.push(RefS { kind, name: n, attr: k.into(), loc: Loc::of(ch) });
+                    self.spec.refs.push(RefS {
+                        kind,
+                        name: n,
+                        attr: k.into(),
+                        loc: Loc::of(ch),
+                    });
                 }
             }
             self.spec.nsensor += 1;
@@ -2294,6 +2464,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             nexclude: 0,
             nsensor: 0,
             keys: Vec::new(),
+            size_nkey: 0,
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),

@@ -112,7 +112,13 @@ struct Loader {
     stack: Vec<PathBuf>,
 }
 
-fn plain_err(src: &Source, offset: usize, kind: ErrorKind, element: String, msg: String) -> MjcfError {
+fn plain_err(
+    src: &Source,
+    offset: usize,
+    kind: ErrorKind,
+    element: String,
+    msg: String,
+) -> MjcfError {
     let (line, column) = src.line_col(offset);
     MjcfError {
         file: src.name.clone(),
@@ -269,7 +275,10 @@ impl Loader {
     fn include(&mut self, el: &Elem) -> Result<Vec<Elem>, MjcfError> {
         let src = &self.sources[el.src];
         let mk = |kind, attr: Option<&str>, msg: String| {
-            let off = attr.and_then(|a| el.attr(a)).map(|a| a.pos).unwrap_or(el.pos);
+            let off = attr
+                .and_then(|a| el.attr(a))
+                .map(|a| a.pos)
+                .unwrap_or(el.pos);
             let (line, column) = src.line_col(off);
             MjcfError {
                 file: src.name.clone(),
@@ -354,7 +363,12 @@ impl Loader {
 }
 
 /// Parse `text` (named `name` in messages); includes are resolved relative to `base_dir`.
-pub fn parse(text: String, name: String, base_dir: &Path, main_path: Option<PathBuf>) -> Result<Doc, MjcfError> {
+pub fn parse(
+    text: String,
+    name: String,
+    base_dir: &Path,
+    main_path: Option<PathBuf>,
+) -> Result<Doc, MjcfError> {
     let mut ld = Loader {
         sources: vec![Source { name, text }],
         base_dir: base_dir.to_path_buf(),

@@ -7,7 +7,9 @@ fn f<const N: usize>(v: &[[f64; N]]) -> Vec<f64> {
     v.iter().flatten().copied().collect()
 }
 fn u(v: &[usize]) -> Vec<f64> {
-    v.iter().map(|&x| if x == usize::MAX { -1.0 } else { x as f64 }).collect()
+    v.iter()
+        .map(|&x| if x == usize::MAX { -1.0 } else { x as f64 })
+        .collect()
 }
 fn i(v: &[i32]) -> Vec<f64> {
     v.iter().map(|&x| x as f64).collect()
@@ -142,9 +144,22 @@ pub fn field(m: &Model<f64>, name: &str) -> Option<Vec<f64>> {
         "wrap_prm" => m.wrap_prm.clone(),
         "actuator_trntype" => m.actuator_trntype.iter().map(|t| t.code() as f64).collect(),
         "actuator_dyntype" => m.actuator_dyntype.iter().map(|t| t.code() as f64).collect(),
-        "actuator_gaintype" => m.actuator_gaintype.iter().map(|t| t.code() as f64).collect(),
-        "actuator_biastype" => m.actuator_biastype.iter().map(|t| t.code() as f64).collect(),
-        "actuator_trnid" => m.actuator_trnid.iter().flatten().map(|&x| x as f64).collect(),
+        "actuator_gaintype" => m
+            .actuator_gaintype
+            .iter()
+            .map(|t| t.code() as f64)
+            .collect(),
+        "actuator_biastype" => m
+            .actuator_biastype
+            .iter()
+            .map(|t| t.code() as f64)
+            .collect(),
+        "actuator_trnid" => m
+            .actuator_trnid
+            .iter()
+            .flatten()
+            .map(|&x| x as f64)
+            .collect(),
         "actuator_actadr" => i(&m.actuator_actadr),
         "actuator_actnum" => u(&m.actuator_actnum),
         "actuator_ctrllimited" => b(&m.actuator_ctrllimited),
@@ -230,4 +245,18 @@ pub fn max_err(ours: &[f64], theirs: &[f64]) -> Option<f64> {
             .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
             .fold(0.0, f64::max),
     )
+}
+
+/// Inertia tensors `R diag(d) Rᵀ` (9 per body) from flat quaternions and principal moments.
+pub fn tensors(quats: &[f64], diag: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for (q, d) in quats.chunks(4).zip(diag.chunks(3)) {
+        let r = diffmj::math::quat_to_mat(&[q[0], q[1], q[2], q[3]]);
+        for i in 0..3 {
+            for j in 0..3 {
+                out.push((0..3).map(|k| r[i * 3 + k] * d[k] * r[j * 3 + k]).sum());
+            }
+        }
+    }
+    out
 }
