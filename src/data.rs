@@ -225,12 +225,19 @@ impl<T: Scalar> Data<T> {
     pub fn reset(&mut self, m: &Model<T>) {
         self.time = T::zero();
         self.qpos.copy_from_slice(&m.qpos0);
-        for v in [&mut self.qvel, &mut self.act, &mut self.ctrl, &mut self.qfrc_applied] {
+        for v in [
+            &mut self.qvel,
+            &mut self.act,
+            &mut self.ctrl,
+            &mut self.qfrc_applied,
+        ] {
             v.iter_mut().for_each(|x| *x = T::zero());
         }
         self.qacc_warmstart.iter_mut().for_each(|x| *x = T::zero());
         self.qacc.iter_mut().for_each(|x| *x = T::zero());
-        self.xfrc_applied.iter_mut().for_each(|x| *x = [T::zero(); 6]);
+        self.xfrc_applied
+            .iter_mut()
+            .for_each(|x| *x = [T::zero(); 6]);
         // mocap bodies start at their model poses
         for b in 0..m.nbody {
             if let Ok(k) = usize::try_from(m.body_mocapid[b]) {
@@ -249,10 +256,14 @@ impl<T: Scalar> Data<T> {
         }
         self.reset(m);
         self.time = m.key_time[key];
-        self.qpos.copy_from_slice(&m.key_qpos[key * m.nq..(key + 1) * m.nq]);
-        self.qvel.copy_from_slice(&m.key_qvel[key * m.nv..(key + 1) * m.nv]);
-        self.act.copy_from_slice(&m.key_act[key * m.na..(key + 1) * m.na]);
-        self.ctrl.copy_from_slice(&m.key_ctrl[key * m.nu..(key + 1) * m.nu]);
+        self.qpos
+            .copy_from_slice(&m.key_qpos[key * m.nq..(key + 1) * m.nq]);
+        self.qvel
+            .copy_from_slice(&m.key_qvel[key * m.nv..(key + 1) * m.nv]);
+        self.act
+            .copy_from_slice(&m.key_act[key * m.na..(key + 1) * m.na]);
+        self.ctrl
+            .copy_from_slice(&m.key_ctrl[key * m.nu..(key + 1) * m.nu]);
         for k in 0..m.nmocap {
             let o = (key * m.nmocap + k) * 3;
             self.mocap_pos[k] = [m.key_mpos[o], m.key_mpos[o + 1], m.key_mpos[o + 2]];

@@ -332,16 +332,36 @@ pub fn mat_to_quat<T: Scalar>(r: &M3<T>) -> Quat<T> {
     let tr = r[0] + r[4] + r[8];
     let mut q = if tr.re() > 0.0 {
         let s = (tr + T::one()).sqrt() * T::c(2.0);
-        [s * T::c(0.25), (r[7] - r[5]) / s, (r[2] - r[6]) / s, (r[3] - r[1]) / s]
+        [
+            s * T::c(0.25),
+            (r[7] - r[5]) / s,
+            (r[2] - r[6]) / s,
+            (r[3] - r[1]) / s,
+        ]
     } else if r[0].re() > r[4].re() && r[0].re() > r[8].re() {
         let s = (T::one() + r[0] - r[4] - r[8]).sqrt() * T::c(2.0);
-        [(r[7] - r[5]) / s, s * T::c(0.25), (r[1] + r[3]) / s, (r[2] + r[6]) / s]
+        [
+            (r[7] - r[5]) / s,
+            s * T::c(0.25),
+            (r[1] + r[3]) / s,
+            (r[2] + r[6]) / s,
+        ]
     } else if r[4].re() > r[8].re() {
         let s = (T::one() + r[4] - r[0] - r[8]).sqrt() * T::c(2.0);
-        [(r[2] - r[6]) / s, (r[1] + r[3]) / s, s * T::c(0.25), (r[5] + r[7]) / s]
+        [
+            (r[2] - r[6]) / s,
+            (r[1] + r[3]) / s,
+            s * T::c(0.25),
+            (r[5] + r[7]) / s,
+        ]
     } else {
         let s = (T::one() + r[8] - r[0] - r[4]).sqrt() * T::c(2.0);
-        [(r[3] - r[1]) / s, (r[2] + r[6]) / s, (r[5] + r[7]) / s, s * T::c(0.25)]
+        [
+            (r[3] - r[1]) / s,
+            (r[2] + r[6]) / s,
+            (r[5] + r[7]) / s,
+            s * T::c(0.25),
+        ]
     };
     quat_normalize(&mut q);
     q

@@ -908,6 +908,17 @@ impl<T: Scalar> Model<T> {
     pub fn enabled(&self, bit: u32) -> bool {
         self.opt.enableflags & bit != 0
     }
+    /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
+    /// seeding a dual-number derivative on a body mass).
+    pub fn recompute_subtreemass(&mut self) {
+        let mut st = self.body_mass.clone();
+        for b in (1..self.nbody).rev() {
+            let p = self.body_parentid[b];
+            let v = st[b];
+            st[p] += v;
+        }
+        self.body_subtreemass = st;
+    }
     /// Index of the body named `name`.
     pub fn body_id(&self, name: &str) -> Option<usize> {
         self.body_name.iter().position(|n| n == name)

@@ -21,17 +21,29 @@ fn forward_matches_mujoco_at_random_states() {
     for path in golden_files() {
         let g = read_json(&path);
         let name = g["model"].as_str().unwrap().to_string();
-        let m = load_golden_model(&g);
+        let m = match load_golden_model(&g) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{name}: load failed: {e}"));
+                continue;
+            }
+        };
         let mut d = Data::new(&m);
         let mut model_worst = (String::new(), 0.0f64);
         for (si, st) in g["states"].as_array().unwrap().iter().enumerate() {
             set_input(&m, &mut d, &st["input"]);
             diffmj::forward(&m, &mut d).unwrap();
             for (field, reference) in st["output"].as_object().unwrap() {
-                let Some(ours) = output(&m, &d, field) else { continue };
+                let Some(ours) = output(&m, &d, field) else {
+                    continue;
+                };
                 let reference = nums(reference);
                 if ours.len() != reference.len() {
-                    failures.push(format!("{name} state {si} {field}: length {} vs {}", ours.len(), reference.len()));
+                    failures.push(format!(
+                        "{name} state {si} {field}: length {} vs {}",
+                        ours.len(),
+                        reference.len()
+                    ));
                     continue;
                 }
                 let e = rel_err(&ours, &reference);
@@ -48,7 +60,12 @@ fn forward_matches_mujoco_at_random_states() {
     for (n, f, e) in &worst {
         println!("{n:45} worst field {f:18} {e:.2e}");
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// 1 s open-loop rollouts with random controls agree with MuJoCo within 1e-8 for Euler, RK4,
@@ -59,7 +76,13 @@ fn rollouts_match_mujoco_for_every_integrator() {
     for path in golden_files() {
         let g = read_json(&path);
         let name = g["model"].as_str().unwrap().to_string();
-        let mut m = load_golden_model(&g);
+        let mut m = match load_golden_model(&g) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{name}: load failed: {e}"));
+                continue;
+            }
+        };
         for r in g["rollouts"].as_array().unwrap() {
             m.opt.integrator = integrator(r["integrator"].as_i64().unwrap());
             m.opt.timestep = r["timestep"].as_f64().unwrap();
@@ -84,7 +107,8 @@ fn rollouts_match_mujoco_for_every_integrator() {
                     break;
                 }
                 if m.nu > 0 {
-                    d.ctrl.copy_from_slice(&ctrl[(k / hold).min(ctrl.len() - 1)]);
+                    d.ctrl
+                        .copy_from_slice(&ctrl[(k / hold).min(ctrl.len() - 1)]);
                 }
                 if let Err(e) = diffmj::step(&m, &mut d) {
                     failures.push(format!("{name} {}: {e}", m.opt.integrator.name()));
@@ -93,9 +117,17 @@ fn rollouts_match_mujoco_for_every_integrator() {
             }
             println!("{name:45} {:13} worst {worst:.2e}", m.opt.integrator.name());
             if worst > TOL_ROLLOUT {
-                failures.push(format!("{name} {}: rollout error {worst:.3e}", m.opt.integrator.name()));
+                failures.push(format!(
+                    "{name} {}: rollout error {worst:.3e}",
+                    m.opt.integrator.name()
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

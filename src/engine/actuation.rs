@@ -6,9 +6,9 @@ use crate::math::*;
 use crate::model::{disable, BiasType, DynType, GainType, JointType, Model, TrnType};
 use crate::scalar::{Scalar, MINVAL};
 
-use super::jacobian::dof_point_jac;
-use super::jacobian::body_last_dof;
 use super::inertia::NONE;
+use super::jacobian::body_last_dof;
+use super::jacobian::dof_point_jac;
 use super::muscle;
 
 /// `(qpos, ten_length, ten_J, site frames, cdof) → (actuator_length, actuator_moment)`.
@@ -43,11 +43,20 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         } else {
                             (qa, da)
                         };
-                        let mut q = [d.qpos[qa_rot], d.qpos[qa_rot + 1], d.qpos[qa_rot + 2], d.qpos[qa_rot + 3]];
+                        let mut q = [
+                            d.qpos[qa_rot],
+                            d.qpos[qa_rot + 1],
+                            d.qpos[qa_rot + 2],
+                            d.qpos[qa_rot + 3],
+                        ];
                         quat_normalize(&mut q);
                         let rv = quat_log(&q);
                         // gear of the rotational dofs, in the child (dof) frame
-                        let gr = if m.jnt_type[j] == JointType::Free { [gear[3], gear[4], gear[5]] } else { [gear[0], gear[1], gear[2]] };
+                        let gr = if m.jnt_type[j] == JointType::Free {
+                            [gear[3], gear[4], gear[5]]
+                        } else {
+                            [gear[0], gear[1], gear[2]]
+                        };
                         let gr = if m.actuator_trntype[u] == TrnType::JointInParent {
                             quat_rotate(&quat_conj(&q), &gr)
                         } else {
@@ -165,7 +174,10 @@ pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for u in 0..m.nu {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
-        d.actuator_velocity[u] = row.iter().zip(&d.qvel).fold(T::zero(), |s, (a, b)| s + *a * *b);
+        d.actuator_velocity[u] = row
+            .iter()
+            .zip(&d.qvel)
+            .fold(T::zero(), |s, (a, b)| s + *a * *b);
     }
 }
 
@@ -190,7 +202,10 @@ fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
             norm3(&[g[0], g[1], g[2]])
         }
         TrnType::Site
-            if m.actuator_trnid[u][1] >= 0 && g[0] == T::zero() && g[1] == T::zero() && g[2] == T::zero() =>
+            if m.actuator_trnid[u][1] >= 0
+                && g[0] == T::zero()
+                && g[1] == T::zero()
+                && g[2] == T::zero() =>
         {
             norm3(&[g[3], g[4], g[5]])
         }
@@ -238,9 +253,13 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     } else {
         let clamp = !m.disabled(disable::CLAMPCTRL);
         // a bad control (NaN or beyond 1e10) zeroes every control of this evaluation
-        let bad_ctrl = d.ctrl.iter().any(|c| !c.finite() || c.re().abs() > super::MAXVAL);
+        let bad_ctrl = d
+            .ctrl
+            .iter()
+            .any(|c| !c.finite() || c.re().abs() > super::MAXVAL);
         if bad_ctrl {
-            d.warnings.push("bad control: all controls treated as zero".into());
+            d.warnings
+                .push("bad control: all controls treated as zero".into());
         }
         for u in 0..m.nu {
             let mut ctrl = if bad_ctrl { T::zero() } else { d.ctrl[u] };

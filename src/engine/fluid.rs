@@ -11,7 +11,13 @@ use super::jacobian::apply_ft;
 
 /// Velocity `[ω; v]` of the frame at `p` with rotation `r`, on body `b`, in that local frame,
 /// relative to the wind.
-fn local_velocity<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, p: &V3<T>, r: &M3<T>) -> (V3<T>, V3<T>) {
+fn local_velocity<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    b: usize,
+    p: &V3<T>,
+    r: &M3<T>,
+) -> (V3<T>, V3<T>) {
     let cv = &d.cvel[b];
     let w = [cv[0], cv[1], cv[2]];
     let vc = [cv[3], cv[4], cv[5]];
@@ -67,7 +73,11 @@ fn inertia_box<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, out: &mut [T]) {
     let mass = m.body_mass[b];
     let six = T::c(6.0);
     let side = |a: T, c: T, e: T| ((a + c - e).select_max(T::c(MINVAL)) / mass * six).sqrt();
-    let bx = [side(i[1], i[2], i[0]), side(i[0], i[2], i[1]), side(i[0], i[1], i[2])];
+    let bx = [
+        side(i[1], i[2], i[0]),
+        side(i[0], i[2], i[1]),
+        side(i[0], i[1], i[2]),
+    ];
     let mut lt = zero3::<T>();
     let mut lf = zero3::<T>();
     let pi = T::c(std::f64::consts::PI);

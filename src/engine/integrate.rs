@@ -160,6 +160,7 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let h = m.opt.timestep;
     let mut a = std::mem::take(&mut d.scratch_mat);
     // dense M
+    a.iter_mut().for_each(|x| *x = T::zero());
     for i in 0..nv {
         let mut adr = m.dof_madr[i];
         let mut j = i;
@@ -174,7 +175,6 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             adr += 1;
         }
     }
-    // zero entries outside the tree pattern were never written: clear them first time
     for i in 0..nv {
         for j in 0..nv {
             let dv = if fast {
@@ -195,7 +195,8 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         linalg::lu_solve(&a, nv, &piv, &mut x, &mut tmp);
     } else {
         x.copy_from_slice(&d.qacc);
-        d.warnings.push("implicit: singular matrix, used qacc".into());
+        d.warnings
+            .push("implicit: singular matrix, used qacc".into());
     }
     d.scratch_mat = a;
     d.scratch_piv = piv;
@@ -204,16 +205,49 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     advance(m, d, QaccSrc::Scratch);
 }
 
-/// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4). The state `(qpos,
-/// qvel, act)` is advanced with the weights 1/6, 1/3, 1/3, 1/6; positions are integrated on the
-/// manifold with the weighted velocity. Expects `forward` to have been run at the initial state.
+/// Time derivative of `qpos` for velocity `qvel`: `qvel` for scalar joints and free-joint
+/// translation, `½ q ⊗ (0, ω)` for quaternions (ω in the body frame).
+pub fn qpos_rate<T: Scalar>(m: &Model<T>, qpos: &[T], qvel: &[T], out: &mut [T]) {
+    let half = T::c(0.5);
+    for j in 0..m.njnt {
+        let qa = m.jnt_qposadr[j];
+        let da = m.jnt_dofadr[j];
+        let (qa, da) = match m.jnt_type[j] {
+            JointType::Hinge | JointType::Slide => {
+                out[qa] = qvel[da];
+                continue;
+            }
+            JointType::Free => {
+                for k in 0..3 {
+                    out[qa + k] = qvel[da + k];
+                }
+                (qa + 3, da + 3)
+            }
+            JointType::Ball => (qa, da),
+        };
+        let q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
+        let w = [T::zero(), qvel[da], qvel[da + 1], qvel[da + 2]];
+        let r = quat_mul(&q, &w);
+        for k in 0..4 {
+            out[qa + k] = half * r[k];
+        }
+    }
+}
+
+/// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4, as MuJoCo 4.0 does
+/// it): the state `(qpos, qvel, act)` is advanced with the tableau `A = diag(½, ½, 1)` and the
+/// weights 1/6, 1/3, 1/3, 1/6, where positions are integrated in the embedding space (quaternion
+/// coordinates with rate `½ q ⊗ ω`, renormalized after each combination). Activations take the
+/// common end of step (exact filter, actrange clamp). Expects `forward` to have run at the
+/// initial state.
 pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     const A: [f64; 3] = [0.5, 0.5, 1.0];
     const B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
     let (nq, nv, na) = (m.nq, m.nv, m.na);
     let h = m.opt.timestep;
     let t0 = d.time;
-    // scratch_state[0] = initial (qpos, qvel, act); [1..5] = rates (qvel, qacc, act_dot) per stage
+    // scratch_state[0] = initial (qpos, qvel, act); [1..5] = rates (qpos rate, qacc, act_dot)
+    // of each stage; [5] = their weighted combination
     let mut st = std::mem::take(&mut d.scratch_state);
     {
         let x0 = &mut st[0];
@@ -221,48 +255,47 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         x0[nq..nq + nv].copy_from_slice(&d.qvel);
         x0[nq + nv..nq + nv + na].copy_from_slice(&d.act);
     }
-    let save_rates = |d: &Data<T>, f: &mut Vec<T>| {
-        f[..nv].copy_from_slice(&d.qvel);
-        f[nv..2 * nv].copy_from_slice(&d.qacc);
-        f[2 * nv..2 * nv + na].copy_from_slice(&d.act_dot);
+    let save_rates = |m: &Model<T>, d: &Data<T>, f: &mut Vec<T>| {
+        qpos_rate(m, &d.qpos, &d.qvel, &mut f[..nq]);
+        f[nq..nq + nv].copy_from_slice(&d.qacc);
+        f[nq + nv..nq + nv + na].copy_from_slice(&d.act_dot);
     };
-    save_rates(d, &mut st[1]);
+    save_rates(m, d, &mut st[1]);
     for i in 1..4 {
         // X_i = X_0 + A_i h F_{i-1}
-        let a = T::c(A[i - 1]);
+        let ah = T::c(A[i - 1]) * h;
         let (head, tail) = st.split_at_mut(i + 1);
         let f = &head[i];
         let x0 = &head[0];
-        d.qpos.copy_from_slice(&x0[..nq]);
-        // velocity for the position update
-        let dv = &mut tail[tail.len() - 1];
-        for k in 0..nv {
-            dv[k] = f[k];
+        for k in 0..nq {
+            d.qpos[k] = x0[k] + ah * f[k];
         }
-        integrate_pos(m, &mut d.qpos, &dv[..nv], a * h);
+        normalize_quat(m, &mut d.qpos);
         for k in 0..nv {
-            d.qvel[k] = x0[nq + k] + a * h * f[nv + k];
+            d.qvel[k] = x0[nq + k] + ah * f[nq + k];
         }
         for k in 0..na {
-            d.act[k] = x0[nq + nv + k] + a * h * f[2 * nv + k];
+            d.act[k] = x0[nq + nv + k] + ah * f[nq + nv + k];
         }
-        d.time = t0 + a * h;
+        d.time = t0 + T::c(A[i - 1]) * h;
         forward_skip(m, d, Stage::Position);
-        save_rates(d, &mut tail[0]);
+        save_rates(m, d, &mut tail[0]);
     }
-    // final combination
+    // weighted combination of the rates
     let last = st.len() - 1;
-    for k in 0..2 * nv + na {
+    for k in 0..nq + nv + na {
         let mut s = T::zero();
         for (j, b) in B.iter().enumerate() {
             s += T::c(*b) * st[1 + j][k];
         }
         st[last][k] = s;
     }
-    d.qpos.copy_from_slice(&st[0][..nq]);
-    integrate_pos(m, &mut d.qpos, &st[last][..nv], h);
+    for k in 0..nq {
+        d.qpos[k] = st[0][k] + h * st[last][k];
+    }
+    normalize_quat(m, &mut d.qpos);
     for k in 0..nv {
-        d.qvel[k] = st[0][nq + k] + h * st[last][nv + k];
+        d.qvel[k] = st[0][nq + k] + h * st[last][nq + k];
     }
     // activations through the common end of step: exact filter and actrange clamp
     for u in 0..m.nu {
@@ -271,7 +304,7 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             continue;
         }
         for a in adr as usize..adr as usize + m.actuator_actnum[u] {
-            let rate = st[last][2 * nv + a];
+            let rate = st[last][nq + nv + a];
             d.act[a] = super::actuation::next_activation(m, u, st[0][nq + nv + a], rate);
         }
     }

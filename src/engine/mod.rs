@@ -3,8 +3,8 @@
 //! and writes, in MuJoCo's field names.
 
 use crate::data::Data;
-use crate::model::Model;
 use crate::model::Integrator;
+use crate::model::Model;
 use crate::scalar::Scalar;
 
 pub mod actuation;
@@ -67,7 +67,10 @@ fn diverged<T: Scalar>(
     what: &str,
     i: usize,
 ) -> Result<(), SimError> {
-    let msg = format!("{what}[{i}] is not finite or exceeds {MAXVAL:e} at time {:.6}", d.time.re());
+    let msg = format!(
+        "{what}[{i}] is not finite or exceeds {MAXVAL:e} at time {:.6}",
+        d.time.re()
+    );
     d.reset(m);
     d.warnings.push(msg.clone());
     Err(SimError::Diverged(msg))

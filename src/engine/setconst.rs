@@ -14,6 +14,106 @@ use super::forward::fwd_position;
 use super::inertia::solve_m;
 use super::jacobian::jac;
 
+/// `compiler/lengthrange uselimit` default: MuJoCo simulates even when the target is limited.
+const USE_LIMIT: bool = false;
+
+/// Muscle length range by simulation (MuJoCo's `mj_setLengthRange` with the default options:
+/// accel 20, timeconst 1, timestep 0.01, inttotal 10, interval 2, tolrange 0.05): from `qpos0`,
+/// push the transmission with a force producing unit-norm acceleration 20 towards shorter
+/// (then longer) lengths while damping the velocity, with friction loss, contacts, passive
+/// forces, gravity and actuation disabled; the range is the extreme length seen during the
+/// last `interval` seconds.
+fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], String> {
+    use crate::model::{disable, Integrator};
+    const ACCEL: f64 = 20.0;
+    const TIMECONST: f64 = 1.0;
+    const TIMESTEP: f64 = 0.01;
+    const INTTOTAL: f64 = 10.0;
+    const INTERVAL: f64 = 2.0;
+    const TOLRANGE: f64 = 0.05;
+    let name = if m.actuator_name[u].is_empty() {
+        u.to_string()
+    } else {
+        format!("'{}'", m.actuator_name[u])
+    };
+    if (0..m.njnt).any(|j| m.jnt_limited[j]) || (0..m.ntendon).any(|t| m.tendon_limited[t]) {
+        return Err(format!(
+            "actuator {name}: the muscle length range of a model with limits needs the constraint \
+             solver (a later release); give lengthrange explicitly"
+        ));
+    }
+    let mut mm = m.clone();
+    mm.opt.disableflags = disable::FRICTIONLOSS
+        | disable::CONTACT
+        | disable::SPRING
+        | disable::DAMPER
+        | disable::GRAVITY
+        | disable::ACTUATION;
+    mm.opt.timestep = TIMESTEP;
+    if mm.opt.integrator == Integrator::Rk4 {
+        mm.opt.integrator = Integrator::Euler;
+    }
+    let nv = m.nv;
+    let mut lmin = [0.0; 2];
+    let mut lmax = [0.0; 2];
+    let mut d = Data::new(&mm);
+    let mut x = vec![0.0; nv];
+    for side in 0..2 {
+        d.reset(&mm);
+        let mut updated = false;
+        while d.time < INTTOTAL {
+            let decay = (-TIMESTEP / TIMECONST.max(0.01)).exp();
+            d.qvel.iter_mut().for_each(|v| *v *= decay);
+            super::forward::fwd_position(&mm, &mut d);
+            super::forward::fwd_velocity(&mm, &mut d);
+            x.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
+            solve_m(&mm, &d, &mut x);
+            let nrm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let scale = (2.0 * side as f64 - 1.0) * ACCEL / nrm.max(MINVAL);
+            for i in 0..nv {
+                d.qfrc_applied[i] = d.actuator_moment[u * nv + i] * scale;
+            }
+            let len = d.actuator_length[u];
+            super::actuation::fwd_actuation(&mm, &mut d);
+            super::forward::fwd_acceleration(&mm, &mut d);
+            super::forward::fwd_constraint(&mm, &mut d);
+            match mm.opt.integrator {
+                Integrator::Euler | Integrator::Rk4 => super::integrate::euler(&mm, &mut d),
+                _ => super::integrate::implicit(&mm, &mut d),
+            }
+            if !d.qpos.iter().chain(&d.qvel).all(|v| v.is_finite()) {
+                return Err(format!("actuator {name}: unstable length range simulation"));
+            }
+            if d.time > INTTOTAL - INTERVAL {
+                if len < lmin[side] || !updated {
+                    lmin[side] = len;
+                }
+                if len > lmax[side] || !updated {
+                    lmax[side] = len;
+                }
+                updated = true;
+            }
+        }
+    }
+    let range = [lmin[0], lmax[1]];
+    let dif = range[1] - range[0];
+    if dif <= 0.0 {
+        return Err(format!(
+            "actuator {name}: invalid length range ({}, {})",
+            range[0], range[1]
+        ));
+    }
+    for side in 0..2 {
+        if lmax[side] - lmin[side] > TOLRANGE * dif {
+            return Err(format!(
+                "actuator {name}: length range computation did not converge ({}, {})",
+                lmin[side], lmax[side]
+            ));
+        }
+    }
+    Ok(range)
+}
+
 /// Bodies whose joint-space inertia block is diagonal with only sliders (MuJoCo's
 /// `body_simple == 2`): inertial frame equal to the body frame, a root body or the child of a
 /// fixed child of the world, no children, only slide joints at the origin along coordinate
@@ -102,13 +202,7 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
             tr[0] += quad(p, p);
             tr[1] += quad(q, q);
         }
-        let mut w = [tr[0] / 3.0, tr[1] / 3.0];
-        // a body that can only translate or only rotate borrows the other weight
-        if w[0] < MINVAL && w[1] >= MINVAL {
-            w[0] = w[1];
-        } else if w[1] < MINVAL && w[0] >= MINVAL {
-            w[1] = w[0];
-        }
+        let w = [tr[0] / 3.0, tr[1] / 3.0];
         m.body_invweight0[b] = w;
     }
 
@@ -126,7 +220,10 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
             _ => &[(0, 1)],
         };
         for &(o, n) in groups {
-            let mean = (0..n).map(|k| minv[(da + o + k) * nv + da + o + k]).sum::<f64>() / n as f64;
+            let mean = (0..n)
+                .map(|k| minv[(da + o + k) * nv + da + o + k])
+                .sum::<f64>()
+                / n as f64;
             for k in 0..n {
                 m.dof_invweight0[da + o + k] = mean;
             }
@@ -151,7 +248,11 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     // position servos given a damping ratio (positive biasprm[2]): kv = 2 ζ sqrt(kp · mass),
     // with the mass reflected through the transmission from dof_M0
     for u in 0..m.nu {
-        let (kp, b1, b2) = (m.actuator_gainprm[u][0], m.actuator_biasprm[u][1], m.actuator_biasprm[u][2]);
+        let (kp, b1, b2) = (
+            m.actuator_gainprm[u][0],
+            m.actuator_biasprm[u][1],
+            m.actuator_biasprm[u][2],
+        );
         if kp == -b1 && b2 > 0.0 {
             let mut mass = 0.0;
             for i in 0..nv {
@@ -198,19 +299,13 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
             TrnType::Tendon if m.tendon_limited[id] => Some(m.tendon_range[id]),
             _ => None,
         };
-        match range {
-            Some(r) => {
+        m.actuator_lengthrange[u] = match range {
+            Some(r) if USE_LIMIT => {
                 let _ = g;
-                m.actuator_lengthrange[u] = r;
+                r
             }
-            None => {
-                return Err(format!(
-                    "actuator {}: muscle length range must be given (lengthrange) or come from a \
-                     limited joint or tendon; the simulation-based computation is not supported yet",
-                    if m.actuator_name[u].is_empty() { u.to_string() } else { format!("'{}'", m.actuator_name[u]) }
-                ))
-            }
-        }
+            _ => length_range_by_simulation(m, u)?,
+        };
     }
     Ok(())
 }

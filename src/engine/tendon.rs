@@ -31,6 +31,9 @@ pub fn tendon_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for t in 0..m.ntendon {
         let row = &d.ten_J[t * nv..(t + 1) * nv];
-        d.ten_velocity[t] = row.iter().zip(&d.qvel).fold(T::zero(), |s, (a, b)| s + *a * *b);
+        d.ten_velocity[t] = row
+            .iter()
+            .zip(&d.qvel)
+            .fold(T::zero(), |s, (a, b)| s + *a * *b);
     }
 }

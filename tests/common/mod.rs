@@ -16,7 +16,9 @@ pub fn golden_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden"))
         .expect("tests/golden exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.ends_with("compile_fields.json"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json") && !p.ends_with("compile_fields.json")
+        })
         .collect();
     v.sort();
     v
@@ -49,7 +51,13 @@ pub fn rel_err(ours: &[f64], reference: &[f64]) -> f64 {
     let scale = reference.iter().fold(1.0f64, |a, b| a.max(b.abs()));
     ours.iter()
         .zip(reference)
-        .map(|(a, b)| if a.is_nan() || b.is_nan() { f64::INFINITY } else { (a - b).abs() })
+        .map(|(a, b)| {
+            if a.is_nan() || b.is_nan() {
+                f64::INFINITY
+            } else {
+                (a - b).abs()
+            }
+        })
         .fold(0.0, f64::max)
         / scale
 }
@@ -60,13 +68,13 @@ pub fn flat<const N: usize>(v: &[[f64; N]]) -> Vec<f64> {
 }
 
 /// Load the model of a golden file, with the golden file's runtime options applied.
-pub fn load_golden_model(g: &Value) -> Model<f64> {
+pub fn load_golden_model(g: &Value) -> Result<Model<f64>, String> {
     let xml = root().join(g["xml"].as_str().unwrap());
-    let mut m = diffmj::mjcf::load_file(&xml).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = diffmj::mjcf::load_file(&xml).map_err(|e| e.to_string())?;
     if g["disable_constraint"].as_bool() == Some(true) {
         m.opt.disableflags |= diffmj::model::disable::CONSTRAINT;
     }
-    m
+    Ok(m)
 }
 
 /// Set the state and inputs of `d` from a golden `input` object.

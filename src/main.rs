@@ -1,0 +1,360 @@
+//! `diffmj`: command-line driver. Reads MJCF models and plain JSON/CSV files, writes JSON/CSV with
+//! MuJoCo's mjData field names, so scripts in any language can drive the engine.
+
+use clap::{Parser, Subcommand};
+use diffmj::{mjcf, Data, Model};
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "diffmj",
+    version,
+    about = "MuJoCo-compatible simulation with exact derivatives"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print model sizes and options as one JSON object.
+    Info {
+        /// MJCF model file.
+        model: PathBuf,
+    },
+    /// Run forward dynamics at a state and write the results as JSON.
+    Forward {
+        /// MJCF model file.
+        model: PathBuf,
+        /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
+        /// mocap_quat, qacc_warmstart (missing fields take the model defaults).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Output file (`-` for stdout, the default).
+        #[arg(long, default_value = "-")]
+        out: String,
+    },
+    /// Simulate N steps and write the trajectory as CSV.
+    Rollout {
+        /// MJCF model file.
+        model: PathBuf,
+        /// JSON initial state (as for `forward`).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// CSV with one row of nu controls per step (the last row repeats when it runs out).
+        #[arg(long)]
+        ctrl: Option<PathBuf>,
+        /// Number of steps.
+        #[arg(long)]
+        steps: usize,
+        /// Output CSV (`-` for stdout, the default).
+        #[arg(long, default_value = "-")]
+        out: String,
+    },
+    /// Time forward and step from a state; prints median microseconds per call as JSON.
+    Bench {
+        /// MJCF model file.
+        model: PathBuf,
+        /// JSON state (as for `forward`).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Number of calls timed for each function.
+        #[arg(long, default_value_t = 2000)]
+        steps: usize,
+    },
+}
+
+type Res<T> = Result<T, String>;
+
+fn load(path: &Path) -> Res<Model<f64>> {
+    mjcf::load_file(path).map_err(|e| e.to_string())
+}
+
+fn read_state(m: &Model<f64>, d: &mut Data<f64>, path: &Path) -> Res<()> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("{}: expected a JSON object", path.display()))?;
+    let here = path.display().to_string();
+    for (key, val) in obj {
+        let nums = || -> Res<Vec<f64>> {
+            let mut out = Vec::new();
+            flatten(val, &mut out).map_err(|e| format!("{here}: field '{key}': {e}"))?;
+            Ok(out)
+        };
+        let fill = |dst: &mut [f64], src: Vec<f64>| -> Res<()> {
+            if dst.len() != src.len() {
+                return Err(format!(
+                    "{here}: field '{key}' has {} numbers, the model needs {}",
+                    src.len(),
+                    dst.len()
+                ));
+            }
+            dst.copy_from_slice(&src);
+            Ok(())
+        };
+        match key.as_str() {
+            "time" => {
+                d.time = val
+                    .as_f64()
+                    .ok_or(format!("{here}: 'time' must be a number"))?
+            }
+            "qpos" => fill(&mut d.qpos, nums()?)?,
+            "qvel" => fill(&mut d.qvel, nums()?)?,
+            "act" => fill(&mut d.act, nums()?)?,
+            "ctrl" => fill(&mut d.ctrl, nums()?)?,
+            "qfrc_applied" => fill(&mut d.qfrc_applied, nums()?)?,
+            "qacc_warmstart" => fill(&mut d.qacc_warmstart, nums()?)?,
+            "xfrc_applied" => {
+                let mut flat = vec![0.0; 6 * m.nbody];
+                fill(&mut flat, nums()?)?;
+                for b in 0..m.nbody {
+                    d.xfrc_applied[b].copy_from_slice(&flat[6 * b..6 * b + 6]);
+                }
+            }
+            "mocap_pos" => {
+                let mut flat = vec![0.0; 3 * m.nmocap];
+                fill(&mut flat, nums()?)?;
+                for k in 0..m.nmocap {
+                    d.mocap_pos[k].copy_from_slice(&flat[3 * k..3 * k + 3]);
+                }
+            }
+            "mocap_quat" => {
+                let mut flat = vec![0.0; 4 * m.nmocap];
+                fill(&mut flat, nums()?)?;
+                for k in 0..m.nmocap {
+                    d.mocap_quat[k].copy_from_slice(&flat[4 * k..4 * k + 4]);
+                }
+            }
+            "qacc" => {} // read by `inverse` (later)
+            other => return Err(format!("{here}: unknown field '{other}'")),
+        }
+    }
+    Ok(())
+}
+
+fn flatten(v: &Value, out: &mut Vec<f64>) -> Res<()> {
+    match v {
+        Value::Array(a) => a.iter().try_for_each(|x| flatten(x, out)),
+        Value::Number(n) => {
+            out.push(n.as_f64().ok_or("not a finite number")?);
+            Ok(())
+        }
+        _ => Err(format!("expected numbers, found {v}")),
+    }
+}
+
+fn write_out(out: &str, text: &str) -> Res<()> {
+    if out == "-" {
+        let mut s = std::io::stdout().lock();
+        s.write_all(text.as_bytes()).map_err(|e| e.to_string())
+    } else {
+        std::fs::write(out, text).map_err(|e| format!("{out}: {e}"))
+    }
+}
+
+fn rows<const N: usize>(v: &[[f64; N]]) -> Value {
+    Value::Array(v.iter().map(|r| json!(r.to_vec())).collect())
+}
+
+fn info(m: &Model<f64>) -> Value {
+    json!({
+        "model": m.name, "nq": m.nq, "nv": m.nv, "nu": m.nu, "na": m.na, "nbody": m.nbody,
+        "njnt": m.njnt, "ngeom": m.ngeom, "nsite": m.nsite, "ntendon": m.ntendon, "neq": m.neq,
+        "nsensor": m.nsensor, "nkey": m.nkey, "nmocap": m.nmocap, "timestep": m.opt.timestep,
+        "integrator": m.opt.integrator.name(), "solver": m.opt.solver.name(),
+        "cone": m.opt.cone.name(),
+    })
+}
+
+fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
+    let nv = m.nv;
+    let full = d.full_m(m);
+    let mrows: Vec<Value> = (0..nv)
+        .map(|i| json!(full[i * nv..(i + 1) * nv].to_vec()))
+        .collect();
+    let mut o = Map::new();
+    o.insert("time".into(), json!(d.time));
+    for (k, v) in [
+        ("qacc", &d.qacc),
+        ("qfrc_bias", &d.qfrc_bias),
+        ("qfrc_passive", &d.qfrc_passive),
+        ("qfrc_actuator", &d.qfrc_actuator),
+        ("qfrc_smooth", &d.qfrc_smooth),
+        ("qfrc_constraint", &d.qfrc_constraint),
+        ("qacc_smooth", &d.qacc_smooth),
+        ("actuator_force", &d.actuator_force),
+        ("actuator_length", &d.actuator_length),
+        ("actuator_velocity", &d.actuator_velocity),
+        ("act_dot", &d.act_dot),
+        ("ten_length", &d.ten_length),
+        ("ten_velocity", &d.ten_velocity),
+    ] {
+        o.insert(k.into(), json!(v));
+    }
+    o.insert("xpos".into(), rows(&d.xpos));
+    o.insert("xquat".into(), rows(&d.xquat));
+    o.insert("xipos".into(), rows(&d.xipos));
+    o.insert("subtree_com".into(), rows(&d.subtree_com));
+    o.insert("M".into(), Value::Array(mrows));
+    o.insert("warnings".into(), json!(d.warnings));
+    Value::Object(o)
+}
+
+fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let vals: Result<Vec<f64>, _> = line.split(',').map(|s| s.trim().parse::<f64>()).collect();
+        let vals = match vals {
+            Ok(v) => v,
+            // a header line of names is allowed as the first line
+            Err(_) if out.is_empty() && i == 0 => continue,
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+        };
+        if vals.len() != nu {
+            return Err(format!(
+                "{}:{}: {} controls, the model has nu = {nu}",
+                path.display(),
+                i + 1,
+                vals.len()
+            ));
+        }
+        out.push(vals);
+    }
+    Ok(out)
+}
+
+fn median_us(mut f: impl FnMut(), n: usize) -> f64 {
+    // time in batches so the clock resolution does not matter
+    let batch = 10usize;
+    let mut v = Vec::with_capacity(n / batch + 1);
+    for _ in 0..(n / batch).max(1) {
+        let t = Instant::now();
+        for _ in 0..batch {
+            f();
+        }
+        v.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn run(cli: Cli) -> Res<()> {
+    match cli.cmd {
+        Cmd::Info { model } => {
+            let m = load(&model)?;
+            println!("{}", info(&m));
+        }
+        Cmd::Forward { model, state, out } => {
+            let m = load(&model)?;
+            let mut d = Data::new(&m);
+            if let Some(s) = state {
+                read_state(&m, &mut d, &s)?;
+            }
+            diffmj::forward(&m, &mut d).map_err(|e| e.to_string())?;
+            write_out(&out, &format!("{}\n", forward_json(&m, &d)))?;
+        }
+        Cmd::Rollout {
+            model,
+            state,
+            ctrl,
+            steps,
+            out,
+        } => {
+            let m = load(&model)?;
+            let mut d = Data::new(&m);
+            if let Some(s) = state {
+                read_state(&m, &mut d, &s)?;
+            }
+            let ctrl = match ctrl {
+                Some(p) => read_ctrl(&p, m.nu)?,
+                None => Vec::new(),
+            };
+            let mut csv = String::new();
+            let mut header = vec!["time".to_string()];
+            header.extend((0..m.nq).map(|i| format!("qpos{i}")));
+            header.extend((0..m.nv).map(|i| format!("qvel{i}")));
+            header.extend((0..m.na).map(|i| format!("act{i}")));
+            csv.push_str(&header.join(","));
+            csv.push('\n');
+            let row = |d: &Data<f64>, csv: &mut String| {
+                let mut r = vec![format!("{:e}", d.time)];
+                r.extend(
+                    d.qpos
+                        .iter()
+                        .chain(&d.qvel)
+                        .chain(&d.act)
+                        .map(|x| format!("{x:e}")),
+                );
+                csv.push_str(&r.join(","));
+                csv.push('\n');
+            };
+            row(&d, &mut csv);
+            for k in 0..steps {
+                if !ctrl.is_empty() {
+                    d.ctrl.copy_from_slice(&ctrl[k.min(ctrl.len() - 1)]);
+                }
+                diffmj::step(&m, &mut d).map_err(|e| format!("step {k}: {e}"))?;
+                row(&d, &mut csv);
+            }
+            write_out(&out, &csv)?;
+        }
+        Cmd::Bench {
+            model,
+            state,
+            steps,
+        } => {
+            let m = load(&model)?;
+            let mut d0 = Data::new(&m);
+            if let Some(s) = state {
+                read_state(&m, &mut d0, &s)?;
+            }
+            let mut d = d0.clone();
+            let forward_us = median_us(
+                || {
+                    diffmj::forward(&m, &mut d).expect("forward");
+                },
+                steps,
+            );
+            let mut d = d0.clone();
+            let mut k = 0;
+            let step_us = median_us(
+                || {
+                    // like testspeed: restart from the initial state every 1000 steps
+                    if k % 1000 == 0 {
+                        d.clone_from(&d0);
+                    }
+                    k += 1;
+                    diffmj::step(&m, &mut d).expect("step");
+                },
+                steps,
+            );
+            println!(
+                "{}",
+                json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us})
+            );
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("diffmj: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
