@@ -1,5 +1,10 @@
 //! Step 3 of the MJCF reader: typed description → [`Model<f64>`].
-#![allow(clippy::needless_range_loop, clippy::type_complexity, clippy::collapsible_if, clippy::too_many_arguments)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::type_complexity,
+    clippy::collapsible_if,
+    clippy::too_many_arguments
+)]
 
 use super::attr::Tri;
 use super::error::{ErrorKind, MjcfError};

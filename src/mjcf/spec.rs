@@ -1,5 +1,10 @@
 //! Step 2 of the MJCF reader: the typed description of a model. Default classes are resolved
-#![allow(clippy::needless_range_loop, clippy::type_complexity, clippy::collapsible_if, clippy::too_many_arguments)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::type_complexity,
+    clippy::collapsible_if,
+    clippy::too_many_arguments
+)]
 //! here the MuJoCo way (an element starts from a copy of its class's default and applies the
 //! attributes actually written), orientations become quaternions and `<frame>`s are folded
 //! into the frames of the elements they contain.

@@ -1,0 +1,217 @@
+//! Every error kind of the MJCF reader: the right kind, position and message. Each case is
+//! also rejected by MuJoCo 4.0.
+
+use diffmj::mjcf::{load_file, load_str, ErrorKind};
+
+fn check(xml: &str, kind: ErrorKind, line: usize, col: usize, needle: &str) {
+    let e = match load_str(xml) {
+        Ok(_) => panic!("expected an error for:\n{xml}"),
+        Err(e) => e,
+    };
+    let s = e.to_string();
+    assert_eq!(e.kind, kind, "{s}");
+    assert_eq!((e.line, e.column), (line, col), "{s}");
+    assert!(s.contains(needle), "'{s}' does not contain '{needle}'");
+    assert!(!s.contains('\n'), "one line: {s}");
+}
+
+const B: &str = "<mujoco>\n<worldbody>\n<body>\n";
+const E: &str = "</body>\n</worldbody>\n</mujoco>";
+
+#[test]
+fn syntax() {
+    check(
+        "<mujoco>\n<worldbody>\n</mujoco>",
+        ErrorKind::Syntax,
+        3,
+        1,
+        "syntax",
+    );
+}
+
+#[test]
+fn unknown_element_and_attribute() {
+    check(
+        &format!("{B}<bodyx/>\n{E}"),
+        ErrorKind::UnknownElement,
+        4,
+        1,
+        "<bodyx>",
+    );
+    check(
+        &format!("{B}<joint name=\"j1\" foo=\"1\"/><geom size=\"1\"/>\n{E}"),
+        ErrorKind::UnknownAttribute,
+        4,
+        18,
+        "<joint name=\"j1\"> attribute 'foo'",
+    );
+}
+
+#[test]
+fn counts_and_numbers() {
+    check(
+        &format!("{B}<joint name=\"j1\" range=\"0 1 2\"/><geom size=\"1\"/>\n{E}"),
+        ErrorKind::WrongCount,
+        4,
+        18,
+        "<joint name=\"j1\"> attribute 'range': expected 2 numbers, got 3",
+    );
+    check(
+        &format!("{B}<joint range=\"0 x\"/><geom size=\"1\"/>\n{E}"),
+        ErrorKind::MalformedNumber,
+        4,
+        8,
+        "malformed number 'x'",
+    );
+    check(
+        &format!("{B}<joint type=\"hinges\"/><geom size=\"1\"/>\n{E}"),
+        ErrorKind::InvalidKeyword,
+        4,
+        8,
+        "invalid keyword 'hinges'",
+    );
+}
+
+#[test]
+fn classes_and_references() {
+    check(
+        &format!("{B}<geom class=\"nope\" size=\"1\"/>\n{E}"),
+        ErrorKind::UnknownClass,
+        4,
+        7,
+        "unknown default class 'nope'",
+    );
+    check(
+        "<mujoco>\n<worldbody>\n<body childclass=\"zz\"/>\n</worldbody>\n</mujoco>",
+        ErrorKind::UnknownClass,
+        3,
+        7,
+        "'zz'",
+    );
+    check(
+        &format!("{B}<joint name=\"j\"/><geom size=\"1\"/>\n{E}\n<actuator><motor joint=\"k\"/></actuator>")
+            .replace("</mujoco>\n<actuator><motor joint=\"k\"/></actuator>", "<actuator>\n<motor joint=\"k\"/></actuator></mujoco>"),
+        ErrorKind::UndefinedReference,
+        8,
+        1,
+        "undefined joint 'k'",
+    );
+    check(
+        "<mujoco>\n<worldbody>\n<body name=\"a\"/>\n<body name=\"a\"/>\n</worldbody>\n</mujoco>",
+        ErrorKind::DuplicateName,
+        4,
+        1,
+        "repeated name 'a' in body",
+    );
+    check(
+        "<mujoco>\n<worldbody>\n<body>\n<joint name=\"j\"/>\n<geom size=\"1\"/>\n</body>\n</worldbody>\n<tendon>\n<fixed>\n<joint joint=\"q\" coef=\"1\"/>\n</fixed>\n</tendon>\n</mujoco>",
+        ErrorKind::UndefinedReference,
+        10,
+        1,
+        "undefined joint 'q'",
+    );
+}
+
+#[test]
+fn missing_attribute() {
+    check(
+        "<mujoco>\n<worldbody>\n<body>\n<joint name=\"j\"/>\n<geom size=\"1\"/>\n</body>\n</worldbody>\n<tendon>\n<fixed>\n<joint joint=\"j\"/>\n</fixed>\n</tendon>\n</mujoco>",
+        ErrorKind::MissingAttribute,
+        10,
+        1,
+        "'coef'",
+    );
+}
+
+#[test]
+fn mass_and_unsupported() {
+    check(
+        &format!("{B}<joint/>\n{E}"),
+        ErrorKind::MassInertia,
+        3,
+        1,
+        "mass and inertia of moving bodies must be larger than mjMINVAL",
+    );
+    check(
+        &format!("{B}<joint/><geom name=\"x\" type=\"mesh\"/>\n{E}"),
+        ErrorKind::Unsupported,
+        4,
+        9,
+        "geom 'x' of type mesh is not supported yet",
+    );
+    check(
+        "<mujoco>\n<compiler coordinate=\"global\"/>\n</mujoco>",
+        ErrorKind::Unsupported,
+        2,
+        11,
+        "global coordinates",
+    );
+    check(
+        "<mujoco>\n<compiler fitaabb=\"true\"/>\n</mujoco>",
+        ErrorKind::Unsupported,
+        2,
+        11,
+        "fitaabb",
+    );
+}
+
+#[test]
+fn includes() {
+    check(
+        "<mujoco>\n  <include file=\"/nonexistent/x.xml\"/>\n</mujoco>",
+        ErrorKind::IncludeNotFound,
+        2,
+        12,
+        "not found",
+    );
+    let dir = std::env::temp_dir().join(format!("diffmj_inc_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.xml"),
+        "<mujoco>\n<include file=\"b.xml\"/>\n</mujoco>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.xml"),
+        "<mujoco>\n<include file=\"a.xml\"/>\n</mujoco>",
+    )
+    .unwrap();
+    let e = load_file(dir.join("a.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::IncludeCycle, "{e}");
+    // an error inside an included file names that file
+    std::fs::write(
+        dir.join("c.xml"),
+        "<mujoco>\n<include file=\"d.xml\"/>\n</mujoco>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d.xml"),
+        "<mujoco>\n<worldbody>\n  <geom sizee=\"1\"/>\n</worldbody>\n</mujoco>",
+    )
+    .unwrap();
+    let e = load_file(dir.join("c.xml")).unwrap_err();
+    assert!(
+        e.file.ends_with("d.xml") && e.line == 3 && e.column == 9,
+        "{e}"
+    );
+    let e = load_file(dir.join("missing.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Io);
+}
+
+#[test]
+fn no_panic_on_garbage() {
+    for xml in [
+        "",
+        "<",
+        "<mujoco",
+        "<mujoco><worldbody><body><geom size=\"\"/></body></worldbody></mujoco>",
+        "<mujoco><keyframe><key qpos=\"1 2 3\"/></keyframe></mujoco>",
+        "<mujoco><worldbody><body><freejoint/><geom size=\"1\"/><body><freejoint/></body></body></worldbody></mujoco>",
+        "<mujoco><default><default/></default></mujoco>",
+        "<foo/>",
+        "<mujoco><actuator><motor/></actuator></mujoco>",
+        "<mujoco><worldbody><geom type=\"box\" size=\"1 1\"/></worldbody></mujoco>",
+    ] {
+        assert!(load_str(xml).is_err(), "should fail: {xml}");
+    }
+}
