@@ -733,6 +733,10 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     let mut iquat = vec![[1.0, 0.0, 0.0, 0.0]; nbody];
     for (id, fb) in flat.iter().enumerate().skip(1) {
         let b = fb.b;
+        // MuJoCo quirk: a body without any mass source gets its own frame (pos, quat) as the
+        // inertial frame
+        ipos[id] = b.pos;
+        iquat[id] = body_quat[id];
         let from_geoms = match c.inertiafromgeom {
             Tri::True => true,
             Tri::False => false,
