@@ -76,8 +76,6 @@ fn golden_compiled_fields() {
                     theirs = mjcf_util::tensors(&theirs, &ti);
                 }
             }
-            // MuJoCo integrates the fluid added-mass factors numerically; ours agree to ~1e-8
-            let tol = if k == "geom_fluid" { 1e-7 } else { tol };
             match mjcf_util::max_err(&ours, &theirs) {
                 None => failures.push(format!(
                     "{xml}: {k}: length {} vs MuJoCo {}",
