@@ -20,6 +20,8 @@
 //! ```
 #![warn(missing_docs)]
 #![allow(non_snake_case)]
+// index loops mirror the equations (several arrays indexed by the same dof or body)
+#![allow(clippy::needless_range_loop)]
 
 pub mod data;
 pub mod engine;

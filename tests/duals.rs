@@ -187,7 +187,8 @@ fn parameter_derivatives_match_finite_differences() {
     let dof = 7usize;
     let u = 0usize;
     type Setter = Box<dyn Fn(&mut Model<f64>, f64)>;
-    let params: Vec<(&str, Setter, Box<dyn Fn(&mut Model<Dual64>)>)> = vec![
+    type Seeder = Box<dyn Fn(&mut Model<Dual64>)>;
+    let params: Vec<(&str, Setter, Seeder)> = vec![
         (
             "body_mass",
             Box::new(move |m, s| {

@@ -64,15 +64,11 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         };
                         if m.jnt_type[j] == JointType::Free {
                             // a free joint has no scalar length
-                            for k in 0..3 {
-                                row[da + k] = gear[k];
-                            }
+                            row[da..da + 3].copy_from_slice(&gear[..3]);
                         } else {
                             len = dot3(&gr, &rv);
                         }
-                        for k in 0..3 {
-                            row[da_rot + k] = gr[k];
-                        }
+                        row[da_rot..da_rot + 3].copy_from_slice(&gr);
                     }
                 }
             }

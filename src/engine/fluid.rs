@@ -50,6 +50,7 @@ pub fn fluid<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.qfrc_fluid = out;
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_local<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,

@@ -218,9 +218,7 @@ pub fn qpos_rate<T: Scalar>(m: &Model<T>, qpos: &[T], qvel: &[T], out: &mut [T])
                 continue;
             }
             JointType::Free => {
-                for k in 0..3 {
-                    out[qa + k] = qvel[da + k];
-                }
+                out[qa..qa + 3].copy_from_slice(&qvel[da..da + 3]);
                 (qa + 3, da + 3)
             }
             JointType::Ball => (qa, da),

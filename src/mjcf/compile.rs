@@ -212,7 +212,9 @@ fn geom_fluid(g: &GeomS) -> [f64; 12] {
         let (j, l) = ((i + 1) % 3, (i + 2) % 3);
         let (dj, dl) = (ax[j] * ax[j], ax[l] * ax[l]);
         let num = (dj - dl) * (dj - dl) * (k[l] - k[j]).abs();
-        let den = (2.0 * (dj - dl) + (dj + dl) * (k[j] - k[l])).abs().max(FLUID_EPS);
+        let den = (2.0 * (dj - dl) + (dj + dl) * (k[j] - k[l]))
+            .abs()
+            .max(FLUID_EPS);
         out[9 + i] = vol * num / den / 5.0;
     }
     out
