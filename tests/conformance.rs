@@ -26,8 +26,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("free_body", "implicitfast", "MuJoCo 4.0 solves free rigid subtrees with their gyroscopic derivative; not implemented"),
     ("passive", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
     ("passive", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),
-    ("tendons", "implicit", "qDeriv entries outside the tree sparsity (tendon coupling across branches) are kept; MuJoCo drops them"),
-    ("tendons", "implicitfast", "qDeriv entries outside the tree sparsity (tendon coupling across branches) are kept; MuJoCo drops them"),
     ("thirdparty_dm_control_fish", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
     ("thirdparty_dm_control_fish", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),
     ("thirdparty_gymnasium_swimmer", "implicit", "fluid-force velocity derivatives missing from qDeriv"),

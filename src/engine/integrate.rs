@@ -175,8 +175,13 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             adr += 1;
         }
     }
+    // only entries within the tree sparsity (one dof an ancestor of the other) take part, as
+    // in MuJoCo's sparse qDeriv; couplings across branches (e.g. by a tendon) are dropped
     for i in 0..nv {
         for j in 0..nv {
+            if !same_chain(m, i, j) {
+                continue;
+            }
             let dv = if fast {
                 T::c(0.5) * (d.qDeriv[i * nv + j] + d.qDeriv[j * nv + i])
             } else {
@@ -230,6 +235,16 @@ pub fn qpos_rate<T: Scalar>(m: &Model<T>, qpos: &[T], qvel: &[T], out: &mut [T])
             out[qa + k] = half * r[k];
         }
     }
+}
+
+/// True when dof `i` is `j`, an ancestor of `j`, or a descendant of `j`.
+#[inline]
+fn same_chain<T>(m: &Model<T>, i: usize, j: usize) -> bool {
+    let (lo, mut k) = if i < j { (i, j) } else { (j, i) };
+    while k != inertia::NONE && k > lo {
+        k = m.dof_parentid[k];
+    }
+    k == lo
 }
 
 /// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4, as MuJoCo 4.0 does
