@@ -21,8 +21,6 @@ const TOL_ROLLOUT: f64 = 1e-8;
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("poly_passive", "load", "MuJoCo 4.0 polynomial stiffness/damping and actuator damping/armature are not implemented"),
     ("thirdparty_gymnasium_humanoid", "ximat", "equal principal moments: our principal axes differ from mju_eig3's choice (inertia tensor identical)"),
-    ("actuators", "implicit", "muscle gain velocity derivative and force-saturation skip missing from qDeriv"),
-    ("actuators", "implicitfast", "muscle gain velocity derivative and force-saturation skip missing from qDeriv"),
     ("free_body", "implicitfast", "MuJoCo 4.0 solves free rigid subtrees with their gyroscopic derivative; not implemented"),
     ("passive", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
     ("passive", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),

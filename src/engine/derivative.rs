@@ -7,6 +7,7 @@ use crate::math::*;
 use crate::model::{disable, BiasType, DynType, GainType, JointType, Model};
 use crate::scalar::Scalar;
 
+use super::muscle;
 use super::rne::add6;
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
@@ -38,22 +39,43 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     }
     if !m.disabled(disable::ACTUATION) {
         for u in 0..m.nu {
-            let mut g = T::zero();
-            if m.actuator_gaintype[u] == GainType::Affine {
-                let input = if m.actuator_dyntype[u] == DynType::None {
-                    let mut c = d.ctrl[u];
-                    if m.actuator_ctrllimited[u] && !m.disabled(disable::CLAMPCTRL) {
-                        let [lo, hi] = m.actuator_ctrlrange[u];
-                        c = c.clamp_to(lo, hi);
-                    }
-                    c
-                } else {
-                    d.act[m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1]
-                };
-                g += m.actuator_gainprm[u][2] * input;
+            // a saturated actuator force does not change with velocity
+            if m.actuator_forcelimited[u] {
+                let [lo, hi] = m.actuator_forcerange[u];
+                let f = d.actuator_force[u].re();
+                if f <= lo.re() || f >= hi.re() {
+                    continue;
+                }
             }
-            if m.actuator_biastype[u] == BiasType::Affine {
-                g += m.actuator_biasprm[u][2];
+            let mut g = if m.actuator_biastype[u] == BiasType::Affine {
+                m.actuator_biasprm[u][2]
+            } else {
+                T::zero()
+            };
+            let gain_vel = match m.actuator_gaintype[u] {
+                GainType::Affine => m.actuator_gainprm[u][2],
+                GainType::Muscle => muscle::muscle_gain_vel(
+                    d.actuator_length[u],
+                    d.actuator_velocity[u],
+                    &m.actuator_lengthrange[u],
+                    m.actuator_acc0[u],
+                    &m.actuator_gainprm[u],
+                ),
+                GainType::Fixed => T::zero(),
+            };
+            if gain_vel != T::zero() {
+                // MuJoCo uses the raw control here (not clamped to ctrlrange)
+                let input = if m.actuator_dyntype[u] == DynType::None {
+                    d.ctrl[u]
+                } else {
+                    let a = m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1;
+                    if m.actuator_actearly[u] {
+                        super::actuation::next_activation(m, u, d.act[a], d.act_dot[a])
+                    } else {
+                        d.act[a]
+                    }
+                };
+                g += gain_vel * input;
             }
             if g == T::zero() {
                 continue;

@@ -73,6 +73,34 @@ pub fn muscle_gain<T: Scalar>(len: T, vel: T, lengthrange: &[T; 2], acc0: T, prm
     -f0 * fl * fv
 }
 
+/// Velocity derivative of [`muscle_gain`] (used by the implicit integrators):
+/// `−F0 · F_L(L) · F_V'(V) / (L0 · vmax)`.
+pub fn muscle_gain_vel<T: Scalar>(
+    len: T,
+    vel: T,
+    lengthrange: &[T; 2],
+    acc0: T,
+    prm: &[T; 10],
+) -> T {
+    let f0 = peak_force(prm, acc0);
+    let (l0, l) = scaled_length(len, lengthrange, prm);
+    let (lmin, lmax, vmax, fvmax) = (prm[4], prm[5], prm[6], prm[8]);
+    let scale = floor(l0 * vmax);
+    let v = vel / scale;
+    let fl = gain_length(l, lmin, lmax);
+    let y = fvmax - T::one();
+    let dfv = if v.re() <= -1.0 {
+        T::zero()
+    } else if v.re() <= 0.0 {
+        T::c(2.0) * (v + T::one())
+    } else if v.re() <= y.re() {
+        T::c(2.0) * (y - v) / floor(y)
+    } else {
+        T::zero()
+    };
+    -f0 * fl * dfv / scale
+}
+
 /// Muscle passive force `−F0 · F_P(L)` (MuJoCo's `mju_muscleBias`).
 pub fn muscle_bias<T: Scalar>(len: T, lengthrange: &[T; 2], acc0: T, prm: &[T; 10]) -> T {
     let f0 = peak_force(prm, acc0);
