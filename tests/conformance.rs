@@ -21,13 +21,6 @@ const TOL_ROLLOUT: f64 = 1e-8;
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("poly_passive", "load", "MuJoCo 4.0 polynomial stiffness/damping and actuator damping/armature are not implemented"),
     ("thirdparty_gymnasium_humanoid", "ximat", "equal principal moments: our principal axes differ from mju_eig3's choice (inertia tensor identical)"),
-    ("free_body", "implicitfast", "MuJoCo 4.0 solves free rigid subtrees with their gyroscopic derivative; not implemented"),
-    ("passive", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
-    ("passive", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),
-    ("thirdparty_dm_control_fish", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
-    ("thirdparty_dm_control_fish", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),
-    ("thirdparty_gymnasium_swimmer", "implicit", "fluid-force velocity derivatives missing from qDeriv"),
-    ("thirdparty_gymnasium_swimmer", "implicitfast", "fluid-force velocity derivatives missing from qDeriv"),
     ("ball_chain", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
     ("humanoid_like", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
     ("mocap", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),

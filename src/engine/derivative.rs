@@ -13,7 +13,8 @@ use super::rne::add6;
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
 /// qfrc_bias)/∂qvel` (dense, nv × nv). Contributions: joint damping `−diag(b)`, tendon damping
 /// `−b Jᵀ J`, actuators with velocity-dependent affine gain or bias `momentᵀ (g₂·input + b₂)
-/// moment`, and, when `with_rne`, the Coriolis/centrifugal term `−∂c/∂qvel`.
+/// moment`, fluid forces (`Jᵀ B J` per body or geom; `B` symmetrized for implicitfast, i.e. when
+/// `with_rne` is false), and, when `with_rne`, the Coriolis/centrifugal term `−∂c/∂qvel`.
 pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     let nv = m.nv;
     d.qDeriv.iter_mut().for_each(|x| *x = T::zero());
@@ -91,6 +92,10 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             }
         }
     }
+    let passive = !(m.disabled(disable::SPRING) && m.disabled(disable::DAMPER));
+    if passive && (m.opt.density.re() > 0.0 || m.opt.viscosity.re() > 0.0) {
+        super::fluid::fluid_vel_derivative(m, d, !with_rne);
+    }
     if with_rne {
         for k in 0..nv {
             rne_vel_column(m, d, k);
@@ -101,9 +106,21 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     }
 }
 
+/// True when body `root` is a child of the world with a free joint and nothing below it moves
+/// on its own (a "free rigid subtree": its 6 dofs are decoupled from every other dof).
+pub fn free_rigid_root<T>(m: &Model<T>, root: usize) -> bool {
+    if m.body_parentid[root] != 0
+        || m.body_jntnum[root] != 1
+        || m.jnt_type[m.body_jntadr[root]] != JointType::Free
+    {
+        return false;
+    }
+    (1..m.nbody).all(|b| b == root || m.body_rootid[b] != root || m.body_dofnum[b] == 0)
+}
+
 /// Column `k` of `∂qfrc_bias/∂qvel` into `d.scratch_nv[2]`: a tangent pass of the recursive
 /// Newton–Euler algorithm in the direction of the unit velocity of dof `k`.
-fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize) {
+pub(crate) fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize) {
     let e = |i: usize| if i == k { T::one() } else { T::zero() };
     // tangent of cvel (scratch_body6b) and of cdof_dot (scratch_dof6)
     d.scratch_body6b[0] = [T::zero(); 6];

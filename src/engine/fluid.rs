@@ -6,6 +6,7 @@ use crate::data::Data;
 use crate::math::*;
 use crate::model::{GeomType, Model};
 use crate::scalar::{Scalar, MINVAL};
+use num_dual::{Dual, DualNum};
 
 use super::jacobian::apply_ft;
 
@@ -119,45 +120,76 @@ pub fn geom_semi_axes<T: Scalar>(t: GeomType, s: &V3<T>) -> V3<T> {
 fn ellipsoid_model<T: Scalar>(m: &Model<T>, d: &Data<T>, g: usize, out: &mut [T]) {
     let b = m.geom_bodyid[g];
     let (w, v) = local_velocity(m, d, b, &d.geom_xpos[g], &d.geom_xmat[g]);
-    let fl = &m.geom_fluid[g];
     let s = geom_semi_axes(m.geom_type[g], &m.geom_size[g]);
-    let rho = m.opt.density;
-    let mu = m.opt.viscosity;
-    let pi = T::c(std::f64::consts::PI);
+    let (lt, lf) =
+        ellipsoid_local_force(&m.geom_fluid[g], &s, m.opt.density, m.opt.viscosity, &w, &v);
+    apply_local(m, d, b, &d.geom_xpos[g], &d.geom_xmat[g], &lt, &lf, out);
+}
+
+/// The ellipsoid fluid force law in the geom frame: torque and force from the local angular and
+/// linear velocity `(w, v)` (wind removed) for fluid coefficients `fl`, semi-axes `s`, density
+/// `rho` and viscosity `mu`: added-mass gyroscopic terms, Magnus lift, Kutta lift, viscous and
+/// quadratic drag, all scaled by `fl[0]`. Generic over any dual number so its velocity Jacobian
+/// (for the implicit integrators) comes from one more dual layer.
+pub fn ellipsoid_local_force<S: DualNum<f64> + Copy>(
+    fl: &[S; 12],
+    s: &[S; 3],
+    rho: S,
+    mu: S,
+    w: &[S; 3],
+    v: &[S; 3],
+) -> ([S; 3], [S; 3]) {
+    let c = |x: f64| S::from(x);
+    let pi = c(std::f64::consts::PI);
+    let cr = |a: &[S; 3], b: &[S; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let max = |a: S, b: S| if a.re() >= b.re() { a } else { b };
+    let min = |a: S, b: S| if a.re() <= b.re() { a } else { b };
+    let sq = |x: S| x * x;
     let (blunt, slender, ang, kutta, magnus) = (fl[1], fl[2], fl[3], fl[4], fl[5]);
 
     // added-mass (gyroscopic) terms
     let p = [rho * fl[6] * v[0], rho * fl[7] * v[1], rho * fl[8] * v[2]];
     let l = [rho * fl[9] * w[0], rho * fl[10] * w[1], rho * fl[11] * w[2]];
-    let mut lt = add3(&cross(&p, &v), &cross(&l, &w));
-    let mut lf = cross(&p, &w);
+    let a1 = cr(&p, v);
+    let a2 = cr(&l, w);
+    let mut lt = [a1[0] + a2[0], a1[1] + a2[1], a1[2] + a2[2]];
+    let mut lf = cr(&p, w);
 
     // viscous drag and lift
-    let volume = T::c(4.0 / 3.0) * pi * s[0] * s[1] * s[2];
-    let dmax = s[0].select_max(s[1]).select_max(s[2]);
-    let dmin = s[0].select_min(s[1]).select_min(s[2]);
+    let volume = c(4.0 / 3.0) * pi * s[0] * s[1] * s[2];
+    let dmax = max(max(s[0], s[1]), s[2]);
+    let dmin = min(min(s[0], s[1]), s[2]);
     let dmid = s[0] + s[1] + s[2] - dmax - dmin;
     let amax = pi * dmax * dmid;
-    let fmag = scl3(&cross(&w, &v), magnus * rho * volume);
+    let wv = cr(w, v);
+    let cm = magnus * rho * volume;
+    let fmag = [wv[0] * cm, wv[1] * cm, wv[2] * cm];
     let (a12, a20, a01) = (s[1] * s[2], s[2] * s[0], s[0] * s[1]);
-    let sq = |x: T| x * x;
     let pden = sq(sq(a12)) * sq(v[0]) + sq(sq(a20)) * sq(v[1]) + sq(sq(a01)) * sq(v[2]);
     let pnum = sq(a12 * v[0]) + sq(a20 * v[1]) + sq(a01 * v[2]);
-    let aproj = pi * (pden / pnum.select_max(T::c(MINVAL))).sqrt();
+    let aproj = pi * (pden / max(pnum, c(MINVAL))).sqrt();
     let n = [sq(a12) * v[0], sq(a20) * v[1], sq(a01) * v[2]];
-    let speed = norm3(&v);
-    let cos_a = pnum / (speed * pden).select_max(T::c(MINVAL));
-    let circ = scl3(&cross(&n, &v), kutta * rho * cos_a * aproj);
-    let fkutta = cross(&circ, &v);
-    let deq = T::c(2.0 / 3.0) * (s[0] + s[1] + s[2]);
-    let lin_f = T::c(3.0) * pi * deq;
+    let speed = (sq(v[0]) + sq(v[1]) + sq(v[2])).sqrt();
+    let cos_a = pnum / max(speed * pden, c(MINVAL));
+    let nv = cr(&n, v);
+    let ck = kutta * rho * cos_a * aproj;
+    let circ = [nv[0] * ck, nv[1] * ck, nv[2] * ck];
+    let fkutta = cr(&circ, v);
+    let deq = c(2.0 / 3.0) * (s[0] + s[1] + s[2]);
+    let lin_f = c(3.0) * pi * deq;
     let lin_t = pi * deq * deq * deq;
-    let c815 = T::c(8.0 / 15.0) * pi;
+    let c815 = c(8.0 / 15.0) * pi;
     let imax = c815 * dmid * sq(sq(dmax));
     let ii = [
-        c815 * s[0] * sq(sq(s[1].select_max(s[2]))),
-        c815 * s[1] * sq(sq(s[2].select_max(s[0]))),
-        c815 * s[2] * sq(sq(s[0].select_max(s[1]))),
+        c815 * s[0] * sq(sq(max(s[1], s[2]))),
+        c815 * s[1] * sq(sq(max(s[2], s[0]))),
+        c815 * s[2] * sq(sq(max(s[0], s[1]))),
     ];
     let mom = [
         w[0] * (ang * ii[0] + slender * (imax - ii[0])),
@@ -165,13 +197,159 @@ fn ellipsoid_model<T: Scalar>(m: &Model<T>, d: &Data<T>, g: usize, out: &mut [T]
         w[2] * (ang * ii[2] + slender * (imax - ii[2])),
     ];
     let drag_lin = mu * lin_f + rho * speed * (aproj * blunt + slender * (amax - aproj));
-    let drag_ang = mu * lin_t + rho * norm3(&mom);
+    let drag_ang = mu * lin_t + rho * (sq(mom[0]) + sq(mom[1]) + sq(mom[2])).sqrt();
     for k in 0..3 {
         lt[k] -= drag_ang * w[k];
         lf[k] += fmag[k] + fkutta[k] - drag_lin * v[k];
     }
     let coef = fl[0];
-    let lt = scl3(&lt, coef);
-    let lf = scl3(&lf, coef);
-    apply_local(m, d, b, &d.geom_xpos[g], &d.geom_xmat[g], &lt, &lf, out);
+    (lt.map(|x| x * coef), lf.map(|x| x * coef))
+}
+
+/// `qDeriv += ∂qfrc_fluid/∂qvel` for both fluid models: with `J` the 6 × nv Jacobian of the
+/// body (or geom) frame expressed in that frame, `qDeriv += Jᵀ B J` where `B` is the derivative
+/// of the local force law with respect to the local velocity (closed form for the inertia box,
+/// one dual layer for the ellipsoid). With `symmetric`, `B` is replaced by `(B + Bᵀ)/2`.
+pub fn fluid_vel_derivative<T: Scalar>(m: &Model<T>, d: &mut Data<T>, symmetric: bool) {
+    for b in 1..m.nbody {
+        if m.body_mass[b].re() < MINVAL {
+            continue;
+        }
+        let g0 = m.body_geomadr[b];
+        let gn = m.body_geomnum[b];
+        if (g0..g0 + gn).any(|g| m.geom_fluid[g][0].re() > 0.0) {
+            for g in g0..g0 + gn {
+                if m.geom_fluid[g][0].re() > 0.0 {
+                    // free rigid subtrees keep the full B (MuJoCo 4.0 solves them apart)
+                    let sym = symmetric && !super::derivative::free_rigid_root(m, m.body_rootid[b]);
+                    let bm = ellipsoid_b(m, d, g, sym);
+                    add_jt_b_j(
+                        m,
+                        d,
+                        b,
+                        &d.geom_xpos[g].clone(),
+                        &d.geom_xmat[g].clone(),
+                        &bm,
+                    );
+                }
+            }
+        } else {
+            let bm = box_b(m, d, b);
+            add_jt_b_j(m, d, b, &d.xipos[b].clone(), &d.ximat[b].clone(), &bm);
+        }
+    }
+}
+
+/// Diagonal `B` of the inertia-box model.
+fn box_b<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize) -> [[T; 6]; 6] {
+    let (w, v) = local_velocity(m, d, b, &d.xipos[b], &d.ximat[b]);
+    let i = m.body_inertia[b];
+    let mass = m.body_mass[b];
+    let six = T::c(6.0);
+    let side = |a: T, c: T, e: T| ((a + c - e).select_max(T::c(MINVAL)) / mass * six).sqrt();
+    let bx = [
+        side(i[1], i[2], i[0]),
+        side(i[0], i[2], i[1]),
+        side(i[0], i[1], i[2]),
+    ];
+    let pi = T::c(std::f64::consts::PI);
+    let (mu, rho) = (m.opt.viscosity, m.opt.density);
+    let mut diag = [T::zero(); 6];
+    if mu.re() > 0.0 {
+        let diam = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
+        for k in 0..3 {
+            diag[k] -= pi * diam * diam * diam * mu;
+            diag[3 + k] -= T::c(3.0) * pi * diam * mu;
+        }
+    }
+    if rho.re() > 0.0 {
+        let p4 = |x: T| x * x * x * x;
+        for k in 0..3 {
+            let (j, l) = ((k + 1) % 3, (k + 2) % 3);
+            diag[k] -= rho * bx[k] * (p4(bx[j]) + p4(bx[l])) * T::c(2.0) * w[k].abs() / T::c(64.0);
+            diag[3 + k] -= T::c(0.5) * rho * bx[j] * bx[l] * T::c(2.0) * v[k].abs();
+        }
+    }
+    let mut bm = [[T::zero(); 6]; 6];
+    for k in 0..6 {
+        bm[k][k] = diag[k];
+    }
+    bm
+}
+
+/// `B = ∂(torque, force)/∂(ω, v)` of the ellipsoid law at the geom's local velocity.
+fn ellipsoid_b<T: Scalar>(m: &Model<T>, d: &Data<T>, g: usize, symmetric: bool) -> [[T; 6]; 6] {
+    let b = m.geom_bodyid[g];
+    let (w, v) = local_velocity(m, d, b, &d.geom_xpos[g], &d.geom_xmat[g]);
+    let s = geom_semi_axes(m.geom_type[g], &m.geom_size[g]).map(Dual::from_re);
+    let fl = m.geom_fluid[g].map(Dual::from_re);
+    let (rho, mu) = (Dual::from_re(m.opt.density), Dual::from_re(m.opt.viscosity));
+    let mut bm = [[T::zero(); 6]; 6];
+    for col in 0..6 {
+        let seed =
+            |k: usize, x: T| Dual::<T, f64>::new(x, if k == col { T::one() } else { T::zero() });
+        let wd = [seed(0, w[0]), seed(1, w[1]), seed(2, w[2])];
+        let vd = [seed(3, v[0]), seed(4, v[1]), seed(5, v[2])];
+        let (lt, lf) = ellipsoid_local_force(&fl, &s, rho, mu, &wd, &vd);
+        for r in 0..3 {
+            bm[r][col] = lt[r].eps;
+            bm[3 + r][col] = lf[r].eps;
+        }
+    }
+    if symmetric {
+        for r in 0..6 {
+            for c in r + 1..6 {
+                let a = T::c(0.5) * (bm[r][c] + bm[c][r]);
+                bm[r][c] = a;
+                bm[c][r] = a;
+            }
+        }
+    }
+    bm
+}
+
+/// `qDeriv += Jᵀ B J` with `J = [Rᵀ J_r; Rᵀ J_p]` the Jacobian of the frame `(p, r)` on body `b`
+/// expressed in that frame.
+fn add_jt_b_j<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    b: usize,
+    p: &V3<T>,
+    r: &M3<T>,
+    bm: &[[T; 6]; 6],
+) {
+    let nv = m.nv;
+    let com = d.subtree_com[m.body_rootid[b]];
+    // columns of J on the dof chain, into scratch_dof6
+    let chain_end = super::jacobian::body_last_dof(m, b);
+    let mut k = chain_end;
+    while k != super::inertia::NONE {
+        let (jp, jr) = super::jacobian::dof_point_jac(&d.cdof[k], p, &com);
+        let lr = mat_t_vec(r, &jr);
+        let lp = mat_t_vec(r, &jp);
+        d.scratch_dof6[k] = [lr[0], lr[1], lr[2], lp[0], lp[1], lp[2]];
+        k = m.dof_parentid[k];
+    }
+    // B J for each chain dof, then Jᵀ (B J)
+    let mut i = chain_end;
+    while i != super::inertia::NONE {
+        let ji = d.scratch_dof6[i];
+        let mut bj = [T::zero(); 6];
+        for r6 in 0..6 {
+            for c6 in 0..6 {
+                bj[r6] += bm[r6][c6] * ji[c6];
+            }
+        }
+        let mut j = chain_end;
+        while j != super::inertia::NONE {
+            let jj = d.scratch_dof6[j];
+            let mut s = T::zero();
+            for r6 in 0..6 {
+                s += jj[r6] * bj[r6];
+            }
+            d.qDeriv[j * nv + i] += s;
+            j = m.dof_parentid[j];
+        }
+        i = m.dof_parentid[i];
+    }
 }

@@ -182,12 +182,43 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             if !same_chain(m, i, j) {
                 continue;
             }
+            // implicitfast reads the lower triangle as a symmetric matrix
             let dv = if fast {
-                T::c(0.5) * (d.qDeriv[i * nv + j] + d.qDeriv[j * nv + i])
+                if i >= j {
+                    d.qDeriv[i * nv + j]
+                } else {
+                    d.qDeriv[j * nv + i]
+                }
             } else {
                 d.qDeriv[i * nv + j]
             };
             a[i * nv + j] -= h * dv;
+        }
+    }
+    // implicitfast, MuJoCo 4.0: the 6 dofs of a free rigid subtree are solved with their full
+    // (unsymmetrized) derivative including the gyroscopic term of the bias force
+    if fast {
+        for root in 1..m.nbody {
+            if m.body_parentid[root] != 0 || !derivative::free_rigid_root(m, root) {
+                continue;
+            }
+            let da = m.body_dofadr[root];
+            for k in da..da + 6 {
+                derivative::rne_vel_column(m, d, k);
+                for i in da..da + 6 {
+                    let mut mij = T::zero();
+                    // M entry (i, k) from the sparse layout: walk from the larger index up
+                    let (hi, lo) = if i >= k { (i, k) } else { (k, i) };
+                    let mut adr = m.dof_madr[hi];
+                    let mut j = hi;
+                    while j != lo {
+                        j = m.dof_parentid[j];
+                        adr += 1;
+                    }
+                    mij += d.qM[adr];
+                    a[i * nv + k] = mij - h * (d.qDeriv[i * nv + k] - d.scratch_nv[2][i]);
+                }
+            }
         }
     }
     let mut piv = std::mem::take(&mut d.scratch_piv);
