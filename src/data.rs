@@ -129,14 +129,13 @@ pub struct Data<T> {
     pub qDeriv: Vec<T>,
 
     // ---- scratch (never read across calls) ----
-    pub(crate) scratch_piv: Vec<usize>,
     pub(crate) scratch_dof6: Vec<V6<T>>,
     pub(crate) scratch_body6b: Vec<V6<T>>,
     pub(crate) scratch_body6c: Vec<V6<T>>,
     pub(crate) scratch_nv: [Vec<T>; 4],
     pub(crate) scratch_body6: Vec<V6<T>>,
     pub(crate) scratch_m: Vec<T>,
-    pub(crate) scratch_mat: Vec<T>,
+    pub(crate) scratch_m2: Vec<T>,
     pub(crate) scratch_state: Vec<Vec<T>>,
     /// Warnings raised by the pipeline (divergence, ...), newest last.
     pub warnings: Vec<String>,
@@ -205,14 +204,13 @@ impl<T: Scalar> Data<T> {
             qacc: z(m.nv),
             cacc: z6(m.nbody),
             qDeriv: z(m.nv * m.nv),
-            scratch_piv: vec![0; m.nv],
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),
             scratch_nv: [z(m.nv), z(m.nv), z(m.nv), z(m.nv)],
             scratch_body6: z6(m.nbody),
             scratch_m: z(m.nm),
-            scratch_mat: z(m.nv * m.nv),
+            scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
             warnings: Vec::with_capacity(16),
         };

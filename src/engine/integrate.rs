@@ -158,87 +158,170 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let fast = m.opt.integrator == Integrator::ImplicitFast;
     derivative::smooth_vel(m, d, !fast);
     let h = m.opt.timestep;
-    let mut a = std::mem::take(&mut d.scratch_mat);
-    // dense M
-    a.iter_mut().for_each(|x| *x = T::zero());
-    for i in 0..nv {
-        let mut adr = m.dof_madr[i];
-        let mut j = i;
-        a[i * nv + i] = T::zero();
-        loop {
-            a[i * nv + j] = d.qM[adr];
-            a[j * nv + i] = d.qM[adr];
-            j = m.dof_parentid[j];
-            if j == inertia::NONE {
-                break;
-            }
-            adr += 1;
-        }
-    }
-    // only entries within the tree sparsity (one dof an ancestor of the other) take part, as
-    // in MuJoCo's sparse qDeriv; couplings across branches (e.g. by a tendon) are dropped
-    for i in 0..nv {
-        for j in 0..nv {
-            if !same_chain(m, i, j) {
-                continue;
-            }
-            // implicitfast reads the lower triangle as a symmetric matrix
-            let dv = if fast {
-                if i >= j {
-                    d.qDeriv[i * nv + j]
-                } else {
-                    d.qDeriv[j * nv + i]
-                }
-            } else {
-                d.qDeriv[i * nv + j]
-            };
-            a[i * nv + j] -= h * dv;
-        }
-    }
-    // implicitfast, MuJoCo 4.0: the 6 dofs of a free rigid subtree are solved with their full
-    // (unsymmetrized) derivative including the gyroscopic term of the bias force
-    if fast {
-        for root in 1..m.nbody {
-            if m.body_parentid[root] != 0 || !derivative::free_rigid_root(m, root) {
-                continue;
-            }
-            let da = m.body_dofadr[root];
-            for k in da..da + 6 {
-                derivative::rne_vel_column(m, d, k);
-                for i in da..da + 6 {
-                    let mut mij = T::zero();
-                    // M entry (i, k) from the sparse layout: walk from the larger index up
-                    let (hi, lo) = if i >= k { (i, k) } else { (k, i) };
-                    let mut adr = m.dof_madr[hi];
-                    let mut j = hi;
-                    while j != lo {
-                        j = m.dof_parentid[j];
-                        adr += 1;
-                    }
-                    mij += d.qM[adr];
-                    a[i * nv + k] = mij - h * (d.qDeriv[i * nv + k] - d.scratch_nv[2][i]);
-                }
-            }
-        }
-    }
-    let mut piv = std::mem::take(&mut d.scratch_piv);
     let mut x = std::mem::take(&mut d.scratch_nv[0]);
-    let mut tmp = std::mem::take(&mut d.scratch_nv[1]);
     for i in 0..nv {
         x[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
     }
-    if linalg::lu_factor(&mut a, nv, &mut piv) {
-        linalg::lu_solve(&a, nv, &piv, &mut x, &mut tmp);
+    // only entries within the tree sparsity (one dof an ancestor of the other) take part, as in
+    // MuJoCo's sparse qDeriv: couplings across branches (e.g. by a tendon) are dropped
+    let mut lo = std::mem::take(&mut d.scratch_m);
+    if fast {
+        // M − h·qDeriv with the lower triangle read as a symmetric matrix: tree-sparse LᵀDL
+        for i in 0..nv {
+            let mut adr = m.dof_madr[i];
+            let mut j = i;
+            while j != inertia::NONE {
+                lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + j];
+                adr += 1;
+                j = m.dof_parentid[j];
+            }
+        }
+        // free rigid subtrees are solved apart below: keep M in their rows
+        for root in 1..m.nbody {
+            if m.body_parentid[root] == 0 && derivative::free_rigid_root(m, root) {
+                let da = m.body_dofadr[root];
+                for i in da..da + 6 {
+                    let a0 = m.dof_madr[i];
+                    let n = i - da + 1;
+                    lo[a0..a0 + n].copy_from_slice(&d.qM[a0..a0 + n]);
+                }
+            }
+        }
+        let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
+        inertia::factor_sparse(m, &mut lo, &mut dinv);
+        inertia::solve_sparse(m, &lo, &dinv, &mut x);
+        d.scratch_nv[1] = dinv;
+        free_rigid_blocks(m, d, &mut x);
     } else {
-        x.copy_from_slice(&d.qacc);
-        d.warnings
-            .push("implicit: singular matrix, used qacc".into());
+        // M − h·qDeriv, both triangles, factored by a tree-sparse LU with no fill-in
+        let mut up = std::mem::take(&mut d.scratch_m2);
+        for i in 0..nv {
+            let mut adr = m.dof_madr[i];
+            let mut j = i;
+            while j != inertia::NONE {
+                lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + j];
+                up[adr] = d.qM[adr] - h * d.qDeriv[j * nv + i];
+                adr += 1;
+                j = m.dof_parentid[j];
+            }
+        }
+        if !tree_lu_factor(m, &mut lo, &mut up) {
+            d.warnings
+                .push("implicit: singular matrix, explicit step taken".into());
+            x.copy_from_slice(&d.qacc);
+        } else {
+            tree_lu_solve(m, &lo, &up, &mut x);
+        }
+        d.scratch_m2 = up;
     }
-    d.scratch_mat = a;
-    d.scratch_piv = piv;
+    d.scratch_m = lo;
     d.scratch_nv[0] = x;
-    d.scratch_nv[1] = tmp;
     advance(m, d, QaccSrc::Scratch);
+}
+
+/// implicitfast, MuJoCo 4.0: the 6 dofs of a free rigid subtree are decoupled from every other
+/// dof and solved with their full (unsymmetrized) derivative including the gyroscopic term of
+/// the bias force, `(M − h (qDeriv − ∂c/∂v)) qacc = qfrc`, by a dense 6 × 6 LU.
+fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
+    let nv = m.nv;
+    let h = m.opt.timestep;
+    for root in 1..m.nbody {
+        if m.body_parentid[root] != 0 || !derivative::free_rigid_root(m, root) {
+            continue;
+        }
+        let da = m.body_dofadr[root];
+        let mut a = [T::zero(); 36];
+        for k in 0..6 {
+            derivative::rne_vel_column(m, d, da + k);
+            for i in 0..6 {
+                // M entry (i, k) from the sparse layout: row max(i, k), offset |i − k|
+                let (hi, lo) = if i >= k { (i, k) } else { (k, i) };
+                let mij = d.qM[m.dof_madr[da + hi] + hi - lo];
+                let dv = d.qDeriv[(da + i) * nv + da + k] - d.scratch_nv[2][da + i];
+                a[i * 6 + k] = mij - h * dv;
+            }
+        }
+        let mut piv = [0usize; 6];
+        let mut b = [T::zero(); 6];
+        let mut tmp = [T::zero(); 6];
+        b.copy_from_slice(&d.qfrc_smooth[da..da + 6]);
+        for i in 0..6 {
+            b[i] += d.qfrc_constraint[da + i];
+        }
+        if linalg::lu_factor(&mut a, 6, &mut piv) {
+            linalg::lu_solve(&a, 6, &piv, &mut b, &mut tmp);
+            x[da..da + 6].copy_from_slice(&b);
+        }
+    }
+}
+
+/// In-place LU factorization of a matrix with the tree sparsity (entry `(i, j)` nonzero only
+/// when one dof is an ancestor of the other): `lo` holds row `i`'s entries at `i` and its
+/// ancestors (layout of `qM`), `up` the mirrored entries `(j, i)`. Dofs are eliminated from the
+/// leaves up, so every update stays within the pattern (no fill-in); the multipliers replace the
+/// eliminated `up` entries. Returns `false` on a zero pivot.
+fn tree_lu_factor<T: Scalar>(m: &Model<T>, lo: &mut [T], up: &mut [T]) -> bool {
+    for k in (0..m.nv).rev() {
+        let ak = m.dof_madr[k];
+        let p = lo[ak];
+        if p.re() == 0.0 {
+            return false;
+        }
+        // rows i = ancestors of k at offset ni in k's chain
+        let mut i = m.dof_parentid[k];
+        let mut ni = 1;
+        while i != inertia::NONE {
+            let f = up[ak + ni] / p; // A[i][k] / A[k][k]
+            up[ak + ni] = f;
+            // A[i][j] −= f A[k][j] for j = ancestors of k at offset nj
+            let mut j = m.dof_parentid[k];
+            let mut nj = 1;
+            while j != inertia::NONE {
+                let akj = lo[ak + nj];
+                if nj > ni {
+                    lo[m.dof_madr[i] + nj - ni] -= f * akj; // j ancestor of i
+                } else if nj < ni {
+                    up[m.dof_madr[j] + ni - nj] -= f * akj; // i ancestor of j
+                } else {
+                    lo[m.dof_madr[i]] -= f * akj;
+                }
+                j = m.dof_parentid[j];
+                nj += 1;
+            }
+            i = m.dof_parentid[i];
+            ni += 1;
+        }
+    }
+    true
+}
+
+/// Solve with a factor from [`tree_lu_factor`], in place.
+fn tree_lu_solve<T: Scalar>(m: &Model<T>, lo: &[T], up: &[T], x: &mut [T]) {
+    // apply the eliminations in their order
+    for k in (0..m.nv).rev() {
+        let ak = m.dof_madr[k];
+        let xk = x[k];
+        let mut i = m.dof_parentid[k];
+        let mut n = 1;
+        while i != inertia::NONE {
+            x[i] -= up[ak + n] * xk;
+            i = m.dof_parentid[i];
+            n += 1;
+        }
+    }
+    // back substitution, root first
+    for k in 0..m.nv {
+        let ak = m.dof_madr[k];
+        let mut s = x[k];
+        let mut j = m.dof_parentid[k];
+        let mut n = 1;
+        while j != inertia::NONE {
+            s -= lo[ak + n] * x[j];
+            j = m.dof_parentid[j];
+            n += 1;
+        }
+        x[k] = s / lo[ak];
+    }
 }
 
 /// Time derivative of `qpos` for velocity `qvel`: `qvel` for scalar joints and free-joint
@@ -266,16 +349,6 @@ pub fn qpos_rate<T: Scalar>(m: &Model<T>, qpos: &[T], qvel: &[T], out: &mut [T])
             out[qa + k] = half * r[k];
         }
     }
-}
-
-/// True when dof `i` is `j`, an ancestor of `j`, or a descendant of `j`.
-#[inline]
-fn same_chain<T>(m: &Model<T>, i: usize, j: usize) -> bool {
-    let (lo, mut k) = if i < j { (i, j) } else { (j, i) };
-    while k != inertia::NONE && k > lo {
-        k = m.dof_parentid[k];
-    }
-    k == lo
 }
 
 /// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4, as MuJoCo 4.0 does
