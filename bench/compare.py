@@ -2,9 +2,12 @@
 """Side-by-side speed of diffmj and MuJoCo on the same models and states, in one run.
 
 For each model: the state is the first keyframe (or qpos0) with a fixed velocity pattern, written
-to a JSON file that `diffmj bench` reads; MuJoCo's mj_forward and mj_step are timed from the same
-state in the same way (median over batches, restart every 1000 steps like testspeed). Prints one
-line per model and the ratios diffmj / MuJoCo (below 1.0 means diffmj is faster).
+to a JSON file that `diffmj bench` reads and a binary file that `bench/mjbench.c` reads. That C
+program, compiled here against the libmujoco of the installed `mujoco` wheel, times MuJoCo's own
+mj_forward and mj_step from the same state in the same way as `diffmj bench` (median over batches
+of 10 calls, restart every 1000 steps like testspeed), so no Python overhead is measured. Prints
+one line per model and the ratios diffmj / MuJoCo (below 1.0 means diffmj is faster).
+Constraints are disabled in both engines (diffmj computes smooth dynamics only, for now).
 
 Usage: python3 bench/compare.py [--steps N] [models...]   (builds diffmj in release mode first)
 """
@@ -15,7 +18,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import mujoco
 import numpy as np
@@ -33,31 +35,13 @@ def state_for(m):
     return d
 
 
-def median_us(fn, n, batch=10):
-    v = []
-    for _ in range(max(1, n // batch)):
-        t = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        v.append((time.perf_counter() - t) * 1e6 / batch)
-    v.sort()
-    return v[len(v) // 2]
-
-
-def mujoco_times(m, d0, n):
-    d = mujoco.MjData(m)
-    mujoco.mj_copyData(d, m, d0)
-    fwd = median_us(lambda: mujoco.mj_forward(m, d), n)
-    d = mujoco.MjData(m)
-    mujoco.mj_copyData(d, m, d0)
-    k = [0]
-
-    def st():
-        if k[0] % 1000 == 0:
-            mujoco.mj_copyData(d, m, d0)
-        k[0] += 1
-        mujoco.mj_step(m, d)
-    return fwd, median_us(st, n)
+def build_mjbench():
+    pkg = os.path.dirname(mujoco.__file__)
+    lib = [f for f in os.listdir(pkg) if f.startswith("libmujoco.so")][0]
+    exe = os.path.join(tempfile.gettempdir(), "diffmj_mjbench")
+    subprocess.run(["gcc", "-O2", os.path.join(ROOT, "bench", "mjbench.c"), "-I", os.path.join(pkg, "include"),
+                    os.path.join(pkg, lib), "-Wl,-rpath," + pkg, "-o", exe], check=True)
+    return exe
 
 
 def main():
@@ -67,6 +51,7 @@ def main():
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "diffmj")
+    mjexe = build_mjbench()
     print(f"{'model':36} {'nv':>4} {'fwd us':>9} {'mj fwd':>9} {'ratio':>6} {'step us':>9} {'mj step':>9} {'ratio':>6}")
     for name in a.models:
         path = os.path.join(ROOT, "models", name + ".xml")
@@ -83,7 +68,12 @@ def main():
             print(f"{name:36} diffmj failed: {out.stderr.strip()}")
             continue
         ours = json.loads(out.stdout)
-        mf, ms = mujoco_times(m, d0, a.steps)
+        with tempfile.NamedTemporaryFile("wb", suffix=".bin", delete=False) as fb:
+            fb.write(np.concatenate([d0.qpos, d0.qvel, d0.act, d0.ctrl]).astype(np.float64).tobytes())
+        mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1"], capture_output=True, text=True, check=True)
+        os.unlink(fb.name)
+        mjt = json.loads(mj.stdout)
+        mf, ms = mjt["forward_us"], mjt["step_us"]
         print(f"{name:36} {m.nv:4d} {ours['forward_us']:9.2f} {mf:9.2f} {ours['forward_us']/mf:6.2f} "
               f"{ours['step_us']:9.2f} {ms:9.2f} {ours['step_us']/ms:6.2f}")
     sys.stdout.flush()

@@ -67,19 +67,23 @@ fn apply_local<T: Scalar>(
     apply_ft(m, d, &f, &t, p, b, out);
 }
 
+/// Full side lengths of the box with the body's mass and principal moments of inertia.
+fn box_sides<T: Scalar>(m: &Model<T>, b: usize) -> [T; 3] {
+    let i = m.body_inertia[b];
+    let mass = m.body_mass[b];
+    let side = |a: T, c: T, e: T| ((a + c - e).select_max(T::c(MINVAL)) / mass * T::c(6.0)).sqrt();
+    [
+        side(i[1], i[2], i[0]),
+        side(i[0], i[2], i[1]),
+        side(i[0], i[1], i[2]),
+    ]
+}
+
 /// The inertia-box model: a box with the body's mass and principal inertia moves through the
 /// fluid; Stokes drag with viscosity, quadratic drag with density.
 fn inertia_box<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, out: &mut [T]) {
     let (w, v) = local_velocity(m, d, b, &d.xipos[b], &d.ximat[b]);
-    let i = m.body_inertia[b];
-    let mass = m.body_mass[b];
-    let six = T::c(6.0);
-    let side = |a: T, c: T, e: T| ((a + c - e).select_max(T::c(MINVAL)) / mass * six).sqrt();
-    let bx = [
-        side(i[1], i[2], i[0]),
-        side(i[0], i[2], i[1]),
-        side(i[0], i[1], i[2]),
-    ];
+    let bx = box_sides(m, b);
     let mut lt = zero3::<T>();
     let mut lf = zero3::<T>();
     let pi = T::c(std::f64::consts::PI);
@@ -243,15 +247,7 @@ pub fn fluid_vel_derivative<T: Scalar>(m: &Model<T>, d: &mut Data<T>, symmetric:
 /// Diagonal `B` of the inertia-box model.
 fn box_b<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize) -> [[T; 6]; 6] {
     let (w, v) = local_velocity(m, d, b, &d.xipos[b], &d.ximat[b]);
-    let i = m.body_inertia[b];
-    let mass = m.body_mass[b];
-    let six = T::c(6.0);
-    let side = |a: T, c: T, e: T| ((a + c - e).select_max(T::c(MINVAL)) / mass * six).sqrt();
-    let bx = [
-        side(i[1], i[2], i[0]),
-        side(i[0], i[2], i[1]),
-        side(i[0], i[1], i[2]),
-    ];
+    let bx = box_sides(m, b);
     let pi = T::c(std::f64::consts::PI);
     let (mu, rho) = (m.opt.viscosity, m.opt.density);
     let mut diag = [T::zero(); 6];

@@ -1,0 +1,72 @@
+// Times MuJoCo's own mj_forward and mj_step from a given state, the same way `diffmj bench`
+// does (median over batches of 10 calls; step restarts from the initial state every 1000
+// steps), so that bench/compare.py can report ratios measured in one run without Python call
+// overhead. Usage: mjbench MODEL.xml STATE.bin NCALLS [disable_constraint]
+// STATE.bin: doubles qpos[nq], qvel[nv], act[na], ctrl[nu].
+#include <mujoco/mujoco.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static int cmp(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: mjbench MODEL.xml STATE.bin NCALLS [disable_constraint]\n");
+    return 1;
+  }
+  char err[1000];
+  mjModel* m = mj_loadXML(argv[1], NULL, err, sizeof(err));
+  if (!m) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  if (argc > 4 && atoi(argv[4])) m->opt.disableflags |= mjDSBL_CONSTRAINT;
+  int n = atoi(argv[3]);
+  mjData* d0 = mj_makeData(m);
+  FILE* f = fopen(argv[2], "rb");
+  if (!f) return 1;
+  size_t ok = fread(d0->qpos, sizeof(double), m->nq, f);
+  ok += fread(d0->qvel, sizeof(double), m->nv, f);
+  ok += fread(d0->act, sizeof(double), m->na, f);
+  ok += fread(d0->ctrl, sizeof(double), m->nu, f);
+  fclose(f);
+  if (ok != (size_t)(m->nq + m->nv + m->na + m->nu)) return 1;
+  mjData* d = mj_makeData(m);
+  int nb = n / 10 > 0 ? n / 10 : 1;
+  double* t = malloc(nb * sizeof(double));
+  mj_copyData(d, m, d0);
+  for (int b = 0; b < nb; b++) {
+    double s = now_us();
+    for (int k = 0; k < 10; k++) mj_forward(m, d);
+    t[b] = (now_us() - s) / 10;
+  }
+  qsort(t, nb, sizeof(double), cmp);
+  double fwd = t[nb / 2];
+  mj_copyData(d, m, d0);
+  int k = 0;
+  for (int b = 0; b < nb; b++) {
+    double s = now_us();
+    for (int i = 0; i < 10; i++, k++) {
+      if (k % 1000 == 0) mj_copyData(d, m, d0);
+      mj_step(m, d);
+    }
+    t[b] = (now_us() - s) / 10;
+  }
+  qsort(t, nb, sizeof(double), cmp);
+  printf("{\"forward_us\": %.4f, \"step_us\": %.4f}\n", fwd, t[nb / 2]);
+  free(t);
+  mj_deleteData(d);
+  mj_deleteData(d0);
+  mj_deleteModel(m);
+  return 0;
+}
