@@ -636,6 +636,9 @@ pub struct Model<T> {
     pub jnt_axis: Vec<V3<T>>,
     /// Joint stiffness.
     pub jnt_stiffness: Vec<T>,
+    /// Polynomial stiffness terms `[p0, p1]`: spring force `−x (k + p0 y + p1 y²)`, `y = x` (or
+    /// `|x|` for ball and free joints).
+    pub jnt_stiffnesspoly: Vec<[T; 2]>,
     /// Joint limits.
     pub jnt_range: Vec<[T; 2]>,
     /// Limit margin.
@@ -651,6 +654,8 @@ pub struct Model<T> {
     pub dof_armature: Vec<T>,
     /// Viscous damping.
     pub dof_damping: Vec<T>,
+    /// Polynomial damping terms `[p0, p1]`: damper force `−v (b + p0 |v| + p1 v²)`.
+    pub dof_dampingpoly: Vec<[T; 2]>,
     /// Dry friction loss.
     pub dof_frictionloss: Vec<T>,
     /// Friction-loss solref.
@@ -707,6 +712,10 @@ pub struct Model<T> {
     pub tendon_stiffness: Vec<T>,
     /// Tendon damping.
     pub tendon_damping: Vec<T>,
+    /// Tendon polynomial stiffness terms.
+    pub tendon_stiffnesspoly: Vec<[T; 2]>,
+    /// Tendon polynomial damping terms.
+    pub tendon_dampingpoly: Vec<[T; 2]>,
     /// Tendon friction loss.
     pub tendon_frictionloss: Vec<T>,
     /// Tendon spring rest length range (deadband `[low, high]`).
@@ -738,6 +747,12 @@ pub struct Model<T> {
     pub actuator_gear: Vec<[T; 6]>,
     /// Slider-crank rod length.
     pub actuator_cranklength: Vec<T>,
+    /// Damping reflected onto the joint or tendon the actuator drives, times `gear₀²`.
+    pub actuator_damping: Vec<T>,
+    /// Polynomial damping terms reflected like `actuator_damping`.
+    pub actuator_dampingpoly: Vec<[T; 2]>,
+    /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
+    pub actuator_armature: Vec<T>,
     /// Acceleration from unit force at qpos0.
     pub actuator_acc0: Vec<T>,
     /// Transmission length at qpos0.
@@ -832,6 +847,7 @@ impl Model<f64> {
             jnt_pos: cv(&self.jnt_pos),
             jnt_axis: cv(&self.jnt_axis),
             jnt_stiffness: cs(&self.jnt_stiffness),
+            jnt_stiffnesspoly: cv(&self.jnt_stiffnesspoly),
             jnt_range: cv(&self.jnt_range),
             jnt_margin: cs(&self.jnt_margin),
             jnt_solref: cv(&self.jnt_solref),
@@ -839,6 +855,7 @@ impl Model<f64> {
             jnt_actfrcrange: cv(&self.jnt_actfrcrange),
             dof_armature: cs(&self.dof_armature),
             dof_damping: cs(&self.dof_damping),
+            dof_dampingpoly: cv(&self.dof_dampingpoly),
             dof_frictionloss: cs(&self.dof_frictionloss),
             dof_solref: cv(&self.dof_solref),
             dof_solimp: cv(&self.dof_solimp),
@@ -865,6 +882,8 @@ impl Model<f64> {
             light_dir: cv(&self.light_dir),
             tendon_stiffness: cs(&self.tendon_stiffness),
             tendon_damping: cs(&self.tendon_damping),
+            tendon_stiffnesspoly: cv(&self.tendon_stiffnesspoly),
+            tendon_dampingpoly: cv(&self.tendon_dampingpoly),
             tendon_frictionloss: cs(&self.tendon_frictionloss),
             tendon_lengthspring: cv(&self.tendon_lengthspring),
             tendon_length0: cs(&self.tendon_length0),
@@ -880,6 +899,9 @@ impl Model<f64> {
             actuator_actrange: cv(&self.actuator_actrange),
             actuator_gear: cv(&self.actuator_gear),
             actuator_cranklength: cs(&self.actuator_cranklength),
+            actuator_damping: cs(&self.actuator_damping),
+            actuator_dampingpoly: cv(&self.actuator_dampingpoly),
+            actuator_armature: cs(&self.actuator_armature),
             actuator_acc0: cs(&self.actuator_acc0),
             actuator_length0: cs(&self.actuator_length0),
             actuator_lengthrange: cv(&self.actuator_lengthrange),

@@ -19,7 +19,6 @@ const TOL_ROLLOUT: f64 = 1e-8;
 
 /// `(model, what, reason)`: `what` is `load`, a forward field name, or an integrator name.
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    ("poly_passive", "load", "MuJoCo 4.0 polynomial stiffness/damping and actuator damping/armature are not implemented"),
     ("thirdparty_gymnasium_humanoid", "ximat", "equal principal moments: our principal axes differ from mju_eig3's choice (inertia tensor identical)"),
     ("ball_chain", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
     ("humanoid_like", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),

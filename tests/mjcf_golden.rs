@@ -1,5 +1,6 @@
 //! Every model of `tests/golden/*.json` loads with diffmj and its compiled fields agree with
-//! MuJoCo's (fields computed by `set_const` are checked by the set_const tests).
+//! MuJoCo's, including the constants `set_const` derives at `qpos0` (inverse weights, `dof_M0`,
+//! `actuator_acc0`, muscle length ranges, tendon rest lengths).
 
 mod mjcf_util;
 
@@ -36,14 +37,6 @@ fn golden_compiled_fields() {
         };
         let m = match diffmj::mjcf::load_file(root.join(xml)) {
             Ok(m) => m,
-            // MuJoCo 4.0 polynomial passive forces need model fields diffmj does not have yet
-            Err(e)
-                if e.kind == diffmj::mjcf::ErrorKind::Unsupported
-                    && xml.contains("poly_passive") =>
-            {
-                eprintln!("skipped (unsupported): {e}");
-                continue;
-            }
             Err(e) => {
                 failures.push(format!("{xml}: load failed: {e}"));
                 continue;
@@ -57,9 +50,6 @@ fn golden_compiled_fields() {
             all.extend(s.iter());
         }
         for (k, v) in all {
-            if mjcf_util::SETCONST.contains(&k.as_str()) {
-                continue;
-            }
             let Some(mut ours) = mjcf_util::field(&m, k) else {
                 continue;
             };

@@ -8,6 +8,7 @@ use crate::model::{disable, BiasType, DynType, GainType, JointType, Model};
 use crate::scalar::Scalar;
 
 use super::muscle;
+use super::passive;
 use super::rne::add6;
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
@@ -20,10 +21,12 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     d.qDeriv.iter_mut().for_each(|x| *x = T::zero());
     if !m.disabled(disable::DAMPER) {
         for i in 0..nv {
-            d.qDeriv[i * nv + i] -= m.dof_damping[i];
+            let (b, p) = passive::dof_damping_total(m, i);
+            d.qDeriv[i * nv + i] -= passive::poly_damping_derivative(b, &p, d.qvel[i]);
         }
         for t in 0..m.ntendon {
-            let b = m.tendon_damping[t];
+            let (b, p) = passive::tendon_damping_total(m, t);
+            let b = passive::poly_damping_derivative(b, &p, d.ten_velocity[t]);
             if b == T::zero() {
                 continue;
             }

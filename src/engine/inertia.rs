@@ -38,6 +38,49 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             j = m.dof_parentid[j];
         }
     }
+    add_armature(m, d);
+}
+
+/// Armature that actuators reflect onto their joints (`actuator_armature · gear₀²` on the
+/// joint's dofs) and tendon armature (`a · Jᵀ J`, own plus reflected from tendon actuators),
+/// added to `qM` (MuJoCo 4.0). Tendon couplings must lie within the tree sparsity (the compiler
+/// rejects others).
+fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    if m.actuator_armature.iter().all(|a| *a == T::zero())
+        && m.tendon_armature.iter().all(|a| *a == T::zero())
+    {
+        return;
+    }
+    for j in 0..m.njnt {
+        let (_, _, a) = super::passive::reflected(m, false, j);
+        if a != T::zero() {
+            let da = m.jnt_dofadr[j];
+            for k in da..da + m.jnt_type[j].nv() {
+                d.qM[m.dof_madr[k]] += a;
+            }
+        }
+    }
+    let nv = m.nv;
+    for t in 0..m.ntendon {
+        let (_, _, a) = super::passive::reflected(m, true, t);
+        let a = a + m.tendon_armature[t];
+        if a == T::zero() {
+            continue;
+        }
+        for i in 0..nv {
+            let ji = d.ten_J[t * nv + i];
+            if ji == T::zero() {
+                continue;
+            }
+            let mut adr = m.dof_madr[i];
+            let mut j = i;
+            while j != NONE {
+                d.qM[adr] += a * ji * d.ten_J[t * nv + j];
+                adr += 1;
+                j = m.dof_parentid[j];
+            }
+        }
+    }
 }
 
 /// Factor a tree-sparse symmetric matrix `a` (layout of `qM`) in place into `LᵀDL`: on return the

@@ -11,6 +11,7 @@ use super::derivative;
 use super::forward::{forward_skip, Stage};
 use super::inertia;
 use super::linalg;
+use super::passive;
 
 /// `qpos ← qpos ⊕ qvel·h` on the configuration manifold: scalar joints add, ball joints and the
 /// rotational part of free joints rotate by `exp(ω h)` in the body frame, free joints translate
@@ -126,13 +127,17 @@ enum QaccSrc {
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let implicit_damping = !m.disabled(disable::EULERDAMP)
         && !m.disabled(disable::DAMPER)
-        && m.dof_damping.iter().any(|x| x.re() > 0.0);
+        && (0..m.nv).any(|i| {
+            let (b, p) = passive::dof_damping_total(m, i);
+            b.re() > 0.0 || p != [T::zero(); 2]
+        });
     if implicit_damping {
         let h = m.opt.timestep;
         let mut mh = std::mem::take(&mut d.scratch_m);
         mh.copy_from_slice(&d.qM);
         for i in 0..m.nv {
-            mh[m.dof_madr[i]] += h * m.dof_damping[i];
+            let (b, p) = passive::dof_damping_total(m, i);
+            mh[m.dof_madr[i]] += h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
         }
         let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
         inertia::factor_sparse(m, &mut mh, &mut dinv);

@@ -3,11 +3,63 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{disable, JointType, Model};
+use crate::model::{disable, JointType, Model, TrnType};
 use crate::scalar::Scalar;
 
 use super::fluid;
 use super::jacobian::apply_ft;
+
+/// MuJoCo 4.0's polynomial coefficient `k + p₀ y + p₁ y²` of springs and dampers.
+#[inline(always)]
+pub fn poly<T: Scalar>(k: T, p: &[T; 2], y: T) -> T {
+    k + p[0] * y + p[1] * (y * y)
+}
+
+/// Velocity derivative of the damper force magnitude `v (b + p₀|v| + p₁ v²)`:
+/// `b + 2 p₀ |v| + 3 p₁ v²`.
+#[inline(always)]
+pub fn poly_damping_derivative<T: Scalar>(b: T, p: &[T; 2], v: T) -> T {
+    b + T::c(2.0) * p[0] * v.abs() + T::c(3.0) * p[1] * (v * v)
+}
+
+/// Damping, polynomial terms and armature that actuators reflect onto the object they drive
+/// (MuJoCo 4.0 `actuator_damping`, `actuator_dampingpoly`, `actuator_armature`, each times
+/// `gear₀²`): `tendon = false` for joint `id`, `true` for tendon `id`.
+pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2], T) {
+    let mut b = T::zero();
+    let mut p = [T::zero(); 2];
+    let mut a = T::zero();
+    for u in 0..m.nu {
+        let hit = match m.actuator_trntype[u] {
+            TrnType::Joint | TrnType::JointInParent => !tendon,
+            TrnType::Tendon => tendon,
+            _ => false,
+        };
+        if !hit || m.actuator_trnid[u][0] as usize != id {
+            continue;
+        }
+        let g2 = m.actuator_gear[u][0] * m.actuator_gear[u][0];
+        b += m.actuator_damping[u] * g2;
+        p[0] += m.actuator_dampingpoly[u][0] * g2;
+        p[1] += m.actuator_dampingpoly[u][1] * g2;
+        a += m.actuator_armature[u] * g2;
+    }
+    (b, p, a)
+}
+
+/// Total damping `(b, [p₀, p₁])` of dof `i`: its own plus what actuators reflect onto its joint.
+pub fn dof_damping_total<T: Scalar>(m: &Model<T>, i: usize) -> (T, [T; 2]) {
+    let (b, p, _) = reflected(m, false, m.dof_jntid[i]);
+    let q = m.dof_dampingpoly[i];
+    (m.dof_damping[i] + b, [q[0] + p[0], q[1] + p[1]])
+}
+
+/// Total damping `(b, [p₀, p₁])` of tendon `t`, own plus reflected from actuators.
+pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
+    let (b, p, _) = reflected(m, true, t);
+    let q = m.tendon_dampingpoly[t];
+    (m.tendon_damping[t] + b, [q[0] + p[0], q[1] + p[1]])
+}
 
 /// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos) → (qfrc_spring, qfrc_damper,
 /// qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
@@ -37,22 +89,27 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     if has_spring {
         for j in 0..m.njnt {
             let k = m.jnt_stiffness[j];
-            if k == T::zero() {
+            let kp = m.jnt_stiffnesspoly[j];
+            if k == T::zero() && kp == [T::zero(); 2] {
                 continue;
             }
+            let has_poly = kp != [T::zero(); 2];
             let qa = m.jnt_qposadr[j];
             let da = m.jnt_dofadr[j];
             let mut rot = None;
             match m.jnt_type[j] {
                 JointType::Free => {
+                    let x: V3<T> = std::array::from_fn(|i| d.qpos[qa + i] - m.qpos_spring[qa + i]);
+                    let kk = if has_poly { poly(k, &kp, norm3(&x)) } else { k };
                     for i in 0..3 {
-                        d.qfrc_spring[da + i] = -k * (d.qpos[qa + i] - m.qpos_spring[qa + i]);
+                        d.qfrc_spring[da + i] = -x[i] * kk;
                     }
                     rot = Some((qa + 3, da + 3));
                 }
                 JointType::Ball => rot = Some((qa, da)),
                 JointType::Hinge | JointType::Slide => {
-                    d.qfrc_spring[da] = -k * (d.qpos[qa] - m.qpos_spring[qa]);
+                    let x = d.qpos[qa] - m.qpos_spring[qa];
+                    d.qfrc_spring[da] = -x * poly(k, &kp, x);
                 }
             }
             if let Some((qa, da)) = rot {
@@ -65,15 +122,22 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     m.qpos_spring[qa + 3],
                 ];
                 let dif = quat_sub(&q, &q0);
+                let kk = if has_poly {
+                    poly(k, &kp, norm3(&dif))
+                } else {
+                    k
+                };
                 for i in 0..3 {
-                    d.qfrc_spring[da + i] = -k * dif[i];
+                    d.qfrc_spring[da + i] = -dif[i] * kk;
                 }
             }
         }
     }
     if has_damper {
         for i in 0..m.nv {
-            d.qfrc_damper[i] = -m.dof_damping[i] * d.qvel[i];
+            let (b, p) = dof_damping_total(m, i);
+            let v = d.qvel[i];
+            d.qfrc_damper[i] = -v * poly(b, &p, v.abs());
         }
     }
     let nv = m.nv;
@@ -82,16 +146,22 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         let mut f_damper = T::zero();
         if has_spring {
             let k = m.tendon_stiffness[t];
+            let kp = m.tendon_stiffnesspoly[t];
             let [lo, hi] = m.tendon_lengthspring[t];
             let len = d.ten_length[t];
-            if len.re() > hi.re() {
-                f_spring = k * (hi - len);
+            let x = if len.re() > hi.re() {
+                len - hi
             } else if len.re() < lo.re() {
-                f_spring = k * (lo - len);
-            }
+                len - lo
+            } else {
+                T::zero()
+            };
+            f_spring = -x * poly(k, &kp, x);
         }
         if has_damper {
-            f_damper = -m.tendon_damping[t] * d.ten_velocity[t];
+            let (b, p) = tendon_damping_total(m, t);
+            let v = d.ten_velocity[t];
+            f_damper = -v * poly(b, &p, v.abs());
         }
         if f_spring == T::zero() && f_damper == T::zero() {
             continue;

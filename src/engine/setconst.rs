@@ -151,9 +151,18 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     let mut d = Data::new(m);
     fwd_position(m, &mut d);
 
-    // dof_M0: diagonal of the composite inertia (with armature)
+    // dof_M0: diagonal of the composite inertia with joint and actuator armature (MuJoCo
+    // leaves tendon armature out of it)
     for i in 0..nv {
         m.dof_m0[i] = d.qM[m.dof_madr[i]];
+    }
+    for t in 0..m.ntendon {
+        let (_, _, a) = super::passive::reflected(m, true, t);
+        let a = a + m.tendon_armature[t];
+        for i in 0..nv {
+            let j = d.ten_J[t * nv + i];
+            m.dof_m0[i] -= a * j * j;
+        }
     }
 
     // M⁻¹ (dense, column by column) for the quadratic forms below

@@ -515,6 +515,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             m.jnt_pos.push(j.pos);
             m.jnt_axis.push(axis);
             m.jnt_stiffness.push(j.stiffness);
+            m.jnt_stiffnesspoly.push(j.stiffnesspoly);
             m.jnt_range.push(range);
             m.jnt_margin.push(j.margin);
             m.jnt_solref.push(j.solref_limit);
@@ -562,6 +563,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                 t.dof_parentid.push(parent);
                 m.dof_armature.push(j.armature);
                 m.dof_damping.push(j.damping);
+                m.dof_dampingpoly.push(j.dampingpoly);
                 m.dof_frictionloss.push(j.frictionloss);
                 m.dof_solref.push(j.solref_friction);
                 m.dof_solimp.push(j.solimp_friction);
@@ -1040,6 +1042,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         }
         m.tendon_stiffness.push(td.stiffness);
         m.tendon_damping.push(td.damping);
+        m.tendon_stiffnesspoly.push(td.stiffnesspoly);
+        m.tendon_dampingpoly.push(td.dampingpoly);
         m.tendon_frictionloss.push(td.frictionloss);
         // [-1, -1] (MuJoCo's default) is a marker: set_const replaces it by tendon_length0
         m.tendon_lengthspring.push(td.springlength);
@@ -1219,6 +1223,9 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         m.actuator_actrange.push(actrange);
         m.actuator_gear.push(a.gear);
         m.actuator_cranklength.push(a.cranklength);
+        m.actuator_damping.push(a.damping[0]);
+        m.actuator_dampingpoly.push([a.damping[1], a.damping[2]]);
+        m.actuator_armature.push(a.armature);
         m.actuator_lengthrange.push(a.lengthrange);
         t.nu += 1;
     }
@@ -1436,6 +1443,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         jnt_pos: vec![],
         jnt_axis: vec![],
         jnt_stiffness: vec![],
+        jnt_stiffnesspoly: vec![],
         jnt_range: vec![],
         jnt_margin: vec![],
         jnt_solref: vec![],
@@ -1443,6 +1451,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         jnt_actfrcrange: vec![],
         dof_armature: vec![],
         dof_damping: vec![],
+        dof_dampingpoly: vec![],
         dof_frictionloss: vec![],
         dof_solref: vec![],
         dof_solimp: vec![],
@@ -1469,6 +1478,8 @@ fn empty_model(s: &Spec) -> Model<f64> {
         light_dir: vec![],
         tendon_stiffness: vec![],
         tendon_damping: vec![],
+        tendon_stiffnesspoly: vec![],
+        tendon_dampingpoly: vec![],
         tendon_frictionloss: vec![],
         tendon_lengthspring: vec![],
         tendon_length0: vec![],
@@ -1484,6 +1495,9 @@ fn empty_model(s: &Spec) -> Model<f64> {
         actuator_actrange: vec![],
         actuator_gear: vec![],
         actuator_cranklength: vec![],
+        actuator_damping: vec![],
+        actuator_dampingpoly: vec![],
+        actuator_armature: vec![],
         actuator_acc0: vec![],
         actuator_length0: vec![],
         actuator_lengthrange: vec![],

@@ -108,6 +108,8 @@ pub struct JointS {
     pub solimp_friction: [f64; 5],
     /// Stiffness.
     pub stiffness: f64,
+    /// Polynomial stiffness coefficients (MuJoCo 4.0: `stiffness="k p0 p1"`).
+    pub stiffnesspoly: [f64; 2],
     /// Range as written (angle units of the compiler).
     pub range: [f64; 2],
     /// Actuator force range.
@@ -124,6 +126,8 @@ pub struct JointS {
     pub armature: f64,
     /// Damping.
     pub damping: f64,
+    /// Polynomial damping coefficients (MuJoCo 4.0: `damping="b p0 p1"`).
+    pub dampingpoly: [f64; 2],
     /// Friction loss.
     pub frictionloss: f64,
     /// Where written.
@@ -148,6 +152,7 @@ impl Default for JointS {
             solref_friction: SOLREF,
             solimp_friction: SOLIMP,
             stiffness: 0.0,
+            stiffnesspoly: [0.0; 2],
             range: [0.0; 2],
             actfrcrange: [0.0; 2],
             actgravcomp: false,
@@ -156,6 +161,7 @@ impl Default for JointS {
             springref: 0.0,
             armature: 0.0,
             damping: 0.0,
+            dampingpoly: [0.0; 2],
             frictionloss: 0.0,
             loc: Loc::default(),
         }
@@ -398,6 +404,10 @@ pub struct ActS {
     pub gear: [f64; 6],
     /// Crank length.
     pub cranklength: f64,
+    /// Damping reflected onto the transmission target (MuJoCo 4.0), `[b, p0, p1]`.
+    pub damping: [f64; 3],
+    /// Armature reflected onto the transmission target (MuJoCo 4.0).
+    pub armature: f64,
     /// Dynamics type.
     pub dyntype: DynType,
     /// Gain type.
@@ -443,6 +453,8 @@ impl Default for ActS {
             lengthrange: [0.0; 2],
             gear: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
             cranklength: 0.0,
+            damping: [0.0; 3],
+            armature: 0.0,
             dyntype: DynType::None,
             gaintype: GainType::Fixed,
             biastype: BiasType::None,
@@ -504,8 +516,12 @@ pub struct TendonS {
     pub margin: f64,
     /// Stiffness.
     pub stiffness: f64,
+    /// Polynomial stiffness coefficients (MuJoCo 4.0: `stiffness="k p0 p1"`).
+    pub stiffnesspoly: [f64; 2],
     /// Damping.
     pub damping: f64,
+    /// Polynomial damping coefficients (MuJoCo 4.0: `damping="b p0 p1"`).
+    pub dampingpoly: [f64; 2],
     /// Armature.
     pub armature: f64,
     /// Wraps.
@@ -531,7 +547,9 @@ impl Default for TendonS {
             springlength: [-1.0, -1.0],
             margin: 0.0,
             stiffness: 0.0,
+            stiffnesspoly: [0.0; 2],
             damping: 0.0,
+            dampingpoly: [0.0; 2],
             armature: 0.0,
             wraps: Vec::new(),
             loc: Loc::default(),
@@ -919,26 +937,27 @@ fn allowed(a: &A, key: &str) -> R<()> {
     Ok(())
 }
 
-fn no_poly(a: &A, names: &[&str]) -> R<()> {
-    for n in names {
-        if let Some(v) = a.vec(n)? {
-            if v.len() > 1 {
-                return Err(a.err(
-                    Some(n),
-                    ErrorKind::Unsupported,
-                    format!(
-                        "polynomial {n} (MuJoCo 4.0, {} coefficients) is not supported yet",
-                        v.len()
-                    ),
-                ));
-            }
+/// Read a coefficient with optional polynomial terms (MuJoCo 4.0): `"k"` or `"k p0"` or
+/// `"k p0 p1"`; unwritten polynomial terms are zero.
+fn poly_into(a: &A, name: &str, k: &mut f64, p: &mut [f64; 2]) -> R<()> {
+    if let Some(v) = a.vec(name)? {
+        if v.is_empty() || v.len() > 3 {
+            return Err(a.err(
+                Some(name),
+                ErrorKind::WrongCount,
+                format!("expected 1 to 3 numbers, got {}", v.len()),
+            ));
         }
+        *k = v[0];
+        *p = [
+            v.get(1).copied().unwrap_or(0.0),
+            v.get(2).copied().unwrap_or(0.0),
+        ];
     }
     Ok(())
 }
 
 fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
-    no_poly(a, &["stiffness", "damping"])?;
     if let Some(t) = a.kw(
         "type",
         &[
@@ -965,7 +984,7 @@ fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
     a.upto("solimplimit", &mut j.solimp_limit)?;
     a.upto("solreffriction", &mut j.solref_friction)?;
     a.upto("solimpfriction", &mut j.solimp_friction)?;
-    a.f_into("stiffness", &mut j.stiffness)?;
+    poly_into(a, "stiffness", &mut j.stiffness, &mut j.stiffnesspoly)?;
     a.exact("range", &mut j.range)?;
     a.exact("actuatorfrcrange", &mut j.actfrcrange)?;
     if let Some(b) = a.bool("actuatorgravcomp")? {
@@ -975,7 +994,7 @@ fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
     a.f_into("ref", &mut j.ref_)?;
     a.f_into("springref", &mut j.springref)?;
     a.f_into("armature", &mut j.armature)?;
-    a.f_into("damping", &mut j.damping)?;
+    poly_into(a, "damping", &mut j.damping, &mut j.dampingpoly)?;
     a.f_into("frictionloss", &mut j.frictionloss)?;
     let _ = c;
     Ok(())
@@ -1065,7 +1084,6 @@ fn read_frameobj(a: &A, o: &mut FrameObjS, c: &Compiler) -> R<()> {
 }
 
 fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
-    no_poly(a, &["stiffness", "damping"])?;
     if let Some(v) = a.tri("limited")? {
         t.limited = v;
     }
@@ -1093,8 +1111,8 @@ fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
         }
     }
     a.f_into("margin", &mut t.margin)?;
-    a.f_into("stiffness", &mut t.stiffness)?;
-    a.f_into("damping", &mut t.damping)?;
+    poly_into(a, "stiffness", &mut t.stiffness, &mut t.stiffnesspoly)?;
+    poly_into(a, "damping", &mut t.damping, &mut t.dampingpoly)?;
     a.f_into("armature", &mut t.armature)?;
     Ok(())
 }
@@ -1169,15 +1187,13 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
         x.actdim = v;
     }
     a.f_into("inheritrange", &mut x.inheritrange)?;
-    for n in ["damping", "armature"] {
-        if a.has(n) {
-            return Err(a.err(
-                Some(n),
-                ErrorKind::Unsupported,
-                format!("actuator {n} (MuJoCo 4.0) is not supported yet"),
-            ));
-        }
+    {
+        let [b, p0, p1] = &mut x.damping;
+        let mut p = [*p0, *p1];
+        poly_into(a, "damping", b, &mut p)?;
+        [*p0, *p1] = p;
     }
+    a.f_into("armature", &mut x.armature)?;
 
     let fresh = ActS::default();
     let reset = |x: &mut ActS| {

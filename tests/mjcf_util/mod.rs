@@ -18,19 +18,6 @@ fn b(v: &[bool]) -> Vec<f64> {
     v.iter().map(|&x| x as i32 as f64).collect()
 }
 
-/// Fields computed by `set_const`, checked elsewhere.
-pub const SETCONST: &[&str] = &[
-    "body_subtreemass",
-    "body_invweight0",
-    "dof_invweight0",
-    "dof_M0",
-    "tendon_length0",
-    "tendon_invweight0",
-    "actuator_length0",
-    "actuator_acc0",
-    "actuator_lengthrange",
-];
-
 /// The named mjModel field of `m`, flattened, or `None` if diffmj does not have it.
 pub fn field(m: &Model<f64>, name: &str) -> Option<Vec<f64>> {
     Some(match name {
@@ -80,6 +67,23 @@ pub fn field(m: &Model<f64>, name: &str) -> Option<Vec<f64>> {
         "jnt_pos" => f(&m.jnt_pos),
         "jnt_axis" => f(&m.jnt_axis),
         "jnt_stiffness" => m.jnt_stiffness.clone(),
+        "jnt_stiffnesspoly" => f(&m.jnt_stiffnesspoly),
+        "body_subtreemass" => m.body_subtreemass.clone(),
+        "body_invweight0" => f(&m.body_invweight0),
+        "dof_invweight0" => m.dof_invweight0.clone(),
+        "dof_M0" => m.dof_m0.clone(),
+        "tendon_length0" => m.tendon_length0.clone(),
+        "tendon_invweight0" => m.tendon_invweight0.clone(),
+        "tendon_lengthspring" => f(&m.tendon_lengthspring),
+        "actuator_length0" => m.actuator_length0.clone(),
+        "actuator_acc0" => m.actuator_acc0.clone(),
+        "actuator_lengthrange" => f(&m.actuator_lengthrange),
+        "dof_dampingpoly" => f(&m.dof_dampingpoly),
+        "tendon_stiffnesspoly" => f(&m.tendon_stiffnesspoly),
+        "tendon_dampingpoly" => f(&m.tendon_dampingpoly),
+        "actuator_damping" => m.actuator_damping.clone(),
+        "actuator_dampingpoly" => f(&m.actuator_dampingpoly),
+        "actuator_armature" => m.actuator_armature.clone(),
         "jnt_range" => f(&m.jnt_range),
         "jnt_margin" => m.jnt_margin.clone(),
         "jnt_solref" => f(&m.jnt_solref),
