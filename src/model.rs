@@ -753,6 +753,9 @@ pub struct Model<T> {
     pub actuator_dampingpoly: Vec<[T; 2]>,
     /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
     pub actuator_armature: Vec<T>,
+    /// True when some actuator reflects damping or armature (a shortcut for the passive and
+    /// inertia stages); kept up to date by [`Model::update_derived`].
+    pub reflects: bool,
     /// Acceleration from unit force at qpos0.
     pub actuator_acc0: Vec<T>,
     /// Transmission length at qpos0.
@@ -902,6 +905,7 @@ impl Model<f64> {
             actuator_damping: cs(&self.actuator_damping),
             actuator_dampingpoly: cv(&self.actuator_dampingpoly),
             actuator_armature: cs(&self.actuator_armature),
+            reflects: self.reflects,
             actuator_acc0: cs(&self.actuator_acc0),
             actuator_length0: cs(&self.actuator_length0),
             actuator_lengthrange: cv(&self.actuator_lengthrange),
@@ -929,6 +933,17 @@ impl<T: Scalar> Model<T> {
     #[inline]
     pub fn enabled(&self, bit: u32) -> bool {
         self.opt.enableflags & bit != 0
+    }
+    /// Refresh the summary flags derived from parameters (call after editing actuator damping
+    /// or armature).
+    pub fn update_derived(&mut self) {
+        let z = T::zero();
+        self.reflects = self.actuator_damping.iter().any(|x| *x != z)
+            || self.actuator_armature.iter().any(|x| *x != z)
+            || self
+                .actuator_dampingpoly
+                .iter()
+                .any(|p| p[0] != z || p[1] != z);
     }
     /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
     /// seeding a dual-number derivative on a body mass).

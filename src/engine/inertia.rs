@@ -46,9 +46,7 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 /// added to `qM` (MuJoCo 4.0). Tendon couplings must lie within the tree sparsity (the compiler
 /// rejects others).
 fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    if m.actuator_armature.iter().all(|a| *a == T::zero())
-        && m.tendon_armature.iter().all(|a| *a == T::zero())
-    {
+    if !m.reflects && m.tendon_armature.iter().all(|a| *a == T::zero()) {
         return;
     }
     for j in 0..m.njnt {

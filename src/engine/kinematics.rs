@@ -77,19 +77,35 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.xquat[b] = quat;
         d.xpos[b] = pos;
         d.xmat[b] = quat_to_mat(&quat);
-        // inertial frame
-        d.xipos[b] = add3(&pos, &mat_vec(&d.xmat[b], &m.body_ipos[b]));
-        d.ximat[b] = quat_to_mat(&quat_mul(&quat, &m.body_iquat[b]));
+        // inertial frame (frames that coincide with the body frame are copied)
+        d.xipos[b] = if m.body_ipos[b] == zero3::<T>() {
+            pos
+        } else {
+            add3(&pos, &mat_vec(&d.xmat[b], &m.body_ipos[b]))
+        };
+        d.ximat[b] = if m.body_iquat[b] == quat_identity::<T>() {
+            d.xmat[b]
+        } else {
+            quat_to_mat(&quat_mul(&quat, &m.body_iquat[b]))
+        };
     }
     for g in 0..m.ngeom {
         let b = m.geom_bodyid[g];
         d.geom_xpos[g] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.geom_pos[g]));
-        d.geom_xmat[g] = quat_to_mat(&quat_mul(&d.xquat[b], &m.geom_quat[g]));
+        d.geom_xmat[g] = if m.geom_quat[g] == quat_identity::<T>() {
+            d.xmat[b]
+        } else {
+            quat_to_mat(&quat_mul(&d.xquat[b], &m.geom_quat[g]))
+        };
     }
     for s in 0..m.nsite {
         let b = m.site_bodyid[s];
         d.site_xpos[s] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.site_pos[s]));
-        d.site_xmat[s] = quat_to_mat(&quat_mul(&d.xquat[b], &m.site_quat[s]));
+        d.site_xmat[s] = if m.site_quat[s] == quat_identity::<T>() {
+            d.xmat[b]
+        } else {
+            quat_to_mat(&quat_mul(&d.xquat[b], &m.site_quat[s]))
+        };
     }
     for c in 0..m.ncam {
         let b = m.cam_bodyid[c];

@@ -29,6 +29,9 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
     let mut b = T::zero();
     let mut p = [T::zero(); 2];
     let mut a = T::zero();
+    if !m.reflects {
+        return (b, p, a);
+    }
     for u in 0..m.nu {
         let hit = match m.actuator_trntype[u] {
             TrnType::Joint | TrnType::JointInParent => !tendon,

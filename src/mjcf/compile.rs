@@ -1498,6 +1498,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         actuator_damping: vec![],
         actuator_dampingpoly: vec![],
         actuator_armature: vec![],
+        reflects: false,
         actuator_acc0: vec![],
         actuator_length0: vec![],
         actuator_lengthrange: vec![],
