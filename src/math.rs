@@ -233,18 +233,6 @@ pub fn quat_integrate<T: Scalar>(q: &mut Quat<T>, omega: &V3<T>, h: T) {
     quat_normalize(q);
 }
 
-/// Row-major product of two 3×3 matrices.
-#[inline(always)]
-pub fn mat_mul<T: Scalar>(a: &M3<T>, b: &M3<T>) -> M3<T> {
-    let mut r = [T::zero(); 9];
-    for i in 0..3 {
-        for j in 0..3 {
-            r[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-        }
-    }
-    r
-}
-
 /// Spatial motion cross product `v × m` (MuJoCo's `mju_crossMotion`).
 #[inline(always)]
 pub fn cross_motion<T: Scalar>(v: &V6<T>, m: &V6<T>) -> V6<T> {

@@ -9,7 +9,7 @@ use crate::scalar::Scalar;
 
 use super::muscle;
 use super::passive;
-use super::rne::add6;
+use super::rne::{add6, propagate_motion};
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
 /// qfrc_bias)/∂qvel` (dense, nv × nv). Contributions: joint damping `−diag(b)`, tendon damping
@@ -125,42 +125,9 @@ pub fn free_rigid_root<T>(m: &Model<T>, root: usize) -> bool {
 /// Newton–Euler algorithm in the direction of the unit velocity of dof `k`.
 pub(crate) fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize) {
     let e = |i: usize| if i == k { T::one() } else { T::zero() };
-    // tangent of cvel (scratch_body6b) and of cdof_dot (scratch_dof6)
-    d.scratch_body6b[0] = [T::zero(); 6];
-    for b in 1..m.nbody {
-        let mut dv = d.scratch_body6b[m.body_parentid[b]];
-        let ja = m.body_jntadr[b];
-        for j in ja..ja + m.body_jntnum[b] {
-            let da = m.jnt_dofadr[j];
-            match m.jnt_type[j] {
-                JointType::Free => {
-                    for q in 0..3 {
-                        d.scratch_dof6[da + q] = [T::zero(); 6];
-                        add6(&mut dv, &d.cdof[da + q], e(da + q));
-                    }
-                    for q in 3..6 {
-                        d.scratch_dof6[da + q] = cross_motion(&dv, &d.cdof[da + q]);
-                    }
-                    for q in 3..6 {
-                        add6(&mut dv, &d.cdof[da + q], e(da + q));
-                    }
-                }
-                JointType::Ball => {
-                    for q in 0..3 {
-                        d.scratch_dof6[da + q] = cross_motion(&dv, &d.cdof[da + q]);
-                    }
-                    for q in 0..3 {
-                        add6(&mut dv, &d.cdof[da + q], e(da + q));
-                    }
-                }
-                JointType::Hinge | JointType::Slide => {
-                    d.scratch_dof6[da] = cross_motion(&dv, &d.cdof[da]);
-                    add6(&mut dv, &d.cdof[da], e(da));
-                }
-            }
-        }
-        d.scratch_body6b[b] = dv;
-    }
+    // tangent of cvel (scratch_body6b) and of cdof_dot (scratch_dof6): the motion pass is
+    // linear in the dof velocities
+    propagate_motion(m, &d.cdof, e, &mut d.scratch_body6b, &mut d.scratch_dof6);
     // tangent of cacc (scratch_body6c), then of the body forces (into scratch_body6)
     d.scratch_body6c[0] = [T::zero(); 6];
     for b in 1..m.nbody {

@@ -161,21 +161,3 @@ pub fn solve_sparse<T: Scalar>(m: &Model<T>, ld: &[T], diag_inv: &[T], x: &mut [
 pub fn solve_m<T: Scalar>(m: &Model<T>, d: &Data<T>, x: &mut [T]) {
     solve_sparse(m, &d.qLD, &d.qLDiagInv, x);
 }
-
-/// `y = M x` with the sparse `qM` (MuJoCo's `mj_mulM`).
-pub fn mul_m<T: Scalar>(m: &Model<T>, qm: &[T], x: &[T], y: &mut [T]) {
-    for v in y.iter_mut() {
-        *v = T::zero();
-    }
-    for i in 0..m.nv {
-        let mut adr = m.dof_madr[i];
-        y[i] += qm[adr] * x[i];
-        let mut j = m.dof_parentid[i];
-        while j != NONE {
-            adr += 1;
-            y[i] += qm[adr] * x[j];
-            y[j] += qm[adr] * x[i];
-            j = m.dof_parentid[j];
-        }
-    }
-}

@@ -14,40 +14,47 @@ use crate::scalar::Scalar;
 /// the joint, which gives the same products since `ω × ω = 0`); the translational dofs of a free
 /// joint are constant in the com frame and get `cdof_dot = 0`.
 pub fn com_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    d.cvel[0] = [T::zero(); 6];
+    propagate_motion(m, &d.cdof, |i| d.qvel[i], &mut d.cvel, &mut d.cdof_dot);
+}
+
+/// The motion pass shared by [`com_vel`] and the velocity derivative of the bias force: for
+/// dof velocities `v(i)`, `cvel[b] = cvel[parent] + Σ cdof_i v(i)` and `cdot[i] = cvel × cdof_i`
+/// with the velocity accumulated before that dof (before the joint for a ball's three dofs and a
+/// free joint's rotations; zero for a free joint's translations, constant in the com frame).
+/// Linear in `v`, so with a unit `v` it gives the tangents of `cvel` and `cdof_dot`.
+pub(crate) fn propagate_motion<T: Scalar>(
+    m: &Model<T>,
+    cdof: &[V6<T>],
+    v: impl Fn(usize) -> T,
+    cvel: &mut [V6<T>],
+    cdot: &mut [V6<T>],
+) {
+    cvel[0] = [T::zero(); 6];
     for b in 1..m.nbody {
-        let mut v = d.cvel[m.body_parentid[b]];
+        let mut w = cvel[m.body_parentid[b]];
         let ja = m.body_jntadr[b];
         for j in ja..ja + m.body_jntnum[b] {
             let da = m.jnt_dofadr[j];
-            match m.jnt_type[j] {
+            // dofs whose axes move with the velocity accumulated before the joint
+            let rot = match m.jnt_type[j] {
                 JointType::Free => {
-                    for k in 0..3 {
-                        d.cdof_dot[da + k] = [T::zero(); 6];
-                        add6(&mut v, &d.cdof[da + k], d.qvel[da + k]);
+                    for k in da..da + 3 {
+                        cdot[k] = [T::zero(); 6];
+                        add6(&mut w, &cdof[k], v(k));
                     }
-                    for k in 3..6 {
-                        d.cdof_dot[da + k] = cross_motion(&v, &d.cdof[da + k]);
-                    }
-                    for k in 3..6 {
-                        add6(&mut v, &d.cdof[da + k], d.qvel[da + k]);
-                    }
+                    da + 3..da + 6
                 }
-                JointType::Ball => {
-                    for k in 0..3 {
-                        d.cdof_dot[da + k] = cross_motion(&v, &d.cdof[da + k]);
-                    }
-                    for k in 0..3 {
-                        add6(&mut v, &d.cdof[da + k], d.qvel[da + k]);
-                    }
-                }
-                JointType::Hinge | JointType::Slide => {
-                    d.cdof_dot[da] = cross_motion(&v, &d.cdof[da]);
-                    add6(&mut v, &d.cdof[da], d.qvel[da]);
-                }
+                JointType::Ball => da..da + 3,
+                JointType::Hinge | JointType::Slide => da..da + 1,
+            };
+            for k in rot.clone() {
+                cdot[k] = cross_motion(&w, &cdof[k]);
+            }
+            for k in rot {
+                add6(&mut w, &cdof[k], v(k));
             }
         }
-        d.cvel[b] = v;
+        cvel[b] = w;
     }
 }
 

@@ -7,15 +7,12 @@
 //! `qpos0` for a body's translation and rotation, a dof, a tendon.
 
 use crate::data::Data;
-use crate::model::{GainType, JointType, Model, TrnType};
+use crate::model::{BiasType, GainType, JointType, Model};
 use crate::scalar::MINVAL;
 
 use super::forward::fwd_position;
 use super::inertia::solve_m;
 use super::jacobian::jac;
-
-/// `compiler/lengthrange uselimit` default: MuJoCo simulates even when the target is limited.
-const USE_LIMIT: bool = false;
 
 /// Muscle length range by simulation (MuJoCo's `mj_setLengthRange` with the default options:
 /// accel 20, timeconst 1, timestep 0.01, inttotal 10, interval 2, tolrange 0.05): from `qpos0`,
@@ -287,35 +284,15 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         }
     }
 
-    // muscle length ranges: keep a given range, else copy the limits of the target
+    // muscle length ranges (MuJoCo's `lengthrange` defaults: mode muscle, useexisting true,
+    // uselimit false): keep a given range, else find it by simulation
     for u in 0..m.nu {
-        if m.actuator_gaintype[u] != GainType::Muscle {
-            continue;
-        }
+        let muscle = m.actuator_gaintype[u] == GainType::Muscle
+            || m.actuator_biastype[u] == BiasType::Muscle;
         let lr = m.actuator_lengthrange[u];
-        if lr[0] < lr[1] {
-            continue;
+        if muscle && lr[0] >= lr[1] {
+            m.actuator_lengthrange[u] = length_range_by_simulation(m, u)?;
         }
-        let g = m.actuator_gear[u][0];
-        let id = m.actuator_trnid[u][0] as usize;
-        let range = match m.actuator_trntype[u] {
-            TrnType::Joint | TrnType::JointInParent
-                if m.jnt_limited[id]
-                    && matches!(m.jnt_type[id], JointType::Hinge | JointType::Slide) =>
-            {
-                // MuJoCo copies the joint range as it is (not scaled by the gear)
-                Some(m.jnt_range[id])
-            }
-            TrnType::Tendon if m.tendon_limited[id] => Some(m.tendon_range[id]),
-            _ => None,
-        };
-        m.actuator_lengthrange[u] = match range {
-            Some(r) if USE_LIMIT => {
-                let _ = g;
-                r
-            }
-            _ => length_range_by_simulation(m, u)?,
-        };
     }
     Ok(())
 }
