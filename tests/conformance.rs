@@ -20,10 +20,6 @@ const TOL_ROLLOUT: f64 = 1e-8;
 /// `(model, what, reason)`: `what` is `load`, a forward field name, or an integrator name.
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     ("thirdparty_gymnasium_humanoid", "ximat", "equal principal moments: our principal axes differ from mju_eig3's choice (inertia tensor identical)"),
-    ("ball_chain", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
-    ("humanoid_like", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
-    ("mocap", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step (embedding-space stages reproduced, a residual term not yet)"),
-    ("thirdparty_dm_control_humanoid", "RK4", "RK4 on quaternions differs from MuJoCo 4.0 by ~1e-12 per step, amplified by a chaotic trajectory"),
 ];
 
 /// Split failures into unexpected ones and known gaps; fail on unexpected failures and on

@@ -329,95 +329,83 @@ fn tree_lu_solve<T: Scalar>(m: &Model<T>, lo: &[T], up: &[T], x: &mut [T]) {
     }
 }
 
-/// Time derivative of `qpos` for velocity `qvel`: `qvel` for scalar joints and free-joint
-/// translation, `½ q ⊗ (0, ω)` for quaternions (ω in the body frame).
-pub fn qpos_rate<T: Scalar>(m: &Model<T>, qpos: &[T], qvel: &[T], out: &mut [T]) {
-    let half = T::c(0.5);
-    for j in 0..m.njnt {
-        let qa = m.jnt_qposadr[j];
-        let da = m.jnt_dofadr[j];
-        let (qa, da) = match m.jnt_type[j] {
-            JointType::Hinge | JointType::Slide => {
-                out[qa] = qvel[da];
-                continue;
-            }
-            JointType::Free => {
-                out[qa..qa + 3].copy_from_slice(&qvel[da..da + 3]);
-                (qa + 3, da + 3)
-            }
-            JointType::Ball => (qa, da),
-        };
-        let q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
-        let w = [T::zero(), qvel[da], qvel[da + 1], qvel[da + 2]];
-        let r = quat_mul(&q, &w);
-        for k in 0..4 {
-            out[qa + k] = half * r[k];
-        }
-    }
-}
-
-/// Classic fourth-order Runge–Kutta (MuJoCo's `mj_RungeKutta` with N = 4, as MuJoCo 4.0 does
-/// it): the state `(qpos, qvel, act)` is advanced with the tableau `A = diag(½, ½, 1)` and the
-/// weights 1/6, 1/3, 1/3, 1/6, where positions are integrated in the embedding space (quaternion
-/// coordinates with rate `½ q ⊗ ω`, renormalized after each combination). Activations take the
-/// common end of step (exact filter, actrange clamp). Expects `forward` to have run at the
-/// initial state.
+/// Classic fourth-order Runge–Kutta on the configuration manifold (MuJoCo's `mj_RungeKutta`
+/// with N = 4, computation chapter "Numerical integration", as MuJoCo 4.0 does it).
+///
+/// The tableau is `A = diag(½, ½, 1)`, weights `B = (1/6, 1/3, 1/3, 1/6)`. Positions are
+/// integrated in the tangent space at the initial `qpos` in Runge–Kutta–Munthe-Kaas form: stage
+/// `i` sits at `q₀ ⊕ h·A_i·K_{i−1}`, where `K_j` is the stage velocity with the rotational
+/// part of each ball and free joint mapped through [`so3_dexp_inv`] of that stage's rotation
+/// vector `h·A_j·K_{j−1}`; the step ends at `q₀ ⊕ h·ΣB_j K_j`. Velocities and activations are
+/// linear (`v₀ + h·A_i·qacc_{i−1}`); the final activations go through the common end of step
+/// (exact filter, actrange clamp). Expects `forward` to have run at the initial state.
 pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     const A: [f64; 3] = [0.5, 0.5, 1.0];
     const B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
     let (nq, nv, na) = (m.nq, m.nv, m.na);
     let h = m.opt.timestep;
     let t0 = d.time;
-    // scratch_state[0] = initial (qpos, qvel, act); [1..5] = rates (qpos rate, qacc, act_dot)
-    // of each stage; [5] = their weighted combination
+    // scratch_state[0] = initial (qpos, qvel, act); [1..5] = each stage's (K, qacc, act_dot)
+    // packed as [nv | nv | na]; [5] = the tangent increment of the current stage, then the
+    // weighted combination
     let mut st = std::mem::take(&mut d.scratch_state);
     {
         let x0 = &mut st[0];
         x0[..nq].copy_from_slice(&d.qpos);
         x0[nq..nq + nv].copy_from_slice(&d.qvel);
         x0[nq + nv..nq + nv + na].copy_from_slice(&d.act);
+        let f0 = &mut st[1];
+        f0[..nv].copy_from_slice(&d.qvel);
+        f0[nv..2 * nv].copy_from_slice(&d.qacc);
+        f0[2 * nv..2 * nv + na].copy_from_slice(&d.act_dot);
     }
-    let save_rates = |m: &Model<T>, d: &Data<T>, f: &mut Vec<T>| {
-        qpos_rate(m, &d.qpos, &d.qvel, &mut f[..nq]);
-        f[nq..nq + nv].copy_from_slice(&d.qacc);
-        f[nq + nv..nq + nv + na].copy_from_slice(&d.act_dot);
-    };
-    save_rates(m, d, &mut st[1]);
+    let last = st.len() - 1;
     for i in 1..4 {
-        // X_i = X_0 + A_i h F_{i-1}
-        let ah = T::c(A[i - 1]) * h;
+        let a = T::c(A[i - 1]);
         let (head, tail) = st.split_at_mut(i + 1);
-        let f = &head[i];
-        let x0 = &head[0];
-        for k in 0..nq {
-            d.qpos[k] = x0[k] + ah * f[k];
-        }
-        normalize_quat(m, &mut d.qpos);
+        let (prev, x0) = (&head[i], &head[0]);
+        let (f, rest) = tail.split_first_mut().expect("six scratch states");
+        let dx = rest.last_mut().expect("six scratch states");
         for k in 0..nv {
-            d.qvel[k] = x0[nq + k] + ah * f[nq + k];
+            dx[k] = a * prev[k];
+        }
+        d.qpos.copy_from_slice(&x0[..nq]);
+        integrate_pos(m, &mut d.qpos, &dx[..nv], h);
+        for k in 0..nv {
+            d.qvel[k] = x0[nq + k] + h * (a * prev[nv + k]);
         }
         for k in 0..na {
-            d.act[k] = x0[nq + nv + k] + ah * f[nq + nv + k];
+            d.act[k] = x0[nq + nv + k] + h * (a * prev[2 * nv + k]);
         }
-        d.time = t0 + T::c(A[i - 1]) * h;
+        d.time = t0 + a * h;
         forward_skip(m, d, Stage::Position);
-        save_rates(m, d, &mut tail[0]);
+        f[..nv].copy_from_slice(&d.qvel);
+        for j in 0..m.njnt {
+            let da = match m.jnt_type[j] {
+                JointType::Free => m.jnt_dofadr[j] + 3,
+                JointType::Ball => m.jnt_dofadr[j],
+                _ => continue,
+            };
+            let omega = [dx[da] * h, dx[da + 1] * h, dx[da + 2] * h];
+            let w = [d.qvel[da], d.qvel[da + 1], d.qvel[da + 2]];
+            f[da..da + 3].copy_from_slice(&so3_dexp_inv(&omega, &w));
+        }
+        f[nv..2 * nv].copy_from_slice(&d.qacc);
+        f[2 * nv..2 * nv + na].copy_from_slice(&d.act_dot);
     }
-    // weighted combination of the rates
-    let last = st.len() - 1;
-    for k in 0..nq + nv + na {
+    // weighted combination of the stage rates
+    for k in 0..2 * nv + na {
         let mut s = T::zero();
         for (j, b) in B.iter().enumerate() {
             s += T::c(*b) * st[1 + j][k];
         }
         st[last][k] = s;
     }
-    for k in 0..nq {
-        d.qpos[k] = st[0][k] + h * st[last][k];
-    }
-    normalize_quat(m, &mut d.qpos);
+    let (x0, dx) = (&st[0], &st[last]);
+    d.qpos.copy_from_slice(&x0[..nq]);
+    integrate_pos(m, &mut d.qpos, &dx[..nv], h);
     for k in 0..nv {
-        d.qvel[k] = st[0][nq + k] + h * st[last][nq + k];
+        d.qvel[k] = x0[nq + k] + h * dx[nv + k];
     }
     // activations through the common end of step: exact filter and actrange clamp
     for u in 0..m.nu {
@@ -426,8 +414,7 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             continue;
         }
         for a in adr as usize..adr as usize + m.actuator_actnum[u] {
-            let rate = st[last][nq + nv + a];
-            d.act[a] = super::actuation::next_activation(m, u, st[0][nq + nv + a], rate);
+            d.act[a] = super::actuation::next_activation(m, u, x0[nq + nv + a], dx[2 * nv + a]);
         }
     }
     d.time = t0 + h;
