@@ -5,7 +5,7 @@
 //! [`Model::cast`], which converts numeric fields only; the topology is shared through an `Arc`.
 
 use crate::math::{Quat, V3};
-use crate::scalar::Scalar;
+use crate::scalar::{all_zero_exact, Scalar};
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -517,6 +517,11 @@ pub struct Topology {
     pub dof_parentid: Vec<usize>,
     /// Address of the dof's diagonal in the sparse `qM`.
     pub dof_madr: Vec<usize>,
+    /// Number of entries in the dof's row of the sparse `qM` (itself and its ancestors).
+    pub dof_mrownnz: Vec<usize>,
+    /// Column (dof index) of each entry of the sparse `qM`: the row's own dof, then its parent,
+    /// grandparent, … (MuJoCo's `M_colind`, in this crate's order).
+    pub m_colind: Vec<usize>,
 
     /// Geom types.
     pub geom_type: Vec<GeomType>,
@@ -569,6 +574,10 @@ pub struct Topology {
     pub actuator_biastype: Vec<BiasType>,
     /// Transmission targets (joint/tendon/site id, refsite or slider site id, or -1).
     pub actuator_trnid: Vec<[i32; 2]>,
+    /// Actuators whose transmission is each joint (`joint` or `jointinparent`).
+    pub jnt_trn_actuators: Vec<Vec<usize>>,
+    /// Actuators whose transmission is each tendon.
+    pub tendon_trn_actuators: Vec<Vec<usize>>,
     /// First activation state of each actuator (-1 if stateless).
     pub actuator_actadr: Vec<i32>,
     /// Number of activation states of each actuator.
@@ -937,13 +946,9 @@ impl<T: Scalar> Model<T> {
     /// Refresh the summary flags derived from parameters (call after editing actuator damping
     /// or armature).
     pub fn update_derived(&mut self) {
-        let z = T::zero();
-        self.reflects = self.actuator_damping.iter().any(|x| *x != z)
-            || self.actuator_armature.iter().any(|x| *x != z)
-            || self
-                .actuator_dampingpoly
-                .iter()
-                .any(|p| p[0] != z || p[1] != z);
+        self.reflects = !all_zero_exact(&self.actuator_damping)
+            || !all_zero_exact(&self.actuator_armature)
+            || self.actuator_dampingpoly.iter().any(|p| !all_zero_exact(p));
     }
     /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
     /// seeding a dual-number derivative on a body mass).

@@ -5,7 +5,7 @@
 //! trait ([`Scalar::re`], [`Scalar::select_max`], ...), so a reader sees where the derivative
 //! part of a dual number is cut and why.
 
-use nalgebra::RealField;
+use nalgebra::{Const, RealField, U1};
 use num_dual::{Dual64, DualNum, DualSVec64, DualStruct};
 
 /// A real scalar the whole pipeline can run on: `f64` or a forward-mode dual number.
@@ -26,6 +26,19 @@ pub trait Scalar:
     #[inline(always)]
     fn re(self) -> f64 {
         DualStruct::re(&self)
+    }
+
+    /// True when the value and every derivative part are exactly zero. Shortcuts that skip a
+    /// term whose factor is zero test this rather than `== 0` (which compares real parts only),
+    /// so a zero-valued parameter still carries its derivative (e.g. a joint damping that starts
+    /// at 0 in system identification).
+    fn is_zero_exact(self) -> bool;
+
+    /// True when the value equals `v` and every derivative part is zero (see
+    /// [`Scalar::is_zero_exact`]).
+    #[inline(always)]
+    fn is_exactly(self, v: f64) -> bool {
+        (self - Self::c(v)).is_zero_exact()
     }
 
     /// True when the real part is finite. Derivative parts are not inspected.
@@ -68,9 +81,41 @@ pub trait Scalar:
     }
 }
 
-impl Scalar for f64 {}
-impl Scalar for Dual64 {}
-impl<const N: usize> Scalar for DualSVec64<N> {}
+impl Scalar for f64 {
+    #[inline(always)]
+    fn is_zero_exact(self) -> bool {
+        self == 0.0
+    }
+}
+impl Scalar for Dual64 {
+    #[inline(always)]
+    fn is_zero_exact(self) -> bool {
+        self.re == 0.0 && self.eps == 0.0
+    }
+}
+impl<const N: usize> Scalar for DualSVec64<N> {
+    #[inline(always)]
+    fn is_zero_exact(self) -> bool {
+        self.re == 0.0
+            && self
+                .eps
+                .unwrap_generic(Const::<N>, U1)
+                .iter()
+                .all(|e| *e == 0.0)
+    }
+}
+
+/// True when every entry of `v` is exactly zero, derivative parts included.
+#[inline(always)]
+pub fn all_zero_exact<T: Scalar>(v: &[T]) -> bool {
+    v.iter().all(|x| x.is_zero_exact())
+}
+
+/// True when `q` is exactly the identity quaternion `[1, 0, 0, 0]`, derivative parts included.
+#[inline(always)]
+pub fn is_identity_quat_exact<T: Scalar>(q: &[T; 4]) -> bool {
+    q[0].is_exactly(1.0) && all_zero_exact(&q[1..])
+}
 
 /// `mjMINVAL` of MuJoCo: the smallest value treated as non-zero in divisions and normalizations.
 pub const MINVAL: f64 = 1e-15;

@@ -18,9 +18,7 @@ const TOL_STATE: f64 = 1e-10;
 const TOL_ROLLOUT: f64 = 1e-8;
 
 /// `(model, what, reason)`: `what` is `load`, a forward field name, or an integrator name.
-const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    ("thirdparty_gymnasium_humanoid", "ximat", "equal principal moments: our principal axes differ from mju_eig3's choice (inertia tensor identical)"),
-];
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
 
 /// Split failures into unexpected ones and known gaps; fail on unexpected failures and on
 /// listed gaps that did not occur.

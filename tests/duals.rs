@@ -122,6 +122,8 @@ fn dual64_state_and_control_derivatives_match_finite_differences() {
         "ball_chain",
         "tendons",
         "passive",
+        "slider_crank",
+        "tendon_armature",
     ] {
         let m = model(name);
         let md = m.cast::<Dual64>();

@@ -215,3 +215,67 @@ fn no_panic_on_garbage() {
         assert!(load_str(xml).is_err(), "should fail: {xml}");
     }
 }
+
+/// Slider-crank and reflected-actuator checks of MuJoCo 4.0: a positive rod length, `cranklength`
+/// and `slidersite` only with `cranksite`, `refsite` only with `site`, actuator damping and
+/// armature only on joint or tendon transmissions.
+#[test]
+fn actuator_transmission_attributes() {
+    const W: &str = "<mujoco>\n<worldbody>\n<body>\n<joint name=\"j\"/><geom size=\"1\"/>\n<site name=\"c\" pos=\"1 0 0\"/><site name=\"s\"/>\n</body>\n</worldbody>\n<actuator>\n";
+    let xml = |act: &str| format!("{W}{act}\n</actuator>\n</mujoco>");
+    check(
+        &xml("<general name=\"sc\" cranksite=\"c\" slidersite=\"s\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        1,
+        "<general name=\"sc\"> attribute 'cranklength': crank length must be positive",
+    );
+    check(
+        &xml("<general cranksite=\"c\" slidersite=\"s\" cranklength=\"-0.2\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        1,
+        "crank length must be positive",
+    );
+    check(
+        &xml("<motor joint=\"j\" cranklength=\"0.2\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        18,
+        "attribute 'cranklength': cranklength and slidersite can only be used in slidercrank transmission",
+    );
+    check(
+        &xml("<general site=\"c\" slidersite=\"s\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        19,
+        "attribute 'slidersite'",
+    );
+    check(
+        &xml("<general joint=\"j\" refsite=\"s\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        20,
+        "attribute 'refsite': refsite can only be used with site transmission",
+    );
+    check(
+        &xml("<general site=\"c\" damping=\"0 0 0.1\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        1,
+        "attribute 'damping': damping requires joint or tendon transmission",
+    );
+    check(
+        &xml("<general cranksite=\"c\" slidersite=\"s\" cranklength=\"0.3\" armature=\"0.1\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        1,
+        "attribute 'armature': armature requires joint or tendon transmission",
+    );
+    // a rod length from a default class is fine on any transmission
+    let ok = format!(
+        "<mujoco>\n<default><general cranklength=\"0.3\"/></default>{}",
+        &xml("<general joint=\"j\"/>")["<mujoco>\n".len()..]
+    );
+    assert!(load_str(&ok).is_ok(), "{ok}");
+}

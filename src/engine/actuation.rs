@@ -4,7 +4,7 @@
 use crate::data::Data;
 use crate::math::*;
 use crate::model::{disable, BiasType, DynType, GainType, JointType, Model, TrnType};
-use crate::scalar::{Scalar, MINVAL};
+use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 
 use super::inertia::NONE;
 use super::jacobian::body_last_dof;
@@ -17,7 +17,8 @@ use super::muscle;
 /// rotational part acts on the rotational dofs (in the child frame, or rotated into the parent
 /// frame for `jointinparent`), the length is the projection of the rotation vector. Tendons:
 /// `length = gear₀ L`, `moment = gear₀ ∂L/∂q`. Sites: the gear is a wrench in the site frame,
-/// `moment = J_pᵀ f + J_rᵀ τ`; the length is zero without a reference site.
+/// `moment = J_pᵀ f + J_rᵀ τ`; the length is zero without a reference site. Slider-cranks:
+/// the rod geometry of `slider_crank` below.
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     let mut moment = std::mem::take(&mut d.actuator_moment);
@@ -96,14 +97,14 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     let gt = [gear[0], gear[1], gear[2]];
                     let gr = [gear[3], gear[4], gear[5]];
                     let zero = zero3::<T>();
-                    if gt.iter().any(|g| *g != T::zero()) {
+                    if !all_zero_exact(&gt) {
                         let dp = sub3(&d.site_xpos[s_id], &d.site_xpos[r_id]);
                         len += dot3(&mat_t_vec(&rm, &dp), &gt);
                         let f = mat_vec(&rm, &gt);
                         add_site_wrench(m, d, s_id, &f, &zero, T::one(), shared, row);
                         add_site_wrench(m, d, r_id, &f, &zero, -T::one(), shared, row);
                     }
-                    if gr.iter().any(|g| *g != T::zero()) {
+                    if !all_zero_exact(&gr) {
                         let qs = quat_mul(&d.xquat[m.site_bodyid[s_id]], &m.site_quat[s_id]);
                         let qr = quat_mul(&d.xquat[m.site_bodyid[r_id]], &m.site_quat[r_id]);
                         len += dot3(&quat_sub(&qs, &qr), &gr);
@@ -113,13 +114,74 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     }
                 }
             }
-            TrnType::SliderCrank | TrnType::Body => {
-                // rejected by the compiler until implemented
+            TrnType::SliderCrank => len = slider_crank(m, d, u, row),
+            TrnType::Body => {
+                // adhesion: the moment averages contact normal Jacobians, and the smooth
+                // pipeline has no contacts, so length and moment stay zero (as in MuJoCo
+                // without contacts)
             }
         }
         d.actuator_length[u] = len;
     }
     d.actuator_moment = moment;
+}
+
+/// Slider-crank transmission of actuator `u` (computation chapter, "Actuation model",
+/// transmission types; MuJoCo's `mjTRN_SLIDERCRANK`): writes the moment row and returns the
+/// length, both scaled by `gear₀`.
+///
+/// With `a` the z axis of the slider site, `v` the crank site minus the slider site and `r` the
+/// connecting-rod length (`cranklength`), the slider-crank length is `L = aᵀv − √det` with
+/// `det = (aᵀv)² + r² − vᵀv`: the coordinate along the slider axis, from the slider site, of
+/// the point (the lower of the two) where a rod of length `r` from the crank pin meets the
+/// axis. The moment is its gradient through the
+/// Jacobians, `∂L/∂v · (J_crank − J_slider) + ∂L/∂a · J_a` with `J_a = J_rot × a` (the axis
+/// Jacobian of the slider site), where `∂L/∂v = a (1 − aᵀv/√det) + v/√det` and
+/// `∂L/∂a = v (1 − aᵀv/√det)`. When the rod cannot reach the axis (`det ≤ 0`, decided on the
+/// real part) MuJoCo falls back to `L = aᵀv` with `∂L/∂v = a`, `∂L/∂a = v`, and so does this.
+fn slider_crank<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize, row: &mut [T]) -> T {
+    let crank = m.actuator_trnid[u][0] as usize;
+    let slider = m.actuator_trnid[u][1] as usize;
+    let rod = m.actuator_cranklength[u];
+    let sm = &d.site_xmat[slider];
+    let axis = [sm[2], sm[5], sm[8]];
+    let v = sub3(&d.site_xpos[crank], &d.site_xpos[slider]);
+    let av = dot3(&v, &axis);
+    let det = av * av + rod * rod - dot3(&v, &v);
+    let (len, dl_dv, dl_da) = if det.re() > 0.0 {
+        let sdet = det.sqrt();
+        let c = T::one() - av / sdet;
+        (
+            av - sdet,
+            add3(&scl3(&axis, c), &scl3(&v, T::one() / sdet)),
+            scl3(&v, c),
+        )
+    } else {
+        (av, axis, v)
+    };
+    // the crank site moves v forward
+    let b = m.site_bodyid[crank];
+    let p = d.site_xpos[crank];
+    let com = d.subtree_com[m.body_rootid[b]];
+    let mut k = body_last_dof(m, b);
+    while k != NONE {
+        let (jp, _) = dof_point_jac(&d.cdof[k], &p, &com);
+        row[k] += dot3(&jp, &dl_dv);
+        k = m.dof_parentid[k];
+    }
+    // the slider site moves v backward and turns the axis
+    let b = m.site_bodyid[slider];
+    let p = d.site_xpos[slider];
+    let com = d.subtree_com[m.body_rootid[b]];
+    let mut k = body_last_dof(m, b);
+    while k != NONE {
+        let (jp, jr) = dof_point_jac(&d.cdof[k], &p, &com);
+        row[k] += dot3(&cross(&jr, &axis), &dl_da) - dot3(&jp, &dl_dv);
+        k = m.dof_parentid[k];
+    }
+    let gear = m.actuator_gear[u][0];
+    row.iter_mut().for_each(|x| *x *= gear);
+    len * gear
 }
 
 /// The dof where the paths from bodies `a` and `b` to the world meet (`NONE` if they do not):
@@ -322,7 +384,7 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
     }
     // gravity compensation routed through actuators
-    let gravity = !m.disabled(disable::GRAVITY) && m.opt.gravity.iter().any(|g| *g != T::zero());
+    let gravity = !m.disabled(disable::GRAVITY) && !all_zero_exact(&m.opt.gravity);
     if m.ngravcomp > 0 && gravity {
         for j in 0..m.njnt {
             if m.jnt_actgravcomp[j] {

@@ -27,12 +27,12 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
         for t in 0..m.ntendon {
             let (b, p) = passive::tendon_damping_total(m, t);
             let b = passive::poly_damping_derivative(b, &p, d.ten_velocity[t]);
-            if b == T::zero() {
+            if b.is_zero_exact() {
                 continue;
             }
             let row = &d.ten_J[t * nv..(t + 1) * nv];
             for i in 0..nv {
-                if row[i] == T::zero() {
+                if row[i].is_zero_exact() {
                     continue;
                 }
                 for j in 0..nv {
@@ -67,7 +67,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 ),
                 GainType::Fixed => T::zero(),
             };
-            if gain_vel != T::zero() {
+            if !gain_vel.is_zero_exact() {
                 // MuJoCo uses the raw control here (not clamped to ctrlrange)
                 let input = if m.actuator_dyntype[u] == DynType::None {
                     d.ctrl[u]
@@ -81,12 +81,12 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 };
                 g += gain_vel * input;
             }
-            if g == T::zero() {
+            if g.is_zero_exact() {
                 continue;
             }
             let row = &d.actuator_moment[u * nv..(u + 1) * nv];
             for i in 0..nv {
-                if row[i] == T::zero() {
+                if row[i].is_zero_exact() {
                     continue;
                 }
                 for j in 0..nv {

@@ -3,7 +3,7 @@
 
 use crate::data::Data;
 use crate::model::Model;
-use crate::scalar::Scalar;
+use crate::scalar::{all_zero_exact, Scalar};
 
 use super::{actuation, inertia, kinematics, passive, rne, tendon};
 
@@ -62,7 +62,7 @@ pub fn fwd_acceleration<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 pub fn xfrc_accumulate<T: Scalar>(m: &Model<T>, d: &Data<T>, qfrc: &mut [T]) {
     for b in 1..m.nbody {
         let x = &d.xfrc_applied[b];
-        if x.iter().all(|v| *v == T::zero()) {
+        if all_zero_exact(x) {
             continue;
         }
         let f = [x[0], x[1], x[2]];

@@ -6,7 +6,7 @@
 use crate::data::Data;
 use crate::math::{dot6, inert_mul};
 use crate::model::Model;
-use crate::scalar::Scalar;
+use crate::scalar::{all_zero_exact, Scalar};
 
 /// Marker for "no parent dof".
 pub const NONE: usize = usize::MAX;
@@ -43,15 +43,21 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 
 /// Armature that actuators reflect onto their joints (`actuator_armature · gear₀²` on the
 /// joint's dofs) and tendon armature (`a · Jᵀ J`, own plus reflected from tendon actuators),
-/// added to `qM` (MuJoCo 4.0). Tendon couplings must lie within the tree sparsity (the compiler
-/// rejects others).
+/// added to `qM` (MuJoCo 4.0).
+///
+/// Only the entries of `a · Jᵀ J` inside the tree sparsity of `qM` are added: the diagonal and
+/// `(i, j)` with dof `j` an ancestor of dof `i`. The coupling of dofs on different branches (a
+/// fixed tendon over two sibling hinges) or on different trees is dropped. MuJoCo 4.0 does
+/// exactly the same (the inertia matrix it stores, expanded by `mj_fullM`, has no such
+/// entries, and its `qacc` solves with that matrix), so this is not a gap:
+/// `models/tendon_armature.xml` and its golden `M` and `qacc` check it.
 fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    if !m.reflects && m.tendon_armature.iter().all(|a| *a == T::zero()) {
+    if !m.reflects && all_zero_exact(&m.tendon_armature) {
         return;
     }
     for j in 0..m.njnt {
         let (_, _, a) = super::passive::reflected(m, false, j);
-        if a != T::zero() {
+        if !a.is_zero_exact() {
             let da = m.jnt_dofadr[j];
             for k in da..da + m.jnt_type[j].nv() {
                 d.qM[m.dof_madr[k]] += a;
@@ -62,12 +68,12 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for t in 0..m.ntendon {
         let (_, _, a) = super::passive::reflected(m, true, t);
         let a = a + m.tendon_armature[t];
-        if a == T::zero() {
+        if a.is_zero_exact() {
             continue;
         }
         for i in 0..nv {
             let ji = d.ten_J[t * nv + i];
-            if ji == T::zero() {
+            if ji.is_zero_exact() {
                 continue;
             }
             let mut adr = m.dof_madr[i];
@@ -89,28 +95,27 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 pub fn factor_sparse<T: Scalar>(m: &Model<T>, a: &mut [T], diag_inv: &mut [T]) {
     for k in (0..m.nv).rev() {
         let ak = m.dof_madr[k];
-        let dk = a[ak];
-        let inv = T::one() / dk;
-        // walk the ancestors i of k; entry (k, i) sits at ak + n
-        let mut i = m.dof_parentid[k];
-        let mut n = 1;
-        while i != NONE {
-            let aki = a[ak + n];
-            let s = aki * inv;
-            // row i: a[i][j] -= a[k][i] a[k][j] / d_k for j = i and ancestors of i
-            let ai = m.dof_madr[i];
-            let mut off = 0;
-            let mut j = i;
-            while j != NONE {
-                a[ai + off] -= s * a[ak + n + off];
-                off += 1;
-                j = m.dof_parentid[j];
+        let len = m.dof_mrownnz[k];
+        // rows of ancestors precede row k in the layout
+        let (lower, rowk) = a.split_at_mut(ak);
+        let rowk = &mut rowk[..len];
+        let inv = T::one() / rowk[0];
+        // entry n of row k is (k, i) for the n-th ancestor i, whose own row holds exactly the
+        // ancestors from there on: row i -= (a_ki / d_k) · row k[n..]
+        for n in 1..len {
+            // structural zeros (e.g. between the translational dofs of a free joint) change
+            // nothing
+            if rowk[n].is_zero_exact() {
+                continue;
             }
-            i = m.dof_parentid[i];
-            n += 1;
+            let s = rowk[n] * inv;
+            let ai = m.dof_madr[m.m_colind[ak + n]];
+            for (x, y) in lower[ai..ai + len - n].iter_mut().zip(&rowk[n..]) {
+                *x -= s * *y;
+            }
         }
         // scale the row of k into L
-        for x in a[ak + 1..ak + n].iter_mut() {
+        for x in rowk[1..].iter_mut() {
             *x *= inv;
         }
         diag_inv[k] = inv;
@@ -125,33 +130,34 @@ pub fn factor_m<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 
 /// Solve `(LᵀDL) x = x` in place with a factor produced by [`factor_sparse`].
 pub fn solve_sparse<T: Scalar>(m: &Model<T>, ld: &[T], diag_inv: &[T], x: &mut [T]) {
+    let nv = m.nv;
     // Lᵀ w = b, leaves first
-    for k in (0..m.nv).rev() {
+    for k in (0..nv).rev() {
         let xk = x[k];
-        if xk == T::zero() {
+        if xk.is_zero_exact() {
             continue;
         }
-        let mut adr = m.dof_madr[k] + 1;
-        let mut i = m.dof_parentid[k];
-        while i != NONE {
-            x[i] -= ld[adr] * xk;
-            adr += 1;
-            i = m.dof_parentid[i];
+        let (ak, len) = (m.dof_madr[k], m.dof_mrownnz[k]);
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&m.m_colind[ak + 1..ak + len])
+        {
+            x[i] -= *l * xk;
         }
     }
     // D u = w
-    for k in 0..m.nv {
-        x[k] *= diag_inv[k];
+    for (xk, di) in x[..nv].iter_mut().zip(&diag_inv[..nv]) {
+        *xk *= *di;
     }
     // L x = u, root first
-    for k in 0..m.nv {
-        let mut adr = m.dof_madr[k] + 1;
-        let mut i = m.dof_parentid[k];
+    for k in 0..nv {
+        let (ak, len) = (m.dof_madr[k], m.dof_mrownnz[k]);
         let mut s = x[k];
-        while i != NONE {
-            s -= ld[adr] * x[i];
-            adr += 1;
-            i = m.dof_parentid[i];
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&m.m_colind[ak + 1..ak + len])
+        {
+            s -= *l * x[i];
         }
         x[k] = s;
     }

@@ -4,7 +4,7 @@
 use crate::data::Data;
 use crate::math::*;
 use crate::model::{JointType, Model};
-use crate::scalar::{Scalar, MINVAL};
+use crate::scalar::{all_zero_exact, is_identity_quat_exact, Scalar, MINVAL};
 
 /// `(qpos, mocap_pos, mocap_quat) → (xpos, xquat, xmat, xipos, ximat, xanchor, xaxis,
 /// geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat)`.
@@ -78,12 +78,12 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.xpos[b] = pos;
         d.xmat[b] = quat_to_mat(&quat);
         // inertial frame (frames that coincide with the body frame are copied)
-        d.xipos[b] = if m.body_ipos[b] == zero3::<T>() {
+        d.xipos[b] = if all_zero_exact(&m.body_ipos[b]) {
             pos
         } else {
             add3(&pos, &mat_vec(&d.xmat[b], &m.body_ipos[b]))
         };
-        d.ximat[b] = if m.body_iquat[b] == quat_identity::<T>() {
+        d.ximat[b] = if is_identity_quat_exact(&m.body_iquat[b]) {
             d.xmat[b]
         } else {
             quat_to_mat(&quat_mul(&quat, &m.body_iquat[b]))
@@ -92,7 +92,7 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for g in 0..m.ngeom {
         let b = m.geom_bodyid[g];
         d.geom_xpos[g] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.geom_pos[g]));
-        d.geom_xmat[g] = if m.geom_quat[g] == quat_identity::<T>() {
+        d.geom_xmat[g] = if is_identity_quat_exact(&m.geom_quat[g]) {
             d.xmat[b]
         } else {
             quat_to_mat(&quat_mul(&d.xquat[b], &m.geom_quat[g]))
@@ -101,7 +101,7 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for s in 0..m.nsite {
         let b = m.site_bodyid[s];
         d.site_xpos[s] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.site_pos[s]));
-        d.site_xmat[s] = if m.site_quat[s] == quat_identity::<T>() {
+        d.site_xmat[s] = if is_identity_quat_exact(&m.site_quat[s]) {
             d.xmat[b]
         } else {
             quat_to_mat(&quat_mul(&d.xquat[b], &m.site_quat[s]))

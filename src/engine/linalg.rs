@@ -33,7 +33,7 @@ pub fn lu_factor<T: Scalar>(a: &mut [T], n: usize, piv: &mut [usize]) -> bool {
         for i in k + 1..n {
             let l = a[i * n + k] * inv;
             a[i * n + k] = l;
-            if l != T::zero() {
+            if !l.is_zero_exact() {
                 for j in k + 1..n {
                     let u = a[k * n + j];
                     a[i * n + j] -= l * u;

@@ -3,8 +3,8 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{disable, JointType, Model, TrnType};
-use crate::scalar::Scalar;
+use crate::model::{disable, JointType, Model};
+use crate::scalar::{all_zero_exact, Scalar};
 
 use super::fluid;
 use super::jacobian::apply_ft;
@@ -32,15 +32,12 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
     if !m.reflects {
         return (b, p, a);
     }
-    for u in 0..m.nu {
-        let hit = match m.actuator_trntype[u] {
-            TrnType::Joint | TrnType::JointInParent => !tendon,
-            TrnType::Tendon => tendon,
-            _ => false,
-        };
-        if !hit || m.actuator_trnid[u][0] as usize != id {
-            continue;
-        }
+    let acts = if tendon {
+        &m.tendon_trn_actuators[id]
+    } else {
+        &m.jnt_trn_actuators[id]
+    };
+    for &u in acts {
         let g2 = m.actuator_gear[u][0] * m.actuator_gear[u][0];
         b += m.actuator_damping[u] * g2;
         p[0] += m.actuator_dampingpoly[u][0] * g2;
@@ -93,7 +90,7 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         for j in 0..m.njnt {
             let k = m.jnt_stiffness[j];
             let kp = m.jnt_stiffnesspoly[j];
-            if k == T::zero() && kp == [T::zero(); 2] {
+            if k.is_zero_exact() && all_zero_exact(&kp) {
                 continue;
             }
             let has_poly = kp != [T::zero(); 2];
@@ -166,12 +163,12 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             let v = d.ten_velocity[t];
             f_damper = -v * poly(b, &p, v.abs());
         }
-        if f_spring == T::zero() && f_damper == T::zero() {
+        if f_spring.is_zero_exact() && f_damper.is_zero_exact() {
             continue;
         }
         for i in 0..nv {
             let jt = d.ten_J[t * nv + i];
-            if jt != T::zero() {
+            if !jt.is_zero_exact() {
                 d.qfrc_spring[i] += jt * f_spring;
                 d.qfrc_damper[i] += jt * f_damper;
             }
@@ -184,7 +181,7 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         let mut qg = std::mem::take(&mut d.qfrc_gravcomp);
         for b in 1..m.nbody {
             let gc = m.body_gravcomp[b];
-            if gc == T::zero() {
+            if gc.is_zero_exact() {
                 continue;
             }
             let f = scl3(&g, -(m.body_mass[b] * gc));

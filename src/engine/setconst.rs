@@ -244,16 +244,21 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         m.tendon_invweight0[t] = quad(row, row);
     }
 
-    // actuators
+    // actuators: acc0 = |M⁻¹ moment|, and the inverse of the effective inertia along the
+    // transmission, momentᵀ M⁻¹ moment, for the damping ratios below
+    let mut inv_mass = vec![0.0; m.nu];
     for u in 0..m.nu {
+        let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         m.actuator_length0[u] = d.actuator_length[u];
-        col.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
+        col.copy_from_slice(row);
         solve_m(m, &d, &mut col);
         m.actuator_acc0[u] = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+        inv_mass[u] = row.iter().zip(&col).map(|(a, b)| a * b).sum::<f64>();
     }
 
-    // position servos given a damping ratio (positive biasprm[2]): kv = 2 ζ sqrt(kp · mass),
-    // with the mass reflected through the transmission from dof_M0
+    // position servos given a damping ratio (positive biasprm[2]): kv = 2 ζ sqrt(kp · mass)
+    // with the effective inertia `mass = 1 / (momentᵀ M⁻¹ moment)` at qpos0 (MuJoCo 4.0; zero
+    // damping when momentᵀ M⁻¹ moment ≤ mjMINVAL)
     for u in 0..m.nu {
         let (kp, b1, b2) = (
             m.actuator_gainprm[u][0],
@@ -261,13 +266,11 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
             m.actuator_biasprm[u][2],
         );
         if kp == -b1 && b2 > 0.0 {
-            let mut mass = 0.0;
-            for i in 0..nv {
-                let t = d.actuator_moment[u * nv + i].abs();
-                if t * t > MINVAL {
-                    mass += m.dof_m0[i] / (t * t);
-                }
-            }
+            let mass = if inv_mass[u] > MINVAL {
+                1.0 / inv_mass[u]
+            } else {
+                0.0
+            };
             m.actuator_biasprm[u][2] = -b2 * 2.0 * (kp * mass).sqrt();
         }
     }

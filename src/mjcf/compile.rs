@@ -8,7 +8,7 @@
 
 use super::attr::Tri;
 use super::error::{ErrorKind, MjcfError};
-use super::spec::{mat2quat, BodyS, GeomS, Loc, Spec};
+use super::spec::{BodyS, GeomS, Loc, Spec};
 use super::xml::Doc;
 use crate::math::{quat_mul, quat_normalize, quat_rotate, quat_to_mat};
 use crate::model::*;
@@ -220,67 +220,12 @@ fn geom_fluid(g: &GeomS) -> [f64; 12] {
     out
 }
 
-/// Symmetric 3×3 eigen-decomposition (cyclic Jacobi). Returns eigenvalues sorted in decreasing
-/// order and the rotation (columns = eigenvectors) as a quaternion.
+/// Principal moments (decreasing, up to MuJoCo's sort tolerance) and principal-axes quaternion
+/// of a full inertia tensor, exactly as MuJoCo's compiler computes them (see [`super::eig3`]);
+/// this also reproduces the axes MuJoCo picks when moments coincide.
 fn eig3(a: [f64; 9]) -> ([f64; 3], [f64; 4]) {
-    let mut m = a;
-    let mut v = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-    for _ in 0..100 {
-        let off = m[1] * m[1] + m[2] * m[2] + m[5] * m[5];
-        if off < 1e-30 * (m[0] * m[0] + m[4] * m[4] + m[8] * m[8]).max(1e-300) {
-            break;
-        }
-        for (p, q) in [(0usize, 1usize), (0, 2), (1, 2)] {
-            let apq = m[p * 3 + q];
-            if apq.abs() < 1e-300 {
-                continue;
-            }
-            let app = m[p * 3 + p];
-            let aqq = m[q * 3 + q];
-            let theta = (aqq - app) / (2.0 * apq);
-            let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-            let t = if theta == 0.0 { 1.0 } else { t };
-            let c = 1.0 / (t * t + 1.0).sqrt();
-            let s = t * c;
-            // m = Jᵀ m J with J the rotation in the (p,q) plane
-            for k in 0..3 {
-                let mkp = m[k * 3 + p];
-                let mkq = m[k * 3 + q];
-                m[k * 3 + p] = c * mkp - s * mkq;
-                m[k * 3 + q] = s * mkp + c * mkq;
-            }
-            for k in 0..3 {
-                let mpk = m[p * 3 + k];
-                let mqk = m[q * 3 + k];
-                m[p * 3 + k] = c * mpk - s * mqk;
-                m[q * 3 + k] = s * mpk + c * mqk;
-            }
-            for k in 0..3 {
-                let vkp = v[k * 3 + p];
-                let vkq = v[k * 3 + q];
-                v[k * 3 + p] = c * vkp - s * vkq;
-                v[k * 3 + q] = s * vkp + c * vkq;
-            }
-        }
-    }
-    // sort eigenvalues in decreasing order with the network (0,1), (1,2), (0,1); a swap of
-    // columns a, b keeps the frame right-handed: new a = old b, new b = -old a
-    let mut vals = [m[0], m[4], m[8]];
-    for (a, b) in [(0usize, 1usize), (1, 2), (0, 1)] {
-        if vals[a] < vals[b] {
-            vals.swap(a, b);
-            for k in 0..3 {
-                let ca = v[k * 3 + a];
-                v[k * 3 + a] = v[k * 3 + b];
-                v[k * 3 + b] = -ca;
-            }
-        }
-    }
-    let mut q = mat2quat(&v);
-    if q[0] < 0.0 {
-        q = q.map(|x| -x);
-    }
-    (vals, q)
+    let e = super::eig3::eig3(&a, super::eig3::Flavor::Compiler);
+    (e.values, e.quat)
 }
 
 fn rot_inertia(q: &[f64; 4], d: &[f64; 3]) -> [f64; 9] {
@@ -836,9 +781,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                     ));
                 }
                 iinert[id] = vals;
-                let mut qq = quat_mul(&inr.quat, &q);
-                quat_normalize(&mut qq);
-                iquat[id] = qq;
+                // fullinertia excludes an inertial orientation: the principal axes are the frame
+                iquat[id] = q;
             }
             if inr.mass < 0.0 || iinert[id].iter().any(|&x| x < 0.0) {
                 return Err(err(
@@ -938,11 +882,14 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     for i in 0..t.nv {
         t.dof_madr.push(adr);
         let mut len = 1;
+        t.m_colind.push(i);
         let mut p = t.dof_parentid[i];
         while p != usize::MAX {
             len += 1;
+            t.m_colind.push(p);
             p = t.dof_parentid[p];
         }
+        t.dof_mrownnz.push(len);
         adr += len;
     }
     t.nm = adr;
@@ -1103,6 +1050,39 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             }
             None => -1,
         };
+        if tt == TrnType::SliderCrank && a.cranklength <= 0.0 {
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("cranklength"),
+                ErrorKind::InvalidValue,
+                "crank length must be positive",
+            ));
+        }
+        // MuJoCo reflects actuator damping and armature only onto joints and tendons
+        if !matches!(
+            tt,
+            TrnType::Joint | TrnType::JointInParent | TrnType::Tendon
+        ) {
+            if a.damping.iter().any(|x| *x != 0.0) {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("damping"),
+                    ErrorKind::InvalidValue,
+                    "damping requires joint or tendon transmission",
+                ));
+            }
+            if a.armature != 0.0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("armature"),
+                    ErrorKind::InvalidValue,
+                    "armature requires joint or tendon transmission",
+                ));
+            }
+        }
         t.actuator_trntype.push(tt);
         t.actuator_trnid.push([id0 as i32, id1]);
         t.actuator_dyntype.push(a.dyntype);
@@ -1421,6 +1401,16 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         t.nkey += 1;
     }
 
+    // actuators that act on each joint / tendon directly (they may reflect damping and armature)
+    t.jnt_trn_actuators = vec![Vec::new(); t.njnt];
+    t.tendon_trn_actuators = vec![Vec::new(); t.ntendon];
+    for (u, (tt, id)) in t.actuator_trntype.iter().zip(&t.actuator_trnid).enumerate() {
+        match tt {
+            TrnType::Joint | TrnType::JointInParent => t.jnt_trn_actuators[id[0] as usize].push(u),
+            TrnType::Tendon => t.tendon_trn_actuators[id[0] as usize].push(u),
+            _ => {}
+        }
+    }
     m.topo = Arc::new(t);
     Ok(m)
 }

@@ -7,6 +7,7 @@
 
 pub mod attr;
 pub mod compile;
+pub mod eig3;
 pub mod error;
 pub mod schema;
 pub mod spec;

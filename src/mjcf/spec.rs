@@ -2275,6 +2275,24 @@ impl<'d> Reader<'d> {
                 ));
             }
             let (k, v) = trn.remove(0);
+            // MuJoCo's parser takes the second site and the rod length only with the
+            // transmission they belong to (defaults may still set cranklength)
+            if k != "cranksite" {
+                if let Some(attr) = ["cranklength", "slidersite"].into_iter().find(|n| a.has(n)) {
+                    return Err(a.err(
+                        Some(attr),
+                        ErrorKind::InvalidValue,
+                        "cranklength and slidersite can only be used in slidercrank transmission",
+                    ));
+                }
+            }
+            if k != "site" && a.has("refsite") {
+                return Err(a.err(
+                    Some("refsite"),
+                    ErrorKind::InvalidValue,
+                    "refsite can only be used with site transmission",
+                ));
+            }
             x.trn = TrnS {
                 kind: k.to_string(),
                 target: v,

@@ -46,6 +46,8 @@ OWN_MODELS = [
     "poly_passive.xml",
     "include.xml",
     "mocap.xml",
+    "slider_crank.xml",
+    "tendon_armature.xml",
 ]
 
 THIRDPARTY_MODELS = [
