@@ -9,7 +9,10 @@ of 10 calls, restart every 1000 steps like testspeed), so no Python overhead is 
 one line per model and the ratios diffmj / MuJoCo (below 1.0 means diffmj is faster).
 Constraints are disabled in both engines (diffmj computes smooth dynamics only, for now).
 
-Usage: python3 bench/compare.py [--steps N] [models...]   (builds diffmj in release mode first)
+Each pair of measurements is repeated (--repeat, default 5) alternating the engines; the ratios
+are medians of the per-round ratios.
+
+Usage: python3 bench/compare.py [--steps N] [--repeat R] [models...]   (builds diffmj in release mode first)
 """
 import argparse
 import json
@@ -47,6 +50,8 @@ def build_mjbench():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="alternate the two engines this many times; report medians")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
@@ -61,21 +66,34 @@ def main():
         st = {"qpos": d0.qpos.tolist(), "qvel": d0.qvel.tolist(), "act": d0.act.tolist(), "ctrl": d0.ctrl.tolist()}
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(st, f)
-        out = subprocess.run([exe, "bench", path, "--state", f.name, "--steps", str(a.steps)],
-                             capture_output=True, text=True)
-        os.unlink(f.name)
-        if out.returncode != 0:
-            print(f"{name:36} diffmj failed: {out.stderr.strip()}")
-            continue
-        ours = json.loads(out.stdout)
         with tempfile.NamedTemporaryFile("wb", suffix=".bin", delete=False) as fb:
             fb.write(np.concatenate([d0.qpos, d0.qvel, d0.act, d0.ctrl]).astype(np.float64).tobytes())
-        mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1"], capture_output=True, text=True, check=True)
+        ours_f, ours_s, mj_f, mj_s = [], [], [], []
+        failed = None
+        # alternate the engines so slow phases of a noisy machine hit both alike
+        for _ in range(a.repeat):
+            out = subprocess.run([exe, "bench", path, "--state", f.name, "--steps", str(a.steps)],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                failed = out.stderr.strip()
+                break
+            ours = json.loads(out.stdout)
+            ours_f.append(ours["forward_us"])
+            ours_s.append(ours["step_us"])
+            mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1"], capture_output=True, text=True,
+                                check=True)
+            mjt = json.loads(mj.stdout)
+            mj_f.append(mjt["forward_us"])
+            mj_s.append(mjt["step_us"])
+        os.unlink(f.name)
         os.unlink(fb.name)
-        mjt = json.loads(mj.stdout)
-        mf, ms = mjt["forward_us"], mjt["step_us"]
-        print(f"{name:36} {m.nv:4d} {ours['forward_us']:9.2f} {mf:9.2f} {ours['forward_us']/mf:6.2f} "
-              f"{ours['step_us']:9.2f} {ms:9.2f} {ours['step_us']/ms:6.2f}")
+        if failed:
+            print(f"{name:36} diffmj failed: {failed}")
+            continue
+        of, os_, mf, ms = (float(np.median(x)) for x in (ours_f, ours_s, mj_f, mj_s))
+        rf = float(np.median(np.array(ours_f) / np.array(mj_f)))
+        rs = float(np.median(np.array(ours_s) / np.array(mj_s)))
+        print(f"{name:36} {m.nv:4d} {of:9.2f} {mf:9.2f} {rf:6.2f} {os_:9.2f} {ms:9.2f} {rs:6.2f}")
     sys.stdout.flush()
 
 

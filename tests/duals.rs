@@ -234,3 +234,71 @@ fn parameter_derivatives_match_finite_differences() {
         );
     }
 }
+
+/// Parameters whose value is exactly zero still carry their derivative: the shortcuts that skip
+/// zero terms (no stiffness, no damping, no reflected actuator damping) must not cut the dual
+/// part. Checked against finite differences, each parameter at 0.
+#[test]
+fn zero_valued_parameters_keep_their_derivatives() {
+    type Setter = Box<dyn Fn(&mut Model<f64>, f64)>;
+    type Seeder = Box<dyn Fn(&mut Model<Dual64>)>;
+    let hinge = model("hinge_chain");
+    let j = (0..hinge.njnt)
+        .find(|&j| hinge.jnt_stiffness[j] == 0.0 && hinge.dof_damping[hinge.jnt_dofadr[j]] == 0.0)
+        .expect("hinge_chain has a joint without stiffness and damping");
+    let dof = hinge.jnt_dofadr[j];
+    let acts = model("actuators");
+    let u = (0..acts.nu)
+        .find(|&u| {
+            acts.actuator_damping[u] == 0.0
+                && acts.actuator_trntype[u] == diffmj::model::TrnType::Joint
+        })
+        .expect("actuators has a joint actuator without damping");
+    let cases: Vec<(&str, &Model<f64>, Setter, Seeder)> = vec![
+        (
+            "jnt_stiffness",
+            &hinge,
+            Box::new(move |m, s| m.jnt_stiffness[j] += s),
+            Box::new(move |m| m.jnt_stiffness[j].eps = 1.0),
+        ),
+        (
+            "dof_damping",
+            &hinge,
+            Box::new(move |m, s| m.dof_damping[dof] += s),
+            Box::new(move |m| m.dof_damping[dof].eps = 1.0),
+        ),
+        (
+            "actuator_damping",
+            &acts,
+            Box::new(move |m, s| {
+                m.actuator_damping[u] += s;
+                m.update_derived();
+            }),
+            Box::new(move |m| {
+                m.actuator_damping[u].eps = 1.0;
+                m.update_derived();
+            }),
+        ),
+    ];
+    for (name, m, set_f, set_d) in cases {
+        let d0 = state(m);
+        let eval = |s: f64| {
+            let mut mp = m.clone();
+            set_f(&mut mp, s);
+            let mut d = d0.clone();
+            qacc(&mp, &mut d)
+        };
+        let (p, n) = (eval(H), eval(-H));
+        let fd: Vec<f64> = p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect();
+        let mut md = m.cast::<Dual64>();
+        set_d(&mut md);
+        let mut d = lift(&md, &d0);
+        diffmj::forward(&md, &mut d).unwrap();
+        let ad: Vec<f64> = d.qacc.iter().map(|x| x.eps).collect();
+        assert!(
+            fd.iter().any(|x| x.abs() > 1e-8),
+            "{name}: the finite difference itself is zero; the case tests nothing"
+        );
+        check(name, &ad, &fd);
+    }
+}
