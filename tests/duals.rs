@@ -179,6 +179,29 @@ fn multi_direction_dual_matches_finite_differences() {
     check("DualSVec64 real part", &re, &q);
 }
 
+/// `(∂qacc/∂θ on Dual64, the same by central differences)` for one parameter θ: `set_f` adds a
+/// step to θ on an `f64` model, `set_d` seeds θ's derivative on the dual model.
+fn param_derivative(
+    m: &Model<f64>,
+    d0: &Data<f64>,
+    set_f: &dyn Fn(&mut Model<f64>, f64),
+    set_d: &dyn Fn(&mut Model<Dual64>),
+) -> (Vec<f64>, Vec<f64>) {
+    let eval = |s: f64| {
+        let mut mp = m.clone();
+        set_f(&mut mp, s);
+        let mut d = d0.clone();
+        qacc(&mp, &mut d)
+    };
+    let (p, n) = (eval(H), eval(-H));
+    let fd = p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect();
+    let mut md = m.cast::<Dual64>();
+    set_d(&mut md);
+    let mut d = lift(&md, d0);
+    diffmj::forward(&md, &mut d).unwrap();
+    (d.qacc.iter().map(|x| x.eps).collect(), fd)
+}
+
 /// ∂qacc/∂θ for a body mass, a joint damping and an actuator gain match finite differences of
 /// the `f64` pipeline with the parameter changed (and derived constants recomputed).
 #[test]
@@ -214,19 +237,7 @@ fn parameter_derivatives_match_finite_differences() {
         ),
     ];
     for (name, set_f, set_d) in params {
-        let eval = |s: f64| {
-            let mut mp = m.clone();
-            set_f(&mut mp, s);
-            let mut d = d0.clone();
-            qacc(&mp, &mut d)
-        };
-        let (p, n) = (eval(H), eval(-H));
-        let fd: Vec<f64> = p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect();
-        let mut md = m.cast::<Dual64>();
-        set_d(&mut md);
-        let mut d = lift(&md, &d0);
-        diffmj::forward(&md, &mut d).unwrap();
-        let ad: Vec<f64> = d.qacc.iter().map(|x| x.eps).collect();
+        let (ad, fd) = param_derivative(&m, &d0, &*set_f, &*set_d);
         check(name, &ad, &fd);
         assert!(
             ad.iter().any(|x| x.abs() > 1e-8),
@@ -281,20 +292,7 @@ fn zero_valued_parameters_keep_their_derivatives() {
         ),
     ];
     for (name, m, set_f, set_d) in cases {
-        let d0 = state(m);
-        let eval = |s: f64| {
-            let mut mp = m.clone();
-            set_f(&mut mp, s);
-            let mut d = d0.clone();
-            qacc(&mp, &mut d)
-        };
-        let (p, n) = (eval(H), eval(-H));
-        let fd: Vec<f64> = p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect();
-        let mut md = m.cast::<Dual64>();
-        set_d(&mut md);
-        let mut d = lift(&md, &d0);
-        diffmj::forward(&md, &mut d).unwrap();
-        let ad: Vec<f64> = d.qacc.iter().map(|x| x.eps).collect();
+        let (ad, fd) = param_derivative(m, &state(m), &*set_f, &*set_d);
         assert!(
             fd.iter().any(|x| x.abs() > 1e-8),
             "{name}: the finite difference itself is zero; the case tests nothing"
