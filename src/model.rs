@@ -522,6 +522,9 @@ pub struct Topology {
     /// Column (dof index) of each entry of the sparse `qM`: the row's own dof, then its parent,
     /// grandparent, … (MuJoCo's `M_colind`, in this crate's order).
     pub m_colind: Vec<usize>,
+    /// For each entry of the sparse `qM`: the address of its column's own row
+    /// (`dof_madr[m_colind[adr]]`), so the factorization reaches the row to update directly.
+    pub m_colrowadr: Vec<usize>,
 
     /// Geom types.
     pub geom_type: Vec<GeomType>,

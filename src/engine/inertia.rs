@@ -109,7 +109,7 @@ pub fn factor_sparse<T: Scalar>(m: &Model<T>, a: &mut [T], diag_inv: &mut [T]) {
                 continue;
             }
             let s = rowk[n] * inv;
-            let ai = m.dof_madr[m.m_colind[ak + n]];
+            let ai = m.m_colrowadr[ak + n];
             for (x, y) in lower[ai..ai + len - n].iter_mut().zip(&rowk[n..]) {
                 *x -= s * *y;
             }

@@ -893,6 +893,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         adr += len;
     }
     t.nm = adr;
+    t.m_colrowadr = t.m_colind.iter().map(|&c| t.dof_madr[c]).collect();
 
     // lookups
     let lookup = |names: &[String], n: &str| names.iter().position(|x| x == n);
