@@ -150,16 +150,5 @@ pub(crate) fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize)
         }
         d.scratch_body6[b] = f;
     }
-    for b in (1..m.nbody).rev() {
-        let p = m.body_parentid[b];
-        if p > 0 {
-            let f = d.scratch_body6[b];
-            for q in 0..6 {
-                d.scratch_body6[p][q] += f[q];
-            }
-        }
-    }
-    for i in 0..m.nv {
-        d.scratch_nv[2][i] = dot6(&d.cdof[i], &d.scratch_body6[m.dof_bodyid[i]]);
-    }
+    super::rne::forces_to_dofs(m, &mut d.scratch_body6, &d.cdof, &mut d.scratch_nv[2]);
 }

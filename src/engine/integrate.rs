@@ -13,27 +13,38 @@ use super::inertia;
 use super::linalg;
 use super::passive;
 
+/// Coordinates of joint `j` that live in a vector space: `(qpos address, dof address, count)`:
+/// the one coordinate of a hinge or slide, the translation of a free joint, none of a ball.
+fn linear_part<T>(m: &Model<T>, j: usize) -> (usize, usize, usize) {
+    let n = match m.jnt_type[j] {
+        JointType::Free => 3,
+        JointType::Ball => 0,
+        JointType::Hinge | JointType::Slide => 1,
+    };
+    (m.jnt_qposadr[j], m.jnt_dofadr[j], n)
+}
+
+/// The unit quaternion of a ball or free joint `j`: `(qpos address, dof address of its angular
+/// velocity)`; `None` for hinges and slides.
+fn rotation_part<T>(m: &Model<T>, j: usize) -> Option<(usize, usize)> {
+    let (qa, da) = (m.jnt_qposadr[j], m.jnt_dofadr[j]);
+    match m.jnt_type[j] {
+        JointType::Free => Some((qa + 3, da + 3)),
+        JointType::Ball => Some((qa, da)),
+        JointType::Hinge | JointType::Slide => None,
+    }
+}
+
 /// `qpos ← qpos ⊕ qvel·h` on the configuration manifold: scalar joints add, ball joints and the
 /// rotational part of free joints rotate by `exp(ω h)` in the body frame, free joints translate
-/// in the world frame.
+/// in the world frame (MuJoCo's `mj_integratePos`).
 pub fn integrate_pos<T: Scalar>(m: &Model<T>, qpos: &mut [T], qvel: &[T], h: T) {
     for j in 0..m.njnt {
-        let qa = m.jnt_qposadr[j];
-        let da = m.jnt_dofadr[j];
-        let rot = match m.jnt_type[j] {
-            JointType::Free => {
-                for k in 0..3 {
-                    qpos[qa + k] += h * qvel[da + k];
-                }
-                Some((qa + 3, da + 3))
-            }
-            JointType::Ball => Some((qa, da)),
-            JointType::Hinge | JointType::Slide => {
-                qpos[qa] += h * qvel[da];
-                None
-            }
-        };
-        if let Some((qa, da)) = rot {
+        let (qa, da, n) = linear_part(m, j);
+        for k in 0..n {
+            qpos[qa + k] += h * qvel[da + k];
+        }
+        if let Some((qa, da)) = rotation_part(m, j) {
             let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
             quat_integrate(&mut q, &[qvel[da], qvel[da + 1], qvel[da + 2]], h);
             qpos[qa..qa + 4].copy_from_slice(&q);
@@ -42,26 +53,15 @@ pub fn integrate_pos<T: Scalar>(m: &Model<T>, qpos: &mut [T], qvel: &[T], h: T) 
 }
 
 /// The velocity that takes `qpos1` to `qpos2` in time `h`: the inverse of [`integrate_pos`],
-/// `qvel = (qpos2 ⊖ qpos1) / h`.
+/// `qvel = (qpos2 ⊖ qpos1) / h` (MuJoCo's `mj_differentiatePos`).
 pub fn differentiate_pos<T: Scalar>(m: &Model<T>, qvel: &mut [T], h: T, qpos1: &[T], qpos2: &[T]) {
     let ih = T::one() / h;
     for j in 0..m.njnt {
-        let qa = m.jnt_qposadr[j];
-        let da = m.jnt_dofadr[j];
-        let rot = match m.jnt_type[j] {
-            JointType::Free => {
-                for k in 0..3 {
-                    qvel[da + k] = (qpos2[qa + k] - qpos1[qa + k]) * ih;
-                }
-                Some((qa + 3, da + 3))
-            }
-            JointType::Ball => Some((qa, da)),
-            JointType::Hinge | JointType::Slide => {
-                qvel[da] = (qpos2[qa] - qpos1[qa]) * ih;
-                None
-            }
-        };
-        if let Some((qa, da)) = rot {
+        let (qa, da, n) = linear_part(m, j);
+        for k in 0..n {
+            qvel[da + k] = (qpos2[qa + k] - qpos1[qa + k]) * ih;
+        }
+        if let Some((qa, da)) = rotation_part(m, j) {
             let mut q1 = [qpos1[qa], qpos1[qa + 1], qpos1[qa + 2], qpos1[qa + 3]];
             let mut q2 = [qpos2[qa], qpos2[qa + 1], qpos2[qa + 2], qpos2[qa + 3]];
             quat_normalize(&mut q1);
@@ -77,14 +77,11 @@ pub fn differentiate_pos<T: Scalar>(m: &Model<T>, qvel: &mut [T], h: T, qpos1: &
 /// Normalize the quaternions of ball and free joints in `qpos` (MuJoCo's `mj_normalizeQuat`).
 pub fn normalize_quat<T: Scalar>(m: &Model<T>, qpos: &mut [T]) {
     for j in 0..m.njnt {
-        let qa = match m.jnt_type[j] {
-            JointType::Free => m.jnt_qposadr[j] + 3,
-            JointType::Ball => m.jnt_qposadr[j],
-            _ => continue,
-        };
-        let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
-        quat_normalize(&mut q);
-        qpos[qa..qa + 4].copy_from_slice(&q);
+        if let Some((qa, _)) = rotation_part(m, j) {
+            let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
+            quat_normalize(&mut q);
+            qpos[qa..qa + 4].copy_from_slice(&q);
+        }
     }
 }
 
@@ -381,10 +378,8 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         forward_skip(m, d, Stage::Position);
         f[..nv].copy_from_slice(&d.qvel);
         for j in 0..m.njnt {
-            let da = match m.jnt_type[j] {
-                JointType::Free => m.jnt_dofadr[j] + 3,
-                JointType::Ball => m.jnt_dofadr[j],
-                _ => continue,
+            let Some((_, da)) = rotation_part(m, j) else {
+                continue;
             };
             let omega = [dx[da] * h, dx[da + 1] * h, dx[da + 2] * h];
             let w = [d.qvel[da], d.qvel[da + 1], d.qvel[da + 2]];

@@ -99,17 +99,29 @@ pub fn rne<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc: Option<&[T]>, result:
         d.scratch_body6[b] = f;
     }
     d.scratch_body6[0] = [T::zero(); 6];
+    forces_to_dofs(m, &mut d.scratch_body6, &d.cdof, result);
+}
+
+/// Backward pass of the recursive Newton–Euler algorithm: accumulate the body forces `f` from
+/// the leaves to the roots of each tree (the world receives nothing), then project on each
+/// dof's motion axis, `out_i = cdof_i · f_body(i)`.
+pub(crate) fn forces_to_dofs<T: Scalar>(
+    m: &Model<T>,
+    f: &mut [V6<T>],
+    cdof: &[V6<T>],
+    out: &mut [T],
+) {
     for b in (1..m.nbody).rev() {
         let p = m.body_parentid[b];
         if p > 0 {
-            let f = d.scratch_body6[b];
+            let fb = f[b];
             for k in 0..6 {
-                d.scratch_body6[p][k] += f[k];
+                f[p][k] += fb[k];
             }
         }
     }
     for i in 0..m.nv {
-        result[i] = dot6(&d.cdof[i], &d.scratch_body6[m.dof_bodyid[i]]);
+        out[i] = dot6(&cdof[i], &f[m.dof_bodyid[i]]);
     }
 }
 
