@@ -159,26 +159,12 @@ fn slider_crank<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize, row: &mut [T]) -
     } else {
         (av, axis, v)
     };
-    // the crank site moves v forward
-    let b = m.site_bodyid[crank];
-    let p = d.site_xpos[crank];
-    let com = d.subtree_com[m.body_rootid[b]];
-    let mut k = body_last_dof(m, b);
-    while k != NONE {
-        let (jp, _) = dof_point_jac(&d.cdof[k], &p, &com);
-        row[k] += dot3(&jp, &dl_dv);
-        k = m.dof_parentid[k];
-    }
-    // the slider site moves v backward and turns the axis
-    let b = m.site_bodyid[slider];
-    let p = d.site_xpos[slider];
-    let com = d.subtree_com[m.body_rootid[b]];
-    let mut k = body_last_dof(m, b);
-    while k != NONE {
-        let (jp, jr) = dof_point_jac(&d.cdof[k], &p, &com);
-        row[k] += dot3(&cross(&jr, &axis), &dl_da) - dot3(&jp, &dl_dv);
-        k = m.dof_parentid[k];
-    }
+    // the crank site moves v forward; the slider site moves v backward and turns the axis,
+    // (J_rot × a)·∂L/∂a = J_rot·(a × ∂L/∂a)
+    let one = T::one();
+    add_site_wrench(m, d, crank, &dl_dv, &zero3(), one, NONE, row);
+    let turn = cross(&axis, &dl_da);
+    add_site_wrench(m, d, slider, &scl3(&dl_dv, -one), &turn, one, NONE, row);
     let gear = m.actuator_gear[u][0];
     row.iter_mut().for_each(|x| *x *= gear);
     len * gear
