@@ -5,7 +5,7 @@
 //! [`Model::cast`], which converts numeric fields only; the topology is shared through an `Arc`.
 
 use crate::math::{Quat, V3};
-use crate::scalar::{all_zero_exact, Scalar};
+use crate::scalar::Scalar;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -473,6 +473,10 @@ pub struct Topology {
     pub body_parentid: Vec<usize>,
     /// Top ancestor body below the world.
     pub body_rootid: Vec<usize>,
+    /// True for a "free rigid subtree" root: a child of the world with a free joint and nothing
+    /// below it that moves on its own, so its 6 dofs are decoupled from every other dof
+    /// (implicitfast solves them apart, MuJoCo 4.0).
+    pub body_freerigid: Vec<bool>,
     /// Top ancestor welded to this body (the body itself if it has joints).
     pub body_weldid: Vec<usize>,
     /// Mocap index or -1.
@@ -765,9 +769,6 @@ pub struct Model<T> {
     pub actuator_dampingpoly: Vec<[T; 2]>,
     /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
     pub actuator_armature: Vec<T>,
-    /// True when some actuator reflects damping or armature (a shortcut for the passive and
-    /// inertia stages); kept up to date by [`Model::update_derived`].
-    pub reflects: bool,
     /// Acceleration from unit force at qpos0.
     pub actuator_acc0: Vec<T>,
     /// Transmission length at qpos0.
@@ -917,7 +918,6 @@ impl Model<f64> {
             actuator_damping: cs(&self.actuator_damping),
             actuator_dampingpoly: cv(&self.actuator_dampingpoly),
             actuator_armature: cs(&self.actuator_armature),
-            reflects: self.reflects,
             actuator_acc0: cs(&self.actuator_acc0),
             actuator_length0: cs(&self.actuator_length0),
             actuator_lengthrange: cv(&self.actuator_lengthrange),
@@ -945,13 +945,6 @@ impl<T: Scalar> Model<T> {
     #[inline]
     pub fn enabled(&self, bit: u32) -> bool {
         self.opt.enableflags & bit != 0
-    }
-    /// Refresh the summary flags derived from parameters (call after editing actuator damping
-    /// or armature).
-    pub fn update_derived(&mut self) {
-        self.reflects = !all_zero_exact(&self.actuator_damping)
-            || !all_zero_exact(&self.actuator_armature)
-            || self.actuator_dampingpoly.iter().any(|p| !all_zero_exact(p));
     }
     /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
     /// seeding a dual-number derivative on a body mass).

@@ -41,6 +41,15 @@ pub trait Scalar:
         (self - Self::c(v)).is_zero_exact()
     }
 
+    /// True when the value is positive, or zero with a non-zero derivative part. Terms
+    /// proportional to a non-negative coefficient (fluid density, viscosity) that MuJoCo skips
+    /// when the coefficient is not positive test this, so a coefficient seeded at 0 keeps its
+    /// derivative.
+    #[inline(always)]
+    fn positive_or_seeded(self) -> bool {
+        self.re() > 0.0 || !self.is_zero_exact()
+    }
+
     /// True when the real part is finite. Derivative parts are not inspected.
     #[inline(always)]
     fn finite(self) -> bool {

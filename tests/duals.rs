@@ -179,13 +179,15 @@ fn multi_direction_dual_matches_finite_differences() {
     check("DualSVec64 real part", &re, &q);
 }
 
-/// `(∂qacc/∂θ on Dual64, the same by central differences)` for one parameter θ: `set_f` adds a
-/// step to θ on an `f64` model, `set_d` seeds θ's derivative on the dual model.
+/// `(∂qacc/∂θ on Dual64, the same by finite differences)` for one parameter θ: `set_f` adds a
+/// step to θ on an `f64` model, `set_d` seeds θ's derivative on the dual model. Central
+/// differences, or forward ones (`one_sided`) for a coefficient that must not go negative.
 fn param_derivative(
     m: &Model<f64>,
     d0: &Data<f64>,
     set_f: &dyn Fn(&mut Model<f64>, f64),
     set_d: &dyn Fn(&mut Model<Dual64>),
+    one_sided: bool,
 ) -> (Vec<f64>, Vec<f64>) {
     let eval = |s: f64| {
         let mut mp = m.clone();
@@ -193,8 +195,9 @@ fn param_derivative(
         let mut d = d0.clone();
         qacc(&mp, &mut d)
     };
-    let (p, n) = (eval(H), eval(-H));
-    let fd = p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect();
+    let lo = if one_sided { 0.0 } else { -H };
+    let (p, n) = (eval(H), eval(lo));
+    let fd = p.iter().zip(&n).map(|(a, b)| (a - b) / (H - lo)).collect();
     let mut md = m.cast::<Dual64>();
     set_d(&mut md);
     let mut d = lift(&md, d0);
@@ -237,7 +240,7 @@ fn parameter_derivatives_match_finite_differences() {
         ),
     ];
     for (name, set_f, set_d) in params {
-        let (ad, fd) = param_derivative(&m, &d0, &*set_f, &*set_d);
+        let (ad, fd) = param_derivative(&m, &d0, &*set_f, &*set_d, false);
         check(name, &ad, &fd);
         assert!(
             ad.iter().any(|x| x.abs() > 1e-8),
@@ -247,8 +250,9 @@ fn parameter_derivatives_match_finite_differences() {
 }
 
 /// Parameters whose value is exactly zero still carry their derivative: the shortcuts that skip
-/// zero terms (no stiffness, no damping, no reflected actuator damping) must not cut the dual
-/// part. Checked against finite differences, each parameter at 0.
+/// zero terms (no stiffness or stiffness polynomial, no damping, no reflected actuator damping,
+/// no fluid) must not cut the dual part. Checked against finite differences, each parameter at
+/// 0 (forward differences for density and viscosity, which MuJoCo ignores when negative).
 #[test]
 fn zero_valued_parameters_keep_their_derivatives() {
     type Setter = Box<dyn Fn(&mut Model<f64>, f64)>;
@@ -265,34 +269,59 @@ fn zero_valued_parameters_keep_their_derivatives() {
                 && acts.actuator_trntype[u] == diffmj::model::TrnType::Joint
         })
         .expect("actuators has a joint actuator without damping");
-    let cases: Vec<(&str, &Model<f64>, Setter, Seeder)> = vec![
+    let balls = model("ball_chain");
+    let jb = (0..balls.njnt)
+        .find(|&j| balls.jnt_stiffness[j] > 0.0 && balls.jnt_stiffnesspoly[j] == [0.0; 2])
+        .expect("ball_chain has a linear ball spring");
+    assert_eq!(hinge.opt.density, 0.0);
+    assert_eq!(hinge.opt.viscosity, 0.0);
+    // (name, model, f64 step, dual seed, forward differences for a coefficient kept >= 0)
+    let cases: Vec<(&str, &Model<f64>, Setter, Seeder, bool)> = vec![
         (
             "jnt_stiffness",
             &hinge,
             Box::new(move |m, s| m.jnt_stiffness[j] += s),
             Box::new(move |m| m.jnt_stiffness[j].eps = 1.0),
+            false,
         ),
         (
             "dof_damping",
             &hinge,
             Box::new(move |m, s| m.dof_damping[dof] += s),
             Box::new(move |m| m.dof_damping[dof].eps = 1.0),
+            false,
         ),
         (
             "actuator_damping",
             &acts,
-            Box::new(move |m, s| {
-                m.actuator_damping[u] += s;
-                m.update_derived();
-            }),
-            Box::new(move |m| {
-                m.actuator_damping[u].eps = 1.0;
-                m.update_derived();
-            }),
+            Box::new(move |m, s| m.actuator_damping[u] += s),
+            Box::new(move |m| m.actuator_damping[u].eps = 1.0),
+            false,
+        ),
+        (
+            "jnt_stiffnesspoly (ball)",
+            &balls,
+            Box::new(move |m, s| m.jnt_stiffnesspoly[jb][0] += s),
+            Box::new(move |m| m.jnt_stiffnesspoly[jb][0].eps = 1.0),
+            false,
+        ),
+        (
+            "opt.density",
+            &hinge,
+            Box::new(|m, s| m.opt.density += s),
+            Box::new(|m| m.opt.density.eps = 1.0),
+            true,
+        ),
+        (
+            "opt.viscosity",
+            &hinge,
+            Box::new(|m, s| m.opt.viscosity += s),
+            Box::new(|m| m.opt.viscosity.eps = 1.0),
+            true,
         ),
     ];
-    for (name, m, set_f, set_d) in cases {
-        let (ad, fd) = param_derivative(m, &state(m), &*set_f, &*set_d);
+    for (name, m, set_f, set_d, one_sided) in cases {
+        let (ad, fd) = param_derivative(m, &state(m), &*set_f, &*set_d, one_sided);
         assert!(
             fd.iter().any(|x| x.abs() > 1e-8),
             "{name}: the finite difference itself is zero; the case tests nothing"

@@ -272,6 +272,13 @@ fn actuator_transmission_attributes() {
         1,
         "attribute 'armature': armature requires joint or tendon transmission",
     );
+    check(
+        &xml("<general joint=\"j\" dyntype=\"integrator\" actdim=\"0\"/>"),
+        ErrorKind::InvalidValue,
+        9,
+        1,
+        "attribute 'actdim': actdim 0 in a stateful actuator",
+    );
     // a rod length from a default class is fine on any transmission
     let ok = format!(
         "<mujoco>\n<default><general cranklength=\"0.3\"/></default>{}",

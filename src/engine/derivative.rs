@@ -4,7 +4,7 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{disable, BiasType, DynType, GainType, JointType, Model};
+use crate::model::{disable, BiasType, DynType, GainType, Model};
 use crate::scalar::Scalar;
 
 use super::muscle;
@@ -96,7 +96,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
         }
     }
     let passive = !(m.disabled(disable::SPRING) && m.disabled(disable::DAMPER));
-    if passive && (m.opt.density.re() > 0.0 || m.opt.viscosity.re() > 0.0) {
+    if passive && (m.opt.density.positive_or_seeded() || m.opt.viscosity.positive_or_seeded()) {
         super::fluid::fluid_vel_derivative(m, d, !with_rne);
     }
     if with_rne {
@@ -107,18 +107,6 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             }
         }
     }
-}
-
-/// True when body `root` is a child of the world with a free joint and nothing below it moves
-/// on its own (a "free rigid subtree": its 6 dofs are decoupled from every other dof).
-pub fn free_rigid_root<T>(m: &Model<T>, root: usize) -> bool {
-    if m.body_parentid[root] != 0
-        || m.body_jntnum[root] != 1
-        || m.jnt_type[m.body_jntadr[root]] != JointType::Free
-    {
-        return false;
-    }
-    (1..m.nbody).all(|b| b == root || m.body_rootid[b] != root || m.body_dofnum[b] == 0)
 }
 
 /// Column `k` of `∂qfrc_bias/∂qvel` into `d.scratch_nv[2]`: a tangent pass of the recursive

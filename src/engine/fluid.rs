@@ -89,14 +89,14 @@ fn inertia_box<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, out: &mut [T]) {
     let pi = T::c(std::f64::consts::PI);
     let mu = m.opt.viscosity;
     let rho = m.opt.density;
-    if mu.re() > 0.0 {
+    if mu.positive_or_seeded() {
         let diam = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
         let ct = -pi * diam * diam * diam * mu;
         let cf = T::c(-3.0) * pi * diam * mu;
         lt = scl3(&w, ct);
         lf = scl3(&v, cf);
     }
-    if rho.re() > 0.0 {
+    if rho.positive_or_seeded() {
         let half = T::c(0.5) * rho;
         lf[0] -= half * bx[1] * bx[2] * v[0].abs() * v[0];
         lf[1] -= half * bx[0] * bx[2] * v[1].abs() * v[1];
@@ -225,7 +225,7 @@ pub fn fluid_vel_derivative<T: Scalar>(m: &Model<T>, d: &mut Data<T>, symmetric:
             for g in g0..g0 + gn {
                 if m.geom_fluid[g][0].re() > 0.0 {
                     // free rigid subtrees keep the full B (MuJoCo 4.0 solves them apart)
-                    let sym = symmetric && !super::derivative::free_rigid_root(m, m.body_rootid[b]);
+                    let sym = symmetric && !m.body_freerigid[m.body_rootid[b]];
                     let bm = ellipsoid_b(m, d, g, sym);
                     add_jt_b_j(
                         m,
@@ -251,14 +251,14 @@ fn box_b<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize) -> [[T; 6]; 6] {
     let pi = T::c(std::f64::consts::PI);
     let (mu, rho) = (m.opt.viscosity, m.opt.density);
     let mut diag = [T::zero(); 6];
-    if mu.re() > 0.0 {
+    if mu.positive_or_seeded() {
         let diam = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
         for k in 0..3 {
             diag[k] -= pi * diam * diam * diam * mu;
             diag[3 + k] -= T::c(3.0) * pi * diam * mu;
         }
     }
-    if rho.re() > 0.0 {
+    if rho.positive_or_seeded() {
         let p4 = |x: T| x * x * x * x;
         for k in 0..3 {
             let (j, l) = ((k + 1) % 3, (k + 2) % 3);

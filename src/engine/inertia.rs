@@ -6,7 +6,7 @@
 use crate::data::Data;
 use crate::math::{dot6, inert_mul};
 use crate::model::Model;
-use crate::scalar::{all_zero_exact, Scalar};
+use crate::scalar::Scalar;
 
 /// Marker for "no parent dof".
 pub const NONE: usize = usize::MAX;
@@ -52,9 +52,6 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 /// entries, and its `qacc` solves with that matrix), so this is not a gap:
 /// `models/tendon_armature.xml` and its golden `M` and `qacc` check it.
 fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    if !m.reflects && all_zero_exact(&m.tendon_armature) {
-        return;
-    }
     for j in 0..m.njnt {
         let (_, _, a) = super::passive::reflected(m, false, j);
         if !a.is_zero_exact() {

@@ -89,16 +89,7 @@ pub fn normalize_quat<T: Scalar>(m: &Model<T>, qpos: &mut [T]) {
 /// velocities by `h · qacc`, positions by the new velocities, and time (MuJoCo's `mj_advance`).
 fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
     let h = m.opt.timestep;
-    for u in 0..m.nu {
-        let adr = m.actuator_actadr[u];
-        if adr < 0 {
-            continue;
-        }
-        let a0 = adr as usize;
-        for a in a0..a0 + m.actuator_actnum[u] {
-            d.act[a] = super::actuation::next_activation(m, u, d.act[a], d.act_dot[a]);
-        }
-    }
+    advance_act(m, &mut d.act, |a| d.act_dot[a]);
     let src = match qacc_src {
         QaccSrc::Qacc => &d.qacc,
         QaccSrc::Scratch => &d.scratch_nv[0],
@@ -110,6 +101,19 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
     integrate_pos(m, &mut qpos, &d.qvel, h);
     d.qpos = qpos;
     d.time += h;
+}
+
+/// `act[a] ← next_activation(act[a], rate(a))` for every activation of every stateful actuator
+/// (Euler or exact filter, then the actrange clamp): the activation part of `mj_advance`.
+fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T) {
+    for u in 0..m.nu {
+        let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
+            continue;
+        };
+        for a in a0..a0 + m.actuator_actnum[u] {
+            act[a] = super::actuation::next_activation(m, u, act[a], rate(a));
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -166,21 +170,19 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     // only entries within the tree sparsity (one dof an ancestor of the other) take part, as in
     // MuJoCo's sparse qDeriv: couplings across branches (e.g. by a tendon) are dropped
+    // lower triangle of M − h·qDeriv in the tree-sparse layout (row i: i, then its ancestors)
     let mut lo = std::mem::take(&mut d.scratch_m);
-    if fast {
-        // M − h·qDeriv with the lower triangle read as a symmetric matrix: tree-sparse LᵀDL
-        for i in 0..nv {
-            let mut adr = m.dof_madr[i];
-            let mut j = i;
-            while j != inertia::NONE {
-                lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + j];
-                adr += 1;
-                j = m.dof_parentid[j];
-            }
+    for i in 0..nv {
+        let row = m.dof_madr[i]..m.dof_madr[i] + m.dof_mrownnz[i];
+        for adr in row {
+            lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + m.m_colind[adr]];
         }
+    }
+    if fast {
+        // read as a symmetric matrix: tree-sparse LᵀDL
         // free rigid subtrees are solved apart below: keep M in their rows
         for root in 1..m.nbody {
-            if m.body_parentid[root] == 0 && derivative::free_rigid_root(m, root) {
+            if m.body_freerigid[root] {
                 let da = m.body_dofadr[root];
                 for i in da..da + 6 {
                     let a0 = m.dof_madr[i];
@@ -195,16 +197,12 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.scratch_nv[1] = dinv;
         free_rigid_blocks(m, d, &mut x);
     } else {
-        // M − h·qDeriv, both triangles, factored by a tree-sparse LU with no fill-in
+        // both triangles, factored by a tree-sparse LU with no fill-in
         let mut up = std::mem::take(&mut d.scratch_m2);
         for i in 0..nv {
-            let mut adr = m.dof_madr[i];
-            let mut j = i;
-            while j != inertia::NONE {
-                lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + j];
-                up[adr] = d.qM[adr] - h * d.qDeriv[j * nv + i];
-                adr += 1;
-                j = m.dof_parentid[j];
+            let row = m.dof_madr[i]..m.dof_madr[i] + m.dof_mrownnz[i];
+            for adr in row {
+                up[adr] = d.qM[adr] - h * d.qDeriv[m.m_colind[adr] * nv + i];
             }
         }
         if !tree_lu_factor(m, &mut lo, &mut up) {
@@ -228,7 +226,7 @@ fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
     let nv = m.nv;
     let h = m.opt.timestep;
     for root in 1..m.nbody {
-        if m.body_parentid[root] != 0 || !derivative::free_rigid_root(m, root) {
+        if !m.body_freerigid[root] {
             continue;
         }
         let da = m.body_dofadr[root];
@@ -402,16 +400,10 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for k in 0..nv {
         d.qvel[k] = x0[nq + k] + h * dx[nv + k];
     }
-    // activations through the common end of step: exact filter and actrange clamp
-    for u in 0..m.nu {
-        let adr = m.actuator_actadr[u];
-        if adr < 0 {
-            continue;
-        }
-        for a in adr as usize..adr as usize + m.actuator_actnum[u] {
-            d.act[a] = super::actuation::next_activation(m, u, x0[nq + nv + a], dx[2 * nv + a]);
-        }
-    }
+    // activations through the common end of step from the initial ones: exact filter and
+    // actrange clamp
+    d.act.copy_from_slice(&x0[nq + nv..nq + nv + na]);
+    advance_act(m, &mut d.act, |a| dx[2 * nv + a]);
     d.time = t0 + h;
     d.scratch_state = st;
 }

@@ -29,9 +29,6 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
     let mut b = T::zero();
     let mut p = [T::zero(); 2];
     let mut a = T::zero();
-    if !m.reflects {
-        return (b, p, a);
-    }
     let acts = if tendon {
         &m.tendon_trn_actuators[id]
     } else {
@@ -45,6 +42,15 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
         a += m.actuator_armature[u] * g2;
     }
     (b, p, a)
+}
+
+/// `|x|`, with value and derivative 0 at `x = 0` (where the norm has no derivative).
+fn norm3_or_zero<T: Scalar>(x: &V3<T>) -> T {
+    if dot3(x, x).re() > 0.0 {
+        norm3(x)
+    } else {
+        T::zero()
+    }
 }
 
 /// Total damping `(b, [p₀, p₁])` of dof `i`: its own plus what actuators reflect onto its joint.
@@ -93,14 +99,18 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             if k.is_zero_exact() && all_zero_exact(&kp) {
                 continue;
             }
-            let has_poly = kp != [T::zero(); 2];
+            let has_poly = !all_zero_exact(&kp);
             let qa = m.jnt_qposadr[j];
             let da = m.jnt_dofadr[j];
             let mut rot = None;
             match m.jnt_type[j] {
                 JointType::Free => {
                     let x: V3<T> = std::array::from_fn(|i| d.qpos[qa + i] - m.qpos_spring[qa + i]);
-                    let kk = if has_poly { poly(k, &kp, norm3(&x)) } else { k };
+                    let kk = if has_poly {
+                        poly(k, &kp, norm3_or_zero(&x))
+                    } else {
+                        k
+                    };
                     for i in 0..3 {
                         d.qfrc_spring[da + i] = -x[i] * kk;
                     }
@@ -123,7 +133,7 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 ];
                 let dif = quat_sub(&q, &q0);
                 let kk = if has_poly {
-                    poly(k, &kp, norm3(&dif))
+                    poly(k, &kp, norm3_or_zero(&dif))
                 } else {
                     k
                 };
@@ -191,7 +201,7 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 
     // fluid forces
-    if m.opt.density.re() > 0.0 || m.opt.viscosity.re() > 0.0 {
+    if m.opt.density.positive_or_seeded() || m.opt.viscosity.positive_or_seeded() {
         fluid::fluid(m, d);
     }
 

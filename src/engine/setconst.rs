@@ -144,7 +144,6 @@ fn slider_only_bodies(m: &Model<f64>) -> Vec<bool> {
 pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     let nv = m.nv;
     m.recompute_subtreemass();
-    m.update_derived();
 
     let mut d = Data::new(m);
     fwd_position(m, &mut d);

@@ -1096,6 +1096,15 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         } else {
             0
         };
+        if a.dyntype != DynType::None && actnum == 0 {
+            return Err(err(
+                doc,
+                &a.loc,
+                Some("actdim"),
+                ErrorKind::InvalidValue,
+                "actdim 0 in a stateful actuator (dyntype other than none)",
+            ));
+        }
         if a.dyntype == DynType::None && actnum > 0 {
             return Err(err(
                 doc,
@@ -1412,6 +1421,16 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             _ => {}
         }
     }
+    // free rigid subtrees: a free root with nothing moving below it
+    t.body_freerigid = (0..t.nbody)
+        .map(|r| {
+            r > 0
+                && t.body_parentid[r] == 0
+                && t.body_jntnum[r] == 1
+                && t.jnt_type[t.body_jntadr[r]] == JointType::Free
+                && (1..t.nbody).all(|b| b == r || t.body_rootid[b] != r || t.body_dofnum[b] == 0)
+        })
+        .collect();
     m.topo = Arc::new(t);
     Ok(m)
 }
@@ -1489,7 +1508,6 @@ fn empty_model(s: &Spec) -> Model<f64> {
         actuator_damping: vec![],
         actuator_dampingpoly: vec![],
         actuator_armature: vec![],
-        reflects: false,
         actuator_acc0: vec![],
         actuator_length0: vec![],
         actuator_lengthrange: vec![],
