@@ -562,6 +562,8 @@ pub struct Topology {
     pub tendon_num: Vec<usize>,
     /// Tendon limited.
     pub tendon_limited: Vec<bool>,
+    /// Whether the total actuator force on each tendon is limited (`actuatorfrclimited`).
+    pub tendon_actfrclimited: Vec<bool>,
     /// Tendon names.
     pub tendon_name: Vec<String>,
     /// True for a spatial tendon (computed in a later release).
@@ -742,6 +744,8 @@ pub struct Model<T> {
     pub tendon_invweight0: Vec<T>,
     /// Tendon limits.
     pub tendon_range: Vec<[T; 2]>,
+    /// Range of the total actuator force on each tendon (`actuatorfrcrange`).
+    pub tendon_actfrcrange: Vec<[T; 2]>,
     /// Tendon armature.
     pub tendon_armature: Vec<T>,
     /// Wrap object parameter (joint coefficient for fixed tendons).
@@ -905,6 +909,7 @@ impl Model<f64> {
             tendon_length0: cs(&self.tendon_length0),
             tendon_invweight0: cs(&self.tendon_invweight0),
             tendon_range: cv(&self.tendon_range),
+            tendon_actfrcrange: cv(&self.tendon_actfrcrange),
             tendon_armature: cs(&self.tendon_armature),
             wrap_prm: cs(&self.wrap_prm),
             actuator_dynprm: cv(&self.actuator_dynprm),

@@ -123,6 +123,7 @@ fn dual64_state_and_control_derivatives_match_finite_differences() {
         "tendons",
         "passive",
         "slider_crank",
+        "tendon_actfrc",
         "tendon_armature",
     ] {
         let m = model(name);

@@ -286,3 +286,36 @@ fn actuator_transmission_attributes() {
     );
     assert!(load_str(&ok).is_ok(), "{ok}");
 }
+
+/// What is parsed but not simulated yet must not load silently where it would change the
+/// dynamics: spatial tendons with springs, dampers, armature or actuators, and `alignfree`.
+#[test]
+fn unsupported_dynamics_are_refused() {
+    const S: &str = "<mujoco>\n<worldbody>\n<body>\n<joint/><geom size=\"1\"/>\n<site name=\"a\"/><site name=\"b\" pos=\"1 0 0\"/>\n</body>\n</worldbody>\n<tendon>\n";
+    let spatial = |attrs: &str, rest: &str| {
+        format!("{S}<spatial name=\"sp\" {attrs}><site site=\"a\"/><site site=\"b\"/></spatial>\n</tendon>\n{rest}</mujoco>")
+    };
+    check(
+        &spatial("stiffness=\"2\"", ""),
+        ErrorKind::Unsupported,
+        9,
+        1,
+        "spatial tendon 'sp' with stiffness, damping or armature is not supported yet",
+    );
+    check(
+        &spatial("", "<actuator><motor tendon=\"sp\"/></actuator>\n"),
+        ErrorKind::Unsupported,
+        9,
+        1,
+        "spatial tendon 'sp' with an actuator is not supported yet",
+    );
+    // a spatial tendon that only exists (e.g. for a later sensor) still loads
+    assert!(load_str(&spatial("", "")).is_ok());
+    check(
+        &format!("<mujoco>\n<compiler alignfree=\"true\"/>\n<worldbody>\n<body>\n<freejoint/><geom size=\"1\"/>\n{E}"),
+        ErrorKind::Unsupported,
+        2,
+        11,
+        "attribute 'alignfree': alignfree is not supported yet",
+    );
+}

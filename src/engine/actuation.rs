@@ -281,12 +281,41 @@ pub fn next_activation<T: Scalar>(m: &Model<T>, u: usize, act: T, act_dot: T) ->
     a
 }
 
+/// Tendon-level actuator force limits (`tendon actuatorfrcrange`, MuJoCo's `mj_fwdActuation`):
+/// when the total force of the actuators that drive a limited tendon leaves the range, every one
+/// of them is scaled by `bound / total`, before each actuator's own `forcerange` clamp.
+fn tendon_force_limits<T: Scalar>(m: &Model<T>, force: &mut [T]) {
+    for t in 0..m.ntendon {
+        if !m.tendon_actfrclimited[t] {
+            continue;
+        }
+        let acts = &m.tendon_trn_actuators[t];
+        let total = acts.iter().fold(T::zero(), |s, &u| s + force[u]);
+        let [lo, hi] = m.tendon_actfrcrange[t];
+        let bound = if total.re() < lo.re() {
+            lo
+        } else if total.re() > hi.re() {
+            hi
+        } else {
+            continue;
+        };
+        if total.re() == 0.0 {
+            continue;
+        }
+        let scale = bound / total;
+        for &u in acts {
+            force[u] *= scale;
+        }
+    }
+}
+
 /// `(ctrl, act, actuator_length, actuator_velocity, actuator_moment) → (act_dot,
 /// actuator_force, qfrc_actuator)`.
 ///
 /// Per actuator: clamp `ctrl` to `ctrlrange`, compute the activation rate of its dynamics type,
 /// take the input (ctrl when stateless, else the last activation, or the next one with
-/// `actearly`), force = gain · input + bias, clamp to `forcerange`; map to joint space with the
+/// `actearly`), force = gain · input + bias, scale to tendon-level limits, clamp to
+/// `forcerange`; map to joint space with the
 /// moment arms, add gravity compensation routed to actuators, clamp per joint to `actfrcrange`.
 pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
@@ -357,7 +386,11 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     muscle::muscle_bias(len, &m.actuator_lengthrange[u], m.actuator_acc0[u], bp)
                 }
             };
-            let mut f = gain * input + bias;
+            d.actuator_force[u] = gain * input + bias;
+        }
+        tendon_force_limits(m, &mut d.actuator_force);
+        for u in 0..m.nu {
+            let mut f = d.actuator_force[u];
             if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];
                 f = f.clamp_to(lo, hi);

@@ -7,7 +7,8 @@ use crate::model::{Model, WrapType};
 use crate::scalar::Scalar;
 
 /// `(qpos) → (ten_length, ten_J)` for fixed tendons. Spatial tendons are parsed but not computed
-/// yet: their length and Jacobian stay zero (the compiler reports them).
+/// yet: their length and Jacobian stay zero, and the compiler refuses those that would act on
+/// the dynamics (springs, dampers, armature, actuators).
 pub fn tendon<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for t in 0..m.ntendon {

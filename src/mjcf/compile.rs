@@ -926,6 +926,12 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             ));
         }
         t.tendon_limited.push(limited);
+        t.tendon_actfrclimited.push(resolve_limited(
+            td.actfrclimited,
+            &td.actfrcrange,
+            c.autolimits,
+        ));
+        m.tendon_actfrcrange.push(td.actfrcrange);
         for w in &td.wraps {
             let (wt, id) = match w.kind.as_str() {
                 "joint" => (WrapType::Joint, lookup(&t.jnt_name, &w.target)),
@@ -1421,6 +1427,33 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             _ => {}
         }
     }
+    // spatial tendons are not computed yet (length and Jacobian stay zero): refuse those that
+    // would act on the dynamics (springs, dampers, armature, actuators)
+    for (ti, td) in s.tendons.iter().enumerate() {
+        let acts = !t.tendon_trn_actuators[ti].is_empty();
+        let passive = td.stiffness != 0.0
+            || td.stiffnesspoly != [0.0; 2]
+            || td.damping != 0.0
+            || td.dampingpoly != [0.0; 2]
+            || td.armature != 0.0;
+        if td.spatial && (acts || passive) {
+            return Err(err(
+                doc,
+                &td.loc,
+                None,
+                ErrorKind::Unsupported,
+                format!(
+                    "spatial tendon '{}' with {} is not supported yet",
+                    td.name,
+                    if acts {
+                        "an actuator"
+                    } else {
+                        "stiffness, damping or armature"
+                    }
+                ),
+            ));
+        }
+    }
     // free rigid subtrees: a free root with nothing moving below it
     t.body_freerigid = (0..t.nbody)
         .map(|r| {
@@ -1495,6 +1528,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         tendon_length0: vec![],
         tendon_invweight0: vec![],
         tendon_range: vec![],
+        tendon_actfrcrange: vec![],
         tendon_armature: vec![],
         wrap_prm: vec![],
         actuator_dynprm: vec![],

@@ -1659,6 +1659,14 @@ impl<'d> Reader<'d> {
             c.inertiagrouprange = r;
         }
         if let Some(b) = a.bool("alignfree")? {
+            if b {
+                // free bodies would be re-framed at their inertial frame (changes qpos)
+                return Err(a.err(
+                    Some("alignfree"),
+                    ErrorKind::Unsupported,
+                    "alignfree is not supported yet",
+                ));
+            }
             c.alignfree = b;
         }
         for ch in &e.children {

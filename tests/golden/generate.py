@@ -48,6 +48,7 @@ OWN_MODELS = [
     "mocap.xml",
     "slider_crank.xml",
     "tendon_armature.xml",
+    "tendon_actfrc.xml",
 ]
 
 THIRDPARTY_MODELS = [

@@ -132,6 +132,8 @@ pub fn field(m: &Model<f64>, name: &str) -> Option<Vec<f64>> {
         "tendon_damping" => m.tendon_damping.clone(),
         "tendon_frictionloss" => m.tendon_frictionloss.clone(),
         "tendon_range" => f(&m.tendon_range),
+        "tendon_actfrclimited" => b(&m.tendon_actfrclimited),
+        "tendon_actfrcrange" => f(&m.tendon_actfrcrange),
         "tendon_armature" => m.tendon_armature.clone(),
         "wrap_type" => m
             .wrap_type
