@@ -57,6 +57,7 @@ fn judge(kind: &str, failures: Vec<(String, String, String)>, contexts: &[&str])
 fn forward_matches_mujoco_at_random_states() {
     let mut failures = Vec::new();
     let mut contexts = vec!["load"];
+    let mut compared: Vec<String> = Vec::new();
     for path in golden_files() {
         let g = read_json(&path);
         let name = g["model"].as_str().unwrap().to_string();
@@ -78,8 +79,16 @@ fn forward_matches_mujoco_at_random_states() {
             diffmj::forward(&m, &mut d).unwrap();
             for (field, reference) in st["output"].as_object().unwrap() {
                 let Some(ours) = output(&m, &d, field) else {
+                    failures.push((
+                        name.clone(),
+                        field.clone(),
+                        format!("{name}: output {field} is not extracted"),
+                    ));
                     continue;
                 };
+                if !compared.contains(field) {
+                    compared.push(field.clone());
+                }
                 let reference = nums(reference);
                 let msg = if ours.len() != reference.len() {
                     Some(format!(
@@ -104,7 +113,7 @@ fn forward_matches_mujoco_at_random_states() {
             model_worst.0, model_worst.1
         );
     }
-    contexts.extend(["ximat", "xmat", "qacc"]);
+    contexts.extend(compared.iter().map(String::as_str));
     judge("forward", failures, &contexts);
 }
 
@@ -154,6 +163,12 @@ fn rollouts_match_mujoco_for_every_integrator() {
                 }
             }
             println!("{name:45} {iname:13} worst {worst:.2e}");
+            if error.is_none() && next != traj.len() {
+                error = Some(format!(
+                    "{name} {iname}: reached {next} of {} golden checkpoints",
+                    traj.len()
+                ));
+            }
             if let Some(e) = error {
                 failures.push((name.clone(), iname.clone(), e));
             } else if worst > TOL_ROLLOUT {
