@@ -4,7 +4,6 @@
 
 mod mjcf_util;
 
-use serde_json::Value;
 
 mod common;
 
