@@ -61,7 +61,6 @@ def main():
     for name in a.models:
         path = os.path.join(ROOT, "models", name + ".xml")
         m = mujoco.MjModel.from_xml_path(path)
-        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT  # smooth dynamics only, for now
         d0 = state_for(m)
         st = {"qpos": d0.qpos.tolist(), "qvel": d0.qvel.tolist(), "act": d0.act.tolist(), "ctrl": d0.ctrl.tolist()}
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -80,6 +79,7 @@ def main():
             ours = json.loads(out.stdout)
             ours_f.append(ours["forward_us"])
             ours_s.append(ours["step_us"])
+            # last argument 1: MuJoCo runs with constraints disabled (smooth dynamics, as diffmj)
             mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1"], capture_output=True, text=True,
                                 check=True)
             mjt = json.loads(mj.stdout)

@@ -121,7 +121,8 @@ pub struct Data<T> {
     pub qfrc_constraint: Vec<T>,
     /// Acceleration (nv).
     pub qacc: Vec<T>,
-    /// Com-based body accelerations (nbody × 6), filled by inverse computations.
+    /// Com-based body accelerations (nbody × 6) of the last recursive Newton–Euler pass: during
+    /// `forward` the bias accelerations (`−g` at the world plus `cdof_dot · qvel`).
     pub cacc: Vec<V6<T>>,
 
     /// Derivative of the smooth force with respect to qvel, dense (nv × nv), written by the

@@ -4,7 +4,7 @@
 //! unchanged, the same numbers), with the whole numeric pipeline generic over the scalar type so
 //! the same code runs on `f64` and on `num-dual` dual numbers for exact derivatives.
 //!
-//! Layers (see `ENGINEERING.md`): integer [`model::Topology`] → [`Model<T>`] (every real
+//! Layers: integer [`model::Topology`] → [`Model<T>`] (every real
 //! parameter) → [`Data<T>`] (state and derived quantities, allocated once). MJCF files are read by
 //! [`mjcf`]; the pipeline stages live in [`engine`].
 //!

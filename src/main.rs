@@ -2,7 +2,7 @@
 //! MuJoCo's mjData field names, so scripts in any language can drive the engine.
 
 use clap::{Parser, Subcommand};
-use diffmj::{mjcf, Data, Model};
+use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -132,7 +132,6 @@ fn read_state(m: &Model<f64>, d: &mut Data<f64>, path: &Path) -> Res<()> {
                     d.mocap_quat[k].copy_from_slice(&flat[4 * k..4 * k + 4]);
                 }
             }
-            "qacc" => {} // read by `inverse` (later)
             other => return Err(format!("{here}: unknown field '{other}'")),
         }
     }
@@ -235,19 +234,20 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
     Ok(out)
 }
 
-fn median_us(mut f: impl FnMut(), n: usize) -> f64 {
-    // time in batches so the clock resolution does not matter
+/// Median microseconds per call of `f` over `n` calls timed in batches of 10 (so the clock
+/// resolution does not matter); the first error stops the measurement.
+fn median_us(mut f: impl FnMut() -> Result<(), SimError>, n: usize) -> Res<f64> {
     let batch = 10usize;
     let mut v = Vec::with_capacity(n / batch + 1);
     for _ in 0..(n / batch).max(1) {
         let t = Instant::now();
         for _ in 0..batch {
-            f();
+            f().map_err(|e| e.to_string())?;
         }
         v.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
     }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
+    v.sort_by(f64::total_cmp);
+    Ok(v[v.len() / 2])
 }
 
 fn run(cli: Cli) -> Res<()> {
@@ -321,12 +321,8 @@ fn run(cli: Cli) -> Res<()> {
                 read_state(&m, &mut d0, &s)?;
             }
             let mut d = d0.clone();
-            let forward_us = median_us(
-                || {
-                    diffmj::forward(&m, &mut d).expect("forward");
-                },
-                steps,
-            );
+            let forward_us = median_us(|| diffmj::forward(&m, &mut d), steps)
+                .map_err(|e| format!("bench forward: {e}"))?;
             let mut d = d0.clone();
             let mut k = 0;
             let step_us = median_us(
@@ -336,10 +332,11 @@ fn run(cli: Cli) -> Res<()> {
                         d.clone_from(&d0);
                     }
                     k += 1;
-                    diffmj::step(&m, &mut d).expect("step");
+                    diffmj::step(&m, &mut d)
                 },
                 steps,
-            );
+            )
+            .map_err(|e| format!("bench step: {e}"))?;
             println!(
                 "{}",
                 json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us})

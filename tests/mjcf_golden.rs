@@ -4,7 +4,6 @@
 
 mod mjcf_util;
 
-
 mod common;
 
 #[test]

@@ -12,9 +12,10 @@ use super::passive;
 use super::rne::{add6, propagate_motion};
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
-/// qfrc_bias)/∂qvel` (dense, nv × nv). Contributions: joint damping `−diag(b)`, tendon damping
-/// `−b Jᵀ J`, actuators with velocity-dependent affine gain or bias `momentᵀ (g₂·input + b₂)
-/// moment`, fluid forces (`Jᵀ B J` per body or geom; `B` symmetrized for implicitfast, i.e. when
+/// qfrc_bias)/∂qvel` (dense, nv × nv; MuJoCo's `mjd_smooth_vel`). Contributions: joint damping
+/// `−diag(b + 2p₀|v| + 3p₁v²)` (own, polynomial and actuator-reflected), tendon damping likewise
+/// times `Jᵀ J`, actuators whose gain or bias depends on velocity (affine `g₂·input + b₂`, or the
+/// muscle gain's velocity derivative) `momentᵀ (…) moment`, fluid forces (`Jᵀ B J` per body or geom; `B` symmetrized for implicitfast, i.e. when
 /// `with_rne` is false), and, when `with_rne`, the Coriolis/centrifugal term `−∂c/∂qvel`.
 pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     let nv = m.nv;

@@ -84,8 +84,9 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-/// Factor a tree-sparse symmetric matrix `a` (layout of `qM`) in place into `LᵀDL`: on return the
-/// diagonal slots hold `D`, the off-diagonal slots hold `L`, and `diag_inv` holds `1/D`.
+/// Factor a tree-sparse symmetric matrix `a` (layout of `qM`) in place into `LᵀDL` (MuJoCo's
+/// `mj_factorI`): on return the diagonal slots hold `D`, the off-diagonal slots hold `L`, and
+/// `diag_inv` holds `1/D`.
 ///
 /// Dofs are eliminated from the leaves (highest index) upward; the update of row `i` touches only
 /// ancestors of `i`, which are ancestors of the eliminated dof too, so there is no fill-in.
@@ -125,7 +126,8 @@ pub fn factor_m<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     factor_sparse(m, &mut d.qLD, &mut d.qLDiagInv);
 }
 
-/// Solve `(LᵀDL) x = x` in place with a factor produced by [`factor_sparse`].
+/// Solve `(LᵀDL) x = x` in place with a factor produced by [`factor_sparse`] (MuJoCo's
+/// `mj_solveLD`).
 pub fn solve_sparse<T: Scalar>(m: &Model<T>, ld: &[T], diag_inv: &[T], x: &mut [T]) {
     let nv = m.nv;
     // Lᵀ w = b, leaves first

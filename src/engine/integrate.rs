@@ -123,8 +123,9 @@ enum QaccSrc {
 }
 
 /// Semi-implicit Euler step (MuJoCo's `mj_Euler`). With joint damping and the `eulerdamp` flag
-/// enabled, damping is integrated implicitly: `(M + h·diag(dof_damping)) qacc = qfrc_smooth +
-/// qfrc_constraint`.
+/// enabled, damping is integrated implicitly: `(M + h·D) qacc = qfrc_smooth + qfrc_constraint`
+/// with `D = diag(∂(damping force)/∂v)` per dof (own, polynomial and actuator-reflected
+/// damping, MuJoCo 4.0).
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let implicit_damping = !m.disabled(disable::EULERDAMP)
         && !m.disabled(disable::DAMPER)

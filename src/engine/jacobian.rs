@@ -52,7 +52,8 @@ pub fn apply_ft<T: Scalar>(
 }
 
 /// Dense translational (`3 × nv`) and rotational (`3 × nv`) Jacobians of world point `p` on body
-/// `b`, row-major, written into `jacp` and `jacr` (either may be empty to skip it).
+/// `b`, row-major, written into `jacp` and `jacr` (either may be empty to skip it); MuJoCo's
+/// `mj_jac`.
 pub fn jac<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,

@@ -1,6 +1,8 @@
-//! The simulation pipeline, one module per stage. Every stage has the shape
-//! `fn stage<T: Scalar>(m: &Model<T>, d: &mut Data<T>)` and its first doc line says what it reads
-//! and writes, in MuJoCo's field names.
+//! The simulation pipeline, one module per stage. Stages have the shape
+//! `fn stage<T: Scalar>(m: &Model<T>, d: &mut Data<T>)` and their first doc line says what they
+//! read and write, in MuJoCo's field names; the kernels they share (`rne` with an explicit
+//! output, Jacobians, force accumulation, the fluid velocity derivative) take the arrays they
+//! need as arguments.
 
 use crate::data::Data;
 use crate::model::Integrator;

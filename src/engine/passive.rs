@@ -70,8 +70,10 @@ pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
 /// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos) → (qfrc_spring, qfrc_damper,
 /// qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
 ///
-/// Springs pull each joint towards `qpos_spring` (`−k (q − q_spring)`; ball and free rotations use
-/// the rotation vector between the quaternions), dampers oppose velocity (`−b v`), tendon
+/// Springs pull each joint towards `qpos_spring` (`−(k + p₀|x| + p₁x²) x` with `x = q −
+/// q_spring`, MuJoCo 4.0's polynomial stiffness; ball and free rotations use the rotation vector
+/// between the quaternions), dampers oppose velocity (`−(b + p₀|v| + p₁v²) v`, with damping that
+/// actuators reflect), tendon
 /// springs act outside the dead band `tendon_lengthspring`, gravity compensation applies
 /// `−gravcomp · m · g` at each body's centre of mass. `qfrc_passive` is the sum, except
 /// gravity compensation of joints whose `actuatorgravcomp` routes it to `qfrc_actuator`.

@@ -999,7 +999,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         m.tendon_stiffnesspoly.push(td.stiffnesspoly);
         m.tendon_dampingpoly.push(td.dampingpoly);
         m.tendon_frictionloss.push(td.frictionloss);
-        // [-1, -1] (MuJoCo's default) is a marker: set_const replaces it by tendon_length0
+        // [-1, -1] (MuJoCo's default) is a marker: set_const replaces it by the tendon length
+        // at qpos_spring
         m.tendon_lengthspring.push(td.springlength);
         m.tendon_range.push(td.range);
         m.tendon_armature.push(td.armature);

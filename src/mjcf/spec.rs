@@ -510,7 +510,7 @@ pub struct TendonS {
     pub solimp_friction: [f64; 5],
     /// Friction loss.
     pub frictionloss: f64,
-    /// Spring length (one value v becomes [v, v]; -1 -1: length at qpos0).
+    /// Spring length (one value v becomes [v, v]; -1 -1: the length at `qpos_spring`).
     pub springlength: [f64; 2],
     /// Limit margin.
     pub margin: f64,
@@ -807,46 +807,6 @@ pub fn quat_z2vec(v: [f64; 3]) -> [f64; 4] {
     axis_angle_quat(&ax, ang)
 }
 
-/// Quaternion of a rotation matrix given by columns (row-major `m`).
-pub fn mat2quat(m: &[f64; 9]) -> [f64; 4] {
-    let tr = m[0] + m[4] + m[8];
-    let mut q: [f64; 4] = if tr > 0.0 {
-        let s = (tr + 1.0).sqrt() * 2.0;
-        [
-            0.25 * s,
-            (m[7] - m[5]) / s,
-            (m[2] - m[6]) / s,
-            (m[3] - m[1]) / s,
-        ]
-    } else if m[0] > m[4] && m[0] > m[8] {
-        let s = (1.0 + m[0] - m[4] - m[8]).sqrt() * 2.0;
-        [
-            (m[7] - m[5]) / s,
-            0.25 * s,
-            (m[1] + m[3]) / s,
-            (m[2] + m[6]) / s,
-        ]
-    } else if m[4] > m[8] {
-        let s = (1.0 + m[4] - m[0] - m[8]).sqrt() * 2.0;
-        [
-            (m[2] - m[6]) / s,
-            (m[1] + m[3]) / s,
-            0.25 * s,
-            (m[5] + m[7]) / s,
-        ]
-    } else {
-        let s = (1.0 + m[8] - m[0] - m[4]).sqrt() * 2.0;
-        [
-            (m[3] - m[1]) / s,
-            (m[2] + m[6]) / s,
-            (m[5] + m[7]) / s,
-            0.25 * s,
-        ]
-    };
-    quat_normalize(&mut q);
-    q
-}
-
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
@@ -916,7 +876,7 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
         let y = [y[0] / ny, y[1] / ny, y[2] / ny];
         let z = cross(&x, &y);
         let m = [x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]];
-        return Ok(Some(mat2quat(&m)));
+        return Ok(Some(crate::math::mat_to_quat(&m)));
     }
     if let Some(v) = a.exact_opt::<3>("zaxis")? {
         if norm(&v) < 1e-15 {

@@ -6,7 +6,7 @@ Usage (from the repository root or anywhere):
     python3 tests/golden/generate.py            # all models
     python3 tests/golden/generate.py pendulum   # only models whose golden name matches
 
-For every model listed in MODELS below this writes tests/golden/<name>.json holding
+For every model listed in OWN_MODELS and THIRDPARTY_MODELS below this writes tests/golden/<name>.json holding
 compiled model fields, the results of mj_forward at five random states, and one 1 s
 rollout per integrator (Euler, RK4, implicit, implicitfast).  See README.md in this
 directory for the file format.  Output is deterministic for a given MuJoCo version:
@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 MODELS_DIR = os.path.join(REPO, "models")
 
-# (relative path under models/, golden name, disable constraints at runtime?)
+# paths under models/ (third-party models under models/thirdparty/)
 OWN_MODELS = [
     "pendulum.xml",
     "double_pendulum.xml",
@@ -90,7 +90,7 @@ FRAGMENTS = [
 NSTATES = 5
 ROLLOUT_DURATION = 1.0
 # Store one control row per step unless that exceeds this many numbers per rollout;
-# otherwise hold each random control for CTRL_HOLD_LARGE (or more) steps.
+# otherwise hold each random control for as many steps as keep it within the budget.
 CTRL_BUDGET = 4000
 MAX_FILE_BYTES = 1_500_000
 
