@@ -138,11 +138,67 @@ pub struct Data<T> {
     pub(crate) scratch_m: Vec<T>,
     pub(crate) scratch_m2: Vec<T>,
     pub(crate) scratch_state: Vec<Vec<T>>,
-    /// Warnings raised by the pipeline (divergence, ...), newest last.
-    pub warnings: Vec<String>,
+    /// Warning counters of the pipeline, indexed by [`Warning`] (MuJoCo's `mjData.warning`);
+    /// fixed size, so recording a warning never allocates.
+    pub warning: [WarningStat; Warning::COUNT],
+}
+
+/// Kinds of warnings the pipeline records (the part of MuJoCo's `mjtWarning` that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// A position was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQpos,
+    /// A velocity was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQvel,
+    /// An acceleration was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQacc,
+    /// A control was not finite or exceeded `MAXVAL`; every control counted as zero.
+    BadCtrl,
+    /// The implicit integrator's matrix was singular; an explicit step was taken.
+    Singular,
+}
+
+impl Warning {
+    /// Number of warning kinds.
+    pub const COUNT: usize = 5;
+    /// Every kind, in index order.
+    pub const ALL: [Warning; Warning::COUNT] = [
+        Warning::BadQpos,
+        Warning::BadQvel,
+        Warning::BadQacc,
+        Warning::BadCtrl,
+        Warning::Singular,
+    ];
+    /// Short name (as in the CLI's JSON output).
+    pub fn name(self) -> &'static str {
+        match self {
+            Warning::BadQpos => "bad_qpos",
+            Warning::BadQvel => "bad_qvel",
+            Warning::BadQacc => "bad_qacc",
+            Warning::BadCtrl => "bad_ctrl",
+            Warning::Singular => "singular",
+        }
+    }
+}
+
+/// How often one warning kind occurred and the index it last concerned (MuJoCo's
+/// `mjWarningStat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarningStat {
+    /// Number of occurrences since the last reset.
+    pub number: usize,
+    /// The element (dof, control, ...) of the last occurrence.
+    pub lastinfo: usize,
 }
 
 impl<T: Scalar> Data<T> {
+    /// Record one occurrence of warning `w` concerning element `info`.
+    pub fn warn(&mut self, w: Warning, info: usize) {
+        let s = &mut self.warning[w as usize];
+        s.number += 1;
+        s.lastinfo = info;
+    }
+
     /// Allocate every buffer for model `m` and reset to `qpos0`.
     pub fn new(m: &Model<T>) -> Self {
         let z = |n: usize| vec![T::zero(); n];
@@ -213,7 +269,7 @@ impl<T: Scalar> Data<T> {
             scratch_m: z(m.nm),
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
-            warnings: Vec::with_capacity(16),
+            warning: [WarningStat::default(); Warning::COUNT],
         };
         d.reset(m);
         d
@@ -244,7 +300,7 @@ impl<T: Scalar> Data<T> {
                 self.mocap_quat[k] = m.body_quat[b];
             }
         }
-        self.warnings.clear();
+        self.warning = [WarningStat::default(); Warning::COUNT];
     }
 
     /// Reset to keyframe `key`: time, qpos, qvel, act, ctrl and mocap poses from the keyframe.

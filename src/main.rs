@@ -2,6 +2,7 @@
 //! MuJoCo's mjData field names, so scripts in any language can drive the engine.
 
 use clap::{Parser, Subcommand};
+use diffmj::data::Warning;
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -202,7 +203,18 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
     o.insert("xipos".into(), rows(&d.xipos));
     o.insert("subtree_com".into(), rows(&d.subtree_com));
     o.insert("M".into(), Value::Array(mrows));
-    o.insert("warnings".into(), json!(d.warnings));
+    let warnings: Map<String, Value> = Warning::ALL
+        .iter()
+        .filter(|w| d.warning[**w as usize].number > 0)
+        .map(|w| {
+            let s = d.warning[*w as usize];
+            (
+                w.name().to_string(),
+                json!({"number": s.number, "lastinfo": s.lastinfo}),
+            )
+        })
+        .collect();
+    o.insert("warnings".into(), Value::Object(warnings));
     Value::Object(o)
 }
 

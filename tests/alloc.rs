@@ -1,4 +1,5 @@
-//! `forward` and `step` on `f64` allocate nothing on the heap: a counting global allocator
+//! `forward` and `step` on `f64` allocate nothing on the heap (also when they record a
+//! warning), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
 //! actuators of every kind, tendons, and each integrator.
 
@@ -85,4 +86,51 @@ fn forward_and_step_do_not_allocate() {
             );
         }
     }
+}
+
+/// A bad control is counted in the fixed warning table without allocating, and the pipeline
+/// then treats every control as zero (MuJoCo's rule), so `qacc` equals the zero-control `qacc`.
+#[test]
+fn bad_control_is_counted_without_allocating() {
+    let m = mjcf::load_file(concat!(env!("CARGO_MANIFEST_DIR"), "/models/actuators.xml")).unwrap();
+    let mut d = Data::new(&m);
+    diffmj::forward(&m, &mut d).unwrap();
+    let zero_ctrl = d.qacc.clone();
+    d.ctrl[1] = f64::NAN;
+    let before = ALLOCS.load(Ordering::SeqCst);
+    ACTIVE.with(|a| a.set(true));
+    let r = diffmj::forward(&m, &mut d);
+    ACTIVE.with(|a| a.set(false));
+    assert_eq!(
+        ALLOCS.load(Ordering::SeqCst) - before,
+        0,
+        "allocation on a bad control"
+    );
+    r.unwrap();
+    let w = d.warning[diffmj::data::Warning::BadCtrl as usize];
+    assert_eq!((w.number, w.lastinfo), (1, 1));
+    assert_eq!(d.qacc, zero_ctrl);
+}
+
+/// A diverging state is detected, reported as an error, counted, and the state is reset to
+/// `qpos0` instead of being carried on as NaN.
+#[test]
+fn divergence_is_detected_and_the_state_reset() {
+    let m = mjcf::load_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/hinge_chain.xml"
+    ))
+    .unwrap();
+    let mut d = Data::new(&m);
+    d.qvel[2] = 1e12;
+    let e = diffmj::step(&m, &mut d).unwrap_err();
+    assert!(e.to_string().contains("qvel[2]"), "{e}");
+    let w = d.warning[diffmj::data::Warning::BadQvel as usize];
+    assert_eq!((w.number, w.lastinfo), (1, 2));
+    assert_eq!(d.qpos, m.qpos0);
+    assert!(d.qvel.iter().all(|v| *v == 0.0));
+    d.qpos[0] = f64::NAN;
+    assert!(diffmj::forward(&m, &mut d).is_err());
+    assert_eq!(d.warning[diffmj::data::Warning::BadQpos as usize].number, 1);
+    assert!(d.qpos.iter().all(|q| q.is_finite()));
 }

@@ -1,7 +1,7 @@
 //! Actuator transmissions (`mj_transmission`) and actuator forces (`mj_fwdActuation`).
 //! Computation chapter, "Actuation model" and "Simulation pipeline", stages 5 and 16.
 
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::math::*;
 use crate::model::{disable, BiasType, DynType, GainType, JointType, Model, TrnType};
 use crate::scalar::{all_zero_exact, Scalar, MINVAL};
@@ -326,14 +326,14 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     } else {
         let clamp = !m.disabled(disable::CLAMPCTRL);
         // a bad control (NaN or beyond 1e10) zeroes every control of this evaluation
-        let bad_ctrl = d
+        let bad = d
             .ctrl
             .iter()
-            .any(|c| !c.finite() || c.re().abs() > super::MAXVAL);
-        if bad_ctrl {
-            d.warnings
-                .push("bad control: all controls treated as zero".into());
+            .position(|c| !c.finite() || c.re().abs() > super::MAXVAL);
+        if let Some(i) = bad {
+            d.warn(Warning::BadCtrl, i);
         }
+        let bad_ctrl = bad.is_some();
         for u in 0..m.nu {
             let mut ctrl = if bad_ctrl { T::zero() } else { d.ctrl[u] };
             if clamp && m.actuator_ctrllimited[u] {

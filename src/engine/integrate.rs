@@ -2,7 +2,7 @@
 //! manifold helpers (`mj_integratePos`, `mj_differentiatePos`). Computation chapter,
 //! "Numerical integration".
 
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::math::*;
 use crate::model::{disable, Integrator, JointType, Model};
 use crate::scalar::Scalar;
@@ -207,8 +207,7 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
         if !tree_lu_factor(m, &mut lo, &mut up) {
-            d.warnings
-                .push("implicit: singular matrix, explicit step taken".into());
+            d.warn(Warning::Singular, 0);
             x.copy_from_slice(&d.qacc);
         } else {
             tree_lu_solve(m, &lo, &up, &mut x);

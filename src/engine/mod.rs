@@ -4,7 +4,7 @@
 //! output, Jacobians, force accumulation, the fluid velocity derivative) take the arrays they
 //! need as arguments.
 
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::model::Integrator;
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -66,6 +66,7 @@ fn bad<T: Scalar>(v: &[T]) -> Option<usize> {
 fn diverged<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
+    w: Warning,
     what: &str,
     i: usize,
 ) -> Result<(), SimError> {
@@ -74,15 +75,15 @@ fn diverged<T: Scalar>(
         d.time.re()
     );
     d.reset(m);
-    d.warnings.push(msg.clone());
+    d.warn(w, i);
     Err(SimError::Diverged(msg))
 }
 
 /// Divergence check of pipeline stage 1: positions must be finite and bounded, else the state is
-/// reset to `qpos0` and the error is recorded in `d.warnings`.
+/// reset to `qpos0` and the warning is counted in `d.warning`.
 pub fn check_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     match bad(&d.qpos) {
-        Some(i) => diverged(m, d, "qpos", i),
+        Some(i) => diverged(m, d, Warning::BadQpos, "qpos", i),
         None => Ok(()),
     }
 }
@@ -90,7 +91,7 @@ pub fn check_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimErro
 /// Divergence check of velocities (see [`check_pos`]).
 pub fn check_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     match bad(&d.qvel) {
-        Some(i) => diverged(m, d, "qvel", i),
+        Some(i) => diverged(m, d, Warning::BadQvel, "qvel", i),
         None => Ok(()),
     }
 }
@@ -98,7 +99,7 @@ pub fn check_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimErro
 /// Divergence check of accelerations (pipeline stage 23, see [`check_pos`]).
 pub fn check_acc<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     match bad(&d.qacc) {
-        Some(i) => diverged(m, d, "qacc", i),
+        Some(i) => diverged(m, d, Warning::BadQacc, "qacc", i),
         None => Ok(()),
     }
 }
