@@ -319,3 +319,24 @@ fn unsupported_dynamics_are_refused() {
         "attribute 'alignfree': alignfree is not supported yet",
     );
 }
+
+/// Deep nesting is refused with an error instead of exhausting the stack, while a chain of 1000
+/// bodies loads even from a test thread (2 MiB stack: the loader runs on its own stack).
+#[test]
+fn nesting_depth() {
+    let chain = |n: usize| {
+        let mut s = String::from("<mujoco><worldbody>");
+        for _ in 0..n {
+            s.push_str("<body><joint/><geom size=\"0.1\"/>");
+        }
+        for _ in 0..n {
+            s.push_str("</body>");
+        }
+        s + "</worldbody></mujoco>"
+    };
+    let m = load_str(&chain(1000)).expect("1000-link chain");
+    assert_eq!(m.nbody, 1001);
+    let e = load_str(&chain(5000)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidValue);
+    assert!(e.to_string().contains("nested deeper than"), "{e}");
+}

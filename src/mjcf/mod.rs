@@ -49,15 +49,41 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Model<f64>, MjcfError> {
     })?;
     let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
     let canon = path.canonicalize().ok();
-    finish(xml::parse(text, name, &dir, canon)?)
+    on_loader_stack(move || finish(xml::parse(text, name, &dir, canon)?))
+}
+
+/// Stack of the thread that parses and compiles: the passes over the element and body trees are
+/// recursive, and with elements nested up to the parser's depth limit they need more than a
+/// caller's thread may have (test threads get 2 MiB).
+const LOADER_STACK: usize = 64 << 20;
+
+/// Run `f` on a scoped thread with [`LOADER_STACK`] bytes of stack (reserved, not committed:
+/// it costs address space, not memory); if no thread can be started, run it here.
+fn on_loader_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let job = std::sync::Mutex::new(Some(f));
+    let run = || {
+        let f = job.lock().ok().and_then(|mut j| j.take());
+        f.map(|f| f())
+    };
+    let spawned = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("diffmj-mjcf".into())
+            .stack_size(LOADER_STACK)
+            .spawn_scoped(s, run)
+            .ok()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
+    match spawned.flatten() {
+        Some(r) => r,
+        None => {
+            let f = job.into_inner().ok().flatten();
+            f.map(|f| f()).expect("the job runs exactly once")
+        }
+    }
 }
 
 /// Load and compile MJCF text. Includes are resolved relative to the current directory.
 pub fn load_str(xml: &str) -> Result<Model<f64>, MjcfError> {
-    finish(xml::parse(
-        xml.to_string(),
-        "<string>".into(),
-        Path::new(""),
-        None,
-    )?)
+    let xml = xml.to_string();
+    on_loader_stack(move || finish(xml::parse(xml, "<string>".into(), Path::new(""), None)?))
 }

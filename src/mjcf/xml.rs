@@ -141,7 +141,12 @@ fn offset_of(text: &str, s: &[u8]) -> usize {
     }
 }
 
+/// Deepest element nesting accepted: deeper input is refused rather than risk exhausting the
+/// stack in the recursive passes over the tree (a 1000-link chain is still far inside).
+const MAX_DEPTH: usize = 2000;
+
 impl Loader {
+    /// Parse one source file into its element tree (without resolving includes).
     fn parse_source(&mut self, idx: usize) -> Result<Elem, MjcfError> {
         let text = self.sources[idx].text.clone();
         let mut reader = Reader::from_str(&text);
@@ -164,6 +169,15 @@ impl Loader {
             match ev {
                 Event::Start(b) => {
                     let el = self.start(idx, &text, &b)?;
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(plain_err(
+                            &self.sources[idx],
+                            el.pos,
+                            ErrorKind::InvalidValue,
+                            describe(&el),
+                            format!("elements nested deeper than {MAX_DEPTH}"),
+                        ));
+                    }
                     stack.push(el);
                 }
                 Event::Empty(b) => {
