@@ -79,9 +79,11 @@ pub struct Data<T> {
     pub crb: Vec<Inert<T>>,
     /// Joint-space inertia, tree-sparse (nM): per dof the diagonal, then the ancestor dofs.
     pub qM: Vec<T>,
-    /// `LᵀDL` factor of qM in the same layout: D on the diagonal, L below.
+    /// `LᵀDL` factor of qM in the same layout: D on the diagonal, L below. On dual numbers the
+    /// real parts hold the factor of qM's real part and the derivative parts hold qM's own
+    /// derivative parts, which is what the solves need (see `engine::linalg`).
     pub qLD: Vec<T>,
-    /// `1 / D` (nv).
+    /// `1 / D` (nv); real on dual numbers.
     pub qLDiagInv: Vec<T>,
 
     // ---- velocity stage ----

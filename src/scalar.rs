@@ -88,21 +88,65 @@ pub trait Scalar:
             self
         }
     }
+
+    // --- access to the two parts, for the linear-algebra kernels ---------------------------
+    //
+    // Factorizations on dual numbers factor the real part only and solve for the derivative
+    // parts with that real factor (`ż = A⁻¹(ḃ − Ȧ z)`), which gives the same result as running
+    // the factorization in dual arithmetic at a fraction of the cost (issue 2, §2). The kernels
+    // in `engine::linalg` are written once against the three methods below; on `f64` the
+    // derivative pass vanishes (`HAS_DERIVATIVE` is `false`) and the real part is the value.
+
+    /// Whether the type carries derivative parts (`false` for `f64`).
+    const HAS_DERIVATIVE: bool;
+
+    /// The real part, writable; the derivative parts are left as they are.
+    fn re_mut(&mut self) -> &mut f64;
+
+    /// `self.ε −= s · other.ε` on the derivative parts only; the real part is unchanged. A no-op
+    /// on `f64`.
+    fn eps_sub_scaled(&mut self, other: &Self, s: f64);
+
+    /// `self.ε ·= s` on the derivative parts only. A no-op on `f64`.
+    fn eps_scale(&mut self, s: f64);
 }
 
 impl Scalar for f64 {
+    const HAS_DERIVATIVE: bool = false;
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self == 0.0
     }
+    #[inline(always)]
+    fn re_mut(&mut self) -> &mut f64 {
+        self
+    }
+    #[inline(always)]
+    fn eps_sub_scaled(&mut self, _other: &Self, _s: f64) {}
+    #[inline(always)]
+    fn eps_scale(&mut self, _s: f64) {}
 }
 impl Scalar for Dual64 {
+    const HAS_DERIVATIVE: bool = true;
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self.re == 0.0 && self.eps == 0.0
     }
+    #[inline(always)]
+    fn re_mut(&mut self) -> &mut f64 {
+        &mut self.re
+    }
+    #[inline(always)]
+    fn eps_sub_scaled(&mut self, other: &Self, s: f64) {
+        self.eps -= s * other.eps;
+    }
+    #[inline(always)]
+    fn eps_scale(&mut self, s: f64) {
+        self.eps *= s;
+    }
 }
 impl<const N: usize> Scalar for DualSVec64<N> {
+    const HAS_DERIVATIVE: bool = true;
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self.re == 0.0
@@ -111,6 +155,18 @@ impl<const N: usize> Scalar for DualSVec64<N> {
                 .unwrap_generic(Const::<N>, U1)
                 .iter()
                 .all(|e| *e == 0.0)
+    }
+    #[inline(always)]
+    fn re_mut(&mut self) -> &mut f64 {
+        &mut self.re
+    }
+    #[inline(always)]
+    fn eps_sub_scaled(&mut self, other: &Self, s: f64) {
+        self.eps -= other.eps * s;
+    }
+    #[inline(always)]
+    fn eps_scale(&mut self, s: f64) {
+        self.eps *= s;
     }
 }
 

@@ -1,8 +1,10 @@
-//! Joint-space inertia: composite rigid bodies (`mj_crb`), the tree-sparse `LᵀDL` factorization
-//! with no fill-in (`mj_factorM`) and the solves with it (`mj_solveM`). Computation chapter,
+//! Joint-space inertia: composite rigid bodies (`mj_crb`), its tree-sparse `LᵀDL` factorization
+//! with no fill-in (`mj_factorM`) and the solves with it (`mj_solveM`); the kernels are in
+//! [`super::linalg`]. Computation chapter,
 //! "Simulation pipeline", stages 4 and 18; the sparsity pattern is that of the kinematic tree:
 //! `M[i][j] ≠ 0` only when dof `j` is an ancestor of dof `i` (or the reverse).
 
+use super::linalg;
 use crate::data::Data;
 use crate::math::{dot6, inert_mul};
 use crate::model::Model;
@@ -84,85 +86,13 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-/// Factor a tree-sparse symmetric matrix `a` (layout of `qM`) in place into `LᵀDL` (MuJoCo's
-/// `mj_factorI`): on return the diagonal slots hold `D`, the off-diagonal slots hold `L`, and
-/// `diag_inv` holds `1/D`.
-///
-/// Dofs are eliminated from the leaves (highest index) upward; the update of row `i` touches only
-/// ancestors of `i`, which are ancestors of the eliminated dof too, so there is no fill-in.
-pub fn factor_sparse<T: Scalar>(m: &Model<T>, a: &mut [T], diag_inv: &mut [T]) {
-    for k in (0..m.nv).rev() {
-        let ak = m.dof_madr[k];
-        let len = m.dof_mrownnz[k];
-        // rows of ancestors precede row k in the layout
-        let (lower, rowk) = a.split_at_mut(ak);
-        let rowk = &mut rowk[..len];
-        let inv = T::one() / rowk[0];
-        // entry n of row k is (k, i) for the n-th ancestor i, whose own row holds exactly the
-        // ancestors from there on: row i -= (a_ki / d_k) · row k[n..]
-        for n in 1..len {
-            // structural zeros (e.g. between the translational dofs of a free joint) change
-            // nothing
-            if rowk[n].is_zero_exact() {
-                continue;
-            }
-            let s = rowk[n] * inv;
-            let ai = m.m_colrowadr[ak + n];
-            for (x, y) in lower[ai..ai + len - n].iter_mut().zip(&rowk[n..]) {
-                *x -= s * *y;
-            }
-        }
-        // scale the row of k into L
-        for x in rowk[1..].iter_mut() {
-            *x *= inv;
-        }
-        diag_inv[k] = inv;
-    }
-}
-
 /// `qM → (qLD, qLDiagInv)`: factor the inertia matrix.
 pub fn factor_m<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.qLD.copy_from_slice(&d.qM);
-    factor_sparse(m, &mut d.qLD, &mut d.qLDiagInv);
-}
-
-/// Solve `(LᵀDL) x = x` in place with a factor produced by [`factor_sparse`] (MuJoCo's
-/// `mj_solveLD`).
-pub fn solve_sparse<T: Scalar>(m: &Model<T>, ld: &[T], diag_inv: &[T], x: &mut [T]) {
-    let nv = m.nv;
-    // Lᵀ w = b, leaves first
-    for k in (0..nv).rev() {
-        let xk = x[k];
-        if xk.is_zero_exact() {
-            continue;
-        }
-        let (ak, len) = (m.dof_madr[k], m.dof_mrownnz[k]);
-        for (l, &i) in ld[ak + 1..ak + len]
-            .iter()
-            .zip(&m.m_colind[ak + 1..ak + len])
-        {
-            x[i] -= *l * xk;
-        }
-    }
-    // D u = w
-    for (xk, di) in x[..nv].iter_mut().zip(&diag_inv[..nv]) {
-        *xk *= *di;
-    }
-    // L x = u, root first
-    for k in 0..nv {
-        let (ak, len) = (m.dof_madr[k], m.dof_mrownnz[k]);
-        let mut s = x[k];
-        for (l, &i) in ld[ak + 1..ak + len]
-            .iter()
-            .zip(&m.m_colind[ak + 1..ak + len])
-        {
-            s -= *l * x[i];
-        }
-        x[k] = s;
-    }
+    linalg::ldl_factor(m, &mut d.qLD, &mut d.qLDiagInv);
 }
 
 /// Solve `M x = x` in place with the factor in `d.qLD` (MuJoCo's `mj_solveM`).
 pub fn solve_m<T: Scalar>(m: &Model<T>, d: &Data<T>, x: &mut [T]) {
-    solve_sparse(m, &d.qLD, &d.qLDiagInv, x);
+    linalg::ldl_solve(m, &d.qLD, &d.qLDiagInv, x);
 }

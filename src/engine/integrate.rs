@@ -9,7 +9,6 @@ use crate::scalar::Scalar;
 
 use super::derivative;
 use super::forward::{forward_skip, Stage};
-use super::inertia;
 use super::linalg;
 use super::passive;
 
@@ -142,12 +141,12 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             mh[m.dof_madr[i]] += h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
         }
         let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
-        inertia::factor_sparse(m, &mut mh, &mut dinv);
+        linalg::ldl_factor(m, &mut mh, &mut dinv);
         let mut x = std::mem::take(&mut d.scratch_nv[0]);
         for i in 0..m.nv {
             x[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
         }
-        inertia::solve_sparse(m, &mh, &dinv, &mut x);
+        linalg::ldl_solve(m, &mh, &dinv, &mut x);
         d.scratch_m = mh;
         d.scratch_nv[1] = dinv;
         d.scratch_nv[0] = x;
@@ -193,8 +192,8 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
         let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
-        inertia::factor_sparse(m, &mut lo, &mut dinv);
-        inertia::solve_sparse(m, &lo, &dinv, &mut x);
+        linalg::ldl_factor(m, &mut lo, &mut dinv);
+        linalg::ldl_solve(m, &lo, &dinv, &mut x);
         d.scratch_nv[1] = dinv;
         free_rigid_blocks(m, d, &mut x);
     } else {
@@ -206,11 +205,11 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 up[adr] = d.qM[adr] - h * d.qDeriv[m.m_colind[adr] * nv + i];
             }
         }
-        if !tree_lu_factor(m, &mut lo, &mut up) {
+        if !linalg::tree_lu_factor(m, &mut lo, &mut up) {
             d.warn(Warning::Singular, 0);
             x.copy_from_slice(&d.qacc);
         } else {
-            tree_lu_solve(m, &lo, &up, &mut x);
+            linalg::tree_lu_solve(m, &lo, &up, &mut x);
         }
         d.scratch_m2 = up;
     }
@@ -252,75 +251,6 @@ fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
             linalg::lu_solve(&a, 6, &piv, &mut b, &mut tmp);
             x[da..da + 6].copy_from_slice(&b);
         }
-    }
-}
-
-/// In-place LU factorization of a matrix with the tree sparsity (entry `(i, j)` nonzero only
-/// when one dof is an ancestor of the other): `lo` holds row `i`'s entries at `i` and its
-/// ancestors (layout of `qM`), `up` the mirrored entries `(j, i)`. Dofs are eliminated from the
-/// leaves up, so every update stays within the pattern (no fill-in); the multipliers replace the
-/// eliminated `up` entries. Returns `false` on a zero pivot.
-fn tree_lu_factor<T: Scalar>(m: &Model<T>, lo: &mut [T], up: &mut [T]) -> bool {
-    for k in (0..m.nv).rev() {
-        let ak = m.dof_madr[k];
-        let p = lo[ak];
-        if p.re() == 0.0 {
-            return false;
-        }
-        // rows i = ancestors of k at offset ni in k's chain
-        let mut i = m.dof_parentid[k];
-        let mut ni = 1;
-        while i != inertia::NONE {
-            let f = up[ak + ni] / p; // A[i][k] / A[k][k]
-            up[ak + ni] = f;
-            // A[i][j] −= f A[k][j] for j = ancestors of k at offset nj
-            let mut j = m.dof_parentid[k];
-            let mut nj = 1;
-            while j != inertia::NONE {
-                let akj = lo[ak + nj];
-                if nj > ni {
-                    lo[m.dof_madr[i] + nj - ni] -= f * akj; // j ancestor of i
-                } else if nj < ni {
-                    up[m.dof_madr[j] + ni - nj] -= f * akj; // i ancestor of j
-                } else {
-                    lo[m.dof_madr[i]] -= f * akj;
-                }
-                j = m.dof_parentid[j];
-                nj += 1;
-            }
-            i = m.dof_parentid[i];
-            ni += 1;
-        }
-    }
-    true
-}
-
-/// Solve with a factor from [`tree_lu_factor`], in place.
-fn tree_lu_solve<T: Scalar>(m: &Model<T>, lo: &[T], up: &[T], x: &mut [T]) {
-    // apply the eliminations in their order
-    for k in (0..m.nv).rev() {
-        let ak = m.dof_madr[k];
-        let xk = x[k];
-        let mut i = m.dof_parentid[k];
-        let mut n = 1;
-        while i != inertia::NONE {
-            x[i] -= up[ak + n] * xk;
-            i = m.dof_parentid[i];
-            n += 1;
-        }
-    }
-    // back substitution, root first
-    for k in 0..m.nv {
-        let ak = m.dof_madr[k];
-        let mut s = x[k];
-        let mut j = m.dof_parentid[k];
-        let mut n = 1;
-        while j != inertia::NONE {
-            s -= lo[ak + n] * x[j];
-            j = m.dof_parentid[j];
-            n += 1;
-        }
-        x[k] = s / lo[ak];
     }
 }
 

@@ -1,10 +1,286 @@
-//! Small dense kernels on row-major slices, generic over [`Scalar`], working in place on
-//! preallocated buffers (no heap allocation).
+//! The factorizations of the pipeline and their solves, written once for every scalar type and
+//! working in place on preallocated buffers (no heap allocation):
+//!
+//! - [`ldl_factor`] / [`ldl_solve`]: the tree-sparse `LᵀDL` of the inertia matrix (MuJoCo's
+//!   `mj_factorI` / `mj_solveLD`, computation chapter, "Simulation pipeline", stages 4 and 18);
+//! - [`tree_lu_factor`] / [`tree_lu_solve`]: the LU with the same tree sparsity that the
+//!   `implicit` integrator needs for `M − h·∂f/∂v` ("Numerical integration");
+//! - [`lu_factor`] / [`lu_solve`]: a small dense LU with partial pivoting.
+//!
+//! # Dual numbers (issue 2, §2)
+//!
+//! Factoring in dual arithmetic costs `2N + 1` real multiplications per product on an
+//! `N`-direction dual. Instead, every factorization here acts on the **real parts only** and
+//! leaves the derivative parts of the matrix untouched, so after factoring, a matrix slot holds
+//! the real factor in its real part and the derivative `Ȧ` of the original entry in its
+//! derivative part. A solve of `A z = b` then runs the triangular solves on the real parts
+//! (`z₀ = A₀⁻¹ b₀`), forms `ḃ − Ȧ z₀` in the derivative parts and solves it with the same real
+//! factor: `ż = A₀⁻¹ (ḃ − Ȧ z₀)`, the exact derivative of `A⁻¹ b`. On `f64`
+//! ([`Scalar::HAS_DERIVATIVE`] is `false`) the derivative pass is compiled out and the kernels
+//! are the plain ones.
+//!
+//! The triangular sweeps are written once, generic over a [`Lane`] that says which part of the
+//! scalars they act on.
 
+use crate::model::Topology;
 use crate::scalar::Scalar;
 
+/// Which part of a scalar a triangular sweep updates: its real part ([`Re`]) or its derivative
+/// parts ([`Eps`]). The coefficients of the sweep are always real.
+trait Lane {
+    /// `x ← x − s·y` on this lane.
+    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64);
+    /// `x ← s·x` on this lane.
+    fn scale<T: Scalar>(x: &mut T, s: f64);
+    /// `x ← x / s` on this lane.
+    fn div<T: Scalar>(x: &mut T, s: f64);
+    /// True when this lane of `x` is known to be zero (a sweep may then skip the column).
+    fn is_zero<T: Scalar>(x: &T) -> bool;
+}
+
+/// The real parts.
+struct Re;
+/// The derivative parts.
+struct Eps;
+
+impl Lane for Re {
+    #[inline(always)]
+    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64) {
+        *x.re_mut() -= s * y.re();
+    }
+    #[inline(always)]
+    fn scale<T: Scalar>(x: &mut T, s: f64) {
+        *x.re_mut() *= s;
+    }
+    #[inline(always)]
+    fn div<T: Scalar>(x: &mut T, s: f64) {
+        *x.re_mut() /= s;
+    }
+    #[inline(always)]
+    fn is_zero<T: Scalar>(x: &T) -> bool {
+        x.re() == 0.0
+    }
+}
+
+impl Lane for Eps {
+    #[inline(always)]
+    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64) {
+        x.eps_sub_scaled(y, s);
+    }
+    #[inline(always)]
+    fn scale<T: Scalar>(x: &mut T, s: f64) {
+        x.eps_scale(s);
+    }
+    #[inline(always)]
+    fn div<T: Scalar>(x: &mut T, s: f64) {
+        x.eps_scale(1.0 / s);
+    }
+    #[inline(always)]
+    fn is_zero<T: Scalar>(_x: &T) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree-sparse LᵀDL
+
+/// Factor a tree-sparse symmetric matrix `a` (layout of `qM`: row `i` holds `(i, i)` then `(i, j)`
+/// for each ancestor dof `j`, nearest first) in place into `LᵀDL` (MuJoCo's `mj_factorI`): on
+/// return the diagonal slots hold `D`, the off-diagonal slots hold `L`, and `diag_inv` holds
+/// `1/D`. On dual numbers only the real parts are factored (see the module documentation); the
+/// derivative parts of `a` keep the derivative of the matrix, and `diag_inv` is real.
+///
+/// Dofs are eliminated from the leaves (highest index) upward; the update of row `i` touches only
+/// ancestors of `i`, which are ancestors of the eliminated dof too, so there is no fill-in.
+pub fn ldl_factor<T: Scalar>(t: &Topology, a: &mut [T], diag_inv: &mut [T]) {
+    for k in (0..t.nv).rev() {
+        let ak = t.dof_madr[k];
+        let len = t.dof_mrownnz[k];
+        // rows of ancestors precede row k in the layout
+        let (lower, rowk) = a.split_at_mut(ak);
+        let rowk = &mut rowk[..len];
+        let inv = 1.0 / rowk[0].re();
+        // entry n of row k is (k, i) for the n-th ancestor i, whose own row holds exactly the
+        // ancestors from there on: row i −= (a_ki / d_k) · row k[n..]
+        for n in 1..len {
+            let akn = rowk[n].re();
+            // structural zeros (e.g. between the translational dofs of a free joint) change
+            // nothing
+            if akn == 0.0 {
+                continue;
+            }
+            let s = akn * inv;
+            let ai = t.m_colrowadr[ak + n];
+            for (x, y) in lower[ai..ai + len - n].iter_mut().zip(&rowk[n..]) {
+                *x.re_mut() -= s * y.re();
+            }
+        }
+        // scale the row of k into L
+        for x in rowk[1..].iter_mut() {
+            *x.re_mut() *= inv;
+        }
+        diag_inv[k] = T::c(inv);
+    }
+}
+
+/// Solve `(LᵀDL) x = b` in place (`x` holds `b` on entry) with a factor from [`ldl_factor`]
+/// (MuJoCo's `mj_solveLD`); on dual numbers the derivative parts come from
+/// `ẋ = A₀⁻¹ (ḃ − Ȧ x₀)`.
+pub fn ldl_solve<T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T]) {
+    ldl_sweeps::<Re, T>(t, ld, diag_inv, x);
+    if T::HAS_DERIVATIVE {
+        // ḃ − Ȧ x₀: Ȧ is symmetric, its lower triangle sits in the derivative parts of `ld`
+        for i in 0..t.nv {
+            let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
+            let xi = x[i].re();
+            x[i].eps_sub_scaled(&ld[ai], xi);
+            for adr in ai + 1..ai + len {
+                let j = t.m_colind[adr];
+                let xj = x[j].re();
+                x[i].eps_sub_scaled(&ld[adr], xj);
+                x[j].eps_sub_scaled(&ld[adr], xi);
+            }
+        }
+        ldl_sweeps::<Eps, T>(t, ld, diag_inv, x);
+    }
+}
+
+/// The three sweeps of an `LᵀDL` solve on one lane.
+#[inline(always)]
+fn ldl_sweeps<L: Lane, T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T]) {
+    let nv = t.nv;
+    // Lᵀ w = b, leaves first
+    for k in (0..nv).rev() {
+        let xk = x[k];
+        if L::is_zero(&xk) {
+            continue;
+        }
+        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&t.m_colind[ak + 1..ak + len])
+        {
+            L::sub_scaled(&mut x[i], &xk, l.re());
+        }
+    }
+    // D u = w
+    for (xk, di) in x[..nv].iter_mut().zip(&diag_inv[..nv]) {
+        L::scale(xk, di.re());
+    }
+    // L x = u, root first
+    for k in 0..nv {
+        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
+        let mut s = x[k];
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&t.m_colind[ak + 1..ak + len])
+        {
+            L::sub_scaled(&mut s, &x[i], l.re());
+        }
+        x[k] = s;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree-sparse LU
+
+/// In-place LU factorization of a matrix with the tree sparsity (entry `(i, j)` nonzero only
+/// when one dof is an ancestor of the other): `lo` holds row `i`'s entries at `i` and its
+/// ancestors (layout of `qM`), `up` the mirrored entries `(j, i)`. Dofs are eliminated from the
+/// leaves up, so every update stays within the pattern (no fill-in); the multipliers replace the
+/// eliminated `up` entries. On dual numbers only the real parts are factored (module
+/// documentation). Returns `false` on a zero pivot.
+pub fn tree_lu_factor<T: Scalar>(t: &Topology, lo: &mut [T], up: &mut [T]) -> bool {
+    const NONE: usize = usize::MAX;
+    for k in (0..t.nv).rev() {
+        let ak = t.dof_madr[k];
+        let p = lo[ak].re();
+        if p == 0.0 {
+            return false;
+        }
+        // rows i = ancestors of k at offset ni in k's chain
+        let mut i = t.dof_parentid[k];
+        let mut ni = 1;
+        while i != NONE {
+            let f = up[ak + ni].re() / p; // A[i][k] / A[k][k]
+            *up[ak + ni].re_mut() = f;
+            // A[i][j] −= f A[k][j] for j = ancestors of k at offset nj
+            let mut j = t.dof_parentid[k];
+            let mut nj = 1;
+            while j != NONE {
+                let akj = lo[ak + nj].re();
+                let slot = if nj > ni {
+                    &mut lo[t.dof_madr[i] + nj - ni] // j ancestor of i
+                } else if nj < ni {
+                    &mut up[t.dof_madr[j] + ni - nj] // i ancestor of j
+                } else {
+                    &mut lo[t.dof_madr[i]]
+                };
+                *slot.re_mut() -= f * akj;
+                j = t.dof_parentid[j];
+                nj += 1;
+            }
+            i = t.dof_parentid[i];
+            ni += 1;
+        }
+    }
+    true
+}
+
+/// Solve `A x = b` in place with a factor from [`tree_lu_factor`]; on dual numbers the
+/// derivative parts come from `ẋ = A₀⁻¹ (ḃ − Ȧ x₀)`.
+pub fn tree_lu_solve<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
+    tree_lu_sweeps::<Re, T>(t, lo, up, x);
+    if T::HAS_DERIVATIVE {
+        // ḃ − Ȧ x₀: `lo` carries Ȧ(i, j) and `up` carries Ȧ(j, i) for j an ancestor of i
+        for i in 0..t.nv {
+            let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
+            let xi = x[i].re();
+            x[i].eps_sub_scaled(&lo[ai], xi);
+            for adr in ai + 1..ai + len {
+                let j = t.m_colind[adr];
+                let xj = x[j].re();
+                x[i].eps_sub_scaled(&lo[adr], xj);
+                x[j].eps_sub_scaled(&up[adr], xi);
+            }
+        }
+        tree_lu_sweeps::<Eps, T>(t, lo, up, x);
+    }
+}
+
+/// The elimination and back substitution of a tree LU solve on one lane.
+#[inline(always)]
+fn tree_lu_sweeps<L: Lane, T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
+    // apply the eliminations in their order
+    for k in (0..t.nv).rev() {
+        let xk = x[k];
+        if L::is_zero(&xk) {
+            continue;
+        }
+        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
+        for adr in ak + 1..ak + len {
+            L::sub_scaled(&mut x[t.m_colind[adr]], &xk, up[adr].re());
+        }
+    }
+    // back substitution, root first
+    for k in 0..t.nv {
+        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
+        let mut s = x[k];
+        for adr in ak + 1..ak + len {
+            L::sub_scaled(&mut s, &x[t.m_colind[adr]], lo[adr].re());
+        }
+        L::div(&mut s, lo[ak].re());
+        x[k] = s;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense LU
+
 /// In-place LU factorization with partial pivoting of the `n × n` row-major matrix `a`; `piv`
-/// receives the row permutation. Returns `false` if a pivot is exactly zero.
+/// receives the row permutation. On dual numbers only the real parts are factored (module
+/// documentation; the derivative parts follow the row swaps). Returns `false` if a pivot is
+/// exactly zero.
 pub fn lu_factor<T: Scalar>(a: &mut [T], n: usize, piv: &mut [usize]) -> bool {
     for (i, p) in piv.iter_mut().enumerate().take(n) {
         *p = i;
@@ -29,14 +305,14 @@ pub fn lu_factor<T: Scalar>(a: &mut [T], n: usize, piv: &mut [usize]) -> bool {
             }
             piv.swap(k, best);
         }
-        let inv = T::one() / a[k * n + k];
+        let inv = 1.0 / a[k * n + k].re();
         for i in k + 1..n {
-            let l = a[i * n + k] * inv;
-            a[i * n + k] = l;
-            if !l.is_zero_exact() {
+            let l = a[i * n + k].re() * inv;
+            *a[i * n + k].re_mut() = l;
+            if l != 0.0 {
                 for j in k + 1..n {
-                    let u = a[k * n + j];
-                    a[i * n + j] -= l * u;
+                    let u = a[k * n + j].re();
+                    *a[i * n + j].re_mut() -= l * u;
                 }
             }
         }
@@ -45,24 +321,41 @@ pub fn lu_factor<T: Scalar>(a: &mut [T], n: usize, piv: &mut [usize]) -> bool {
 }
 
 /// Solve `A x = b` in place (`b` becomes `x`) with a factor from [`lu_factor`]; `tmp` has length
-/// `n`.
+/// `n`. On dual numbers the derivative parts come from `ẋ = A₀⁻¹ (ḃ − Ȧ x₀)`.
 pub fn lu_solve<T: Scalar>(a: &[T], n: usize, piv: &[usize], b: &mut [T], tmp: &mut [T]) {
     for i in 0..n {
         tmp[i] = b[piv[i]];
     }
-    for i in 0..n {
-        let mut s = tmp[i];
-        for j in 0..i {
-            s -= a[i * n + j] * tmp[j];
+    lu_sweeps::<Re, T>(a, n, tmp);
+    if T::HAS_DERIVATIVE {
+        // row i of the factored matrix carries Ȧ(piv[i], ·), and tmp[i] carries ḃ(piv[i])
+        for i in 0..n {
+            for j in 0..n {
+                let xj = tmp[j].re();
+                tmp[i].eps_sub_scaled(&a[i * n + j], xj);
+            }
         }
-        tmp[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = tmp[i];
-        for j in i + 1..n {
-            s -= a[i * n + j] * tmp[j];
-        }
-        tmp[i] = s / a[i * n + i];
+        lu_sweeps::<Eps, T>(a, n, tmp);
     }
     b[..n].copy_from_slice(&tmp[..n]);
+}
+
+/// Forward and back substitution of a dense LU solve on one lane.
+#[inline(always)]
+fn lu_sweeps<L: Lane, T: Scalar>(a: &[T], n: usize, x: &mut [T]) {
+    for i in 0..n {
+        let mut s = x[i];
+        for j in 0..i {
+            L::sub_scaled(&mut s, &x[j], a[i * n + j].re());
+        }
+        x[i] = s;
+    }
+    for i in (0..n).rev() {
+        let mut s = x[i];
+        for j in i + 1..n {
+            L::sub_scaled(&mut s, &x[j], a[i * n + j].re());
+        }
+        L::div(&mut s, a[i * n + i].re());
+        x[i] = s;
+    }
 }
