@@ -13,6 +13,8 @@ Poses: random orientations with the free body placed along a random direction at
 found by bisection on MuJoCo's own contact count (the touching distance s* within the margin),
 then scaled to s*·f for factors from deep penetration to just separated; plus degenerate poses
 (coincident centres, parallel and perpendicular axes, faces aligned with the world axes).
+A degenerate pose whose contacts jump under a 1e-9 perturbation is flagged "tie": true (its
+branch is decided by rounding, so only its existence is recorded, not a comparable answer).
 
 Models of pairs that MuJoCo routes to its general convex routine set ccd_tolerance to 1e-12 (and
 more ccd_iterations) so that MuJoCo's answer is close to the exact one.  Deterministic: fixed
@@ -108,6 +110,34 @@ def record(m, d):
     }
 
 
+def contact_summary(d):
+    return [(c.dist, np.array(c.pos), np.array(c.frame[:3])) for c in d.contact[: d.ncon]]
+
+
+def is_tie(m, d, p1, q1, p2, q2):
+    """True when MuJoCo's contacts jump under a 1e-9 perturbation of the second pose: the pose
+    sits on a branch decided by rounding (e.g. a sphere centre exactly between two faces)."""
+    set_pose(m, d, p1, q1, p2, q2)
+    base = contact_summary(d)
+    for k in range(6):
+        dp = np.zeros(3)
+        dq = np.zeros(4)
+        if k < 3:
+            dp[k] = 1e-9
+        else:
+            dq[k - 2] = 1e-9
+        for sgn in (1, -1):
+            q = np.asarray(q2, float) + sgn * dq
+            set_pose(m, d, p1, q1, np.asarray(p2, float) + sgn * dp, q / np.linalg.norm(q))
+            other = contact_summary(d)
+            if len(other) != len(base):
+                return True
+            for (d0, x0, n0), (d1, x1, n1) in zip(base, other):
+                if abs(d0 - d1) > 1e-6 or np.abs(x0 - x1).max() > 1e-6 or np.abs(n0 - n1).max() > 1e-6:
+                    return True
+    return False
+
+
 def touching_distance(m, d, p1, q1, q2, u):
     """Largest s with contacts at p1 + s u, by bisection (s* of the margin surface)."""
     hi = 0.1
@@ -168,9 +198,11 @@ def gen_pair(t1, t2, rng):
                 d = mujoco.MjData(m)
                 poses = []
                 for (p1, q1, p2, q2) in special_poses(rng, t1, t2):
+                    tie = is_tie(m, d, p1, q1, p2, q2)
                     set_pose(m, d, p1, q1, p2, q2)
                     rec = record(m, d)
                     rec["kind"] = "special"
+                    rec["tie"] = tie
                     poses.append(rec)
                 for _ in range(6):
                     p1 = rng.uniform(-0.5, 0.5, size=3)
@@ -192,6 +224,7 @@ def gen_pair(t1, t2, rng):
                         set_pose(m, d, p1, q1, p1 + f * s * u, q2)
                         rec = record(m, d)
                         rec["kind"] = f"scaled {f}"
+                        rec["tie"] = False
                         poses.append(rec)
                 models.append({"xml": xml, "convex": convex, "poses": poses})
     return models
