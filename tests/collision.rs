@@ -359,3 +359,61 @@ fn contact_derivatives_match_finite_differences() {
     }
     println!("worst derivative mismatch {worst:.2e}");
 }
+
+/// A global allocator that counts the allocations of the thread that switched it on.
+struct Counting;
+static ALLOCS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+thread_local! {
+    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+fn note_alloc() {
+    if COUNTING.with(|c| c.get()) {
+        ALLOCS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        note_alloc();
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
+        note_alloc();
+        unsafe { std::alloc::System.realloc(p, l, n) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// `collide_pair` on `f64` allocates nothing on the heap, for every pair type and every golden
+/// pose (analytic pairs and the convex routine alike).
+#[test]
+fn collide_pair_does_not_allocate() {
+    let mut calls = 0;
+    for f in golden_files() {
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let model = &j["models"][0];
+        let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
+        let mut d = Data::new(&m);
+        let margin = m.geom_margin[0] + m.geom_margin[1];
+        for pose in model["poses"].as_array().unwrap() {
+            let (gx, gm) = (nums(&pose["geom_xpos"]), nums(&pose["geom_xmat"]));
+            for g in 0..2 {
+                d.geom_xpos[g].copy_from_slice(&gx[3 * g..3 * g + 3]);
+                d.geom_xmat[g].copy_from_slice(&gm[9 * g..9 * g + 9]);
+            }
+            let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
+            let before = ALLOCS.load(std::sync::atomic::Ordering::SeqCst);
+            COUNTING.with(|c| c.set(true));
+            let r = collide_pair(&m, &d, 0, 1, margin, &mut out);
+            COUNTING.with(|c| c.set(false));
+            let after = ALLOCS.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(r.is_ok());
+            assert_eq!(after, before, "{}: collide_pair allocated", f.display());
+            calls += 1;
+        }
+    }
+    assert!(calls > 1000);
+}

@@ -73,13 +73,12 @@ enum Closest<T> {
     /// End `e` (±1) of the segment is closest, to a face (`face = Some(axis)`) or inside the
     /// box (`face = None`).
     End { e: i32, face: Option<usize> },
-    /// An edge along `axis`, starting at the corner bits `corner`, is closest; `seg` and `edge`
-    /// are the clamped parameters on the segment and the edge, `clamp` MuJoCo's clamp code
+    /// An edge along `axis`, starting at the corner bits `corner`, is closest; `edge` is the
+    /// clamped parameter on the edge (the segment's is `bestseg`), `clamp` MuJoCo's clamp code
     /// `3·s_edge + s_seg` (0 low end, 1 interior, 2 high end).
     Edge {
         axis: usize,
         corner: usize,
-        seg: T,
         edge: T,
         clamp: usize,
     },
@@ -209,7 +208,6 @@ pub(super) fn capsule_box<T: Scalar>(
                 closest = Some(Closest::Edge {
                     axis: j,
                     corner: i + (1 << j) * (clamp / 6),
-                    seg: x2,
                     edge: x1,
                     clamp,
                 });
@@ -255,19 +253,12 @@ fn second_point<T: Scalar>(
     let one = T::one();
     let two = T::c(2.0);
     match closest {
-        Closest::Edge {
-            axis,
-            corner,
-            seg: _,
-            edge,
-            clamp,
-        } if clamp / 3 != 1 => {
+        Closest::Edge { corner, clamp, .. } if clamp / 3 != 1 => {
             // closest to a box corner
             let mut c1 = dirbits ^ corner;
             if c1 == 0 || c1 == 7 {
                 return None;
             }
-            let _ = axis;
             let (mul, de, dp) = if c1 == 1 || c1 == 2 || c1 == 4 {
                 (one, one - bestseg, one + bestseg)
             } else {
@@ -280,7 +271,6 @@ fn second_point<T: Scalar>(
                 _ => 2,
             };
             let (ax1, ax2) = ((ax + 1) % 3, (ax + 2) % 3);
-            let _ = edge;
             if (a[ax] * a[ax]).re() > 0.5 {
                 // along the edge of the box
                 let sp = lower(de, two * s[ax] / h[ax].abs());

@@ -185,13 +185,6 @@ pub(crate) struct Geom<T> {
     pub size: V3<T>,
 }
 
-impl<T: Scalar> Geom<T> {
-    /// The same geom moved to `pos`.
-    pub fn at(&self, pos: V3<T>) -> Self {
-        Geom { pos, ..*self }
-    }
-}
-
 /// Where pair functions put their contacts: a fixed-capacity view of the caller's buffer.
 pub(crate) struct Sink<'a, T> {
     out: &'a mut [Contact<T>],
@@ -228,16 +221,6 @@ impl<'a, T: Scalar> Sink<'a, T> {
     /// Number of contacts pushed so far (also those that did not fit).
     pub fn count(&self) -> usize {
         self.wanted
-    }
-
-    /// The contact pushed `back` positions before the last one (0 = last), if it was stored.
-    pub fn last_mut(&mut self, back: usize) -> Option<&mut Contact<T>> {
-        if back < self.n {
-            let i = self.n - 1 - back;
-            Some(&mut self.out[i])
-        } else {
-            None
-        }
     }
 }
 
@@ -314,4 +297,64 @@ pub fn collide_pair<T: Scalar>(
         return Err(CollisionError::BufferTooSmall { needed: n });
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mju_makeFrame`'s default tangent: (0, 1, 0) unless the normal is close to ±y.
+    #[test]
+    fn frame_default_tangents() {
+        let f = contact_frame(&[0.0, 0.0, 2.0], None);
+        assert_eq!(f, [0.0, 0.0, 1.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0]);
+        let f = contact_frame(&[0.0, 1.0, 0.0], None);
+        assert_eq!(f, [0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+        // a given tangent is orthogonalized
+        let f = contact_frame(&[0.0, 0.0, 1.0], Some(&[1.0, 0.0, 0.5]));
+        assert_eq!(f, [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn pair_table() {
+        use GeomType::*;
+        assert_eq!(pair_method(Box, Plane), PairMethod::Analytic);
+        assert_eq!(pair_method(Plane, Ellipsoid), PairMethod::PlaneConvex);
+        assert_eq!(pair_method(Cylinder, Capsule), PairMethod::Convex);
+        assert_eq!(pair_method(Plane, Plane), PairMethod::Unsupported);
+        assert_eq!(pair_method(Mesh, Sphere), PairMethod::Unsupported);
+    }
+
+    /// Errors instead of panics: bad ids, unsupported pairs, a buffer too small.
+    #[test]
+    fn errors_are_reported() {
+        let xml = r#"<mujoco><worldbody>
+            <geom type="plane" size="1 1 1"/><geom type="plane" size="1 1 1" pos="0 0 1"/>
+            <body><freejoint/><geom type="box" size="0.1 0.1 0.1" pos="0 0 0.05"/></body>
+            </worldbody></mujoco>"#;
+        let m = crate::mjcf::load_str(xml).unwrap();
+        let mut d = Data::new(&m);
+        crate::engine::kinematics::kinematics(&m, &mut d);
+        let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
+        assert_eq!(
+            collide_pair(&m, &d, 0, 7, 0.0, &mut out),
+            Err(CollisionError::BadGeom(7))
+        );
+        assert_eq!(
+            collide_pair(&m, &d, 0, 1, 0.0, &mut out),
+            Err(CollisionError::UnsupportedPair(
+                GeomType::Plane,
+                GeomType::Plane
+            ))
+        );
+        // box resting 0.05 into the plane: four corners, in MuJoCo's order (box second)
+        assert_eq!(collide_pair(&m, &d, 2, 0, 0.0, &mut out), Ok(4));
+        assert_eq!(out[0].geom, [0, 2]);
+        assert!((out[0].dist + 0.05).abs() < 1e-15);
+        let mut small = [Contact::<f64>::default(); 2];
+        assert_eq!(
+            collide_pair(&m, &d, 0, 2, 0.0, &mut small),
+            Err(CollisionError::BufferTooSmall { needed: 4 })
+        );
+    }
 }
