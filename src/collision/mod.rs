@@ -230,8 +230,8 @@ impl<'a, T: Scalar> Sink<'a, T> {
 /// The pair is ordered as MuJoCo orders it: if `geom_type[g1] > geom_type[g2]` the two are
 /// swapped, so `Contact::geom` holds the geom of lower type first (equal types keep the given
 /// order; MuJoCo's broad phase passes the geom of the lower body first). `margin` is the pair
-/// margin (MuJoCo uses `max(geom_margin[g1], geom_margin[g2])`, or the `pair` element's); only
-/// contacts within it are returned. Poses come from `d.geom_xpos` / `d.geom_xmat`. For the
+/// margin: MuJoCo 4.0 uses `geom_margin[g1] + geom_margin[g2]` (measured; or the `pair`
+/// element's margin); only contacts within it are returned. Poses come from `d.geom_xpos` / `d.geom_xmat`. For the
 /// convex routine, `m.opt.ccd_tolerance` and `m.opt.ccd_iterations` are used.
 ///
 /// Errors: an unsupported type pair, a geom id out of range, or a buffer too small for the
