@@ -1,4 +1,4 @@
-//! Narrow-phase collision against MuJoCo 4.0 (the oracle): every `tests/golden/collision_*.json`
+//! Narrow-phase collision against MuJoCo 4.0 (the oracle): every `tests/golden/collision/collision_*.json`
 //! written by `tests/golden/generate_collision.py` is replayed without Python.
 //!
 //! For each model and pose: diffmj's MJCF loader and kinematics give `geom_xpos`/`geom_xmat`
@@ -52,7 +52,7 @@ fn root() -> PathBuf {
 }
 
 fn golden_files() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden"))
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden/collision"))
         .expect("tests/golden exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -298,7 +298,7 @@ fn contact_derivatives_match_finite_differences() {
         // the difference quotient's noise (~1e-13/H) below its truncation error (~H²)
         let convex = stem.contains("ellipsoid");
         let (h, tol) = if convex { (1e-4, 1e-5) } else { (1e-6, 1e-6) };
-        let path = root().join(format!("tests/golden/{stem}.json"));
+        let path = root().join(format!("tests/golden/collision/{stem}.json"));
         let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let model = &j["models"][mi];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();

@@ -4,7 +4,7 @@
 Usage:  python3 tests/golden/generate_collision.py [substring]
 
 For every unordered pair of the geom types plane, sphere, capsule, ellipsoid, cylinder, box this
-writes tests/golden/collision_<type1>_<type2>.json.  Each file holds several small models (two
+writes tests/golden/collision/collision_<type1>_<type2>.json.  Each file holds several small models (two
 geoms, the first on a mocap body, the second on a free body; a plane is always the first) and, for
 each model, many poses: mocap_pos/mocap_quat of body 1, qpos of body 2, MuJoCo's geom_xpos and
 geom_xmat after mj_kinematics, and the contacts of mj_collision (geom ids, dist, pos, frame).
@@ -30,6 +30,9 @@ import mujoco
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# a folder of its own: tests/common's golden_files() treats every tests/golden/*.json as a
+# forward-dynamics golden file
+OUT = os.path.join(HERE, "collision")
 TYPES = ["plane", "sphere", "capsule", "ellipsoid", "cylinder", "box"]
 
 # sizes per type: (size attribute, ...) several per type
@@ -248,7 +251,8 @@ def main():
             if t1 != t2 and t1 != "plane":
                 rng = np.random.default_rng(2000 + 10 * a + b)
                 out["models"] += gen_pair(t2, t1, rng)
-            path = os.path.join(HERE, name + ".json")
+            os.makedirs(OUT, exist_ok=True)
+            path = os.path.join(OUT, name + ".json")
             with open(path, "w") as f:
                 json.dump(out, f, separators=(",", ":"))
             n = sum(len(mm["poses"]) for mm in out["models"])
