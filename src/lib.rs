@@ -23,6 +23,7 @@
 // index loops mirror the equations (several arrays indexed by the same dof or body)
 #![allow(clippy::needless_range_loop)]
 
+pub mod collision;
 pub mod data;
 pub mod engine;
 pub mod math;

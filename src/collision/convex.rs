@@ -1,0 +1,728 @@
+//! Convex pairs without an analytic collider: support functions of the primitive shapes,
+//! MuJoCo's plane–convex routine (`mjc_PlaneConvex`) and the general convex routine
+//! (`mjc_Convex`).
+
+use super::{add_scl, axis, Geom, Sink};
+use crate::math::{add3, cross, dot3, mat_t_vec, mat_vec, scl3, sub3, V3};
+use crate::model::GeomType;
+use crate::scalar::{Scalar, MINVAL};
+
+/// A convex primitive in its local frame, described by its support function.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape<T> {
+    /// Sphere of the radius.
+    Sphere(T),
+    /// Capsule: radius, half-length along z.
+    Capsule(T, T),
+    /// Ellipsoid of the three radii.
+    Ellipsoid(V3<T>),
+    /// Cylinder: radius, half-length along z.
+    Cylinder(T, T),
+    /// Box of the three half-sizes.
+    Box(V3<T>),
+    /// No support function (planes and unsupported types).
+    None,
+}
+
+impl<T: Scalar> Shape<T> {
+    /// The shape of a geom type with MuJoCo's `geom_size`.
+    pub fn of(t: GeomType, size: &V3<T>) -> Self {
+        match t {
+            GeomType::Sphere => Shape::Sphere(size[0]),
+            GeomType::Capsule => Shape::Capsule(size[0], size[1]),
+            GeomType::Ellipsoid => Shape::Ellipsoid(*size),
+            GeomType::Cylinder => Shape::Cylinder(size[0], size[1]),
+            GeomType::Box => Shape::Box(*size),
+            _ => Shape::None,
+        }
+    }
+
+    /// Support point in the local frame: a point of the shape maximizing `dir · x` (`dir` need
+    /// not be normalized). Ties on flat faces or edges take the `+` side of each zero
+    /// component, as MuJoCo's support functions do.
+    pub fn support_local(&self, dir: &V3<T>) -> V3<T> {
+        let z = T::zero();
+        let sgn = |x: T, s: T| if x.re() >= 0.0 { s } else { -s };
+        match *self {
+            Shape::Sphere(r) => {
+                let n = dot3(dir, dir).sqrt();
+                if n.re() < MINVAL {
+                    [r, z, z]
+                } else {
+                    let k = r / n;
+                    [dir[0] * k, dir[1] * k, dir[2] * k]
+                }
+            }
+            Shape::Capsule(r, h) => {
+                let n = dot3(dir, dir).sqrt();
+                let mut p = if n.re() < MINVAL {
+                    [r, z, z]
+                } else {
+                    let k = r / n;
+                    [dir[0] * k, dir[1] * k, dir[2] * k]
+                };
+                p[2] += sgn(dir[2], h);
+                p
+            }
+            Shape::Ellipsoid(s) => {
+                let w = [dir[0] * s[0], dir[1] * s[1], dir[2] * s[2]];
+                let n = dot3(&w, &w).sqrt();
+                if n.re() < MINVAL {
+                    [s[0], z, z]
+                } else {
+                    [w[0] * s[0] / n, w[1] * s[1] / n, w[2] * s[2] / n]
+                }
+            }
+            Shape::Cylinder(r, h) => {
+                let n = (dir[0] * dir[0] + dir[1] * dir[1]).sqrt();
+                let (x, y) = if n.re() < MINVAL {
+                    (r, z)
+                } else {
+                    (dir[0] * r / n, dir[1] * r / n)
+                };
+                [x, y, sgn(dir[2], h)]
+            }
+            Shape::Box(s) => [sgn(dir[0], s[0]), sgn(dir[1], s[1]), sgn(dir[2], s[2])],
+            Shape::None => [z, z, z],
+        }
+    }
+
+    /// Support point in world coordinates for a geom at `g`'s pose.
+    pub fn support(&self, g: &Geom<T>, dir: &V3<T>) -> V3<T> {
+        let local = self.support_local(&mat_t_vec(&g.mat, dir));
+        add3(&mat_vec(&g.mat, &local), &g.pos)
+    }
+}
+
+/// Settings of the general convex routine (`mjOption::ccd_tolerance`, `ccd_iterations`).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvexConfig {
+    /// Convergence tolerance on distances.
+    pub tolerance: f64,
+    /// Maximum number of iterations of each stage.
+    pub iterations: usize,
+}
+
+/// Outcome of the general convex routine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvexStatus {
+    /// Converged within the tolerance (with or without contact).
+    Converged,
+    /// Stopped at the iteration limit; the result is the last iterate.
+    IterationLimit,
+}
+
+/// Plane against a convex geom (MuJoCo's `mjc_PlaneConvex` for ellipsoids): one contact at the
+/// support point of the geom along the inward plane normal, if its height above the plane is
+/// within the margin; the position is that point moved by `-dist/2` along the normal.
+pub(super) fn plane_convex<T: Scalar>(
+    sink: &mut Sink<'_, T>,
+    margin: T,
+    plane: &Geom<T>,
+    g: &Geom<T>,
+    shape: Shape<T>,
+) {
+    let n = axis(&plane.mat, 2);
+    let minus_n = [-n[0], -n[1], -n[2]];
+    let p = shape.support(g, &minus_n);
+    let dist = dot3(&n, &sub3(&p, &plane.pos));
+    if dist.re() > margin.re() {
+        return;
+    }
+    sink.push(dist, add_scl(&p, &n, dist * T::c(-0.5)), &n, None);
+}
+
+/// A vertex of the Minkowski difference `A − B`: `v = a − b` with its two support points.
+#[derive(Clone, Copy, Debug)]
+struct Vertex<T> {
+    v: V3<T>,
+    a: V3<T>,
+    b: V3<T>,
+}
+
+/// The two shapes of a pair at their poses.
+struct Pair<'s, T> {
+    g1: &'s Geom<T>,
+    s1: Shape<T>,
+    g2: &'s Geom<T>,
+    s2: Shape<T>,
+}
+
+impl<T: Scalar> Pair<'_, T> {
+    /// Support point of `A − B` in direction `d`.
+    fn support(&self, d: &V3<T>) -> Vertex<T> {
+        let a = self.s1.support(self.g1, d);
+        let b = self.s2.support(self.g2, &scl3(d, -T::one()));
+        Vertex {
+            v: sub3(&a, &b),
+            a,
+            b,
+        }
+    }
+}
+
+/// Barycentric combination `Σ λᵢ xᵢ` of the support points of the simplex.
+fn combine<T: Scalar>(s: &[Vertex<T>], lam: &[T]) -> (V3<T>, V3<T>, V3<T>) {
+    let mut r = ([T::zero(); 3], [T::zero(); 3], [T::zero(); 3]);
+    for (x, l) in s.iter().zip(lam) {
+        r.0 = add_scl(&r.0, &x.v, *l);
+        r.1 = add_scl(&r.1, &x.a, *l);
+        r.2 = add_scl(&r.2, &x.b, *l);
+    }
+    r
+}
+
+/// Closest point to the origin of the simplex `s[..n]` (1 to 4 points): reduces the simplex to
+/// the smallest face containing that point and returns its barycentric weights (in `lam`) and
+/// the new size. A tetrahedron containing the origin is kept whole (size 4).
+fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T; 4]) -> usize {
+    // try every non-empty subset, smallest first, and keep the best whose closest point is
+    // interior (Johnson's distance sub-algorithm, written as a brute-force search)
+    let mut best_d = f64::INFINITY;
+    let mut best_mask = 0usize;
+    let mut best_lam = [T::zero(); 4];
+    for mask in 1usize..(1 << n) {
+        let idx: [usize; 4] = {
+            let mut k = 0;
+            let mut out = [0; 4];
+            for i in 0..n {
+                if mask & (1 << i) != 0 {
+                    out[k] = i;
+                    k += 1;
+                }
+            }
+            out
+        };
+        let m = mask.count_ones() as usize;
+        let mut l = [T::zero(); 4];
+        let ok = match m {
+            1 => {
+                l[0] = T::one();
+                true
+            }
+            2 => {
+                let (p, q) = (s[idx[0]].v, s[idx[1]].v);
+                let e = sub3(&q, &p);
+                let ee = dot3(&e, &e);
+                if ee.re() <= 0.0 {
+                    false
+                } else {
+                    let t = -dot3(&p, &e) / ee;
+                    l[0] = T::one() - t;
+                    l[1] = t;
+                    t.re() > 0.0 && t.re() < 1.0
+                }
+            }
+            3 => {
+                let (p, q, r) = (s[idx[0]].v, s[idx[1]].v, s[idx[2]].v);
+                let (e1, e2) = (sub3(&q, &p), sub3(&r, &p));
+                let (d11, d12, d22) = (dot3(&e1, &e1), dot3(&e1, &e2), dot3(&e2, &e2));
+                let (b1, b2) = (-dot3(&p, &e1), -dot3(&p, &e2));
+                let det = d11 * d22 - d12 * d12;
+                if det.re() <= MINVAL * (d11 * d22).re() {
+                    false
+                } else {
+                    let u = (b1 * d22 - b2 * d12) / det;
+                    let v = (b2 * d11 - b1 * d12) / det;
+                    l[0] = T::one() - u - v;
+                    l[1] = u;
+                    l[2] = v;
+                    u.re() > 0.0 && v.re() > 0.0 && (u + v).re() < 1.0
+                }
+            }
+            _ => {
+                // origin inside the tetrahedron: solve p0 + Σ λ_i (p_i − p0) = 0
+                let p0 = s[idx[0]].v;
+                let e: [V3<T>; 3] = core::array::from_fn(|k| sub3(&s[idx[k + 1]].v, &p0));
+                let det = dot3(&e[0], &cross(&e[1], &e[2]));
+                if det.re().abs() <= 1e-300 {
+                    false
+                } else {
+                    let mp = scl3(&p0, -T::one());
+                    let l1 = dot3(&mp, &cross(&e[1], &e[2])) / det;
+                    let l2 = dot3(&e[0], &cross(&mp, &e[2])) / det;
+                    let l3 = dot3(&e[0], &cross(&e[1], &mp)) / det;
+                    l[0] = T::one() - l1 - l2 - l3;
+                    l[1] = l1;
+                    l[2] = l2;
+                    l[3] = l3;
+                    l.iter().all(|x| x.re() >= 0.0)
+                }
+            }
+        };
+        if !ok {
+            continue;
+        }
+        let sub: [Vertex<T>; 4] = core::array::from_fn(|k| s[idx[k.min(m - 1)]]);
+        let (p, _, _) = combine(&sub[..m], &l[..m]);
+        let d = dot3(&p, &p).re();
+        if d < best_d {
+            best_d = d;
+            best_mask = mask;
+            best_lam = l;
+        }
+        if m == 4 && ok {
+            best_mask = mask;
+            best_lam = l;
+            break;
+        }
+    }
+    let mut k = 0;
+    let old = *s;
+    for i in 0..n {
+        if best_mask & (1 << i) != 0 {
+            s[k] = old[i];
+            k += 1;
+        }
+    }
+    *lam = best_lam;
+    k
+}
+
+/// Maximum number of polytope vertices and faces of the EPA stage.
+const EPA_MAXV: usize = 256;
+const EPA_MAXF: usize = 2 * EPA_MAXV;
+
+/// A triangle of the EPA polytope: vertex indices, outward unit normal and distance from the
+/// origin.
+#[derive(Clone, Copy)]
+struct Face<T> {
+    v: [usize; 3],
+    n: V3<T>,
+    dist: T,
+    live: bool,
+}
+
+fn make_face<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3], inside: &V3<T>) -> Option<Face<T>> {
+    let (p, q, r) = (verts[v[0]].v, verts[v[1]].v, verts[v[2]].v);
+    let mut n = cross(&sub3(&q, &p), &sub3(&r, &p));
+    let len = dot3(&n, &n).sqrt();
+    if len.re() < 1e-300 {
+        return None;
+    }
+    n = scl3(&n, T::one() / len);
+    let mut f = Face {
+        v,
+        n,
+        dist: dot3(&n, &p),
+        live: true,
+    };
+    // outward: away from a point inside the polytope
+    if dot3(&n, &sub3(&p, inside)).re() < 0.0 {
+        f.v = [v[0], v[2], v[1]];
+        f.n = scl3(&f.n, -T::one());
+        f.dist = -f.dist;
+    }
+    Some(f)
+}
+
+/// The result of the convex routine: signed distance, unit normal from geom 1 to geom 2 and
+/// the two witness points.
+struct Witness<T> {
+    dist: T,
+    normal: V3<T>,
+    a: V3<T>,
+    b: V3<T>,
+}
+
+/// GJK on `A − B`: the distance and witness points of separated shapes, or `None` with the
+/// final simplex (in `simplex[..n]`) when the origin is inside (penetration).
+fn gjk<T: Scalar>(
+    pair: &Pair<'_, T>,
+    cfg: &ConvexConfig,
+    simplex: &mut [Vertex<T>; 4],
+    n: &mut usize,
+) -> (Option<Witness<T>>, ConvexStatus) {
+    let d0 = sub3(&pair.g1.pos, &pair.g2.pos);
+    let d0 = if dot3(&d0, &d0).re() < MINVAL * MINVAL {
+        [T::one(), T::zero(), T::zero()]
+    } else {
+        d0
+    };
+    simplex[0] = pair.support(&scl3(&d0, -T::one()));
+    *n = 1;
+    let mut lam = [T::one(), T::zero(), T::zero(), T::zero()];
+    for _ in 0..cfg.iterations.max(1) {
+        let (v, a, b) = combine(&simplex[..*n], &lam[..*n]);
+        let vv = dot3(&v, &v);
+        if *n == 4 || vv.re() < 1e-30 {
+            return (None, ConvexStatus::Converged);
+        }
+        let w = pair.support(&scl3(&v, -T::one()));
+        // duality gap |v|² − v·w bounds the distance error times |v|
+        let gap = vv - dot3(&v, &w.v);
+        if gap.re() <= cfg.tolerance * vv.re().sqrt()
+            || simplex[..*n].iter().any(|s| {
+                let e = sub3(&s.v, &w.v);
+                dot3(&e, &e).re() == 0.0
+            })
+        {
+            let dist = vv.sqrt();
+            let normal = scl3(&v, -T::one() / dist);
+            return (
+                Some(Witness { dist, normal, a, b }),
+                ConvexStatus::Converged,
+            );
+        }
+        simplex[*n] = w;
+        *n += 1;
+        *n = closest_on_simplex(simplex, *n, &mut lam);
+    }
+    let (v, a, b) = combine(&simplex[..*n], &lam[..*n]);
+    let dist = dot3(&v, &v).sqrt();
+    if dist.re() < 1e-15 {
+        return (None, ConvexStatus::IterationLimit);
+    }
+    let normal = scl3(&v, -T::one() / dist);
+    (
+        Some(Witness { dist, normal, a, b }),
+        ConvexStatus::IterationLimit,
+    )
+}
+
+/// Grow a GJK simplex that touches the origin to a tetrahedron enclosing it (as far as the
+/// shapes allow), by adding support points along directions normal to the simplex.
+fn blow_up<T: Scalar>(pair: &Pair<'_, T>, simplex: &mut [Vertex<T>; 4], n: &mut usize) {
+    let axes = [
+        [T::one(), T::zero(), T::zero()],
+        [T::zero(), T::one(), T::zero()],
+        [T::zero(), T::zero(), T::one()],
+    ];
+    while *n < 4 {
+        let mut dir = match *n {
+            1 => axes[0],
+            2 => {
+                let e = sub3(&simplex[1].v, &simplex[0].v);
+                // a direction orthogonal to the segment
+                let k = (0..3)
+                    .min_by(|&i, &j| e[i].re().abs().total_cmp(&e[j].re().abs()))
+                    .unwrap_or(0);
+                cross(&e, &axes[k])
+            }
+            _ => cross(
+                &sub3(&simplex[1].v, &simplex[0].v),
+                &sub3(&simplex[2].v, &simplex[0].v),
+            ),
+        };
+        if dot3(&dir, &dir).re() < 1e-300 {
+            dir = axes[*n % 3];
+        }
+        let mut added = false;
+        for sgn in [T::one(), -T::one()] {
+            let w = pair.support(&scl3(&dir, sgn));
+            let fresh = simplex[..*n].iter().all(|s| {
+                let e = sub3(&s.v, &w.v);
+                dot3(&e, &e).re() > 1e-24
+            });
+            let independent = match *n {
+                1 => true,
+                2 => {
+                    let c = cross(
+                        &sub3(&simplex[1].v, &simplex[0].v),
+                        &sub3(&w.v, &simplex[0].v),
+                    );
+                    dot3(&c, &c).re() > 1e-24
+                }
+                _ => {
+                    let c = cross(
+                        &sub3(&simplex[1].v, &simplex[0].v),
+                        &sub3(&simplex[2].v, &simplex[0].v),
+                    );
+                    dot3(&c, &sub3(&w.v, &simplex[0].v)).re().abs() > 1e-18
+                }
+            };
+            if fresh && independent {
+                simplex[*n] = w;
+                *n += 1;
+                added = true;
+                break;
+            }
+        }
+        if !added {
+            return;
+        }
+    }
+}
+
+/// EPA from a tetrahedron enclosing the origin: the penetration depth, normal and witness
+/// points.
+fn epa<T: Scalar>(
+    pair: &Pair<'_, T>,
+    cfg: &ConvexConfig,
+    simplex: &[Vertex<T>; 4],
+) -> Option<(Witness<T>, ConvexStatus)> {
+    let zero = Vertex {
+        v: [T::zero(); 3],
+        a: [T::zero(); 3],
+        b: [T::zero(); 3],
+    };
+    let mut verts = [zero; EPA_MAXV];
+    verts[..4].copy_from_slice(simplex);
+    let mut nv = 4;
+    let dead = Face {
+        v: [0; 3],
+        n: [T::zero(); 3],
+        dist: T::zero(),
+        live: false,
+    };
+    let mut faces = [dead; EPA_MAXF];
+    let mut nf = 0;
+    let mut inside = [T::zero(); 3];
+    for x in simplex.iter() {
+        inside = add_scl(&inside, &x.v, T::c(0.25));
+    }
+    for f in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {
+        faces[nf] = make_face(&verts, f, &inside)?;
+        nf += 1;
+    }
+    let mut status = ConvexStatus::IterationLimit;
+    let mut best = 0;
+    for _ in 0..cfg.iterations.max(1) {
+        // nearest live face
+        let mut bd = f64::INFINITY;
+        for (i, f) in faces[..nf].iter().enumerate() {
+            if f.live && f.dist.re() < bd {
+                bd = f.dist.re();
+                best = i;
+            }
+        }
+        if !bd.is_finite() {
+            return None;
+        }
+        let f = faces[best];
+        let w = pair.support(&f.n);
+        if (dot3(&w.v, &f.n) - f.dist).re() < cfg.tolerance {
+            status = ConvexStatus::Converged;
+            break;
+        }
+        if nv >= EPA_MAXV {
+            break;
+        }
+        verts[nv] = w;
+        let iw = nv;
+        nv += 1;
+        // remove the faces that see w, collect the horizon edges
+        let mut edges = [[0usize; 2]; EPA_MAXF];
+        let mut ne = 0;
+        for fi in 0..nf {
+            let g = faces[fi];
+            if !g.live || dot3(&g.n, &sub3(&w.v, &verts[g.v[0]].v)).re() <= 0.0 {
+                continue;
+            }
+            faces[fi].live = false;
+            for k in 0..3 {
+                let e = [g.v[k], g.v[(k + 1) % 3]];
+                if let Some(j) = edges[..ne]
+                    .iter()
+                    .position(|x| x[0] == e[1] && x[1] == e[0])
+                {
+                    edges[j] = edges[ne - 1];
+                    ne -= 1;
+                } else if ne < EPA_MAXF {
+                    edges[ne] = e;
+                    ne += 1;
+                }
+            }
+        }
+        for e in edges.iter().take(ne) {
+            let slot = match faces[..nf].iter().position(|f| !f.live) {
+                Some(s) => s,
+                None if nf < EPA_MAXF => {
+                    nf += 1;
+                    nf - 1
+                }
+                None => break,
+            };
+            let Some(mut nfc) = make_face(&verts, [e[0], e[1], iw], &inside) else {
+                continue;
+            };
+            // keep the winding of the horizon (outward), even for faces through the origin
+            nfc.v = [e[0], e[1], iw];
+            let p = verts[e[0]].v;
+            let mut nn = cross(&sub3(&verts[e[1]].v, &p), &sub3(&w.v, &p));
+            let len = dot3(&nn, &nn).sqrt();
+            if len.re() < 1e-300 {
+                continue;
+            }
+            nn = scl3(&nn, T::one() / len);
+            nfc.n = nn;
+            nfc.dist = dot3(&nn, &p);
+            faces[slot] = nfc;
+        }
+    }
+    let f = faces[best];
+    // barycentric coordinates of the origin's projection on the face
+    let p = scl3(&f.n, f.dist);
+    let (a, b, c) = (verts[f.v[0]], verts[f.v[1]], verts[f.v[2]]);
+    let (e1, e2, ep) = (sub3(&b.v, &a.v), sub3(&c.v, &a.v), sub3(&p, &a.v));
+    let (d11, d12, d22) = (dot3(&e1, &e1), dot3(&e1, &e2), dot3(&e2, &e2));
+    let (d1p, d2p) = (dot3(&e1, &ep), dot3(&e2, &ep));
+    let det = d11 * d22 - d12 * d12;
+    let (u, v) = if det.re().abs() < 1e-300 {
+        (T::zero(), T::zero())
+    } else {
+        ((d22 * d1p - d12 * d2p) / det, (d11 * d2p - d12 * d1p) / det)
+    };
+    let lam = [T::one() - u - v, u, v];
+    let (_, wa, wb) = combine(&[a, b, c], &lam);
+    Some((
+        Witness {
+            dist: -f.dist,
+            normal: f.n,
+            a: wa,
+            b: wb,
+        },
+        status,
+    ))
+}
+
+/// The general convex routine (MuJoCo's `mjc_Convex` with its native GJK/EPA): GJK gives the
+/// distance of separated shapes, EPA the penetration depth of overlapping ones; one contact
+/// at the midpoint of the two witness points, with the normal from geom 1 to geom 2, if the
+/// signed distance is within the margin. Tolerance and iteration limit per stage come from
+/// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices.
+///
+/// Not reproduced: MuJoCo 4.0's multi-contact extension (`multiccd`, on by default) which adds
+/// contacts on flat faces for cylinder and box pairs (capsule–cylinder, cylinder–cylinder,
+/// cylinder–box); here those pairs get the single deepest contact.
+pub(super) fn convex<T: Scalar>(
+    sink: &mut Sink<'_, T>,
+    margin: T,
+    g1: &Geom<T>,
+    s1: Shape<T>,
+    g2: &Geom<T>,
+    s2: Shape<T>,
+    cfg: &ConvexConfig,
+) -> ConvexStatus {
+    let pair = Pair { g1, s1, g2, s2 };
+    let mut simplex = [Vertex {
+        v: [T::zero(); 3],
+        a: [T::zero(); 3],
+        b: [T::zero(); 3],
+    }; 4];
+    let mut n = 0;
+    let (sep, mut status) = gjk(&pair, cfg, &mut simplex, &mut n);
+    let w = match sep {
+        Some(w) => w,
+        None => {
+            blow_up(&pair, &mut simplex, &mut n);
+            if n < 4 {
+                return status;
+            }
+            match epa(&pair, cfg, &simplex) {
+                Some((w, s)) => {
+                    status = s;
+                    w
+                }
+                None => return status,
+            }
+        }
+    };
+    let w = polish(&pair, w);
+    if w.dist.re() > margin.re() {
+        return status;
+    }
+    let pos = scl3(&add3(&w.a, &w.b), T::c(0.5));
+    sink.push(w.dist, pos, &w.normal, None);
+    status
+}
+
+/// Two unit vectors completing `d` to an orthonormal basis.
+fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
+    let e = if d[0].re().abs() < 0.6 {
+        [T::one(), T::zero(), T::zero()]
+    } else {
+        [T::zero(), T::one(), T::zero()]
+    };
+    let mut t1 = cross(d, &e);
+    let n = dot3(&t1, &t1).sqrt();
+    t1 = scl3(&t1, T::one() / n);
+    (t1, cross(d, &t1))
+}
+
+/// Refine the contact normal where both supports are smooth (curved surfaces, or a corner or
+/// edge against a curved surface): the exact normal `d` makes the support point `v` of
+/// `A − B` parallel to `d`, which is solved by Newton's method in the tangent plane (Jacobian by
+/// differences of 1e-7). The refinement is kept only if it converges to a residual below 1e-13
+/// near the starting normal and the witness points are unique there (they do not jump under a
+/// 1e-6 tilt, which rules out flat faces, where EPA's answer is already exact); otherwise
+/// GJK/EPA's witness stands. This makes the result exact to rounding instead of to
+/// `ccd_tolerance`, and gives derivatives that are those of the exact contact.
+fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
+    let resid = |d: &V3<T>, t1: &V3<T>, t2: &V3<T>| -> (Vertex<T>, [T; 2]) {
+        // tangential part of v (with respect to d), in the fixed basis t1, t2
+        let s = pair.support(d);
+        let vd = dot3(&s.v, d);
+        let r = sub3(&s.v, &scl3(d, vd));
+        (s, [dot3(&r, t1), dot3(&r, t2)])
+    };
+    let d0 = w.normal;
+    let (t1, t2) = tangents(&d0);
+    let dir = |u: [T; 2]| -> V3<T> {
+        let mut d = add_scl(&add_scl(&d0, &t1, u[0]), &t2, u[1]);
+        let n = dot3(&d, &d).sqrt();
+        d = scl3(&d, T::one() / n);
+        d
+    };
+    let mut u = [T::zero(); 2];
+    let h = 1e-7;
+    let mut ok = false;
+    for _ in 0..30 {
+        let d = dir(u);
+        let (_, r) = resid(&d, &t1, &t2);
+        let rn = (r[0].re() * r[0].re() + r[1].re() * r[1].re()).sqrt();
+        if rn < 1e-13 {
+            ok = true;
+            break;
+        }
+        // Jacobian of the residual by forward differences (real parts only)
+        let mut jac = [[0.0; 2]; 2];
+        for k in 0..2 {
+            let mut uk = [u[0].re(), u[1].re()];
+            uk[k] += h;
+            let (_, rk) = resid(&dir([T::c(uk[0]), T::c(uk[1])]), &t1, &t2);
+            jac[0][k] = (rk[0].re() - r[0].re()) / h;
+            jac[1][k] = (rk[1].re() - r[1].re()) / h;
+        }
+        let det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
+        if !det.is_finite() || det.abs() < 1e-300 {
+            break;
+        }
+        let inv = [
+            [jac[1][1] / det, -jac[0][1] / det],
+            [-jac[1][0] / det, jac[0][0] / det],
+        ];
+        let du0 = r[0] * T::c(inv[0][0]) + r[1] * T::c(inv[0][1]);
+        let du1 = r[0] * T::c(inv[1][0]) + r[1] * T::c(inv[1][1]);
+        u = [u[0] - du0, u[1] - du1];
+        if u[0].re().abs() > 1e-2 || u[1].re().abs() > 1e-2 || !u[0].re().is_finite() {
+            break;
+        }
+    }
+    if !ok {
+        return w;
+    }
+    let d = dir(u);
+    let s = pair.support(&d);
+    // unique witnesses: a small tilt must not move the support points far
+    for t in [&t1, &t2] {
+        for sg in [1e-6, -1e-6] {
+            let st = pair.support(&add_scl(&d, t, T::c(sg)));
+            let (ea, eb) = (sub3(&st.a, &s.a), sub3(&st.b, &s.b));
+            if dot3(&ea, &ea).re().max(dot3(&eb, &eb).re()) > 1e-8 {
+                return w;
+            }
+        }
+    }
+    let dist = -dot3(&s.v, &d);
+    // must not be worse than the starting point (a different stationary point)
+    if dist.re() < w.dist.re() - 1e-9 {
+        return w;
+    }
+    Witness {
+        dist,
+        normal: d,
+        a: s.a,
+        b: s.b,
+    }
+}
