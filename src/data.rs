@@ -127,8 +127,9 @@ pub struct Data<T> {
     /// `forward` the bias accelerations (`−g` at the world plus `cdof_dot · qvel`).
     pub cacc: Vec<V6<T>>,
 
-    /// Derivative of the smooth force with respect to qvel, dense (nv × nv), written by the
-    /// implicit integrators.
+    /// Derivative of the smooth force with respect to qvel, written by the implicit
+    /// integrators: sparse (nD) in MuJoCo's layout (`Topology::d_rowadr`, `d_colind`), only the
+    /// pairs of dofs of which one is an ancestor of the other, as MuJoCo stores it.
     pub qDeriv: Vec<T>,
 
     // ---- scratch (never read across calls) ----
@@ -262,7 +263,7 @@ impl<T: Scalar> Data<T> {
             qfrc_constraint: z(m.nv),
             qacc: z(m.nv),
             cacc: z6(m.nbody),
-            qDeriv: z(m.nv * m.nv),
+            qDeriv: z(m.nd),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),

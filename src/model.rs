@@ -530,6 +530,25 @@ pub struct Topology {
     /// (`dof_madr[m_colind[adr]]`), so the factorization reaches the row to update directly.
     pub m_colrowadr: Vec<usize>,
 
+    /// Number of entries of the sparse `qDeriv` (MuJoCo's `nD`): the pairs of dofs of which one
+    /// is an ancestor of the other, both orders, plus the diagonal.
+    pub nd: usize,
+    /// Entries in each row of the sparse `qDeriv` (MuJoCo's `D_rownnz`, nv).
+    pub d_rownnz: Vec<usize>,
+    /// Address of each row of the sparse `qDeriv` (MuJoCo's `D_rowadr`, nv).
+    pub d_rowadr: Vec<usize>,
+    /// Address of each row's diagonal in the sparse `qDeriv` (MuJoCo's `D_diag`, nv).
+    pub d_diag: Vec<usize>,
+    /// Column of each entry of the sparse `qDeriv`, ascending within a row: the row's ancestors,
+    /// itself, then its descendants (MuJoCo's `D_colind`, nD).
+    pub d_colind: Vec<usize>,
+    /// For each entry `(i, j)` of the sparse `qM` (`j` = `i` or an ancestor of `i`): the address of
+    /// `(i, j)` in the sparse `qDeriv` (nM).
+    pub m_d_lower: Vec<usize>,
+    /// For each entry `(i, j)` of the sparse `qM`: the address of the mirrored `(j, i)` in the
+    /// sparse `qDeriv` (nM; the diagonal maps to itself).
+    pub m_d_upper: Vec<usize>,
+
     /// Geom types.
     pub geom_type: Vec<GeomType>,
     /// Body of each geom.

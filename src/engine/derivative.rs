@@ -12,7 +12,8 @@ use super::passive;
 use super::rne::{add6, propagate_motion};
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
-/// qfrc_bias)/∂qvel` (dense, nv × nv; MuJoCo's `mjd_smooth_vel`). Contributions: joint damping
+/// qfrc_bias)/∂qvel` (sparse, MuJoCo's `mjd_smooth_vel` and layout: entries between dofs of
+/// which one is an ancestor of the other). Contributions: joint damping
 /// `−diag(b + 2p₀|v| + 3p₁v²)` (own, polynomial and actuator-reflected), tendon damping likewise
 /// times `Jᵀ J`, actuators whose gain or bias depends on velocity (affine `g₂·input + b₂`, or the
 /// muscle gain's velocity derivative) `momentᵀ (…) moment`, fluid forces (`Jᵀ B J` per body or geom; `B` symmetrized for implicitfast, i.e. when
@@ -21,25 +22,17 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     let nv = m.nv;
     d.qDeriv.iter_mut().for_each(|x| *x = T::zero());
     if !m.disabled(disable::DAMPER) {
-        for i in 0..nv {
-            let (b, p) = passive::dof_damping_total(m, i);
-            d.qDeriv[i * nv + i] -= passive::poly_damping_derivative(b, &p, d.qvel[i]);
-        }
+        let (qvel, qd) = (&d.qvel, &mut d.qDeriv);
+        passive::each_dof_damping(m, |i, b, p| {
+            qd[m.d_diag[i]] -= passive::poly_damping_derivative(b, &p, qvel[i]);
+        });
         for t in 0..m.ntendon {
             let (b, p) = passive::tendon_damping_total(m, t);
             let b = passive::poly_damping_derivative(b, &p, d.ten_velocity[t]);
             if b.is_zero_exact() {
                 continue;
             }
-            let row = &d.ten_J[t * nv..(t + 1) * nv];
-            for i in 0..nv {
-                if row[i].is_zero_exact() {
-                    continue;
-                }
-                for j in 0..nv {
-                    d.qDeriv[i * nv + j] -= b * row[i] * row[j];
-                }
-            }
+            add_outer_in_tree(m, &mut d.qDeriv, &d.ten_J[t * nv..(t + 1) * nv], -b);
         }
     }
     if !m.disabled(disable::ACTUATION) {
@@ -86,14 +79,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 continue;
             }
             let row = &d.actuator_moment[u * nv..(u + 1) * nv];
-            for i in 0..nv {
-                if row[i].is_zero_exact() {
-                    continue;
-                }
-                for j in 0..nv {
-                    d.qDeriv[i * nv + j] += g * row[i] * row[j];
-                }
-            }
+            add_outer_in_tree(m, &mut d.qDeriv, row, g);
         }
     }
     let passive = !(m.disabled(disable::SPRING) && m.disabled(disable::DAMPER));
@@ -103,10 +89,43 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     if with_rne {
         for k in 0..nv {
             rne_vel_column(m, d, k);
-            for i in 0..nv {
-                d.qDeriv[i * nv + k] -= d.scratch_nv[2][i];
+            // column k: rows i of the pattern of row k (the pattern is symmetric)
+            for adr in m.d_rowadr[k]..m.d_rowadr[k] + m.d_rownnz[k] {
+                let i = m.d_colind[adr];
+                let ik = d_entry(m, i, k);
+                d.qDeriv[ik] -= d.scratch_nv[2][i];
             }
         }
+    }
+}
+
+/// `qDeriv += s · v vᵀ` on the entries of the sparse `qDeriv` (couplings between dofs on
+/// different branches fall outside MuJoCo's pattern and are dropped, as MuJoCo drops them).
+fn add_outer_in_tree<T: Scalar>(m: &Model<T>, qd: &mut [T], v: &[T], s: T) {
+    for i in 0..m.nv {
+        if v[i].is_zero_exact() {
+            continue;
+        }
+        let si = s * v[i];
+        let a0 = m.dof_madr[i];
+        qd[m.d_diag[i]] += si * v[i];
+        for adr in a0 + 1..a0 + m.dof_mrownnz[i] {
+            let x = si * v[m.m_colind[adr]];
+            qd[m.m_d_lower[adr]] += x;
+            qd[m.m_d_upper[adr]] += x;
+        }
+    }
+}
+
+/// Address of entry `(i, j)` in the sparse `qDeriv`; `j` must be `i`, an ancestor or a
+/// descendant of `i` (every caller walks the pattern). Rows are short (a dof's ancestors and
+/// descendants), and sorted, so a binary search finds it.
+pub(crate) fn d_entry<T>(m: &Model<T>, i: usize, j: usize) -> usize {
+    let a = m.d_rowadr[i];
+    let row = &m.d_colind[a..a + m.d_rownnz[i]];
+    match row.binary_search(&j) {
+        Ok(n) => a + n,
+        Err(_) => unreachable!("qDeriv entry ({i}, {j}) outside the tree pattern"),
     }
 }
 

@@ -314,7 +314,6 @@ fn add_jt_b_j<T: Scalar>(
     r: &M3<T>,
     bm: &[[T; 6]; 6],
 ) {
-    let nv = m.nv;
     let com = d.subtree_com[m.body_rootid[b]];
     // columns of J on the dof chain, into scratch_dof6
     let chain_end = super::jacobian::body_last_dof(m, b);
@@ -326,8 +325,11 @@ fn add_jt_b_j<T: Scalar>(
         d.scratch_dof6[k] = [lr[0], lr[1], lr[2], lp[0], lp[1], lp[2]];
         k = m.dof_parentid[k];
     }
-    // B J for each chain dof, then Jᵀ (B J)
+    // B J for each chain dof, then Jᵀ (B J); chain positions count from the end of the chain,
+    // so of two chain dofs the one further along is the ancestor and the other's row of the
+    // sparse qM holds it at the difference of the positions
     let mut i = chain_end;
+    let mut pi = 0;
     while i != super::inertia::NONE {
         let ji = d.scratch_dof6[i];
         let mut bj = [T::zero(); 6];
@@ -337,15 +339,24 @@ fn add_jt_b_j<T: Scalar>(
             }
         }
         let mut j = chain_end;
+        let mut pj = 0;
         while j != super::inertia::NONE {
             let jj = d.scratch_dof6[j];
             let mut s = T::zero();
             for r6 in 0..6 {
                 s += jj[r6] * bj[r6];
             }
-            d.qDeriv[j * nv + i] += s;
+            // entry (j, i)
+            let adr = if pj >= pi {
+                m.m_d_upper[m.dof_madr[i] + pj - pi] // j ancestor of i (or i itself)
+            } else {
+                m.m_d_lower[m.dof_madr[j] + pi - pj] // i ancestor of j
+            };
+            d.qDeriv[adr] += s;
             j = m.dof_parentid[j];
+            pj += 1;
         }
         i = m.dof_parentid[i];
+        pi += 1;
     }
 }

@@ -126,20 +126,19 @@ enum QaccSrc {
 /// with `D = diag(∂(damping force)/∂v)` per dof (own, polynomial and actuator-reflected
 /// damping, MuJoCo 4.0).
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    let implicit_damping = !m.disabled(disable::EULERDAMP)
-        && !m.disabled(disable::DAMPER)
-        && (0..m.nv).any(|i| {
-            let (b, p) = passive::dof_damping_total(m, i);
-            b.re() > 0.0 || p != [T::zero(); 2]
-        });
+    let mut any_damping = false;
+    passive::each_dof_damping(m, |_, b, p| {
+        any_damping |= b.re() > 0.0 || p != [T::zero(); 2];
+    });
+    let implicit_damping =
+        !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping;
     if implicit_damping {
         let h = m.opt.timestep;
         let mut mh = std::mem::take(&mut d.scratch_m);
         mh.copy_from_slice(&d.qM);
-        for i in 0..m.nv {
-            let (b, p) = passive::dof_damping_total(m, i);
+        passive::each_dof_damping(m, |i, b, p| {
             mh[m.dof_madr[i]] += h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
-        }
+        });
         let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
         linalg::ldl_factor(m, &mut mh, &mut dinv);
         let mut x = std::mem::take(&mut d.scratch_nv[0]);
@@ -172,11 +171,8 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // MuJoCo's sparse qDeriv: couplings across branches (e.g. by a tendon) are dropped
     // lower triangle of M − h·qDeriv in the tree-sparse layout (row i: i, then its ancestors)
     let mut lo = std::mem::take(&mut d.scratch_m);
-    for i in 0..nv {
-        let row = m.dof_madr[i]..m.dof_madr[i] + m.dof_mrownnz[i];
-        for adr in row {
-            lo[adr] = d.qM[adr] - h * d.qDeriv[i * nv + m.m_colind[adr]];
-        }
+    for (adr, l) in lo.iter_mut().enumerate() {
+        *l = d.qM[adr] - h * d.qDeriv[m.m_d_lower[adr]];
     }
     if fast {
         // read as a symmetric matrix: tree-sparse LᵀDL
@@ -199,11 +195,8 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     } else {
         // both triangles, factored by a tree-sparse LU with no fill-in
         let mut up = std::mem::take(&mut d.scratch_m2);
-        for i in 0..nv {
-            let row = m.dof_madr[i]..m.dof_madr[i] + m.dof_mrownnz[i];
-            for adr in row {
-                up[adr] = d.qM[adr] - h * d.qDeriv[m.m_colind[adr] * nv + i];
-            }
+        for (adr, u) in up.iter_mut().enumerate() {
+            *u = d.qM[adr] - h * d.qDeriv[m.m_d_upper[adr]];
         }
         if !linalg::tree_lu_factor(m, &mut lo, &mut up) {
             d.warn(Warning::Singular, 0);
@@ -222,7 +215,6 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 /// dof and solved with their full (unsymmetrized) derivative including the gyroscopic term of
 /// the bias force, `(M − h (qDeriv − ∂c/∂v)) qacc = qfrc`, by a dense 6 × 6 LU.
 fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
-    let nv = m.nv;
     let h = m.opt.timestep;
     for root in 1..m.nbody {
         if !m.body_freerigid[root] {
@@ -236,7 +228,7 @@ fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
                 // M entry (i, k) from the sparse layout: row max(i, k), offset |i − k|
                 let (hi, lo) = if i >= k { (i, k) } else { (k, i) };
                 let mij = d.qM[m.dof_madr[da + hi] + hi - lo];
-                let dv = d.qDeriv[(da + i) * nv + da + k] - d.scratch_nv[2][da + i];
+                let dv = d.qDeriv[derivative::d_entry(m, da + i, da + k)] - d.scratch_nv[2][da + i];
                 a[i * 6 + k] = mij - h * dv;
             }
         }

@@ -53,11 +53,19 @@ fn norm3_or_zero<T: Scalar>(x: &V3<T>) -> T {
     }
 }
 
-/// Total damping `(b, [p₀, p₁])` of dof `i`: its own plus what actuators reflect onto its joint.
-pub fn dof_damping_total<T: Scalar>(m: &Model<T>, i: usize) -> (T, [T; 2]) {
-    let (b, p, _) = reflected(m, false, m.dof_jntid[i]);
-    let q = m.dof_dampingpoly[i];
-    (m.dof_damping[i] + b, [q[0] + p[0], q[1] + p[1]])
+/// Total damping `(b, [p₀, p₁])` of every dof, its own plus what actuators reflect onto its
+/// joint: calls `f(dof, b, p)` for each dof in order (the reflected part is summed once per
+/// joint).
+#[inline]
+pub fn each_dof_damping<T: Scalar>(m: &Model<T>, mut f: impl FnMut(usize, T, [T; 2])) {
+    for j in 0..m.njnt {
+        let (b, p, _) = reflected(m, false, j);
+        let da = m.jnt_dofadr[j];
+        for i in da..da + m.jnt_type[j].nv() {
+            let q = m.dof_dampingpoly[i];
+            f(i, m.dof_damping[i] + b, [q[0] + p[0], q[1] + p[1]]);
+        }
+    }
 }
 
 /// Total damping `(b, [p₀, p₁])` of tendon `t`, own plus reflected from actuators.
@@ -146,11 +154,11 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
     }
     if has_damper {
-        for i in 0..m.nv {
-            let (b, p) = dof_damping_total(m, i);
-            let v = d.qvel[i];
-            d.qfrc_damper[i] = -v * poly(b, &p, v.abs());
-        }
+        let (qvel, damper) = (&d.qvel, &mut d.qfrc_damper);
+        each_dof_damping(m, |i, b, p| {
+            let v = qvel[i];
+            damper[i] = -v * poly(b, &p, v.abs());
+        });
     }
     let nv = m.nv;
     for t in 0..m.ntendon {

@@ -260,6 +260,49 @@ fn resolve_limited(t: Tri, range: &[f64; 2], autolimits: bool) -> bool {
     }
 }
 
+/// The sparse layout of `qDeriv` (MuJoCo's `D_rownnz`, `D_rowadr`, `D_diag`, `D_colind`): row
+/// `i` holds, in ascending order, the dofs that are ancestors of `i`, `i` itself and its
+/// descendants; plus the maps from the entries of the sparse `qM` to their two places in it.
+fn sparse_deriv_layout(t: &mut Topology) {
+    let nv = t.nv;
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); nv];
+    for i in 0..nv {
+        for &j in &t.m_colind[t.dof_madr[i]..t.dof_madr[i] + t.dof_mrownnz[i]] {
+            rows[i].push(j);
+            if j != i {
+                rows[j].push(i);
+            }
+        }
+    }
+    let (mut rownnz, mut rowadr, mut diag, mut colind) = (vec![], vec![], vec![], vec![]);
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.sort_unstable();
+        rowadr.push(colind.len());
+        rownnz.push(row.len());
+        diag.push(colind.len() + row.iter().position(|&j| j == i).unwrap_or(0));
+        colind.extend_from_slice(row);
+    }
+    let find = |r: usize, c: usize| {
+        let row = &colind[rowadr[r]..rowadr[r] + rownnz[r]];
+        rowadr[r] + row.binary_search(&c).unwrap_or(0)
+    };
+    let mut lower = Vec::with_capacity(t.nm);
+    let mut upper = Vec::with_capacity(t.nm);
+    for i in 0..nv {
+        for &j in &t.m_colind[t.dof_madr[i]..t.dof_madr[i] + t.dof_mrownnz[i]] {
+            lower.push(find(i, j));
+            upper.push(find(j, i));
+        }
+    }
+    t.nd = colind.len();
+    t.d_rownnz = rownnz;
+    t.d_rowadr = rowadr;
+    t.d_diag = diag;
+    t.d_colind = colind;
+    t.m_d_lower = lower;
+    t.m_d_upper = upper;
+}
+
 /// Compile a typed description into a model (before `set_const`).
 pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     let c = &s.compiler;
@@ -894,6 +937,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     }
     t.nm = adr;
     t.m_colrowadr = t.m_colind.iter().map(|&c| t.dof_madr[c]).collect();
+    sparse_deriv_layout(&mut t);
 
     // lookups
     let lookup = |names: &[String], n: &str| names.iter().position(|x| x == n);
