@@ -103,13 +103,8 @@ pub fn ldl_factor<T: Scalar>(t: &Topology, a: &mut [T], diag_inv: &mut [T]) {
         // entry n of row k is (k, i) for the n-th ancestor i, whose own row holds exactly the
         // ancestors from there on: row i −= (a_ki / d_k) · row k[n..]
         for n in 1..len {
-            let akn = rowk[n].re();
-            // structural zeros (e.g. between the translational dofs of a free joint) change
-            // nothing
-            if akn == 0.0 {
-                continue;
-            }
-            let s = akn * inv;
+            // no shortcut for zero entries: the branch costs more than the update it saves
+            let s = rowk[n].re() * inv;
             let ai = t.m_colrowadr[ak + n];
             sub_scaled_re(&mut lower[ai..ai + len - n], &rowk[n..], s);
         }
