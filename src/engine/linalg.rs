@@ -34,8 +34,6 @@ trait Lane {
     fn scale<T: Scalar>(x: &mut T, s: f64);
     /// `x ← x / s` on this lane.
     fn div<T: Scalar>(x: &mut T, s: f64);
-    /// True when this lane of `x` is known to be zero (a sweep may then skip the column).
-    fn is_zero<T: Scalar>(x: &T) -> bool;
 }
 
 /// The real parts.
@@ -56,10 +54,6 @@ impl Lane for Re {
     fn div<T: Scalar>(x: &mut T, s: f64) {
         *x.re_mut() /= s;
     }
-    #[inline(always)]
-    fn is_zero<T: Scalar>(x: &T) -> bool {
-        x.re() == 0.0
-    }
 }
 
 impl Lane for Eps {
@@ -74,10 +68,6 @@ impl Lane for Eps {
     #[inline(always)]
     fn div<T: Scalar>(x: &mut T, s: f64) {
         x.eps_scale(1.0 / s);
-    }
-    #[inline(always)]
-    fn is_zero<T: Scalar>(_x: &T) -> bool {
-        false
     }
 }
 
@@ -181,9 +171,6 @@ fn ldl_sweeps<L: Lane, T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mu
     // Lᵀ w = b, leaves first
     for k in (0..nv).rev() {
         let xk = x[k];
-        if L::is_zero(&xk) {
-            continue;
-        }
         let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
         for (l, &i) in ld[ak + 1..ak + len]
             .iter()
@@ -283,9 +270,6 @@ fn tree_lu_sweeps<L: Lane, T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut 
     // apply the eliminations in their order
     for k in (0..t.nv).rev() {
         let xk = x[k];
-        if L::is_zero(&xk) {
-            continue;
-        }
         let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
         for adr in ak + 1..ak + len {
             L::sub_scaled(&mut x[t.m_colind[adr]], &xk, up[adr].re());
