@@ -103,17 +103,26 @@ pub fn quat_conj<T: Scalar>(q: &Quat<T>) -> Quat<T> {
     [q[0], -q[1], -q[2], -q[3]]
 }
 
-/// Normalize a quaternion in place; a quaternion of (near) zero norm becomes the identity, as in
-/// MuJoCo's `mju_normalize4`.
+/// Normalize a quaternion in place, as MuJoCo's `mju_normalize4`: a quaternion of (near) zero
+/// norm becomes the identity, and one whose norm is within `MINVAL` of 1 keeps its value. On dual
+/// numbers that unit quaternion still takes the derivative of the normalization (so a
+/// derivative direction off the unit sphere is projected, as finite differences see it).
 #[inline(always)]
 pub fn quat_normalize<T: Scalar>(q: &mut Quat<T>) {
     let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     if n.re() < MINVAL {
         *q = quat_identity();
-    } else {
+    } else if (n.re() - 1.0).abs() > MINVAL {
         let inv = T::one() / n;
         for x in q.iter_mut() {
             *x *= inv;
+        }
+    } else if T::HAS_DERIVATIVE {
+        let inv = T::one() / n;
+        for x in q.iter_mut() {
+            let v = x.re();
+            *x *= inv;
+            *x.re_mut() = v;
         }
     }
 }
