@@ -393,6 +393,33 @@ pub fn mat_to_quat<T: Scalar>(r: &M3<T>) -> Quat<T> {
 mod tests {
     use super::*;
 
+    /// A unit quaternion keeps its value bit for bit (MuJoCo's `mju_normalize4`), and on dual
+    /// numbers its derivative is that of `q/|q|` (the direction projected onto the tangent of
+    /// the unit sphere), checked against central differences.
+    #[test]
+    fn quat_normalize_unit_value_and_derivative() {
+        use num_dual::Dual64;
+        let q0 = [0.5f64, 0.5, -0.5, 0.5];
+        let dir = [0.3, -0.1, 0.7, 0.2];
+        let mut q = q0;
+        quat_normalize(&mut q);
+        assert_eq!(q, q0);
+        let mut qd: Quat<Dual64> = std::array::from_fn(|k| Dual64::new(q0[k], dir[k]));
+        quat_normalize(&mut qd);
+        let h = 1e-6;
+        let f = |s: f64| {
+            let mut p: Quat<f64> = std::array::from_fn(|k| q0[k] + s * dir[k]);
+            quat_normalize(&mut p);
+            p
+        };
+        let (p, n) = (f(h), f(-h));
+        for k in 0..4 {
+            assert_eq!(qd[k].re, q0[k]);
+            let fd = (p[k] - n[k]) / (2.0 * h);
+            assert!((qd[k].eps - fd).abs() < 1e-8, "{k}: {} vs {fd}", qd[k].eps);
+        }
+    }
+
     /// `exp(Ω + ε·dexp⁻¹(Ω, w)) ≈ exp(Ω) ⊗ exp(ε·w)` to first order, for rotation vectors on
     /// both sides of the series threshold.
     #[test]
