@@ -148,19 +148,27 @@ fn sub_scaled_re<T: Scalar>(dst: &mut [T], src: &[T], s: f64) {
 pub fn ldl_solve<T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T]) {
     ldl_sweeps::<Re, T>(t, ld, diag_inv, x);
     if T::HAS_DERIVATIVE {
-        // ḃ − Ȧ x₀: Ȧ is symmetric, its lower triangle sits in the derivative parts of `ld`
-        for i in 0..t.nv {
-            let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
-            let xi = x[i].re();
-            x[i].eps_sub_scaled(&ld[ai], xi);
-            for adr in ai + 1..ai + len {
-                let j = t.m_colind[adr];
-                let xj = x[j].re();
-                x[i].eps_sub_scaled(&ld[adr], xj);
-                x[j].eps_sub_scaled(&ld[adr], xi);
-            }
-        }
+        // Ȧ is symmetric, its lower triangle sits in the derivative parts of `ld`
+        sub_tree_matvec_eps(t, ld, ld, x);
         ldl_sweeps::<Eps, T>(t, ld, diag_inv, x);
+    }
+}
+
+/// `ẋ ← ẋ − Ȧ x₀` on the derivative parts of `x` (its real parts hold `x₀`), with `Ȧ` a matrix of
+/// the tree sparsity in the derivative parts of `lo` (entries `(i, j)`, `j` = `i` or an ancestor
+/// of `i`, in the layout of `qM`) and `up` (the mirrored entries `(j, i)`); `up = lo` for a
+/// symmetric matrix.
+fn sub_tree_matvec_eps<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
+    for i in 0..t.nv {
+        let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
+        let xi = x[i].re();
+        x[i].eps_sub_scaled(&lo[ai], xi);
+        for adr in ai + 1..ai + len {
+            let j = t.m_colind[adr];
+            let xj = x[j].re();
+            x[i].eps_sub_scaled(&lo[adr], xj);
+            x[j].eps_sub_scaled(&up[adr], xi);
+        }
     }
 }
 
@@ -248,18 +256,7 @@ pub fn tree_lu_factor<T: Scalar>(t: &Topology, lo: &mut [T], up: &mut [T]) -> bo
 pub fn tree_lu_solve<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
     tree_lu_sweeps::<Re, T>(t, lo, up, x);
     if T::HAS_DERIVATIVE {
-        // ḃ − Ȧ x₀: `lo` carries Ȧ(i, j) and `up` carries Ȧ(j, i) for j an ancestor of i
-        for i in 0..t.nv {
-            let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
-            let xi = x[i].re();
-            x[i].eps_sub_scaled(&lo[ai], xi);
-            for adr in ai + 1..ai + len {
-                let j = t.m_colind[adr];
-                let xj = x[j].re();
-                x[i].eps_sub_scaled(&lo[adr], xj);
-                x[j].eps_sub_scaled(&up[adr], xi);
-            }
-        }
+        sub_tree_matvec_eps(t, lo, up, x);
         tree_lu_sweeps::<Eps, T>(t, lo, up, x);
     }
 }
