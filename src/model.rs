@@ -565,6 +565,31 @@ pub struct Topology {
     pub geom_group: Vec<i32>,
     /// Geom names.
     pub geom_name: Vec<String>,
+    /// Bitwise OR of the `contype` of the body's geoms (MuJoCo's `body_contype`; the broad phase
+    /// skips body pairs whose masks are incompatible).
+    pub body_contype: Vec<u32>,
+    /// Bitwise OR of the `conaffinity` of the body's geoms (MuJoCo's `body_conaffinity`).
+    pub body_conaffinity: Vec<u32>,
+
+    /// First geom of each explicit `contact/pair` (MuJoCo's `pair_geom1`): the compiler swaps
+    /// the two geoms written when the first one's body id is larger, so that `pair_geom1` is on
+    /// the body of lower id. Pairs are stored sorted by [`Topology::pair_signature`] (stable,
+    /// i.e. in the order written among equal signatures).
+    pub pair_geom1: Vec<usize>,
+    /// Second geom of each explicit pair (MuJoCo's `pair_geom2`).
+    pub pair_geom2: Vec<usize>,
+    /// Contact dimensionality of each explicit pair: 1, 3, 4 or 6 (MuJoCo's `pair_dim`).
+    pub pair_dim: Vec<usize>,
+    /// Body-pair signature of each explicit pair, `(body1 << 16) + body2` with `body1 <= body2`
+    /// the bodies of `pair_geom1`/`pair_geom2` (MuJoCo's `pair_signature`). The collision stage
+    /// merges explicit pairs with the broad phase's body pairs in this order.
+    pub pair_signature: Vec<u32>,
+    /// Names of the explicit pairs ("" when unnamed), in stored (sorted) order.
+    pub pair_name: Vec<String>,
+    /// Body-pair signature `(min << 16) + max` of the body ids of each `contact/exclude`,
+    /// sorted ascending (MuJoCo's `exclude_signature`). Body ids, not weld ids: an exclusion
+    /// applies to the geoms of exactly these two bodies.
+    pub exclude_signature: Vec<u32>,
 
     /// Body of each site.
     pub site_bodyid: Vec<usize>,
@@ -729,6 +754,23 @@ pub struct Model<T> {
     pub geom_fluid: Vec<[T; 12]>,
     /// RGBA colour.
     pub geom_rgba: Vec<[f32; 4]>,
+
+    /// Friction of each explicit pair: two tangential, one torsional, two rolling coefficients
+    /// (MuJoCo's `pair_friction`).
+    pub pair_friction: Vec<[T; 5]>,
+    /// Solref of each explicit pair (MuJoCo's `pair_solref`).
+    pub pair_solref: Vec<[T; 2]>,
+    /// Solref of the frictional directions of each explicit pair; `[0, 0]` means "same as
+    /// `pair_solref`" (MuJoCo's `pair_solreffriction`).
+    pub pair_solreffriction: Vec<[T; 2]>,
+    /// Solimp of each explicit pair (MuJoCo's `pair_solimp`).
+    pub pair_solimp: Vec<[T; 5]>,
+    /// Margin of each explicit pair: contacts closer than this are active (MuJoCo's
+    /// `pair_margin`).
+    pub pair_margin: Vec<T>,
+    /// Gap of each explicit pair: contacts are detected up to `margin + gap` but those beyond
+    /// the margin are inactive (MuJoCo 4.0's `pair_gap`).
+    pub pair_gap: Vec<T>,
 
     /// Site position in the body frame.
     pub site_pos: Vec<V3<T>>,
@@ -912,6 +954,12 @@ impl Model<f64> {
             geom_gap: cs(&self.geom_gap),
             geom_fluid: cv(&self.geom_fluid),
             geom_rgba: self.geom_rgba.clone(),
+            pair_friction: cv(&self.pair_friction),
+            pair_solref: cv(&self.pair_solref),
+            pair_solreffriction: cv(&self.pair_solreffriction),
+            pair_solimp: cv(&self.pair_solimp),
+            pair_margin: cs(&self.pair_margin),
+            pair_gap: cs(&self.pair_gap),
             site_pos: cv(&self.site_pos),
             site_quat: cv(&self.site_quat),
             site_size: cv(&self.site_size),

@@ -340,3 +340,69 @@ fn nesting_depth() {
     assert_eq!(e.kind, ErrorKind::InvalidValue);
     assert!(e.to_string().contains("nested deeper than"), "{e}");
 }
+
+/// `contact/pair` and `contact/exclude`: every case is rejected by MuJoCo 4.0 too.
+#[test]
+fn contact_pairs_and_excludes() {
+    const W: &str = "<mujoco>\n<worldbody>\n<geom name=\"fl\" type=\"plane\" size=\"1 1 1\"/>\n<body name=\"b\">\n<freejoint/>\n<geom name=\"s\" size=\"0.1\"/>\n</body>\n</worldbody>\n<contact>\n";
+    let xml = |c: &str| format!("{W}{c}\n</contact>\n</mujoco>");
+    check(
+        &xml("<pair geom1=\"fl\" geom2=\"s\" condim=\"2\"/>"),
+        ErrorKind::InvalidValue,
+        10,
+        1,
+        "attribute 'condim': invalid condim in contact pair",
+    );
+    check(
+        &xml("<pair geom1=\"fl\" geom2=\"s\" friction=\"1 2 3 4 5 6\"/>"),
+        ErrorKind::WrongCount,
+        10,
+        28,
+        "attribute 'friction': expected at most 5 numbers, got 6",
+    );
+    check(
+        &xml("<pair geom1=\"fl\" geom2=\"zz\"/>"),
+        ErrorKind::UndefinedReference,
+        10,
+        1,
+        "undefined geom 'zz'",
+    );
+    check(
+        &xml("<pair geom1=\"fl\"/>"),
+        ErrorKind::MissingAttribute,
+        10,
+        1,
+        "'geom2'",
+    );
+    check(
+        &xml("<pair geom1=\"fl\" geom2=\"s\" class=\"nope\"/>"),
+        ErrorKind::UnknownClass,
+        10,
+        28,
+        "unknown default class 'nope'",
+    );
+    check(
+        &xml("<pair geom1=\"fl\" geom2=\"s\" foo=\"1\"/>"),
+        ErrorKind::UnknownAttribute,
+        10,
+        28,
+        "<pair> attribute 'foo'",
+    );
+    check(
+        &xml("<exclude body1=\"b\" body2=\"zz\"/>"),
+        ErrorKind::UndefinedReference,
+        10,
+        1,
+        "undefined body 'zz'",
+    );
+    check(
+        &format!(
+            "<mujoco>\n<default>\n<pair condim=\"x\"/>\n</default>\n{}",
+            &xml("")[9..]
+        ),
+        ErrorKind::MalformedNumber,
+        3,
+        7,
+        "malformed",
+    );
+}

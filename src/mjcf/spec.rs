@@ -608,6 +608,66 @@ impl Default for EqS {
     }
 }
 
+/// A `contact/pair` element (or the `pair` default of a class): an explicit geom pair with its
+/// own contact parameters (modeling chapter, "Contact parameters": the geoms' own parameters are
+/// ignored for it). Unwritten attributes come from the class default, MuJoCo's defaults otherwise.
+#[derive(Clone, Debug)]
+pub struct PairS {
+    /// Name.
+    pub name: String,
+    /// First geom name.
+    pub geom1: String,
+    /// Second geom name.
+    pub geom2: String,
+    /// Contact dimensionality (1, 3, 4 or 6).
+    pub condim: i64,
+    /// Friction: two tangential, one torsional, two rolling coefficients.
+    pub friction: [f64; 5],
+    /// Solref of the normal direction.
+    pub solref: [f64; 2],
+    /// Solref of the frictional directions (zero: use `solref`).
+    pub solreffriction: [f64; 2],
+    /// Solimp.
+    pub solimp: [f64; 5],
+    /// Margin (distance at which the contact becomes active).
+    pub margin: f64,
+    /// Gap (extra detection distance beyond the margin, MuJoCo 4.0).
+    pub gap: f64,
+    /// Where written.
+    pub loc: Loc,
+}
+
+impl Default for PairS {
+    fn default() -> Self {
+        PairS {
+            name: String::new(),
+            geom1: String::new(),
+            geom2: String::new(),
+            condim: 3,
+            friction: [1.0, 1.0, 0.005, 0.0001, 0.0001],
+            solref: SOLREF,
+            solreffriction: [0.0, 0.0],
+            solimp: SOLIMP,
+            margin: 0.0,
+            gap: 0.0,
+            loc: Loc::default(),
+        }
+    }
+}
+
+/// A `contact/exclude` element: no dynamic contacts between the geoms of two bodies.
+#[derive(Clone, Debug, Default)]
+pub struct ExcludeS {
+    /// Name.
+    pub name: String,
+    /// First body name.
+    pub body1: String,
+    /// Second body name.
+    pub body2: String,
+    /// Where written.
+    pub loc: Loc,
+}
+
 /// Explicit inertial.
 #[derive(Clone, Debug)]
 pub struct InertialS {
@@ -711,6 +771,8 @@ pub struct Class {
     pub tendon: TendonS,
     /// Equality default.
     pub eq: EqS,
+    /// Contact pair default.
+    pub pair: PairS,
     /// Parent class name.
     pub parent: Option<String>,
 }
@@ -732,10 +794,10 @@ pub struct Spec {
     pub actuators: Vec<ActS>,
     /// Equalities.
     pub eqs: Vec<EqS>,
-    /// Number of contact pairs.
-    pub npair: usize,
-    /// Number of contact excludes.
-    pub nexclude: usize,
+    /// Explicit contact pairs, in the order written.
+    pub pairs: Vec<PairS>,
+    /// Contact exclusions, in the order written.
+    pub excludes: Vec<ExcludeS>,
     /// Number of sensors.
     pub nsensor: usize,
     /// Keyframes.
@@ -1083,6 +1145,20 @@ fn read_eq_common(a: &A, q: &mut EqS) -> R<()> {
     }
     a.upto("solref", &mut q.solref)?;
     a.upto("solimp", &mut q.solimp)?;
+    Ok(())
+}
+
+/// Contact parameters of a `pair` element or default (everything but the names).
+fn read_pair(a: &A, p: &mut PairS) -> R<()> {
+    if let Some(c) = a.int("condim")? {
+        p.condim = c;
+    }
+    a.upto("friction", &mut p.friction)?;
+    a.upto("solref", &mut p.solref)?;
+    a.upto("solreffriction", &mut p.solreffriction)?;
+    a.upto("solimp", &mut p.solimp)?;
+    a.f_into("margin", &mut p.margin)?;
+    a.f_into("gap", &mut p.gap)?;
     Ok(())
 }
 
@@ -1783,7 +1859,8 @@ impl<'d> Reader<'d> {
                 "light" => read_frameobj(&a, &mut cl.light, &c)?,
                 "tendon" => read_tendon(&a, &mut cl.tendon)?,
                 "equality" => read_eq_common(&a, &mut cl.eq)?,
-                "mesh" | "texture" | "material" | "pair" => {}
+                "pair" => read_pair(&a, &mut cl.pair)?,
+                "mesh" | "texture" | "material" => {}
                 t => {
                     if let Some(k) = act_kind(t) {
                         self.classes.insert(name.to_string(), cl.clone());
@@ -2350,30 +2427,48 @@ impl<'d> Reader<'d> {
             match ch.name.as_str() {
                 "pair" => {
                     allowed(&a, "contact-pair")?;
-                    self.class_of(ch, &self.top_class)?;
+                    let mut p = self.class_of(ch, &self.top_class)?.pair.clone();
+                    read_pair(&a, &mut p)?;
+                    p.name = a.s("name").unwrap_or_default();
+                    p.loc = Loc::of(ch);
                     for k in ["geom1", "geom2"] {
                         let n = self.required(&a, k)?;
                         self.spec.refs.push(RefS {
                             kind: "geom",
-                            name: n,
+                            name: n.clone(),
                             attr: k.into(),
                             loc: Loc::of(ch),
                         });
+                        if k == "geom1" {
+                            p.geom1 = n;
+                        } else {
+                            p.geom2 = n;
+                        }
                     }
-                    self.spec.npair += 1;
+                    self.spec.pairs.push(p);
                 }
                 "exclude" => {
                     allowed(&a, "contact-exclude")?;
+                    let mut x = ExcludeS {
+                        name: a.s("name").unwrap_or_default(),
+                        loc: Loc::of(ch),
+                        ..Default::default()
+                    };
                     for k in ["body1", "body2"] {
                         let n = self.required(&a, k)?;
                         self.spec.refs.push(RefS {
                             kind: "body",
-                            name: n,
+                            name: n.clone(),
                             attr: k.into(),
                             loc: Loc::of(ch),
                         });
+                        if k == "body1" {
+                            x.body1 = n;
+                        } else {
+                            x.body2 = n;
+                        }
                     }
-                    self.spec.nexclude += 1;
+                    self.spec.excludes.push(x);
                 }
                 _ => return Err(self.unknown(ch, "contact")),
             }
@@ -2468,8 +2563,8 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             tendons: Vec::new(),
             actuators: Vec::new(),
             eqs: Vec::new(),
-            npair: 0,
-            nexclude: 0,
+            pairs: Vec::new(),
+            excludes: Vec::new(),
             nsensor: 0,
             keys: Vec::new(),
             size_nkey: 0,

@@ -69,6 +69,15 @@ SNIPPETS = {
             '<fixed stiffness', '<fixed name="T" stiffness'),
     'options': '<option timestep="0.01" gravity="0 0 -1" impratio="2" tolerance="1e-6" iterations="10" integrator="implicitfast">'
                '<flag contact="disable" energy="enable" warmstart="disable"/></option>' + W.format(''),
+    'contact_pairs': '''<default><pair condim="4" solimp="0.5 0.6 0.01"/><default class="c"><pair friction="0.5 0.4"
+      margin="0.01" gap="0.002" solreffriction="0.1 0.2"/><default class="d"><pair condim="6" solref="-100 -10"/></default></default></default>'''
+      + W.format('<geom name="fl" type="plane" size="1 1 1" contype="2"/><body name="A"><freejoint/><geom name="a1" size="0.1"/>'
+                 '<geom name="a2" size="0.1" pos="0.3 0 0" conaffinity="4"/><body name="A2" pos="0 1 0"><geom name="a3" size="0.1" contype="0" conaffinity="0"/></body></body>'
+                 '<body name="B" pos="0 0 1"><freejoint/><geom name="b1" size="0.1"/><geom name="b2" type="box" size="0.1 0.1 0.1" pos="0.3 0 0"/></body>')
+      + '''<contact><pair geom1="b2" geom2="a1" class="c"/><pair name="p2" geom1="a2" geom2="b1" condim="1" friction="0.1 0.2 0.3 0.4 0.5"/>
+      <pair geom1="a1" geom2="b1" class="d" margin="0.05" gap="0.01" solref="0.03 0.9" solimp="0.8 0.85 0.002 0.4 3"/>
+      <pair name="x" geom1="b1" geom2="fl"/><pair geom1="a2" geom2="a1"/>
+      <exclude body1="B" body2="A"/><exclude body1="A2" body2="world"/><exclude body1="A" body2="A2"/></contact>''',
     'bounds': '<compiler boundmass="0.5" boundinertia="0.01" settotalmass="10"/>' + W.format(
         '<body><joint/><geom size="0.01"/><body><joint/><geom size="0.2 0.1 0.3" type="box"/></body></body>'),
 }
@@ -86,7 +95,9 @@ FIELDS = ['nq', 'nv', 'nu', 'na', 'nbody', 'njnt', 'ngeom', 'nsite', 'ntendon', 
           'actuator_dynprm', 'actuator_gainprm', 'actuator_biasprm', 'actuator_ctrlrange', 'actuator_forcerange',
           'actuator_actrange', 'actuator_gear', 'key_time', 'key_qpos', 'key_qvel', 'key_ctrl', 'key_mpos',
           'key_mquat', 'opt_timestep', 'opt_gravity', 'opt_impratio', 'opt_tolerance', 'opt_iterations',
-          'opt_integrator', 'opt_disableflags', 'opt_enableflags']
+          'opt_integrator', 'opt_disableflags', 'opt_enableflags', 'npair', 'nexclude', 'body_contype',
+          'body_conaffinity', 'pair_geom1', 'pair_geom2', 'pair_dim', 'pair_signature', 'pair_friction',
+          'pair_solref', 'pair_solreffriction', 'pair_solimp', 'pair_margin', 'pair_gap', 'exclude_signature']
 
 
 def main():
