@@ -2,6 +2,7 @@
 //! `mjData`, field names kept). Everything is allocated once in [`Data::new`]; the pipeline
 //! stages only write into these buffers.
 
+use crate::engine::collision::{contact_capacity, ActiveContact, CollisionScratch};
 use crate::math::{Inert, Quat, M3, V3, V6};
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -132,6 +133,15 @@ pub struct Data<T> {
     /// pairs of dofs of which one is an ancestor of the other, as MuJoCo stores it.
     pub qDeriv: Vec<T>,
 
+    // ---- collision ----
+    /// Number of detected contacts (MuJoCo's `ncon`): `contact[..ncon]` is valid.
+    pub ncon: usize,
+    /// Contact buffer (MuJoCo's `contact`), allocated once with
+    /// [`contact_capacity`] entries and filled by
+    /// [`collision`](crate::engine::collision::collision); see [`Data::contacts`].
+    pub contact: Vec<ActiveContact<T>>,
+    pub(crate) collision_scratch: CollisionScratch<T>,
+
     // ---- scratch (never read across calls) ----
     pub(crate) scratch_dof6: Vec<V6<T>>,
     pub(crate) scratch_body6b: Vec<V6<T>>,
@@ -159,11 +169,14 @@ pub enum Warning {
     BadCtrl,
     /// The implicit integrator's matrix was singular; an explicit step was taken.
     Singular,
+    /// The contact buffer was full; a geom pair's contacts were dropped (MuJoCo's
+    /// `mjWARN_CONTACTFULL`; `lastinfo` is `ncon`). See [`Data::reserve_contacts`].
+    ContactFull,
 }
 
 impl Warning {
     /// Number of warning kinds.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 6;
     /// Every kind, in index order.
     pub const ALL: [Warning; Warning::COUNT] = [
         Warning::BadQpos,
@@ -171,6 +184,7 @@ impl Warning {
         Warning::BadQacc,
         Warning::BadCtrl,
         Warning::Singular,
+        Warning::ContactFull,
     ];
     /// Short name (as in the CLI's JSON output).
     pub fn name(self) -> &'static str {
@@ -180,6 +194,7 @@ impl Warning {
             Warning::BadQacc => "bad_qacc",
             Warning::BadCtrl => "bad_ctrl",
             Warning::Singular => "singular",
+            Warning::ContactFull => "contact_full",
         }
     }
 }
@@ -264,6 +279,9 @@ impl<T: Scalar> Data<T> {
             qacc: z(m.nv),
             cacc: z6(m.nbody),
             qDeriv: z(m.nd),
+            ncon: 0,
+            contact: vec![ActiveContact::default(); contact_capacity(m)],
+            collision_scratch: CollisionScratch::new(m),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),
@@ -304,6 +322,19 @@ impl<T: Scalar> Data<T> {
             }
         }
         self.warning = [WarningStat::default(); Warning::COUNT];
+        self.ncon = 0;
+    }
+
+    /// The detected contacts, `contact[..ncon]`.
+    pub fn contacts(&self) -> &[ActiveContact<T>] {
+        &self.contact[..self.ncon.min(self.contact.len())]
+    }
+
+    /// Resize the contact buffer to `capacity` entries (allocates; the contacts detected so far
+    /// are kept up to the new capacity). Use it when [`Warning::ContactFull`] is reported.
+    pub fn reserve_contacts(&mut self, capacity: usize) {
+        self.contact.resize(capacity, ActiveContact::default());
+        self.ncon = self.ncon.min(capacity);
     }
 
     /// Reset to keyframe `key`: time, qpos, qvel, act, ctrl and mocap poses from the keyframe.

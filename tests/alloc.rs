@@ -134,3 +134,46 @@ fn divergence_is_detected_and_the_state_reset() {
     assert_eq!(d.warning[diffmj::data::Warning::BadQpos as usize].number, 1);
     assert!(d.qpos.iter().all(|q| q.is_finite()));
 }
+
+/// The collision stage allocates nothing once `Data` exists (the contact buffer and the broad
+/// phase's buffers are sized by `Data::new`), also when the contact buffer is full: the
+/// dropped contacts are counted as `ContactFull`. States: the last of each model's golden
+/// trajectory (`tests/golden/contacts/`).
+#[test]
+fn collision_does_not_allocate() {
+    use diffmj::data::Warning;
+    use diffmj::engine::collision::collision;
+    let root = env!("CARGO_MANIFEST_DIR");
+    for name in ["pile", "pairs_excludes", "stacks", "nofilter"] {
+        let m = mjcf::load_file(format!("{root}/models/contacts/{name}.xml")).unwrap();
+        let mut d = Data::new(&m);
+        // the last (contact-rich) state of the model's golden trajectory
+        let g: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{root}/tests/golden/contacts/{name}.json")).unwrap(),
+        )
+        .unwrap();
+        let last = g["states"].as_array().unwrap().last().unwrap();
+        for (q, v) in d.qpos.iter_mut().zip(last["qpos"].as_array().unwrap()) {
+            *q = v.as_f64().unwrap();
+        }
+        for shrink in [false, true] {
+            if shrink {
+                d.reserve_contacts(3);
+            }
+            diffmj::engine::kinematics::kinematics(&m, &mut d);
+            let before = ALLOCS.load(Ordering::SeqCst);
+            ACTIVE.with(|a| a.set(true));
+            let mut n = 0;
+            for _ in 0..5 {
+                n = collision(&m, &mut d).unwrap();
+            }
+            ACTIVE.with(|a| a.set(false));
+            let k = ALLOCS.load(Ordering::SeqCst) - before;
+            assert_eq!(k, 0, "{name}: {k} heap allocations in collision");
+            assert!(n > 0, "{name}: no contacts");
+            let full = d.warning[Warning::ContactFull as usize].number;
+            assert_eq!(full > 0, shrink, "{name}: ContactFull {full}");
+            assert!(n <= d.contact.len());
+        }
+    }
+}

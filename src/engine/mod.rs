@@ -10,6 +10,7 @@ use crate::model::Model;
 use crate::scalar::Scalar;
 
 pub mod actuation;
+pub mod collision;
 pub mod derivative;
 pub mod fluid;
 pub mod forward;

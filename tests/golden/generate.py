@@ -622,10 +622,13 @@ def generate(rel, thirdparty):
 
 
 def check_model_list():
-    """Every XML file under models/ must be listed as a model or as a fragment."""
+    """Every XML file under models/ must be listed as a model or as a fragment (except the
+    contact models of models/contacts/, which generate_contacts.py covers)."""
     listed = set(OWN_MODELS) | set(THIRDPARTY_MODELS) | set(FRAGMENTS)
     found = set()
     for root, _, files in os.walk(MODELS_DIR):
+        if os.path.relpath(root, MODELS_DIR).replace(os.sep, "/").split("/")[0] == "contacts":
+            continue
         for fn in files:
             if fn.endswith(".xml"):
                 found.add(os.path.relpath(os.path.join(root, fn), MODELS_DIR).replace(os.sep, "/"))

@@ -1,0 +1,310 @@
+//! Model-level collision detection against MuJoCo 4.0 (the oracle): every
+//! `tests/golden/contacts/*.json` written by `tests/golden/generate_contacts.py` is replayed
+//! without Python.
+//!
+//! Per model: the compiled contact fields (`pair_*`, `exclude_signature`, `body_contype`, ...)
+//! must equal MuJoCo's. Per sampled state: diffmj's kinematics from MuJoCo's `qpos` must give
+//! MuJoCo's geom poses within [`TOL_POSE`]; the collision stage is then fed MuJoCo's poses bit for
+//! bit (so exactly touching configurations take the same branches) and `collision` must return
+//! MuJoCo's contact list: the same contacts in the same order (geom pair, dim, exclude flag),
+//! `dist`, `pos` and all nine `frame` entries within [`TOL_GEOM`], friction, solref,
+//! solreffriction, solimp and includemargin within [`TOL_PARAM`].
+//!
+//! Pairs that MuJoCo sends to its general convex routine (anything with an ellipsoid except the
+//! plane, capsule–cylinder, cylinder–cylinder, cylinder–box) are a known gap of the narrow phase
+//! (see `tests/collision.rs`: MuJoCo 4.0's multi-contact `multiccd` returns several contacts on
+//! flat faces, ours one, and EPA's accuracy): their contacts are taken out of both lists before
+//! the strict comparison and only reported (count of convex contacts and geom pairs that differ).
+
+mod mjcf_util;
+
+use diffmj::collision::{pair_method, PairMethod};
+use diffmj::engine::collision::{collision, ActiveContact};
+use diffmj::engine::kinematics::kinematics;
+use diffmj::{mjcf, Data, Model};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Geometry (dist, pos, frame) of analytic pairs.
+const TOL_GEOM: f64 = 1e-9;
+/// Contact parameters (friction, solref, solreffriction, solimp, includemargin).
+const TOL_PARAM: f64 = 1e-12;
+/// Geom poses from diffmj's kinematics vs MuJoCo's.
+const TOL_POSE: f64 = 1e-12;
+
+/// `(model, geom1 name, geom2 name, reason)`: analytic geom pairs known to differ from MuJoCo
+/// in some states, for a narrow-phase reason (`src/collision/`). Their mismatches are reported,
+/// not failed; a listed gap that no longer occurs fails the test so the list stays honest.
+const KNOWN_GAPS: &[(&str, &str, &str, &str)] = &[(
+    "nofilter",
+    "l3",
+    "l2b",
+    "capsule–box: the capsule's segment starts at the centre of a cube (all faces equally deep); \
+     MuJoCo's capsule–box picks the face along the capsule axis, ours an orthogonal face (same \
+     dist, different normal and point) in one state",
+)];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn nums(v: &Value) -> Vec<f64> {
+    let mut out = Vec::new();
+    mjcf_util::flat_json(v, &mut out);
+    out
+}
+
+/// One MuJoCo contact of a golden state.
+struct Golden {
+    geom: [usize; 2],
+    dist: f64,
+    pos: Vec<f64>,
+    frame: Vec<f64>,
+    dim: usize,
+    exclude: u8,
+    params: Vec<f64>,
+}
+
+fn golden_contacts(c: &Value) -> Vec<Golden> {
+    let n = c["dist"].as_array().expect("dist").len();
+    (0..n)
+        .map(|i| {
+            let g = nums(&c["geom"][i]);
+            let mut params = nums(&c["friction"][i]);
+            params.extend(nums(&c["solref"][i]));
+            params.extend(nums(&c["solreffriction"][i]));
+            params.extend(nums(&c["solimp"][i]));
+            params.push(c["includemargin"][i].as_f64().expect("includemargin"));
+            Golden {
+                geom: [g[0] as usize, g[1] as usize],
+                dist: c["dist"][i].as_f64().expect("dist"),
+                pos: nums(&c["pos"][i]),
+                frame: nums(&c["frame"][i]),
+                dim: c["dim"][i].as_u64().expect("dim") as usize,
+                exclude: c["exclude"][i].as_u64().expect("exclude") as u8,
+                params,
+            }
+        })
+        .collect()
+}
+
+fn params(c: &ActiveContact<f64>) -> Vec<f64> {
+    let mut p = c.friction.to_vec();
+    p.extend(c.solref);
+    p.extend(c.solreffriction);
+    p.extend(c.solimp);
+    p.push(c.includemargin);
+    p
+}
+
+fn max_abs(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            if x.is_nan() || y.is_nan() {
+                f64::INFINITY
+            } else {
+                (x - y).abs()
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+fn is_convex(m: &Model<f64>, g: [usize; 2]) -> bool {
+    pair_method(m.geom_type[g[0]], m.geom_type[g[1]]) == PairMethod::Convex
+}
+
+#[derive(Default)]
+struct Stats {
+    strict: usize,
+    convex_ours: usize,
+    convex_mujoco: usize,
+    convex_pairs_differ: usize,
+    dist: f64,
+    pos: f64,
+    frame: f64,
+    param: f64,
+    pose: f64,
+}
+
+#[test]
+fn contacts_match_mujoco() {
+    let dir = root().join("tests/golden/contacts");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/golden/contacts exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "golden files missing");
+    let mut failures: Vec<String> = Vec::new();
+    let mut total = Stats::default();
+    let mut nstates = 0;
+    let mut gap_seen = vec![0usize; KNOWN_GAPS.len()];
+    for f in &files {
+        let j: Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).expect("valid JSON");
+        let name = j["model"].as_str().unwrap().to_string();
+        let m = mjcf::load_file(root().join(j["xml"].as_str().unwrap())).unwrap();
+        assert!(j["warnings"].as_object().unwrap().is_empty());
+        mjcf_util::compare_fields(
+            &m,
+            j["compiled"].as_object().unwrap(),
+            &name,
+            1e-12,
+            &mut failures,
+        );
+        assert_eq!(
+            m.opt.disableflags as u64,
+            j["option"]["disableflags"].as_u64().unwrap()
+        );
+        assert_eq!(
+            m.opt.enableflags as u64,
+            j["option"]["enableflags"].as_u64().unwrap()
+        );
+        let mut d = Data::new(&m);
+        let mut st = Stats::default();
+        for (si, s) in j["states"].as_array().unwrap().iter().enumerate() {
+            nstates += 1;
+            d.qpos.copy_from_slice(&nums(&s["qpos"]));
+            kinematics(&m, &mut d);
+            let xpos = nums(&s["geom_xpos"]);
+            let xmat = nums(&s["geom_xmat"]);
+            let ours_pos: Vec<f64> = d.geom_xpos.iter().flatten().copied().collect();
+            let ours_mat: Vec<f64> = d.geom_xmat.iter().flatten().copied().collect();
+            st.pose = st
+                .pose
+                .max(max_abs(&ours_pos, &xpos))
+                .max(max_abs(&ours_mat, &xmat));
+            // MuJoCo's poses, bit for bit
+            for g in 0..m.ngeom {
+                d.geom_xpos[g].copy_from_slice(&xpos[3 * g..3 * g + 3]);
+                d.geom_xmat[g].copy_from_slice(&xmat[9 * g..9 * g + 9]);
+            }
+            let ncon = collision(&m, &mut d).expect("collision");
+            let gold = golden_contacts(&s["contacts"]);
+            assert_eq!(gold.len(), s["ncon"].as_u64().unwrap() as usize);
+            let ours = d.contacts();
+            assert_eq!(ncon, ours.len());
+            let label = format!("{name} state {si}");
+            // convex pairs: report only
+            let mut cpairs_m: Vec<[usize; 2]> = gold
+                .iter()
+                .filter(|c| is_convex(&m, c.geom))
+                .map(|c| c.geom)
+                .collect();
+            let mut cpairs_o: Vec<[usize; 2]> = ours
+                .iter()
+                .filter(|c| is_convex(&m, c.geom))
+                .map(|c| c.geom)
+                .collect();
+            st.convex_mujoco += cpairs_m.len();
+            st.convex_ours += cpairs_o.len();
+            cpairs_m.dedup();
+            cpairs_o.dedup();
+            st.convex_pairs_differ += cpairs_m.iter().filter(|p| !cpairs_o.contains(p)).count()
+                + cpairs_o.iter().filter(|p| !cpairs_m.contains(p)).count();
+            // strict: every other contact, in order
+            let g_strict: Vec<&Golden> = gold.iter().filter(|c| !is_convex(&m, c.geom)).collect();
+            let o_strict: Vec<&ActiveContact<f64>> =
+                ours.iter().filter(|c| !is_convex(&m, c.geom)).collect();
+            if g_strict.len() != o_strict.len() {
+                failures.push(format!(
+                    "{label}: {} contacts, MuJoCo {}\n  ours   {:?}\n  mujoco {:?}",
+                    o_strict.len(),
+                    g_strict.len(),
+                    o_strict.iter().map(|c| c.geom).collect::<Vec<_>>(),
+                    g_strict.iter().map(|c| c.geom).collect::<Vec<_>>()
+                ));
+                continue;
+            }
+            for (k, (o, g)) in o_strict.iter().zip(&g_strict).enumerate() {
+                let gap = KNOWN_GAPS.iter().position(|&(mn, a, b, _)| {
+                    let id = |n: &str| m.geom_name.iter().position(|x| x == n);
+                    let (ia, ib) = (id(a), id(b));
+                    mn == name
+                        && o.geom == g.geom
+                        && ((ia, ib) == (Some(g.geom[0]), Some(g.geom[1]))
+                            || (ib, ia) == (Some(g.geom[0]), Some(g.geom[1])))
+                });
+                st.strict += 1;
+                if o.geom != g.geom || o.dim != g.dim || o.exclude != g.exclude {
+                    failures.push(format!(
+                        "{label} contact {k}: geom {:?} dim {} exclude {}, MuJoCo geom {:?} dim {} exclude {}",
+                        o.geom, o.dim, o.exclude, g.geom, g.dim, g.exclude
+                    ));
+                    continue;
+                }
+                let e = [
+                    (o.dist - g.dist).abs(),
+                    max_abs(&o.pos, &g.pos),
+                    max_abs(&o.frame, &g.frame),
+                    max_abs(&params(o), &g.params),
+                ];
+                let bad = e[0] > TOL_GEOM || e[1] > TOL_GEOM || e[2] > TOL_GEOM || e[3] > TOL_PARAM;
+                if let Some(i) = gap {
+                    if bad {
+                        gap_seen[i] += 1;
+                        eprintln!(
+                            "known gap {label} contact {k} {:?}: dist {:.1e} pos {:.1e} frame {:.1e}: {}",
+                            o.geom, e[0], e[1], e[2], KNOWN_GAPS[i].3
+                        );
+                        continue;
+                    }
+                }
+                st.dist = st.dist.max(e[0]);
+                st.pos = st.pos.max(e[1]);
+                st.frame = st.frame.max(e[2]);
+                st.param = st.param.max(e[3]);
+                if bad {
+                    failures.push(format!(
+                        "{label} contact {k} {:?}: errors dist {:.1e} pos {:.1e} frame {:.1e} params {:.1e}\n  \
+                         ours   dist {:.6} pos {:.5?} normal {:.5?}\n  mujoco dist {:.6} pos {:.5?} normal {:.5?}",
+                        o.geom, e[0], e[1], e[2], e[3], o.dist, o.pos, o.normal(), g.dist, g.pos, &g.frame[..3]
+                    ));
+                }
+            }
+        }
+        if st.pose > TOL_POSE {
+            failures.push(format!("{name}: geom poses differ by {:.1e}", st.pose));
+        }
+        eprintln!(
+            "{name:16} strict {:4} contacts: dist {:.1e} pos {:.1e} frame {:.1e} params {:.1e} pose {:.1e}; \
+             convex (known gap) ours {} MuJoCo {}, geom pairs differing {}",
+            st.strict, st.dist, st.pos, st.frame, st.param, st.pose, st.convex_ours, st.convex_mujoco,
+            st.convex_pairs_differ
+        );
+        total.strict += st.strict;
+        for (a, b) in [
+            (&mut total.dist, st.dist),
+            (&mut total.pos, st.pos),
+            (&mut total.frame, st.frame),
+            (&mut total.param, st.param),
+        ] {
+            *a = a.max(b);
+        }
+    }
+    eprintln!(
+        "{} models, {nstates} states, {} strictly compared contacts: worst dist {:.1e} pos {:.1e} frame {:.1e} params {:.1e}",
+        files.len(),
+        total.strict,
+        total.dist,
+        total.pos,
+        total.frame,
+        total.param
+    );
+    assert!(total.strict > 1000, "too few contacts compared");
+    for (i, g) in KNOWN_GAPS.iter().enumerate() {
+        if gap_seen[i] == 0 {
+            failures.push(format!(
+                "known gap {g:?} no longer occurs: remove it from KNOWN_GAPS"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
