@@ -136,7 +136,7 @@ fn contacts_match_mujoco() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert!(files.len() >= 7, "golden files missing");
+    assert!(files.len() >= 19, "golden files missing");
     let mut failures: Vec<String> = Vec::new();
     let mut total = Stats::default();
     let mut nstates = 0;
@@ -167,6 +167,11 @@ fn contacts_match_mujoco() {
         for (si, s) in j["states"].as_array().unwrap().iter().enumerate() {
             nstates += 1;
             d.qpos.copy_from_slice(&nums(&s["qpos"]));
+            let (mpos, mquat) = (nums(&s["mocap_pos"]), nums(&s["mocap_quat"]));
+            for k in 0..m.nmocap {
+                d.mocap_pos[k].copy_from_slice(&mpos[3 * k..3 * k + 3]);
+                d.mocap_quat[k].copy_from_slice(&mquat[4 * k..4 * k + 4]);
+            }
             kinematics(&m, &mut d);
             let xpos = nums(&s["geom_xpos"]);
             let xmat = nums(&s["geom_xmat"]);

@@ -8,7 +8,8 @@
 //! *Dynamic* pairs (from bodies) must pass, in this order of cost: both bodies collidable
 //! (`body_contype | body_conaffinity` non-zero) and compatible at body level; different weld
 //! bodies (`body_weldid`: bodies welded together count as one, and static bodies never collide
-//! with the world or each other); not parent and child after welding, unless one of them is
+//! with the world or each other); not both without degrees of freedom (world, static and mocap
+//! bodies: MuJoCo 4.0 skips mocap–static and mocap–mocap pairs); not parent and child after welding, unless one of them is
 //! static (the world) or the `filterparent` disable flag is set; not listed in
 //! `exclude_signature` (body ids); then per geom pair `contype`/`conaffinity` compatibility
 //! (`(ct1 & ca2) || (ct2 & ca1)`), the bounding-sphere test `|p1 − p2| ≤ rbound1 + rbound2 +
@@ -294,12 +295,18 @@ pub fn bounding_spheres_overlap<T: Scalar>(
 }
 
 /// True when the body pair `(b1, b2)` passes the body-level filters: both collidable and
-/// compatible (`body_contype`/`body_conaffinity`), different weld bodies, and not parent–child
-/// after welding (unless either is static or `filterparent` is disabled). Exclusions are
-/// checked separately.
+/// compatible (`body_contype`/`body_conaffinity`), different weld bodies, not both without
+/// degrees of freedom (weld body the world or a mocap body: MuJoCo 4.0 never collides a mocap
+/// body dynamically with the world, static bodies or another mocap body, measured), and not
+/// parent–child after welding (unless either is static or `filterparent` is disabled).
+/// Exclusions are checked separately.
 pub fn body_pair_allowed<T: Scalar>(m: &Model<T>, b1: usize, b2: usize) -> bool {
     let (w1, w2) = (m.body_weldid[b1], m.body_weldid[b2]);
     if w1 == w2 {
+        return false;
+    }
+    let fixed = |w: usize| w == 0 || m.body_mocapid[w] >= 0;
+    if fixed(w1) && fixed(w2) {
         return false;
     }
     if !m.disabled(disable::FILTERPARENT) && w1 != 0 && w2 != 0 {

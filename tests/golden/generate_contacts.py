@@ -4,13 +4,15 @@
 Usage:  python3 tests/golden/generate_contacts.py [substring]
 
 For every model in models/contacts/ (see MODELS below) this writes
-tests/golden/contacts/<name>.json: the compiled contact fields of the model and, at several
+tests/golden/contacts/<name>.json, and for the third-party models of THIRDPARTY
+tests/golden/contacts/thirdparty_<pkg>_<name>.json: the compiled contact fields of the model and, at several
 states along a MuJoCo trajectory, MuJoCo's geom poses and its whole contact list (d.contact after
 mj_forward): ncon and, per contact, geom, dist, pos, frame, dim, friction, solref,
 solreffriction, solimp, includemargin, exclude.  tests/contacts.rs replays them without Python.
 
-The trajectory starts at qpos0 with small random velocities (fixed seed per model: crc32 of its
-name) and is stepped with mj_step; at each sampled step mj_forward is called and the state and
+The trajectory starts at qpos0 (third-party models: keyframe 0 if any) with small random
+velocities on free joints (fixed seed per model: crc32 of its name) and is stepped with mj_step
+under random controls held for CTRL_HOLD steps; at each sampled step mj_forward is called and the state and
 contacts recorded (mj_collision's output: mj_forward, then mj_collision again, since the
 constraint stage of mj_forward marks some contacts excluded for reasons other than collision).  models/contacts/pile.xml (a few hundred geoms) is written by this script
 (make_pile) before it is used, deterministically.
@@ -44,6 +46,24 @@ MODELS = [
     ("convex.xml", [0, 100, 300, 600]),
     ("pile.xml", [0, 400, 900]),
 ]
+
+# third-party models (as users have them), driven by random controls from their keyframe 0 (or
+# qpos0): (path under models/thirdparty/, sampled steps)
+THIRDPARTY = [
+    ("dm_control/humanoid.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/humanoid_CMU.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/walker.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/hopper.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/cheetah.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/finger.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("dm_control/manipulator.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("gymnasium/ant.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("gymnasium/humanoid.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("gymnasium/half_cheetah.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("gymnasium/walker2d.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+    ("gymnasium/pusher.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
+]
+CTRL_HOLD = 25
 
 COMPILED = ["ngeom", "nbody", "npair", "nexclude", "geom_contype", "geom_conaffinity",
             "geom_condim", "geom_priority", "geom_margin", "geom_gap", "geom_solmix",
@@ -120,13 +140,25 @@ def contacts(d):
     }
 
 
-def generate(fname, steps):
-    name = fname[:-4]
-    path = os.path.join(MODELS_DIR, fname)
-    m = mujoco.MjModel.from_xml_path(path)
+def random_ctrl(m, rng):
+    lo, hi = m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]
+    limited = m.actuator_ctrllimited.astype(bool)
+    return np.where(limited, rng.uniform(lo, np.maximum(hi, lo)), rng.normal(0, 0.5, m.nu))
+
+
+def generate(rel, steps, thirdparty=False):
+    if thirdparty:
+        name = "thirdparty_" + rel[:-4].replace("/", "_")
+        xml = "models/thirdparty/" + rel
+    else:
+        name = rel[:-4]
+        xml = "models/contacts/" + rel
+    m = mujoco.MjModel.from_xml_path(os.path.join(REPO, xml))
     d = mujoco.MjData(m)
     seed = zlib.crc32(name.encode())
     rng = np.random.default_rng(seed)
+    if thirdparty and m.nkey > 0:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
     # small random velocities on free joints (horizontal drift, spin), none elsewhere
     for j in range(m.njnt):
         if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
@@ -138,6 +170,8 @@ def generate(fname, steps):
     warnings_seen = {}
     for target in steps:
         while k < target:
+            if m.nu and k % CTRL_HOLD == 0:
+                d.ctrl[:] = random_ctrl(m, rng)
             mujoco.mj_step(m, d)
             k += 1
         mujoco.mj_forward(m, d)
@@ -148,6 +182,8 @@ def generate(fname, steps):
             "step": k,
             "time": float(d.time),
             "qpos": flat(d.qpos),
+            "mocap_pos": flat(d.mocap_pos),
+            "mocap_quat": flat(d.mocap_quat),
             "geom_xpos": flat(d.geom_xpos),
             "geom_xmat": flat(d.geom_xmat),
             "ncon": int(d.ncon),
@@ -159,7 +195,7 @@ def generate(fname, steps):
     compiled = {f: flat(getattr(m, f)) for f in COMPILED}
     out = {
         "model": name,
-        "xml": "models/contacts/" + fname,
+        "xml": xml,
         "mujoco_version": mujoco.__version__,
         "seed": seed,
         "option": {
@@ -188,10 +224,12 @@ def main(argv):
         raise SystemExit(f"model list out of date: unlisted={sorted(found - listed)} "
                          f"missing={sorted(listed - found)}")
     bad = 0
-    for fname, steps in MODELS:
-        if argv[1:] and not any(s in fname for s in argv[1:]):
+    jobs = [(f, st, False) for f, st in MODELS] + [(f, st, True) for f, st in THIRDPARTY]
+    for rel, steps, tp in jobs:
+        label = ("thirdparty/" if tp else "") + rel
+        if argv[1:] and not any(s in label for s in argv[1:]):
             continue
-        w, size = generate(fname, steps)
+        w, size = generate(rel, steps, tp)
         if w or size > MAX_FILE_BYTES:
             bad = 1
     return bad
