@@ -14,8 +14,9 @@ The trajectory starts at qpos0 (third-party models: keyframe 0 if any) with smal
 velocities on free joints (fixed seed per model: crc32 of its name) and is stepped with mj_step
 under random controls held for CTRL_HOLD steps; at each sampled step mj_forward is called and the state and
 contacts recorded (mj_collision's output: mj_forward, then mj_collision again, since the
-constraint stage of mj_forward marks some contacts excluded for reasons other than collision).  models/contacts/pile.xml (a few hundred geoms) is written by this script
-(make_pile) before it is used, deterministically.
+constraint stage of mj_forward marks some contacts excluded for reasons other than collision).  models/contacts/pile.xml (a few hundred geoms) and models/contacts/random_mix.xml (randomized
+parameters, masks, pairs, excludes) are written by this script (make_pile, make_random) before
+they are used, deterministically.
 
 The script exits non-zero if MuJoCo raises a warning, a file exceeds MAX_FILE_BYTES, or an XML
 file in models/contacts/ is not listed in MODELS.  Output is deterministic.
@@ -45,6 +46,7 @@ MODELS = [
     ("nofilter.xml", [0, 100, 300, 600]),
     ("convex.xml", [0, 100, 300, 600]),
     ("pile.xml", [0, 400, 900]),
+    ("random_mix.xml", [0, 50, 150, 300, 600]),
 ]
 
 # third-party models (as users have them), driven by random controls from their keyframe 0 (or
@@ -113,6 +115,116 @@ def make_pile(path):
     <geom name="wall_y1" type="box" size="0.7 0.05 0.6" pos="0 0.72 0.6"/>
 {chr(10).join(bodies)}
   </worldbody>
+</mujoco>
+"""
+    with open(path, "w") as fh:
+        fh.write(xml)
+
+
+def make_random(path):
+    """Randomized contact parameters and filters in one cluttered scene: random
+    contype/conaffinity bits, priorities, solmix (with zeros), condim, friction, solref (both
+    formats), solimp, margins and gaps on one to three geoms per body; free bodies, hinge chains
+    with welded attachments, static bodies; random explicit pairs (with class defaults, several
+    per body pair) and excludes.  Checks the filters and MuJoCo's order on many combinations."""
+    rng = np.random.default_rng(7)
+    types = ["sphere", "capsule", "box"]
+
+    def geom_attrs():
+        t = rng.choice(types)
+        r = rng.uniform(0.05, 0.09)
+        size = {"sphere": f"{r:.4f}", "capsule": f"{0.6 * r:.4f} {r:.4f}",
+                "box": " ".join(f"{x:.4f}" for x in rng.uniform(0.04, 0.08, 3))}[t]
+        a = [f'type="{t}" size="{size}"']
+        if rng.uniform() < 0.5:
+            a.append(f'contype="{rng.integers(0, 4)}" conaffinity="{rng.integers(0, 4)}"')
+        if rng.uniform() < 0.3:
+            a.append(f'priority="{rng.integers(0, 3)}"')
+        if rng.uniform() < 0.4:
+            a.append(f'solmix="{rng.choice([0.0, 0.5, 1.0, 3.0])}"')
+        if rng.uniform() < 0.5:
+            a.append(f'condim="{rng.choice([1, 3, 4, 6])}"')
+        if rng.uniform() < 0.5:
+            f = rng.uniform([0.2, 0.001, 0.0001], [1.5, 0.05, 0.005])
+            a.append(f'friction="{f[0]:.4f} {f[1]:.5f} {f[2]:.6f}"')
+        if rng.uniform() < 0.3:
+            a.append(f'solref="{rng.uniform(0.01, 0.05):.4f} {rng.uniform(0.5, 1.5):.3f}"')
+        elif rng.uniform() < 0.15:
+            a.append(f'solref="{-rng.uniform(500, 5000):.1f} {-rng.uniform(10, 100):.2f}"')
+        if rng.uniform() < 0.3:
+            i = rng.uniform([0.8, 0.9, 0.0005, 0.3, 1.5], [0.9, 0.99, 0.01, 0.7, 4])
+            a.append('solimp="' + " ".join(f"{x:.4f}" for x in i) + '"')
+        if rng.uniform() < 0.3:
+            a.append(f'margin="{rng.choice([0.002, 0.005, 0.01])}"')
+        if rng.uniform() < 0.2:
+            a.append(f'gap="{rng.choice([0.002, 0.005])}"')
+        return " ".join(a)
+
+    names = []  # geom names
+    bnames = []
+
+    def geoms(prefix, n):
+        out = []
+        for k in range(n):
+            nm = f"{prefix}g{k}"
+            names.append(nm)
+            p = rng.uniform(-0.06, 0.06, 3) if k else np.zeros(3)
+            e = rng.uniform(-90, 90, 3)
+            out.append(f'<geom name="{nm}" {geom_attrs()} pos="{p[0]:.3f} {p[1]:.3f} {p[2]:.3f}" '
+                       f'euler="{e[0]:.1f} {e[1]:.1f} {e[2]:.1f}"/>')
+        return "".join(out)
+
+    bodies = []
+    for i in range(36):
+        x, y = rng.uniform(-0.45, 0.45, 2)
+        z = rng.uniform(0.08, 0.9)
+        kind = rng.choice(["free", "free", "free", "chain", "static"])
+        nm = f"b{i}"
+        bnames.append(nm)
+        ng = rng.integers(1, 4)
+        if kind == "free":
+            bodies.append(f'<body name="{nm}" pos="{x:.3f} {y:.3f} {z:.3f}"><freejoint/>{geoms(nm, ng)}</body>')
+        elif kind == "static":
+            bodies.append(f'<body name="{nm}" pos="{x:.3f} {y:.3f} {0.5 * z:.3f}">{geoms(nm, ng)}</body>')
+        else:
+            bnames.extend([nm + "w", nm + "c"])
+            bodies.append(
+                f'<body name="{nm}" pos="{x:.3f} {y:.3f} {z:.3f}"><joint type="ball" damping="0.01"/>'
+                f'<joint type="slide" axis="0 0 1" damping="1"/>{geoms(nm, ng)}'
+                f'<body name="{nm}w" pos="0.1 0 0">{geoms(nm + "w", 1)}</body>'
+                f'<body name="{nm}c" pos="0 0.1 0"><joint axis="1 0 0" damping="0.01"/>{geoms(nm + "c", 2)}</body></body>')
+    pairs = []
+    for k in range(18):
+        g1, g2 = rng.choice(len(names), 2, replace=False)
+        a = [f'geom1="{names[g1]}" geom2="{names[g2]}"']
+        if rng.uniform() < 0.4:
+            a.append(f'class="{rng.choice(["pa", "pb"])}"')
+        if rng.uniform() < 0.4:
+            a.append(f'condim="{rng.choice([1, 3, 4, 6])}"')
+        if rng.uniform() < 0.3:
+            a.append(f'margin="{rng.choice([0.0, 0.01, 0.03])}" gap="{rng.choice([0.0, 0.01])}"')
+        pairs.append("<pair " + " ".join(a) + "/>")
+    excludes = []
+    for k in range(10):
+        b1, b2 = rng.choice(len(bnames), 2, replace=False)
+        excludes.append(f'<exclude body1="{bnames[b1]}" body2="{bnames[b2]}"/>')
+    xml = f"""<!-- Generated by tests/golden/generate_contacts.py (make_random): randomized contact
+     parameters, masks, explicit pairs and excludes in a cluttered scene. -->
+<mujoco model="random_mix">
+  <option timestep="0.002"/>
+  <default>
+    <default class="pa"><pair condim="6" friction="0.7 0.5 0.02 0.003 0.001" solreffriction="0.04 0.8"/></default>
+    <default class="pb"><pair solref="-2000 -50" solimp="0.8 0.9 0.002 0.5 3" margin="0.005" gap="0.005"/></default>
+  </default>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1" margin="0.001" gap="0.002"/>
+    <geom name="w_box" type="box" size="0.1 0.1 0.05" pos="0.2 0.2 0.05"/>
+    <geom name="w_cap" type="capsule" size="0.04 0.3" pos="-0.2 0 0.04" euler="0 90 0" contype="2" conaffinity="3"/>
+    {chr(10).join("    " + b for b in bodies)}
+  </worldbody>
+  <contact>
+    {chr(10).join("    " + p for p in pairs + excludes)}
+  </contact>
 </mujoco>
 """
     with open(path, "w") as fh:
@@ -218,6 +330,7 @@ def generate(rel, steps, thirdparty=False):
 
 def main(argv):
     make_pile(os.path.join(MODELS_DIR, "pile.xml"))
+    make_random(os.path.join(MODELS_DIR, "random_mix.xml"))
     listed = {f for f, _ in MODELS}
     found = {f for f in os.listdir(MODELS_DIR) if f.endswith(".xml")}
     if listed != found:
