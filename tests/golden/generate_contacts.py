@@ -193,10 +193,31 @@ def make_random(path):
                 f'<joint type="slide" axis="0 0 1" damping="1"/>{geoms(nm, ng)}'
                 f'<body name="{nm}w" pos="0.1 0 0">{geoms(nm + "w", 1)}</body>'
                 f'<body name="{nm}c" pos="0 0.1 0"><joint axis="1 0 0" damping="0.01"/>{geoms(nm + "c", 2)}</body></body>')
+    # explicit pairs likely to touch: the floor with a geom (several geoms of one body give
+    # pairs of equal signature), two geoms of one body, a chain link with its child, any two
+    by_body = {}
+    for nm in names:
+        by_body.setdefault(nm[:nm.rindex("g")], []).append(nm)
+    multi = [v for v in by_body.values() if len(v) > 1]
+    chains = [b for b in bnames if b + "c" in by_body]
     pairs = []
-    for k in range(18):
-        g1, g2 = rng.choice(len(names), 2, replace=False)
-        a = [f'geom1="{names[g1]}" geom2="{names[g2]}"']
+    for k in range(24):
+        kind = k % 4
+        if kind == 0:
+            body = multi[rng.integers(len(multi))] if k % 8 == 0 else None
+            g1, g2 = "floor", (body[0] if body else names[rng.integers(len(names))])
+            if body:
+                pairs.append(f'<pair geom1="{body[1]}" geom2="floor" condim="1"/>')
+        elif kind == 1:
+            body = multi[rng.integers(len(multi))]
+            g1, g2 = body[1], body[0]
+        elif kind == 2:
+            c = chains[rng.integers(len(chains))]
+            g1, g2 = by_body[c + "c"][0], by_body[c][0]
+        else:
+            i, j = rng.choice(len(names), 2, replace=False)
+            g1, g2 = names[i], names[j]
+        a = [f'geom1="{g1}" geom2="{g2}"']
         if rng.uniform() < 0.4:
             a.append(f'class="{rng.choice(["pa", "pb"])}"')
         if rng.uniform() < 0.4:
