@@ -279,50 +279,46 @@ fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T;
     k
 }
 
+/// Relative size (to the initial simplex) below which EPA treats a gain as rounding noise, whatever
+/// `ccd_tolerance` asks for.
+const EPA_ROUNDING: f64 = 1e-13;
+
 /// Maximum number of polytope vertices and faces of the EPA stage.
 const EPA_MAXV: usize = 256;
 const EPA_MAXF: usize = 2 * EPA_MAXV;
 
-/// A triangle of the EPA polytope: vertex indices, outward unit normal and distance from the
-/// origin.
+/// A triangle of the EPA polytope: vertex indices (counter-clockwise seen from outside), the
+/// faces across its edges `(v[k], v[k+1])`, outward unit normal and distance from the origin.
 #[derive(Clone, Copy)]
 struct Face<T> {
     v: [usize; 3],
+    adj: [usize; 3],
     n: V3<T>,
     dist: T,
     live: bool,
 }
 
-fn make_face<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3], inside: &V3<T>) -> Option<Face<T>> {
+/// Outward unit normal and origin distance of the triangle `v` (counter-clockwise seen from
+/// outside), or `None` when it is degenerate.
+fn face_plane<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3]) -> Option<(V3<T>, T)> {
     let (p, q, r) = (verts[v[0]].v, verts[v[1]].v, verts[v[2]].v);
-    let mut n = cross(&sub3(&q, &p), &sub3(&r, &p));
+    let (e1, e2) = (sub3(&q, &p), sub3(&r, &p));
+    let n = cross(&e1, &e2);
     let len = dot3(&n, &n).sqrt();
-    if len.re() < 1e-300 {
+    if !(len.re() >= 1e-300) {
         return None;
     }
-    n = scl3(&n, T::one() / len);
-    let mut f = Face {
-        v,
-        n,
-        dist: dot3(&n, &p),
-        live: true,
-    };
-    // outward: away from a point inside the polytope
-    if dot3(&n, &sub3(&p, inside)).re() < 0.0 {
-        f.v = [v[0], v[2], v[1]];
-        f.n = scl3(&f.n, -T::one());
-        f.dist = -f.dist;
-    }
-    Some(f)
+    let n = scl3(&n, T::one() / len);
+    Some((n, dot3(&n, &p)))
 }
 
 /// The result of the convex routine: signed distance, unit normal from geom 1 to geom 2 and
 /// the two witness points.
-struct Witness<T> {
-    dist: T,
-    normal: V3<T>,
-    a: V3<T>,
-    b: V3<T>,
+pub(super) struct Witness<T> {
+    pub dist: T,
+    pub normal: V3<T>,
+    pub a: V3<T>,
+    pub b: V3<T>,
 }
 
 /// GJK on `A − B`: the distance and witness points of separated shapes, or `None` with the
@@ -446,6 +442,13 @@ fn blow_up<T: Scalar>(pair: &Pair<'_, T>, simplex: &mut [Vertex<T>; 4], n: &mut 
 
 /// EPA from a tetrahedron enclosing the origin: the penetration depth, normal and witness
 /// points.
+///
+/// Each step takes the face nearest the origin, adds the support point `w` along its normal,
+/// removes the faces `w` sees (walking the adjacency from that face, so the removed region is
+/// connected and its boundary is walked in order) and closes the hole with triangles from the
+/// boundary to `w`. A step that would not leave a valid polytope (boundary not a single loop,
+/// a degenerate or origin-facing new triangle, capacity exhausted) is not taken: the current
+/// nearest face is the answer, as when the gain of `w` is below the tolerance.
 fn epa<T: Scalar>(
     pair: &Pair<'_, T>,
     cfg: &ConvexConfig,
@@ -458,25 +461,54 @@ fn epa<T: Scalar>(
     };
     let mut verts = [zero; EPA_MAXV];
     verts[..4].copy_from_slice(simplex);
+    // orient the tetrahedron so that (0, 1, 2) is counter-clockwise seen from outside
+    let (p0, p1, p2, p3) = (verts[0].v, verts[1].v, verts[2].v, verts[3].v);
+    if dot3(&cross(&sub3(&p1, &p0), &sub3(&p2, &p0)), &sub3(&p3, &p0)).re() > 0.0 {
+        verts.swap(1, 2);
+    }
     let mut nv = 4;
     let dead = Face {
         v: [0; 3],
+        adj: [0; 3],
         n: [T::zero(); 3],
         dist: T::zero(),
         live: false,
     };
     let mut faces = [dead; EPA_MAXF];
-    let mut nf = 0;
-    let mut inside = [T::zero(); 3];
-    for x in simplex.iter() {
-        inside = add_scl(&inside, &x.v, T::c(0.25));
+    let tet = [[0, 1, 2], [0, 3, 1], [1, 3, 2], [0, 2, 3]];
+    for (i, v) in tet.iter().enumerate() {
+        let (n, dist) = face_plane(&verts, *v)?;
+        faces[i] = Face {
+            v: *v,
+            adj: [0; 3],
+            n,
+            dist,
+            live: true,
+        };
     }
-    for f in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {
-        faces[nf] = make_face(&verts, f, &inside)?;
-        nf += 1;
+    for i in 0..4 {
+        for k in 0..3 {
+            let (a, b) = (faces[i].v[k], faces[i].v[(k + 1) % 3]);
+            faces[i].adj[k] = (0..4)
+                .find(|&j| (0..3).any(|q| faces[j].v[q] == b && faces[j].v[(q + 1) % 3] == a))
+                .unwrap_or(i);
+        }
     }
+    let mut nf = 4;
+    // below ~1e-13 of the polytope's size, a new support point's gain is rounding noise
+    let scale = simplex
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
+    let tol = cfg.tolerance.max(EPA_ROUNDING * scale);
     let mut status = ConvexStatus::IterationLimit;
     let mut best = 0;
+    // the faces `w` sees, and the boundary of that region: (edge start, edge end, outer face,
+    // its edge index)
+    let mut seen = [0usize; EPA_MAXF];
+    let mut horizon = [(0usize, 0usize, 0usize, 0usize); EPA_MAXF];
+    let mut stack = [(0usize, 0usize); EPA_MAXF];
+    let mut visited = [false; EPA_MAXF];
     for _ in 0..cfg.iterations.max(1) {
         // nearest live face
         let mut bd = f64::INFINITY;
@@ -491,63 +523,107 @@ fn epa<T: Scalar>(
         }
         let f = faces[best];
         let w = pair.support(&f.n);
-        if (dot3(&w.v, &f.n) - f.dist).re() < cfg.tolerance {
+        if (dot3(&w.v, &f.n) - f.dist).re() < tol {
             status = ConvexStatus::Converged;
             break;
         }
         if nv >= EPA_MAXV {
             break;
         }
-        verts[nv] = w;
-        let iw = nv;
-        nv += 1;
-        // remove the faces that see w, collect the horizon edges
-        let mut edges = [[0usize; 2]; EPA_MAXF];
-        let mut ne = 0;
-        for fi in 0..nf {
-            let g = faces[fi];
-            if !g.live || dot3(&g.n, &sub3(&w.v, &verts[g.v[0]].v)).re() <= 0.0 {
+        // depth-first walk of the visible region from the nearest face; each face is entered
+        // through one edge and its other edges are visited in order, which lists the boundary
+        // as a loop
+        let sees = |g: &Face<T>| dot3(&g.n, &sub3(&w.v, &verts[g.v[0]].v)).re() > 0.0;
+        let (mut ns, mut nh, mut sp) = (1, 0, 1);
+        seen[0] = best;
+        visited[best] = true;
+        stack[0] = (best, 0);
+        let mut ok = true;
+        // stack entries: (face, next edge offset); the seed visits edges 0, 1, 2, a face
+        // entered through edge j visits j+1, j+2
+        let mut entry = [0usize; EPA_MAXF];
+        entry[best] = 3; // seed: no entry edge
+        while sp > 0 {
+            let (fi, step) = stack[sp - 1];
+            let count = if entry[fi] == 3 { 3 } else { 2 };
+            if step >= count {
+                sp -= 1;
                 continue;
             }
-            faces[fi].live = false;
-            for k in 0..3 {
-                let e = [g.v[k], g.v[(k + 1) % 3]];
-                if let Some(j) = edges[..ne]
-                    .iter()
-                    .position(|x| x[0] == e[1] && x[1] == e[0])
-                {
-                    edges[j] = edges[ne - 1];
-                    ne -= 1;
-                } else if ne < EPA_MAXF {
-                    edges[ne] = e;
-                    ne += 1;
+            stack[sp - 1].1 += 1;
+            let k = if entry[fi] == 3 { step } else { (entry[fi] + 1 + step) % 3 };
+            let g = faces[fi].adj[k];
+            if visited[g] {
+                continue;
+            }
+            let ge = (0..3)
+                .find(|&q| faces[g].adj[q] == fi && faces[g].v[q] == faces[fi].v[(k + 1) % 3])
+                .unwrap_or(0);
+            if sees(&faces[g]) {
+                if sp >= EPA_MAXF || ns >= EPA_MAXF {
+                    ok = false;
+                    break;
+                }
+                visited[g] = true;
+                seen[ns] = g;
+                ns += 1;
+                entry[g] = ge;
+                stack[sp] = (g, 0);
+                sp += 1;
+            } else {
+                horizon[nh] = (faces[fi].v[k], faces[fi].v[(k + 1) % 3], g, ge);
+                nh += 1;
+            }
+        }
+        for &g in &seen[..ns] {
+            visited[g] = false;
+        }
+        // the boundary must be one closed loop, and the new faces valid
+        ok = ok && nh >= 3 && (0..nh).all(|i| horizon[i].1 == horizon[(i + 1) % nh].0);
+        let free = ns + (EPA_MAXF - nf);
+        ok = ok && nh <= free;
+        verts[nv] = w;
+        let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
+        if ok {
+            for i in 0..nh {
+                match face_plane(&verts, [horizon[i].0, horizon[i].1, nv]) {
+                    Some((n, d)) if d.re() >= -tol => planes[i] = (n, d),
+                    _ => {
+                        ok = false;
+                        break;
+                    }
                 }
             }
         }
-        for e in edges.iter().take(ne) {
-            let slot = match faces[..nf].iter().position(|f| !f.live) {
-                Some(s) => s,
-                None if nf < EPA_MAXF => {
-                    nf += 1;
-                    nf - 1
-                }
-                None => break,
+        if !ok {
+            break;
+        }
+        // commit: reuse the removed faces' slots, then fresh ones
+        for &g in &seen[..ns] {
+            faces[g].live = false;
+        }
+        let iw = nv;
+        nv += 1;
+        let mut slots = [0usize; EPA_MAXF];
+        for (i, slot) in slots.iter_mut().enumerate().take(nh) {
+            *slot = if i < ns {
+                seen[i]
+            } else {
+                nf += 1;
+                nf - 1
             };
-            let Some(mut nfc) = make_face(&verts, [e[0], e[1], iw], &inside) else {
-                continue;
+        }
+        for i in 0..nh {
+            let (a, b, g, ge) = horizon[i];
+            let (n, dist) = planes[i];
+            faces[slots[i]] = Face {
+                v: [a, b, iw],
+                adj: [g, slots[(i + 1) % nh], slots[(i + nh - 1) % nh]],
+                n,
+                dist,
+                live: true,
             };
-            // keep the winding of the horizon (outward), even for faces through the origin
-            nfc.v = [e[0], e[1], iw];
-            let p = verts[e[0]].v;
-            let mut nn = cross(&sub3(&verts[e[1]].v, &p), &sub3(&w.v, &p));
-            let len = dot3(&nn, &nn).sqrt();
-            if len.re() < 1e-300 {
-                continue;
-            }
-            nn = scl3(&nn, T::one() / len);
-            nfc.n = nn;
-            nfc.dist = dot3(&nn, &p);
-            faces[slot] = nfc;
+            faces[g].adj[ge] = slots[i];
         }
     }
     let f = faces[best];
@@ -582,9 +658,10 @@ fn epa<T: Scalar>(
 /// signed distance is within the margin. Tolerance and iteration limit per stage come from
 /// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices.
 ///
-/// Not reproduced: MuJoCo 4.0's multi-contact extension (`multiccd`, on by default) which adds
-/// contacts on flat faces for cylinder and box pairs (capsule–cylinder, cylinder–cylinder,
-/// cylinder–box); here those pairs get the single deepest contact.
+/// For pairs of capsules, cylinders and boxes, MuJoCo 4.0's multi-contact search (`multiccd`, on
+/// by default) then replaces the single contact by up to four contacts when flat features touch
+/// (see the `multi` module: capsule–cylinder gets up to two, cylinder–cylinder and
+/// cylinder–box up to four).
 pub(super) fn convex<T: Scalar>(
     sink: &mut Sink<'_, T>,
     margin: T,
@@ -622,6 +699,11 @@ pub(super) fn convex<T: Scalar>(
     if w.dist.re() > margin.re() {
         return status;
     }
+    if super::multi::applies(&s1, &s2)
+        && super::multi::multi_contact(sink, margin, g1, &s1, g2, &s2, &w) > 0
+    {
+        return status;
+    }
     let pos = scl3(&add3(&w.a, &w.b), T::c(0.5));
     sink.push(w.dist, pos, &w.normal, None);
     status
@@ -648,7 +730,252 @@ fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
 /// 1e-6 tilt, which rules out flat faces, where EPA's answer is already exact); otherwise
 /// GJK/EPA's witness stands. This makes the result exact to rounding instead of to
 /// `ccd_tolerance`, and gives derivatives that are those of the exact contact.
+///
+/// Where the refinement does not apply but one witness is unique (a strictly convex side, or a
+/// corner or curved point, against a face, edge or the straight side of a capsule), the other
+/// witness is rebuilt from it and the separation, `b − a = dist · normal`: EPA's barycentric
+/// witnesses drift along the non-unique side by the size of its final face.
 fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
+    if let Some(r) = refine_normal(pair, &w) {
+        return r;
+    }
+    if let Some(r) = refine_on_segment(pair, &w) {
+        return r;
+    }
+    unique_side(pair, w)
+}
+
+/// Components of a unit direction (in the geom frame) below this put the direction on a
+/// "ridge" of the support: perpendicular to a box edge, a cylinder's side or a capsule's axis.
+/// EPA's normal is within ~1e-6 of the exact one.
+const RIDGE_TOL: f64 = 1e-5;
+
+/// What supports a direction, as far as the refinement needs to know.
+#[derive(Clone, Copy)]
+enum Support<T> {
+    /// A single point: a curved surface or a corner.
+    Point,
+    /// A straight segment `[p, q]` (world): a box edge, the side line of a cylinder, the straight
+    /// part of a capsule's surface. The exact normal is perpendicular to it.
+    Segment(V3<T>, V3<T>),
+    /// A flat face (box face, cylinder cap), where EPA's answer is exact.
+    Face,
+}
+
+/// The support of shape `s` at pose `g` along the unit direction `d`, classified.
+fn support_kind<T: Scalar>(g: &Geom<T>, s: &Shape<T>, d: &V3<T>) -> Support<T> {
+    let l = mat_t_vec(&g.mat, d);
+    let lr = [l[0].re(), l[1].re(), l[2].re()];
+    let world = |p: V3<T>| add3(&mat_vec(&g.mat, &p), &g.pos);
+    // the rim (radius `r`) point at the azimuth of `l`, at height `z`
+    let rim = |r: T, z: T| {
+        let k = r / (l[0] * l[0] + l[1] * l[1]).sqrt();
+        world([l[0] * k, l[1] * k, z])
+    };
+    match *s {
+        Shape::Box(size) => {
+            let small: Vec3b = [0, 1, 2].map(|k| lr[k].abs() < RIDGE_TOL);
+            match small.iter().filter(|&&x| x).count() {
+                0 => Support::Point,
+                1 => {
+                    let k = small.iter().position(|&x| x).unwrap_or(0);
+                    let mut c: V3<T> =
+                        core::array::from_fn(|i| if lr[i] >= 0.0 { size[i] } else { -size[i] });
+                    c[k] = -size[k];
+                    let p = world(c);
+                    c[k] = size[k];
+                    Support::Segment(p, world(c))
+                }
+                _ => Support::Face,
+            }
+        }
+        Shape::Cylinder(r, h) | Shape::Capsule(r, h) => {
+            let capsule = matches!(s, Shape::Capsule(..));
+            if lr[2].abs() < RIDGE_TOL {
+                Support::Segment(rim(r, -h), rim(r, h))
+            } else if !capsule && lr[0].hypot(lr[1]) < RIDGE_TOL {
+                Support::Face
+            } else {
+                Support::Point
+            }
+        }
+        _ => Support::Point,
+    }
+}
+
+type Vec3b = [bool; 3];
+
+/// Whether `x` lies on the segment `[p, q]` (within 1e-9 of its length beyond the ends and of
+/// the line).
+fn on_segment<T: Scalar>(x: &V3<T>, p: &V3<T>, q: &V3<T>) -> bool {
+    let e = sub3(q, p);
+    let ee = dot3(&e, &e).re();
+    if ee <= 0.0 {
+        return false;
+    }
+    let rel = sub3(x, p);
+    let t = dot3(&rel, &e).re() / ee;
+    let off = sub3(&rel, &scl3(&e, T::c(t)));
+    let tol = 1e-9 * ee.sqrt().max(1.0);
+    t > -1e-9 && t < 1.0 + 1e-9 && dot3(&off, &off).re().sqrt() < tol
+}
+
+/// Refinement where one or both supports are a straight segment (see [`Support`]), which the
+/// Newton refinement of [`polish`] cannot handle (the support jumps along the segment): the
+/// exact normal is perpendicular to the segment. With one segment, the normal is found by
+/// Newton's method on the circle of directions perpendicular to it (the Minkowski support point
+/// must be parallel to the normal in that plane), the witness on the segment follows from the
+/// unique one and the separation; with two non-parallel segments the normal is their common
+/// perpendicular and the witnesses are the closest points of the two lines. Kept only when the
+/// witnesses lie on the segments and the depth is not worse than GJK/EPA's.
+fn refine_on_segment<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witness<T>> {
+    let minus = |v: &V3<T>| scl3(v, -T::one());
+    let ka = support_kind(pair.g1, &pair.s1, &w.normal);
+    let kb = support_kind(pair.g2, &pair.s2, &minus(&w.normal));
+    let unit = |v: V3<T>| {
+        let n = dot3(&v, &v).sqrt();
+        scl3(&v, T::one() / n)
+    };
+    let result = match (ka, kb) {
+        (Support::Segment(pa, qa), Support::Segment(pb, qb)) => {
+            let (ea, eb) = (unit(sub3(&qa, &pa)), unit(sub3(&qb, &pb)));
+            let c = cross(&ea, &eb);
+            if dot3(&c, &c).re() < 1e-12 {
+                return None;
+            }
+            let mut n = unit(c);
+            if dot3(&n, &w.normal).re() < 0.0 {
+                n = minus(&n);
+            }
+            // the supports along the exact normal, and the closest points of their lines
+            let (sa, sb) = (
+                support_kind(pair.g1, &pair.s1, &n),
+                support_kind(pair.g2, &pair.s2, &minus(&n)),
+            );
+            let (Support::Segment(pa, qa), Support::Segment(pb, qb)) = (sa, sb) else {
+                return None;
+            };
+            let r = sub3(&pb, &pa);
+            let eab = dot3(&ea, &eb);
+            let den = T::one() - eab * eab;
+            let (ra, rb) = (dot3(&r, &ea), dot3(&r, &eb));
+            let s = (ra - eab * rb) / den;
+            let t = (eab * ra - rb) / den;
+            let a = add_scl(&pa, &ea, s);
+            let b = add_scl(&pb, &eb, t);
+            if !on_segment(&a, &pa, &qa) || !on_segment(&b, &pb, &qb) {
+                return None;
+            }
+            Witness {
+                dist: dot3(&sub3(&b, &a), &n),
+                normal: n,
+                a,
+                b,
+            }
+        }
+        (Support::Segment(p, q), Support::Point) | (Support::Point, Support::Segment(p, q)) => {
+            let on_a = matches!(ka, Support::Segment(..));
+            let e = unit(sub3(&q, &p));
+            let n0 = unit(sub3(&w.normal, &scl3(&e, dot3(&w.normal, &e))));
+            let t0 = cross(&e, &n0);
+            let dir = |phi: T| add3(&scl3(&n0, phi.cos()), &scl3(&t0, phi.sin()));
+            // the Minkowski support point's component along the circle's tangent
+            let resid = |phi: T| {
+                let d = dir(phi);
+                dot3(&pair.support(&d).v, &cross(&e, &d))
+            };
+            let mut phi = T::zero();
+            let mut ok = false;
+            for _ in 0..30 {
+                let r = resid(phi);
+                if r.re().abs() < 1e-13 {
+                    ok = true;
+                    break;
+                }
+                let h = 1e-7;
+                let slope = (resid(T::c(phi.re() + h)).re() - r.re()) / h;
+                if !slope.is_finite() || slope.abs() < 1e-300 {
+                    return None;
+                }
+                phi -= r * T::c(1.0 / slope);
+                if phi.re().abs() > 1e-2 || !phi.re().is_finite() {
+                    return None;
+                }
+            }
+            if !ok {
+                return None;
+            }
+            let n = dir(phi);
+            let sv = pair.support(&n);
+            let dist = -dot3(&sv.v, &n);
+            let (a, b) = if on_a {
+                (add_scl(&sv.b, &n, -dist), sv.b)
+            } else {
+                (sv.a, add_scl(&sv.a, &n, dist))
+            };
+            let seg = if on_a {
+                support_kind(pair.g1, &pair.s1, &n)
+            } else {
+                support_kind(pair.g2, &pair.s2, &minus(&n))
+            };
+            let Support::Segment(p, q) = seg else {
+                return None;
+            };
+            if !on_segment(if on_a { &a } else { &b }, &p, &q) {
+                return None;
+            }
+            Witness {
+                dist,
+                normal: n,
+                a,
+                b,
+            }
+        }
+        _ => return None,
+    };
+    // must not be worse than the starting point (a different stationary point)
+    if result.dist.re() < w.dist.re() - 1e-9 || !result.dist.re().is_finite() {
+        return None;
+    }
+    Some(result)
+}
+
+/// Whether the support points of `A` and of `B` along `d` are unique: they move little (as on a
+/// curved surface) under 1e-6 tilts of the direction.
+fn unique_supports<T: Scalar>(pair: &Pair<'_, T>, d: &V3<T>) -> (bool, bool) {
+    let s = pair.support(d);
+    let (t1, t2) = tangents(d);
+    let (mut ua, mut ub) = (true, true);
+    for t in [&t1, &t2] {
+        for sg in [1e-6, -1e-6] {
+            let st = pair.support(&add_scl(d, t, T::c(sg)));
+            let (ea, eb) = (sub3(&st.a, &s.a), sub3(&st.b, &s.b));
+            ua &= dot3(&ea, &ea).re() <= 1e-8;
+            ub &= dot3(&eb, &eb).re() <= 1e-8;
+        }
+    }
+    (ua, ub)
+}
+
+/// Rebuild the witness of the non-unique side from the unique one (see [`polish`]).
+fn unique_side<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
+    match unique_supports(pair, &w.normal) {
+        (true, false) => {
+            let a = pair.s1.support(pair.g1, &w.normal);
+            let b = add_scl(&a, &w.normal, w.dist);
+            Witness { a, b, ..w }
+        }
+        (false, true) => {
+            let b = pair.s2.support(pair.g2, &scl3(&w.normal, -T::one()));
+            let a = add_scl(&b, &w.normal, -w.dist);
+            Witness { a, b, ..w }
+        }
+        _ => w,
+    }
+}
+
+/// The Newton refinement of [`polish`]; `None` where it does not apply.
+fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witness<T>> {
     let resid = |d: &V3<T>, t1: &V3<T>, t2: &V3<T>| -> (Vertex<T>, [T; 2]) {
         // tangential part of v (with respect to d), in the fixed basis t1, t2
         let s = pair.support(d);
@@ -700,29 +1027,23 @@ fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
         }
     }
     if !ok {
-        return w;
+        return None;
     }
     let d = dir(u);
     let s = pair.support(&d);
     // unique witnesses: a small tilt must not move the support points far
-    for t in [&t1, &t2] {
-        for sg in [1e-6, -1e-6] {
-            let st = pair.support(&add_scl(&d, t, T::c(sg)));
-            let (ea, eb) = (sub3(&st.a, &s.a), sub3(&st.b, &s.b));
-            if dot3(&ea, &ea).re().max(dot3(&eb, &eb).re()) > 1e-8 {
-                return w;
-            }
-        }
+    if unique_supports(pair, &d) != (true, true) {
+        return None;
     }
     let dist = -dot3(&s.v, &d);
     // must not be worse than the starting point (a different stationary point)
     if dist.re() < w.dist.re() - 1e-9 {
-        return w;
+        return None;
     }
-    Witness {
+    Some(Witness {
         dist,
         normal: d,
         a: s.a,
         b: s.b,
-    }
+    })
 }
