@@ -38,7 +38,6 @@ const TOL_POSE: f64 = 1e-12;
 
 /// `(golden file stem, reason)` of pairs known not to match MuJoCo yet.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("collision_sphere_ellipsoid", "convex routine: a few poses where MuJoCo's EPA normal is off by more than 1e-5, or one engine finds no contact at exact touching"),
     ("collision_capsule_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal/position (EPA accuracy, capsule ends)"),
     ("collision_ellipsoid_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal (EPA accuracy)"),
     ("collision_ellipsoid_cylinder", "convex routine: ~1% of poses beyond 1e-5 (cylinder rim/cap contacts)"),
@@ -115,6 +114,10 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
     let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
     let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut w = Worst::default();
+    // COLLISION_DUMP=<folder> writes our contacts of every pose to <folder>/<stem>.txt
+    let mut dump = std::env::var("COLLISION_DUMP")
+        .ok()
+        .map(|dir| std::fs::File::create(PathBuf::from(dir).join(format!("{stem}.txt"))).unwrap());
     let mut tol = TOL_ANALYTIC;
     let mut tol_dir = TOL_ANALYTIC;
     for (mi, model) in j["models"].as_array().unwrap().iter().enumerate() {
@@ -160,7 +163,16 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
             }
             let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
             let cons = pose["contacts"].as_array().unwrap();
-            match collide_pair(&m, &d, 0, 1, margin, &mut out) {
+            let result = collide_pair(&m, &d, 0, 1, margin, &mut out);
+            if let (Some(dump), Ok(n)) = (dump.as_mut(), result) {
+                use std::io::Write;
+                let cs: Vec<String> = out[..n]
+                    .iter()
+                    .map(|c| format!("[{:e},{:?},{:?}]", c.dist, c.pos, c.frame))
+                    .collect();
+                writeln!(dump, "{mi} {pi} [{}]", cs.join(",")).unwrap();
+            }
+            match result {
                 Err(e) => fails.push(format!("{ctx}: {e:?}")),
                 Ok(n) if n != cons.len() => fails.push(format!(
                     "{ctx}: {n} contacts, MuJoCo {} (dists ours {:?}, MuJoCo {:?})",

@@ -283,6 +283,12 @@ fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T;
 /// `ccd_tolerance` asks for.
 const EPA_ROUNDING: f64 = 1e-13;
 
+/// GJK distances below this (relative to the simplex's size) count as touching: EPA decides.
+const GJK_TOUCH: f64 = 1e-12;
+
+/// Sine below which a new EPA triangle counts as a sliver (its normal would be noise).
+const SLIVER: f64 = 1e-10;
+
 /// Maximum number of polytope vertices and faces of the EPA stage.
 const EPA_MAXV: usize = 256;
 const EPA_MAXF: usize = 2 * EPA_MAXV;
@@ -296,16 +302,23 @@ struct Face<T> {
     n: V3<T>,
     dist: T,
     live: bool,
+    /// The support point along `n` of a face that could not be expanded (see [`epa`]).
+    frozen: Option<Vertex<T>>,
 }
 
 /// Outward unit normal and origin distance of the triangle `v` (counter-clockwise seen from
-/// outside), or `None` when it is degenerate.
-fn face_plane<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3]) -> Option<(V3<T>, T)> {
+/// outside), or `None` when it is degenerate: the sine of its angle at `v[0]` below `sliver`.
+fn face_plane<T: Scalar>(
+    verts: &[Vertex<T>],
+    v: [usize; 3],
+    sliver: f64,
+) -> Option<(V3<T>, T)> {
     let (p, q, r) = (verts[v[0]].v, verts[v[1]].v, verts[v[2]].v);
     let (e1, e2) = (sub3(&q, &p), sub3(&r, &p));
     let n = cross(&e1, &e2);
     let len = dot3(&n, &n).sqrt();
-    if !(len.re() >= 1e-300) {
+    let scale = (dot3(&e1, &e1) * dot3(&e2, &e2)).sqrt().re();
+    if !(len.re() >= 1e-300) || len.re() <= sliver * scale {
         return None;
     }
     let n = scl3(&n, T::one() / len);
@@ -447,8 +460,11 @@ fn blow_up<T: Scalar>(pair: &Pair<'_, T>, simplex: &mut [Vertex<T>; 4], n: &mut 
 /// removes the faces `w` sees (walking the adjacency from that face, so the removed region is
 /// connected and its boundary is walked in order) and closes the hole with triangles from the
 /// boundary to `w`. A step that would not leave a valid polytope (boundary not a single loop,
-/// a degenerate or origin-facing new triangle, capacity exhausted) is not taken: the current
-/// nearest face is the answer, as when the gain of `w` is below the tolerance.
+/// a sliver or origin-facing new triangle, capacity exhausted) is not taken: the face is
+/// frozen, ranked by the support distance `w · n` (an upper bound of the depth, realized by the
+/// supports along `n`) instead of its own distance (a lower bound), and EPA goes on with the
+/// next face. The answer is the nearest face once the gain of `w` is below the tolerance, or a
+/// frozen face (with `w`'s supports as witnesses) when it is the nearest.
 fn epa<T: Scalar>(
     pair: &Pair<'_, T>,
     cfg: &ConvexConfig,
@@ -473,17 +489,19 @@ fn epa<T: Scalar>(
         n: [T::zero(); 3],
         dist: T::zero(),
         live: false,
+        frozen: None,
     };
     let mut faces = [dead; EPA_MAXF];
     let tet = [[0, 1, 2], [0, 3, 1], [1, 3, 2], [0, 2, 3]];
     for (i, v) in tet.iter().enumerate() {
-        let (n, dist) = face_plane(&verts, *v)?;
+        let (n, dist) = face_plane(&verts, *v, 0.0)?;
         faces[i] = Face {
             v: *v,
             adj: [0; 3],
             n,
             dist,
             live: true,
+            frozen: None,
         };
     }
     for i in 0..4 {
@@ -513,8 +531,12 @@ fn epa<T: Scalar>(
         // nearest live face
         let mut bd = f64::INFINITY;
         for (i, f) in faces[..nf].iter().enumerate() {
-            if f.live && f.dist.re() < bd {
-                bd = f.dist.re();
+            let key = match f.frozen {
+                Some(w) => dot3(&w.v, &f.n).re(),
+                None => f.dist.re(),
+            };
+            if f.live && key < bd {
+                bd = key;
                 best = i;
             }
         }
@@ -522,6 +544,19 @@ fn epa<T: Scalar>(
             return None;
         }
         let f = faces[best];
+        if let Some(w) = f.frozen {
+            // the nearest face cannot be expanded: its supports are the answer
+            let dist = -dot3(&w.v, &f.n);
+            return Some((
+                Witness {
+                    dist,
+                    normal: f.n,
+                    a: w.a,
+                    b: w.b,
+                },
+                status,
+            ));
+        }
         let w = pair.support(&f.n);
         if (dot3(&w.v, &f.n) - f.dist).re() < tol {
             status = ConvexStatus::Converged;
@@ -586,7 +621,7 @@ fn epa<T: Scalar>(
         let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
         if ok {
             for i in 0..nh {
-                match face_plane(&verts, [horizon[i].0, horizon[i].1, nv]) {
+                match face_plane(&verts, [horizon[i].0, horizon[i].1, nv], SLIVER) {
                     Some((n, d)) if d.re() >= -tol => planes[i] = (n, d),
                     _ => {
                         ok = false;
@@ -596,7 +631,8 @@ fn epa<T: Scalar>(
             }
         }
         if !ok {
-            break;
+            faces[best].frozen = Some(w);
+            continue;
         }
         // commit: reuse the removed faces' slots, then fresh ones
         for &g in &seen[..ns] {
@@ -622,6 +658,7 @@ fn epa<T: Scalar>(
                 n,
                 dist,
                 live: true,
+                frozen: None,
             };
             faces[g].adj[ge] = slots[i];
         }
@@ -679,19 +716,26 @@ pub(super) fn convex<T: Scalar>(
     }; 4];
     let mut n = 0;
     let (sep, mut status) = gjk(&pair, cfg, &mut simplex, &mut n);
+    // GJK's distance is that of the simplex's closest point: when it is rounding-small, the
+    // origin is on the simplex (touching, or an overlap GJK could not enclose, as when the
+    // origin lies on a segment of the simplex): EPA decides
+    let scale = simplex[..n]
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
     let w = match sep {
-        Some(w) => w,
-        None => {
+        Some(w) if w.dist.re() > GJK_TOUCH * scale => w,
+        sep => {
             blow_up(&pair, &mut simplex, &mut n);
-            if n < 4 {
-                return status;
-            }
-            match epa(&pair, cfg, &simplex) {
+            match (n == 4).then(|| epa(&pair, cfg, &simplex)).flatten() {
                 Some((w, s)) => {
                     status = s;
                     w
                 }
-                None => return status,
+                None => match sep {
+                    Some(w) => w,
+                    None => return status,
+                },
             }
         }
     };
