@@ -42,7 +42,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("collision_ellipsoid_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal (EPA accuracy)"),
     ("collision_ellipsoid_cylinder", "convex routine: ~1% of poses beyond 1e-5 (cylinder rim/cap contacts)"),
     ("collision_ellipsoid_box", "convex routine: ~1% of poses beyond 1e-5 (box face/edge witness points)"),
-    ("collision_capsule_cylinder", "MuJoCo 4.0's multiccd adds a second contact on flat cylinder faces; we return one"),
     ("collision_cylinder_cylinder", "MuJoCo 4.0's multiccd returns up to 4 face contacts; we return one"),
     ("collision_cylinder_box", "MuJoCo 4.0's multiccd returns up to 4 face contacts; we return one"),
 ];

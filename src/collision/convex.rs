@@ -87,6 +87,16 @@ impl<T: Scalar> Shape<T> {
         }
     }
 
+    /// The core of a sphere (its centre) or capsule (its segment) and the radius around it; other
+    /// shapes are their own core with radius 0.
+    pub fn core(&self) -> (Self, T) {
+        match *self {
+            Shape::Sphere(r) => (Shape::Sphere(T::zero()), r),
+            Shape::Capsule(r, h) => (Shape::Capsule(T::zero(), h), r),
+            s => (s, T::zero()),
+        }
+    }
+
     /// Support point in world coordinates for a geom at `g`'s pose.
     pub fn support(&self, g: &Geom<T>, dir: &V3<T>) -> V3<T> {
         let local = self.support_local(&mat_t_vec(&g.mat, dir));
@@ -708,6 +718,28 @@ pub(super) fn convex<T: Scalar>(
     s2: Shape<T>,
     cfg: &ConvexConfig,
 ) -> ConvexStatus {
+    // spheres and capsules shrink to their centre point and segment (as MuJoCo does): GJK
+    // between the cores is well conditioned while the geoms touch, where GJK between the
+    // geoms themselves converges slowly
+    let (c1, r1) = s1.core();
+    let (c2, r2) = s2.core();
+    if r1.re() > 0.0 || r2.re() > 0.0 {
+        let core = Pair {
+            g1,
+            s1: c1,
+            g2,
+            s2: c2,
+        };
+        if let Some((w, status)) = separated(&core, cfg) {
+            let w = Witness {
+                dist: w.dist - r1 - r2,
+                a: add_scl(&w.a, &w.normal, r1),
+                b: add_scl(&w.b, &w.normal, -r2),
+                normal: w.normal,
+            };
+            return finish(sink, margin, g1, s1, g2, s2, w, status);
+        }
+    }
     let pair = Pair { g1, s1, g2, s2 };
     let mut simplex = [Vertex {
         v: [T::zero(); 3],
@@ -739,7 +771,53 @@ pub(super) fn convex<T: Scalar>(
             }
         }
     };
-    let w = polish(&pair, w);
+    let w = polish(&pair, w, slack_of(status));
+    finish(sink, margin, g1, s1, g2, s2, w, status)
+}
+
+/// GJK's and EPA's distances are upper bounds of the exact one, the refinements' lower bounds
+/// (any direction's support plane): a refinement is kept within this slack of the estimate,
+/// which is loose when the estimate stopped at the iteration limit.
+fn slack_of(status: ConvexStatus) -> f64 {
+    if status == ConvexStatus::Converged {
+        1e-9
+    } else {
+        1e-6
+    }
+}
+
+/// GJK between separated shapes, refined; `None` when they touch or overlap.
+fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig) -> Option<(Witness<T>, ConvexStatus)> {
+    let mut simplex = [Vertex {
+        v: [T::zero(); 3],
+        a: [T::zero(); 3],
+        b: [T::zero(); 3],
+    }; 4];
+    let mut n = 0;
+    let (sep, status) = gjk(pair, cfg, &mut simplex, &mut n);
+    let scale = simplex[..n]
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
+    let w = sep.filter(|w| w.dist.re() > GJK_TOUCH * scale)?;
+    let w = polish(pair, w, slack_of(status));
+    (w.dist.re() > 0.0).then_some((w, status))
+}
+
+/// The contacts of the convex routine from its witness: none beyond the margin; MuJoCo's
+/// multi-contact search for capsule, cylinder and box pairs; else the single contact at the
+/// witnesses' midpoint.
+#[allow(clippy::too_many_arguments)]
+fn finish<T: Scalar>(
+    sink: &mut Sink<'_, T>,
+    margin: T,
+    g1: &Geom<T>,
+    s1: Shape<T>,
+    g2: &Geom<T>,
+    s2: Shape<T>,
+    w: Witness<T>,
+    status: ConvexStatus,
+) -> ConvexStatus {
     if w.dist.re() > margin.re() {
         return status;
     }
@@ -769,7 +847,7 @@ fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
 /// Refine the contact normal where both supports are smooth (curved surfaces, or a corner or
 /// edge against a curved surface): the exact normal `d` makes the support point `v` of
 /// `A − B` parallel to `d`, which is solved by Newton's method in the tangent plane (Jacobian by
-/// differences of 1e-7). The refinement is kept only if it converges to a residual below 1e-13
+/// central differences of 1e-6). The refinement is kept only if it converges to a residual below 1e-13
 /// near the starting normal and the witness points are unique there (they do not jump under a
 /// 1e-6 tilt, which rules out flat faces, where EPA's answer is already exact); otherwise
 /// GJK/EPA's witness stands. This makes the result exact to rounding instead of to
@@ -779,20 +857,21 @@ fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
 /// corner or curved point, against a face, edge or the straight side of a capsule), the other
 /// witness is rebuilt from it and the separation, `b − a = dist · normal`: EPA's barycentric
 /// witnesses drift along the non-unique side by the size of its final face.
-fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
-    if let Some(r) = refine_normal(pair, &w) {
+fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> Witness<T> {
+    if let Some(r) = refine_flat(pair, &w, slack) {
         return r;
     }
-    if let Some(r) = refine_on_segment(pair, &w) {
+    if let Some(r) = refine_normal(pair, &w, slack) {
         return r;
     }
     unique_side(pair, w)
 }
 
-/// Components of a unit direction (in the geom frame) below this put the direction on a
-/// "ridge" of the support: perpendicular to a box edge, a cylinder's side or a capsule's axis.
-/// EPA's normal is within ~1e-6 of the exact one.
-const RIDGE_TOL: f64 = 1e-5;
+/// Components of a unit direction (in the geom frame) below this make the support a candidate
+/// segment or face: the direction is nearly perpendicular to a box edge or face, a cylinder's
+/// side or cap, a capsule's axis. GJK/EPA's normal is within ~1e-5 of the exact one; a wrong
+/// candidate is rejected by the refinement (its witness falls off the segment or face).
+const RIDGE_TOL: f64 = 1e-3;
 
 /// What supports a direction, as far as the refinement needs to know.
 #[derive(Clone, Copy)]
@@ -802,8 +881,8 @@ enum Support<T> {
     /// A straight segment `[p, q]` (world): a box edge, the side line of a cylinder, the straight
     /// part of a capsule's surface. The exact normal is perpendicular to it.
     Segment(V3<T>, V3<T>),
-    /// A flat face (box face, cylinder cap), where EPA's answer is exact.
-    Face,
+    /// A flat face (box face, cylinder cap) with its outward unit normal.
+    Face(V3<T>),
 }
 
 /// The support of shape `s` at pose `g` along the unit direction `d`, classified.
@@ -830,7 +909,14 @@ fn support_kind<T: Scalar>(g: &Geom<T>, s: &Shape<T>, d: &V3<T>) -> Support<T> {
                     c[k] = size[k];
                     Support::Segment(p, world(c))
                 }
-                _ => Support::Face,
+                _ => {
+                    let k = (0..3)
+                        .max_by(|&i, &j| lr[i].abs().total_cmp(&lr[j].abs()))
+                        .unwrap_or(2);
+                    let mut n = [T::zero(); 3];
+                    n[k] = if lr[k] >= 0.0 { T::one() } else { -T::one() };
+                    Support::Face(mat_vec(&g.mat, &n))
+                }
             }
         }
         Shape::Cylinder(r, h) | Shape::Capsule(r, h) => {
@@ -838,7 +924,8 @@ fn support_kind<T: Scalar>(g: &Geom<T>, s: &Shape<T>, d: &V3<T>) -> Support<T> {
             if lr[2].abs() < RIDGE_TOL {
                 Support::Segment(rim(r, -h), rim(r, h))
             } else if !capsule && lr[0].hypot(lr[1]) < RIDGE_TOL {
-                Support::Face
+                let sg = if lr[2] >= 0.0 { T::one() } else { -T::one() };
+                Support::Face([g.mat[2] * sg, g.mat[5] * sg, g.mat[8] * sg])
             } else {
                 Support::Point
             }
@@ -864,15 +951,35 @@ fn on_segment<T: Scalar>(x: &V3<T>, p: &V3<T>, q: &V3<T>) -> bool {
     t > -1e-9 && t < 1.0 + 1e-9 && dot3(&off, &off).re().sqrt() < tol
 }
 
-/// Refinement where one or both supports are a straight segment (see [`Support`]), which the
-/// Newton refinement of [`polish`] cannot handle (the support jumps along the segment): the
-/// exact normal is perpendicular to the segment. With one segment, the normal is found by
-/// Newton's method on the circle of directions perpendicular to it (the Minkowski support point
-/// must be parallel to the normal in that plane), the witness on the segment follows from the
-/// unique one and the separation; with two non-parallel segments the normal is their common
-/// perpendicular and the witnesses are the closest points of the two lines. Kept only when the
-/// witnesses lie on the segments and the depth is not worse than GJK/EPA's.
-fn refine_on_segment<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witness<T>> {
+/// Whether `x` is inside (or on) the shape `s` at pose `g`, to 1e-9 of its size.
+fn inside<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>) -> bool {
+    let l = mat_t_vec(&g.mat, &sub3(x, &g.pos));
+    let l = [l[0].re(), l[1].re(), l[2].re()];
+    let within = |v: f64, lim: f64| v.abs() <= lim * (1.0 + 1e-9) + 1e-15;
+    match *s {
+        Shape::Box(size) => (0..3).all(|k| within(l[k], size[k].re())),
+        Shape::Cylinder(r, h) => within(l[0].hypot(l[1]), r.re()) && within(l[2], h.re()),
+        _ => false,
+    }
+}
+
+/// Refinement where a support is a flat face or a straight segment (see [`Support`]), which the
+/// Newton refinement of [`polish`] cannot handle (the support jumps across it):
+/// - a face against a unique support point: the normal is the face normal, the witness on the
+///   face is the other witness moved by the separation (kept if it is on the face);
+/// - one segment: the exact normal is perpendicular to it, found by Newton's method on the
+///   circle of such directions (the Minkowski support point must be parallel to the normal in
+///   that plane); the witness on the segment follows from the unique one and the separation;
+/// - two non-parallel segments: the normal is their common perpendicular and the witnesses are
+///   the closest points of the two lines.
+///
+/// Kept only when the witnesses lie on the face or segments and the depth is not worse than
+/// GJK/EPA's.
+fn refine_flat<T: Scalar>(
+    pair: &Pair<'_, T>,
+    w: &Witness<T>,
+    slack: f64,
+) -> Option<Witness<T>> {
     let minus = |v: &V3<T>| scl3(v, -T::one());
     let ka = support_kind(pair.g1, &pair.s1, &w.normal);
     let kb = support_kind(pair.g2, &pair.s2, &minus(&w.normal));
@@ -920,7 +1027,9 @@ fn refine_on_segment<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Wi
         (Support::Segment(p, q), Support::Point) | (Support::Point, Support::Segment(p, q)) => {
             let on_a = matches!(ka, Support::Segment(..));
             let e = unit(sub3(&q, &p));
-            let n0 = unit(sub3(&w.normal, &scl3(&e, dot3(&w.normal, &e))));
+            // the starting normal as a constant (see `refine_normal`)
+            let start = w.normal.map(|x| T::c(x.re()));
+            let n0 = unit(sub3(&start, &scl3(&e, dot3(&start, &e))));
             let t0 = cross(&e, &n0);
             let dir = |phi: T| add3(&scl3(&n0, phi.cos()), &scl3(&t0, phi.sin()));
             // the Minkowski support point's component along the circle's tangent
@@ -930,14 +1039,16 @@ fn refine_on_segment<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Wi
             };
             let mut phi = T::zero();
             let mut ok = false;
-            for _ in 0..30 {
+            for step in 0..30 {
                 let r = resid(phi);
-                if r.re().abs() < 1e-13 {
+                // at least one step on dual numbers, as in `refine_normal`
+                if r.re().abs() < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
                     ok = true;
                     break;
                 }
-                let h = 1e-7;
-                let slope = (resid(T::c(phi.re() + h)).re() - r.re()) / h;
+                let h = 1e-6;
+                let slope = (resid(T::c(phi.re() + h)).re() - resid(T::c(phi.re() - h)).re())
+                    / (2.0 * h);
                 if !slope.is_finite() || slope.abs() < 1e-300 {
                     return None;
                 }
@@ -975,10 +1086,36 @@ fn refine_on_segment<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Wi
                 b,
             }
         }
+        (Support::Face(nf), Support::Point) | (Support::Point, Support::Face(nf)) => {
+            let on_a = matches!(ka, Support::Face(..));
+            // the normal from geom 1 to geom 2: A's outward face normal, or B's reversed
+            let n = if on_a { nf } else { minus(&nf) };
+            let sv = pair.support(&n);
+            let dist = -dot3(&sv.v, &n);
+            let (a, b) = if on_a {
+                (add_scl(&sv.b, &n, -dist), sv.b)
+            } else {
+                (sv.a, add_scl(&sv.a, &n, dist))
+            };
+            let ok = if on_a {
+                inside(pair.g1, &pair.s1, &a)
+            } else {
+                inside(pair.g2, &pair.s2, &b)
+            };
+            if !ok {
+                return None;
+            }
+            Witness {
+                dist,
+                normal: n,
+                a,
+                b,
+            }
+        }
         _ => return None,
     };
-    // must not be worse than the starting point (a different stationary point)
-    if result.dist.re() < w.dist.re() - 1e-9 || !result.dist.re().is_finite() {
+    // must not be below the starting point's bound (a different stationary point)
+    if result.dist.re() < w.dist.re() - slack || !result.dist.re().is_finite() {
         return None;
     }
     Some(result)
@@ -1019,7 +1156,11 @@ fn unique_side<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
 }
 
 /// The Newton refinement of [`polish`]; `None` where it does not apply.
-fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witness<T>> {
+fn refine_normal<T: Scalar>(
+    pair: &Pair<'_, T>,
+    w: &Witness<T>,
+    slack: f64,
+) -> Option<Witness<T>> {
     let resid = |d: &V3<T>, t1: &V3<T>, t2: &V3<T>| -> (Vertex<T>, [T; 2]) {
         // tangential part of v (with respect to d), in the fixed basis t1, t2
         let s = pair.support(d);
@@ -1027,7 +1168,9 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witnes
         let r = sub3(&s.v, &scl3(d, vd));
         (s, [dot3(&r, t1), dot3(&r, t2)])
     };
-    let d0 = w.normal;
+    // the starting normal as a constant: the derivatives come from the last Newton step alone,
+    // not mixed with GJK/EPA's (which can be large where their simplex is degenerate)
+    let d0 = w.normal.map(|x| T::c(x.re()));
     let (t1, t2) = tangents(&d0);
     let dir = |u: [T; 2]| -> V3<T> {
         let mut d = add_scl(&add_scl(&d0, &t1, u[0]), &t2, u[1]);
@@ -1036,24 +1179,30 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witnes
         d
     };
     let mut u = [T::zero(); 2];
-    let h = 1e-7;
+    let h = 1e-6;
     let mut ok = false;
-    for _ in 0..30 {
+    for step in 0..30 {
         let d = dir(u);
         let (_, r) = resid(&d, &t1, &t2);
         let rn = (r[0].re() * r[0].re() + r[1].re() * r[1].re()).sqrt();
-        if rn < 1e-13 {
+        // on dual numbers one Newton step is always taken: it carries the derivatives of the
+        // exact normal (implicit function theorem), which the starting estimate does not
+        if rn < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
             ok = true;
             break;
         }
-        // Jacobian of the residual by forward differences (real parts only)
+        // Jacobian of the residual by central differences (real parts only; its accuracy is
+        // that of the derivatives carried by the last step)
         let mut jac = [[0.0; 2]; 2];
         for k in 0..2 {
-            let mut uk = [u[0].re(), u[1].re()];
-            uk[k] += h;
-            let (_, rk) = resid(&dir([T::c(uk[0]), T::c(uk[1])]), &t1, &t2);
-            jac[0][k] = (rk[0].re() - r[0].re()) / h;
-            jac[1][k] = (rk[1].re() - r[1].re()) / h;
+            let mut up = [u[0].re(), u[1].re()];
+            let mut um = up;
+            up[k] += h;
+            um[k] -= h;
+            let (_, rp) = resid(&dir([T::c(up[0]), T::c(up[1])]), &t1, &t2);
+            let (_, rm) = resid(&dir([T::c(um[0]), T::c(um[1])]), &t1, &t2);
+            jac[0][k] = (rp[0].re() - rm[0].re()) / (2.0 * h);
+            jac[1][k] = (rp[1].re() - rm[1].re()) / (2.0 * h);
         }
         let det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
         if !det.is_finite() || det.abs() < 1e-300 {
@@ -1080,8 +1229,8 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>) -> Option<Witnes
         return None;
     }
     let dist = -dot3(&s.v, &d);
-    // must not be worse than the starting point (a different stationary point)
-    if dist.re() < w.dist.re() - 1e-9 {
+    // must not be below the starting point's bound (a different stationary point)
+    if dist.re() < w.dist.re() - slack {
         return None;
     }
     Some(Witness {
