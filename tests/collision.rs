@@ -38,7 +38,6 @@ const TOL_POSE: f64 = 1e-12;
 
 /// `(golden file stem, reason)` of pairs known not to match MuJoCo yet.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("collision_capsule_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal/position (EPA accuracy, capsule ends)"),
     ("collision_ellipsoid_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal (EPA accuracy)"),
     ("collision_ellipsoid_cylinder", "convex routine: ~1% of poses beyond 1e-5 (cylinder rim/cap contacts)"),
     ("collision_ellipsoid_box", "convex routine: ~1% of poses beyond 1e-5 (box face/edge witness points)"),

@@ -795,6 +795,11 @@ fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig) -> Option<(Witne
     }; 4];
     let mut n = 0;
     let (sep, status) = gjk(pair, cfg, &mut simplex, &mut n);
+    // GJK slows down as the distance vanishes: a core distance it did not converge to may be
+    // that of touching cores, whose geoms then overlap by their radii
+    if status != ConvexStatus::Converged {
+        return None;
+    }
     let scale = simplex[..n]
         .iter()
         .map(|x| dot3(&x.v, &x.v).re().sqrt())
@@ -869,127 +874,163 @@ fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> Witness<T
 
 /// Components of a unit direction (in the geom frame) below this make the support a candidate
 /// segment or face: the direction is nearly perpendicular to a box edge or face, a cylinder's
-/// side or cap, a capsule's axis. GJK/EPA's normal is within ~1e-5 of the exact one; a wrong
-/// candidate is rejected by the refinement (its witness falls off the segment or face).
-const RIDGE_TOL: f64 = 1e-3;
+/// side or cap, a capsule's axis. GJK/EPA's normal is usually within ~1e-5 of the exact one,
+/// within ~1e-2 where GJK stopped at its iteration limit; a wrong candidate is rejected by the
+/// refinement (its witness falls off the segment or face).
+const RIDGE_TOL: f64 = 1e-2;
 
-/// What supports a direction, as far as the refinement needs to know.
+/// What may support a direction, as far as the refinement needs to know.
 #[derive(Clone, Copy)]
 enum Support<T> {
     /// A single point: a curved surface or a corner.
     Point,
-    /// A straight segment `[p, q]` (world): a box edge, the side line of a cylinder, the straight
-    /// part of a capsule's surface. The exact normal is perpendicular to it.
-    Segment(V3<T>, V3<T>),
+    /// A straight segment with this unit direction (world): a box edge, the side line of a
+    /// cylinder, the straight part of a capsule's surface. The exact normal is perpendicular
+    /// to it.
+    Segment(V3<T>),
     /// A flat face (box face, cylinder cap) with its outward unit normal.
     Face(V3<T>),
 }
 
-/// The support of shape `s` at pose `g` along the unit direction `d`, classified.
-fn support_kind<T: Scalar>(g: &Geom<T>, s: &Shape<T>, d: &V3<T>) -> Support<T> {
+/// The candidate supports of shape `s` at pose `g` along the unit direction `d`, most specific
+/// first (a face, the segments, a point); returns their number.
+fn support_kinds<T: Scalar>(
+    g: &Geom<T>,
+    s: &Shape<T>,
+    d: &V3<T>,
+    out: &mut [Support<T>; 4],
+) -> usize {
     let l = mat_t_vec(&g.mat, d);
     let lr = [l[0].re(), l[1].re(), l[2].re()];
-    let world = |p: V3<T>| add3(&mat_vec(&g.mat, &p), &g.pos);
-    // the rim (radius `r`) point at the azimuth of `l`, at height `z`
-    let rim = |r: T, z: T| {
-        let k = r / (l[0] * l[0] + l[1] * l[1]).sqrt();
-        world([l[0] * k, l[1] * k, z])
-    };
+    let col = |k: usize, sg: T| [g.mat[k] * sg, g.mat[3 + k] * sg, g.mat[6 + k] * sg];
+    let sign = |x: f64| if x >= 0.0 { T::one() } else { -T::one() };
+    let mut n = 0;
     match *s {
-        Shape::Box(size) => {
-            let small: Vec3b = [0, 1, 2].map(|k| lr[k].abs() < RIDGE_TOL);
-            match small.iter().filter(|&&x| x).count() {
-                0 => Support::Point,
-                1 => {
-                    let k = small.iter().position(|&x| x).unwrap_or(0);
-                    let mut c: V3<T> =
-                        core::array::from_fn(|i| if lr[i] >= 0.0 { size[i] } else { -size[i] });
-                    c[k] = -size[k];
-                    let p = world(c);
-                    c[k] = size[k];
-                    Support::Segment(p, world(c))
-                }
-                _ => {
-                    let k = (0..3)
-                        .max_by(|&i, &j| lr[i].abs().total_cmp(&lr[j].abs()))
-                        .unwrap_or(2);
-                    let mut n = [T::zero(); 3];
-                    n[k] = if lr[k] >= 0.0 { T::one() } else { -T::one() };
-                    Support::Face(mat_vec(&g.mat, &n))
-                }
+        Shape::Box(_) => {
+            let mut axes = [0, 1, 2];
+            axes.sort_by(|&i, &j| lr[i].abs().total_cmp(&lr[j].abs()));
+            let small = axes.iter().filter(|&&k| lr[k].abs() < RIDGE_TOL).count();
+            if small >= 2 {
+                out[n] = Support::Face(col(axes[2], sign(lr[axes[2]])));
+                n += 1;
+            }
+            for &k in axes.iter().take(small) {
+                out[n] = Support::Segment(col(k, T::one()));
+                n += 1;
             }
         }
-        Shape::Cylinder(r, h) | Shape::Capsule(r, h) => {
-            let capsule = matches!(s, Shape::Capsule(..));
+        Shape::Cylinder(..) | Shape::Capsule(..) => {
             if lr[2].abs() < RIDGE_TOL {
-                Support::Segment(rim(r, -h), rim(r, h))
-            } else if !capsule && lr[0].hypot(lr[1]) < RIDGE_TOL {
-                let sg = if lr[2] >= 0.0 { T::one() } else { -T::one() };
-                Support::Face([g.mat[2] * sg, g.mat[5] * sg, g.mat[8] * sg])
-            } else {
-                Support::Point
+                out[n] = Support::Segment(col(2, T::one()));
+                n += 1;
+            }
+            if matches!(s, Shape::Cylinder(..)) && lr[0].hypot(lr[1]) < RIDGE_TOL {
+                out[n] = Support::Face(col(2, sign(lr[2])));
+                n += 1;
             }
         }
-        _ => Support::Point,
+        _ => {}
     }
+    out[n] = Support::Point;
+    n + 1
 }
 
-type Vec3b = [bool; 3];
-
-/// Whether `x` lies on the segment `[p, q]` (within 1e-9 of its length beyond the ends and of
-/// the line).
-fn on_segment<T: Scalar>(x: &V3<T>, p: &V3<T>, q: &V3<T>) -> bool {
-    let e = sub3(q, p);
-    let ee = dot3(&e, &e).re();
-    if ee <= 0.0 {
-        return false;
-    }
-    let rel = sub3(x, p);
-    let t = dot3(&rel, &e).re() / ee;
-    let off = sub3(&rel, &scl3(&e, T::c(t)));
-    let tol = 1e-9 * ee.sqrt().max(1.0);
-    t > -1e-9 && t < 1.0 + 1e-9 && dot3(&off, &off).re().sqrt() < tol
-}
-
-/// Whether `x` is inside (or on) the shape `s` at pose `g`, to 1e-9 of its size.
-fn inside<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>) -> bool {
+/// Whether `x` is a point of shape `s` at pose `g` on its support plane along the unit
+/// direction `d` (within 1e-9 of the shape's size): a witness the refinement may keep.
+fn supports<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>, d: &V3<T>) -> bool {
     let l = mat_t_vec(&g.mat, &sub3(x, &g.pos));
     let l = [l[0].re(), l[1].re(), l[2].re()];
-    let within = |v: f64, lim: f64| v.abs() <= lim * (1.0 + 1e-9) + 1e-15;
-    match *s {
-        Shape::Box(size) => (0..3).all(|k| within(l[k], size[k].re())),
-        Shape::Cylinder(r, h) => within(l[0].hypot(l[1]), r.re()) && within(l[2], h.re()),
-        _ => false,
-    }
+    let within = |v: f64, lim: f64| v <= lim * (1.0 + 1e-9) + 1e-15;
+    let inside = match *s {
+        Shape::Box(size) => (0..3).all(|k| within(l[k].abs(), size[k].re())),
+        Shape::Cylinder(r, h) => within(l[0].hypot(l[1]), r.re()) && within(l[2].abs(), h.re()),
+        Shape::Capsule(r, h) => {
+            let z = l[2].clamp(-h.re(), h.re());
+            within(l[0].hypot(l[1]).hypot(l[2] - z), r.re())
+        }
+        Shape::Sphere(r) => within(l[0].hypot(l[1]).hypot(l[2]), r.re()),
+        Shape::Ellipsoid(e) => {
+            let q: f64 = (0..3).map(|k| (l[k] / e[k].re()).powi(2)).sum();
+            within(q, 1.0)
+        }
+        Shape::None => false,
+    };
+    let top = dot3(&s.support(g, d), d).re();
+    let size = dot3(&sub3(&s.support(g, d), &g.pos), d).re().abs().max(1e-3);
+    inside && (dot3(x, d).re() - top).abs() <= 1e-9 * size
 }
 
 /// Refinement where a support is a flat face or a straight segment (see [`Support`]), which the
 /// Newton refinement of [`polish`] cannot handle (the support jumps across it):
 /// - a face against a unique support point: the normal is the face normal, the witness on the
-///   face is the other witness moved by the separation (kept if it is on the face);
+///   face is the other witness moved by the separation;
 /// - one segment: the exact normal is perpendicular to it, found by Newton's method on the
 ///   circle of such directions (the Minkowski support point must be parallel to the normal in
 ///   that plane); the witness on the segment follows from the unique one and the separation;
 /// - two non-parallel segments: the normal is their common perpendicular and the witnesses are
 ///   the closest points of the two lines.
 ///
-/// Kept only when the witnesses lie on the face or segments and the depth is not worse than
-/// GJK/EPA's.
+/// The candidate supports of both geoms are tried, most specific first; a candidate is kept
+/// when its witnesses are support points of the geoms along the refined normal and the depth
+/// is not below GJK/EPA's bound by more than `slack`.
 fn refine_flat<T: Scalar>(
     pair: &Pair<'_, T>,
     w: &Witness<T>,
     slack: f64,
 ) -> Option<Witness<T>> {
     let minus = |v: &V3<T>| scl3(v, -T::one());
-    let ka = support_kind(pair.g1, &pair.s1, &w.normal);
-    let kb = support_kind(pair.g2, &pair.s2, &minus(&w.normal));
+    let mut ka = [Support::Point; 4];
+    let mut kb = [Support::Point; 4];
+    let na = support_kinds(pair.g1, &pair.s1, &w.normal, &mut ka);
+    let nb = support_kinds(pair.g2, &pair.s2, &minus(&w.normal), &mut kb);
+    for a in &ka[..na] {
+        for b in &kb[..nb] {
+            let Some(r) = refine_with(pair, w, a, b) else {
+                continue;
+            };
+            let n = r.normal;
+            if r.dist.re().is_finite()
+                && r.dist.re() >= w.dist.re() - slack
+                && supports(pair.g1, &pair.s1, &r.a, &n)
+                && supports(pair.g2, &pair.s2, &r.b, &minus(&n))
+            {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
+/// The refined witness for one pair of candidate supports (see [`refine_flat`]), unvalidated.
+fn refine_with<T: Scalar>(
+    pair: &Pair<'_, T>,
+    w: &Witness<T>,
+    ka: &Support<T>,
+    kb: &Support<T>,
+) -> Option<Witness<T>> {
+    let minus = |v: &V3<T>| scl3(v, -T::one());
     let unit = |v: V3<T>| {
         let n = dot3(&v, &v).sqrt();
         scl3(&v, T::one() / n)
     };
-    let result = match (ka, kb) {
-        (Support::Segment(pa, qa), Support::Segment(pb, qb)) => {
-            let (ea, eb) = (unit(sub3(&qa, &pa)), unit(sub3(&qb, &pb)));
+    // the witness of the flat side from the unique one and the separation
+    let from_unique = |n: V3<T>, flat_a: bool| {
+        let sv = pair.support(&n);
+        let dist = -dot3(&sv.v, &n);
+        let (a, b) = if flat_a {
+            (add_scl(&sv.b, &n, -dist), sv.b)
+        } else {
+            (sv.a, add_scl(&sv.a, &n, dist))
+        };
+        Witness {
+            dist,
+            normal: n,
+            a,
+            b,
+        }
+    };
+    match (*ka, *kb) {
+        (Support::Segment(ea), Support::Segment(eb)) => {
             let c = cross(&ea, &eb);
             if dot3(&c, &c).re() < 1e-12 {
                 return None;
@@ -998,35 +1039,23 @@ fn refine_flat<T: Scalar>(
             if dot3(&n, &w.normal).re() < 0.0 {
                 n = minus(&n);
             }
-            // the supports along the exact normal, and the closest points of their lines
-            let (sa, sb) = (
-                support_kind(pair.g1, &pair.s1, &n),
-                support_kind(pair.g2, &pair.s2, &minus(&n)),
-            );
-            let (Support::Segment(pa, qa), Support::Segment(pb, qb)) = (sa, sb) else {
-                return None;
-            };
-            let r = sub3(&pb, &pa);
+            // a point of each support line along the exact normal, and their closest points
+            let sv = pair.support(&n);
+            let r = sub3(&sv.b, &sv.a);
             let eab = dot3(&ea, &eb);
             let den = T::one() - eab * eab;
             let (ra, rb) = (dot3(&r, &ea), dot3(&r, &eb));
-            let s = (ra - eab * rb) / den;
-            let t = (eab * ra - rb) / den;
-            let a = add_scl(&pa, &ea, s);
-            let b = add_scl(&pb, &eb, t);
-            if !on_segment(&a, &pa, &qa) || !on_segment(&b, &pb, &qb) {
-                return None;
-            }
-            Witness {
+            let a = add_scl(&sv.a, &ea, (ra - eab * rb) / den);
+            let b = add_scl(&sv.b, &eb, (eab * ra - rb) / den);
+            Some(Witness {
                 dist: dot3(&sub3(&b, &a), &n),
                 normal: n,
                 a,
                 b,
-            }
+            })
         }
-        (Support::Segment(p, q), Support::Point) | (Support::Point, Support::Segment(p, q)) => {
-            let on_a = matches!(ka, Support::Segment(..));
-            let e = unit(sub3(&q, &p));
+        (Support::Segment(e), Support::Point) | (Support::Point, Support::Segment(e)) => {
+            let flat_a = matches!(ka, Support::Segment(..));
             // the starting normal as a constant (see `refine_normal`)
             let start = w.normal.map(|x| T::c(x.re()));
             let n0 = unit(sub3(&start, &scl3(&e, dot3(&start, &e))));
@@ -1038,13 +1067,11 @@ fn refine_flat<T: Scalar>(
                 dot3(&pair.support(&d).v, &cross(&e, &d))
             };
             let mut phi = T::zero();
-            let mut ok = false;
             for step in 0..30 {
                 let r = resid(phi);
                 // at least one step on dual numbers, as in `refine_normal`
                 if r.re().abs() < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
-                    ok = true;
-                    break;
+                    return Some(from_unique(dir(phi), flat_a));
                 }
                 let h = 1e-6;
                 let slope = (resid(T::c(phi.re() + h)).re() - resid(T::c(phi.re() - h)).re())
@@ -1053,72 +1080,16 @@ fn refine_flat<T: Scalar>(
                     return None;
                 }
                 phi -= r * T::c(1.0 / slope);
-                if phi.re().abs() > 1e-2 || !phi.re().is_finite() {
+                if phi.re().abs() > 1e-1 || !phi.re().is_finite() {
                     return None;
                 }
             }
-            if !ok {
-                return None;
-            }
-            let n = dir(phi);
-            let sv = pair.support(&n);
-            let dist = -dot3(&sv.v, &n);
-            let (a, b) = if on_a {
-                (add_scl(&sv.b, &n, -dist), sv.b)
-            } else {
-                (sv.a, add_scl(&sv.a, &n, dist))
-            };
-            let seg = if on_a {
-                support_kind(pair.g1, &pair.s1, &n)
-            } else {
-                support_kind(pair.g2, &pair.s2, &minus(&n))
-            };
-            let Support::Segment(p, q) = seg else {
-                return None;
-            };
-            if !on_segment(if on_a { &a } else { &b }, &p, &q) {
-                return None;
-            }
-            Witness {
-                dist,
-                normal: n,
-                a,
-                b,
-            }
+            None
         }
-        (Support::Face(nf), Support::Point) | (Support::Point, Support::Face(nf)) => {
-            let on_a = matches!(ka, Support::Face(..));
-            // the normal from geom 1 to geom 2: A's outward face normal, or B's reversed
-            let n = if on_a { nf } else { minus(&nf) };
-            let sv = pair.support(&n);
-            let dist = -dot3(&sv.v, &n);
-            let (a, b) = if on_a {
-                (add_scl(&sv.b, &n, -dist), sv.b)
-            } else {
-                (sv.a, add_scl(&sv.a, &n, dist))
-            };
-            let ok = if on_a {
-                inside(pair.g1, &pair.s1, &a)
-            } else {
-                inside(pair.g2, &pair.s2, &b)
-            };
-            if !ok {
-                return None;
-            }
-            Witness {
-                dist,
-                normal: n,
-                a,
-                b,
-            }
-        }
-        _ => return None,
-    };
-    // must not be below the starting point's bound (a different stationary point)
-    if result.dist.re() < w.dist.re() - slack || !result.dist.re().is_finite() {
-        return None;
+        (Support::Face(nf), Support::Point) => Some(from_unique(nf, true)),
+        (Support::Point, Support::Face(nf)) => Some(from_unique(minus(&nf), false)),
+        _ => None,
     }
-    Some(result)
 }
 
 /// Whether the support points of `A` and of `B` along `d` are unique: they move little (as on a
