@@ -537,6 +537,11 @@ fn epa<T: Scalar>(
     let mut horizon = [(0usize, 0usize, 0usize, 0usize); EPA_MAXF];
     let mut stack = [(0usize, 0usize); EPA_MAXF];
     let mut visited = [false; EPA_MAXF];
+    // the edge each visited face was entered through (3: the seed), the new faces' planes and
+    // slots (written before they are read)
+    let mut entry = [0usize; EPA_MAXF];
+    let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
+    let mut slots = [0usize; EPA_MAXF];
     for _ in 0..cfg.iterations.max(1) {
         // nearest live face
         let mut bd = f64::INFINITY;
@@ -586,8 +591,7 @@ fn epa<T: Scalar>(
         let mut ok = true;
         // stack entries: (face, next edge offset); the seed visits edges 0, 1, 2, a face
         // entered through edge j visits j+1, j+2
-        let mut entry = [0usize; EPA_MAXF];
-        entry[best] = 3; // seed: no entry edge
+        entry[best] = 3;
         while sp > 0 {
             let (fi, step) = stack[sp - 1];
             let count = if entry[fi] == 3 { 3 } else { 2 };
@@ -628,7 +632,6 @@ fn epa<T: Scalar>(
         let free = ns + (EPA_MAXF - nf);
         ok = ok && nh <= free;
         verts[nv] = w;
-        let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
         if ok {
             for i in 0..nh {
                 match face_plane(&verts, [horizon[i].0, horizon[i].1, nv], SLIVER) {
@@ -650,7 +653,6 @@ fn epa<T: Scalar>(
         }
         let iw = nv;
         nv += 1;
-        let mut slots = [0usize; EPA_MAXF];
         for (i, slot) in slots.iter_mut().enumerate().take(nh) {
             *slot = if i < ns {
                 seen[i]

@@ -684,3 +684,90 @@ pub(super) fn multi_contact<T: Scalar>(
     }
     count
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{collide_pair, Contact, MAX_CONTACT_PAIR};
+    use crate::engine::kinematics::kinematics;
+    use crate::{mjcf, Data};
+
+    /// The contacts of the first two geoms of a model (MuJoCo's order).
+    fn contacts(geoms: &str) -> Vec<Contact<f64>> {
+        let xml = format!(
+            r#"<mujoco><option ccd_tolerance="1e-15" ccd_iterations="1000"/>
+            <worldbody>{geoms}</worldbody></mujoco>"#
+        );
+        let m = mjcf::load_str(&xml).unwrap();
+        let mut d = Data::new(&m);
+        kinematics(&m, &mut d);
+        let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
+        let n = collide_pair(&m, &d, 0, 1, 0.0, &mut out).unwrap();
+        out[..n].to_vec()
+    }
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12)
+    }
+
+    /// Two coaxial cylinders overlapping by 0.05: the top cap of the first clips the bottom cap of
+    /// the second (both 16-gons), and the 16 points are pruned to MuJoCo 4.0's four (the greedy
+    /// quadrilateral from the first vertex: 0°, 67.5°, 157.5°, 247.5°).
+    #[test]
+    fn stacked_cylinders_give_four_cap_contacts() {
+        let c = contacts(
+            r#"<geom type="cylinder" size="0.1 0.2"/>
+               <geom type="cylinder" size="0.1 0.2" pos="0 0 0.35"/>"#,
+        );
+        let (s, t) = (0.038268343236509, 0.0923879532511287);
+        let expected = [[0.1, 0.0], [s, t], [-t, s], [-s, -t]];
+        assert_eq!(c.len(), 4);
+        for (c, e) in c.iter().zip(expected) {
+            assert!((c.dist + 0.05).abs() < 1e-12, "{}", c.dist);
+            assert!(close(&c.pos, &[e[0], e[1], 0.175]), "{:?}", c.pos);
+            assert!(close(&c.normal(), &[0.0, 0.0, 1.0]));
+        }
+    }
+
+    /// A capsule lying across a cylinder's top cap, 0.01 deep: its segment is clipped by the cap
+    /// polygon at the polygon's vertices on the x axis; two contacts (in an order MuJoCo leaves
+    /// to rounding).
+    #[test]
+    fn capsule_across_a_cap_gives_two_contacts() {
+        let c = contacts(
+            r#"<geom type="capsule" size="0.05 0.2" pos="0 0 0.24" euler="0 90 0"/>
+               <geom type="cylinder" size="0.1 0.2"/>"#,
+        );
+        assert_eq!(c.len(), 2);
+        let mut xs: Vec<f64> = c.iter().map(|c| c.pos[0]).collect();
+        xs.sort_by(f64::total_cmp);
+        assert!(close(&xs, &[-0.1, 0.1]), "{xs:?}");
+        for c in &c {
+            assert!((c.dist + 0.01).abs() < 1e-12, "{}", c.dist);
+            assert!(close(&c.pos[1..], &[0.0, 0.195]), "{:?}", c.pos);
+            assert!(close(&c.normal(), &[0.0, 0.0, -1.0]));
+        }
+    }
+
+    /// A cylinder lying on a box, tilted by 0.01 rad about the horizontal: its lowest side line
+    /// is clipped by the box's top face; each end has its own depth (0.01, and 0.01 − 0.4 sin
+    /// 0.01 at the raised end), measured along the face normal.
+    #[test]
+    fn tilted_cylinder_side_on_a_box_gives_two_depths() {
+        let a = 0.01f64;
+        // centre height for the lowest rim point at depth 0.01 below the box top (z = 0)
+        let z = 0.1 * a.cos() + 0.2 * a.sin() - 0.01;
+        let c = contacts(&format!(
+            r#"<geom type="cylinder" size="0.1 0.2" pos="0 0 {z}" axisangle="0 1 0 {}"/>
+               <geom type="box" size="0.5 0.5 0.1" pos="0 0 -0.1"/>"#,
+            (90.0 + a.to_degrees())
+        ));
+        assert_eq!(c.len(), 2);
+        let mut d: Vec<f64> = c.iter().map(|c| c.dist).collect();
+        d.sort_by(f64::total_cmp);
+        assert!(close(&d, &[-0.01, -0.01 + 0.4 * a.sin()]), "{d:?}");
+        for c in &c {
+            assert!(close(&c.normal(), &[0.0, 0.0, -1.0]));
+            assert!((c.pos[2] - c.dist / 2.0).abs() < 1e-12 && c.pos[1].abs() < 1e-12);
+        }
+    }
+}
