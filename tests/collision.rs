@@ -58,20 +58,7 @@ const TOL_POSE: f64 = 1e-12;
 /// Poses known not to match MuJoCo, with the reason: `(golden file stem, Some((model, pose)))`
 /// for one pose, `None` for the whole file. They are reported, not hidden: a listed gap that no
 /// longer fails fails the test.
-const KNOWN_GAPS: &[(&str, Option<(usize, usize)>, &str)] = &[
-    ("collision_cylinder_box", Some((3, 79)), ARBITRARY_RIM),
-    ("collision_cylinder_box", Some((8, 44)), ARBITRARY_RIM),
-    ("collision_cylinder_box", Some((8, 58)), ARBITRARY_RIM),
-    ("collision_cylinder_box", Some((8, 79)), ARBITRARY_RIM),
-];
-
-/// A cylinder whose cap presses into a box, with a box face parallel to the cylinder's axis:
-/// MuJoCo's multi-contact tries the cylinder's side line against that face, through the first
-/// support point of its final EPA face, which on the flat cap is an arbitrary rim point; clipped
-/// against the face, that line gives at most one contact there, so MuJoCo keeps its single EPA
-/// contact. Ours goes through the support point along the exact normal (the cap's centre) and
-/// gives two contacts. Which rim point EPA ends on is not reproducible without MuJoCo's EPA.
-const ARBITRARY_RIM: &str = "side line through an arbitrary EPA rim vertex of a flat cap";
+const KNOWN_GAPS: &[(&str, Option<(usize, usize)>, &str)] = &[];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

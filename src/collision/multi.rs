@@ -161,7 +161,7 @@ fn classify<T: Scalar>(g: &Geom<T>, s: &Shape<T>, u: &V3<T>, p: &V3<T>) -> Featu
         Shape::Cylinder(r, h) => {
             let cap = (lr[2] < 0.0) as u8;
             let n2 = l[0] * l[0] + l[1] * l[1];
-            let (x, y) = if n2.re() > MINVAL * MINVAL {
+            let (x, y) = if n2.re().sqrt() >= FLAT_TOL {
                 let k = r / n2.sqrt();
                 (l[0] * k, l[1] * k)
             } else {
@@ -249,6 +249,8 @@ struct Edges<T> {
     dir: [V3<T>; 3],
     end: [V3<T>; 3],
     len: usize,
+    /// The edge is the axis of a cylinder touching with its cap (see [`edges`]).
+    phantom: bool,
 }
 
 /// The local corner of a box with id `c`.
@@ -282,6 +284,7 @@ fn edges<T: Scalar>(g: &Geom<T>, s: &Shape<T>, f: &Feature<T>) -> Edges<T> {
         dir: [z; 3],
         end: [z; 3],
         len: 0,
+        phantom: false,
     };
     match (*s, f.dim) {
         (Shape::Box(size), 1 | 2) => {
@@ -302,7 +305,13 @@ fn edges<T: Scalar>(g: &Geom<T>, s: &Shape<T>, f: &Feature<T>) -> Edges<T> {
                 }
             }
         }
-        (Shape::Cylinder(_, h), _) => {
+        (Shape::Cylinder(r, h), _) => {
+            // touching with the flat cap (the normal along the axis), the support point is the
+            // cap's centre and the side line is undefined (MuJoCo takes an EPA vertex there, an
+            // arbitrary rim point, whose line gives it at most one contact in practice): the
+            // edge still takes part in the search, but gives no contacts
+            let l = mat_t_vec(&g.mat, &sub3(&f.p0, &g.pos));
+            out.phantom = (l[0] * l[0] + l[1] * l[1]).re().sqrt() < 0.5 * r.re();
             let sgn = if f.ids[0] == 0 { -T::one() } else { T::one() };
             let dir = scl3(&[g.mat[2], g.mat[5], g.mat[8]], sgn);
             out.dir[0] = dir;
@@ -634,6 +643,11 @@ pub(super) fn multi_contact<T: Scalar>(
     let Some(found) = found else {
         return 0;
     };
+    match found {
+        Match::Edge1(..) if e1.phantom => return 0,
+        Match::Edge2(..) if e2.phantom => return 0,
+        _ => {}
+    }
 
     // clip, with the points written as (point on geom 1, point on geom 2)
     let zero = [T::zero(); 3];
