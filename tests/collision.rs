@@ -32,7 +32,7 @@
 //! reported, not hidden: a listed gap that no longer fails fails the test.
 //!
 //! Debugging aids (environment variables): `COLLISION_VERBOSE=<substring>` prints every failure
-//! of the matching files, `COLLISION_DUMP=<folder>` writes our contacts of every pose there,
+//! (and every swapped pair of contacts) of the matching files, `COLLISION_DUMP=<folder>` writes our contacts of every pose there,
 //! `COLLISION_POSE="<stem> <model> <pose>"` prints ours and MuJoCo's for one pose
 //! (`debug_one_pose`).
 
@@ -58,7 +58,10 @@ const TOL_POSE: f64 = 1e-12;
 /// Poses known not to match MuJoCo, with the reason: `(golden file stem, Some((model, pose)))`
 /// for one pose, `None` for the whole file. They are reported, not hidden: a listed gap that no
 /// longer fails fails the test.
-const KNOWN_GAPS: &[(&str, Option<(usize, usize)>, &str)] = &[];
+const KNOWN_GAPS: &[KnownGap] = &[];
+
+/// `(golden file stem, Some((model, pose)) or None, reason)`.
+type KnownGap = (&'static str, Option<(usize, usize)>, &'static str);
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -76,6 +79,70 @@ fn golden_files() -> Vec<PathBuf> {
         })
         .collect();
     v.sort();
+    v
+}
+
+/// Reads a golden file with every number exactly as written. serde_json (without its
+/// `float_roundtrip` feature) may round a decimal to a neighbour of the nearest double, and the
+/// geom poses must be MuJoCo's bit for bit (touching and tied poses decide branches on the last
+/// bit): numbers are quoted with a marker before parsing and converted back with the standard
+/// library's correctly rounded parser.
+fn load_golden(path: &std::path::Path) -> Value {
+    const MARK: char = '\u{E000}'; // a private-use character
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut quoted = String::with_capacity(text.len() + text.len() / 4);
+    let mut chars = text.char_indices().peekable();
+    let mut in_string = false;
+    while let Some((i, c)) = chars.next() {
+        if in_string {
+            quoted.push(c);
+            if c == '\\' {
+                if let Some((_, e)) = chars.next() {
+                    quoted.push(e);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            quoted.push(c);
+        } else if c == '-' || c.is_ascii_digit() {
+            let mut end = i + 1;
+            while let Some(&(j, d)) = chars.peek() {
+                if !(d.is_ascii_digit() || matches!(d, '-' | '+' | '.' | 'e' | 'E')) {
+                    break;
+                }
+                end = j + 1;
+                chars.next();
+            }
+            quoted.push('"');
+            quoted.push(MARK);
+            quoted.push_str(&text[i..end]);
+            quoted.push('"');
+        } else {
+            quoted.push(c);
+        }
+    }
+    fn unquote(v: &mut Value) {
+        match v {
+            Value::Array(a) => a.iter_mut().for_each(unquote),
+            Value::Object(o) => o.values_mut().for_each(unquote),
+            Value::String(s) if s.starts_with(MARK) => {
+                let t = &s[MARK.len_utf8()..];
+                *v = if t.contains(['.', 'e', 'E']) {
+                    let x: f64 = t.parse().expect("golden number");
+                    Value::Number(serde_json::Number::from_f64(x).expect("finite golden number"))
+                } else if t.starts_with('-') {
+                    Value::from(t.parse::<i64>().expect("golden integer"))
+                } else {
+                    Value::from(t.parse::<u64>().expect("golden integer"))
+                };
+            }
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_str(&quoted).unwrap();
+    unquote(&mut v);
     v
 }
 
@@ -126,9 +193,9 @@ struct Worst {
     references: usize,
 }
 
-fn check_file(path: &PathBuf) -> (String, Worst, f64) {
+fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
     let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let j = load_golden(path);
     let mut w = Worst::default();
     // COLLISION_DUMP=<folder> writes our contacts of every pose to <folder>/<stem>.txt
     let mut dump = std::env::var("COLLISION_DUMP")
@@ -240,6 +307,9 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
                         if m2.is_empty() {
                             (errs, msgs) = (e2, m2);
                             w.swapped += 1;
+                            if std::env::var("COLLISION_VERBOSE").is_ok_and(|v| stem.contains(&v)) {
+                                println!("  {ctx}: two contacts in the other order");
+                            }
                         }
                     }
                     w.contacts += n;
@@ -371,7 +441,7 @@ fn contact_derivatives_match_finite_differences() {
         let convex = stem.contains("ellipsoid");
         let (h, tol) = if convex { (1e-4, 1e-5) } else { (1e-6, 1e-6) };
         let path = root().join(format!("tests/golden/collision/{stem}.json"));
-        let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let j = load_golden(&path);
         let model = &j["models"][mi];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let md = m.cast::<Dual64>();
@@ -465,7 +535,7 @@ static GLOBAL: Counting = Counting;
 fn collide_pair_does_not_allocate() {
     let mut calls = 0;
     for f in golden_files() {
-        let j: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let j = load_golden(&f);
         let model = &j["models"][0];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let mut d = Data::new(&m);
@@ -497,10 +567,13 @@ fn debug_one_pose() {
         return;
     };
     let parts: Vec<&str> = spec.split_whitespace().collect();
-    let (stem, mi, pi): (&str, usize, usize) =
-        (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
+    let (stem, mi, pi): (&str, usize, usize) = (
+        parts[0],
+        parts[1].parse().unwrap(),
+        parts[2].parse().unwrap(),
+    );
     let path = root().join(format!("tests/golden/collision/{stem}.json"));
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let j = load_golden(&path);
     let model = &j["models"][mi];
     let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
     let pose = &model["poses"][pi];
@@ -514,9 +587,19 @@ fn debug_one_pose() {
     let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
     let n = collide_pair(&m, &d, 0, 1, margin, &mut out).unwrap();
     for c in &out[..n] {
-        println!("ours   dist {:.15} pos {:?} n {:?}", c.dist, c.pos, c.normal());
+        println!(
+            "ours   dist {:.15} pos {:?} n {:?}",
+            c.dist,
+            c.pos,
+            c.normal()
+        );
     }
     for c in pose["contacts"].as_array().unwrap() {
-        println!("MuJoCo dist {:.15} pos {:?} n {:?}", c["dist"].as_f64().unwrap(), nums(&c["pos"]), &nums(&c["frame"])[..3]);
+        println!(
+            "MuJoCo dist {:.15} pos {:?} n {:?}",
+            c["dist"].as_f64().unwrap(),
+            nums(&c["pos"]),
+            &nums(&c["frame"])[..3]
+        );
     }
 }
