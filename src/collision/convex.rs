@@ -293,6 +293,9 @@ fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T;
 /// `ccd_tolerance` asks for.
 const EPA_ROUNDING: f64 = 1e-13;
 
+/// Relative duality gap below which GJK stops, whatever `ccd_tolerance` asks for.
+const GJK_ROUNDING: f64 = 1e-12;
+
 /// GJK distances below this (relative to the simplex's size) count as touching: EPA decides.
 const GJK_TOUCH: f64 = 1e-12;
 
@@ -318,17 +321,13 @@ struct Face<T> {
 
 /// Outward unit normal and origin distance of the triangle `v` (counter-clockwise seen from
 /// outside), or `None` when it is degenerate: the sine of its angle at `v[0]` below `sliver`.
-fn face_plane<T: Scalar>(
-    verts: &[Vertex<T>],
-    v: [usize; 3],
-    sliver: f64,
-) -> Option<(V3<T>, T)> {
+fn face_plane<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3], sliver: f64) -> Option<(V3<T>, T)> {
     let (p, q, r) = (verts[v[0]].v, verts[v[1]].v, verts[v[2]].v);
     let (e1, e2) = (sub3(&q, &p), sub3(&r, &p));
     let n = cross(&e1, &e2);
     let len = dot3(&n, &n).sqrt();
     let scale = (dot3(&e1, &e1) * dot3(&e2, &e2)).sqrt().re();
-    if !(len.re() >= 1e-300) || len.re() <= sliver * scale {
+    if len.re().is_nan() || len.re() < 1e-300 || len.re() <= sliver * scale {
         return None;
     }
     let n = scl3(&n, T::one() / len);
@@ -370,7 +369,9 @@ fn gjk<T: Scalar>(
         let w = pair.support(&scl3(&v, -T::one()));
         // duality gap |v|² − v·w bounds the distance error times |v|
         let gap = vv - dot3(&v, &w.v);
-        if gap.re() <= cfg.tolerance * vv.re().sqrt()
+        // below ~1e-12 of the distance, the gap is rounding noise on curved shapes: the
+        // refinement takes over from there
+        if gap.re() <= cfg.tolerance.max(GJK_ROUNDING) * vv.re().sqrt()
             || simplex[..*n].iter().any(|s| {
                 let e = sub3(&s.v, &w.v);
                 dot3(&e, &e).re() == 0.0
@@ -600,7 +601,11 @@ fn epa<T: Scalar>(
                 continue;
             }
             stack[sp - 1].1 += 1;
-            let k = if entry[fi] == 3 { step } else { (entry[fi] + 1 + step) % 3 };
+            let k = if entry[fi] == 3 {
+                step
+            } else {
+                (entry[fi] + 1 + step) % 3
+            };
             let g = faces[fi].adj[k];
             if visited[g] {
                 continue;
@@ -789,7 +794,10 @@ fn slack_of(status: ConvexStatus) -> f64 {
 }
 
 /// GJK between separated shapes, refined; `None` when they touch or overlap.
-fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig) -> Option<(Witness<T>, ConvexStatus)> {
+fn separated<T: Scalar>(
+    pair: &Pair<'_, T>,
+    cfg: &ConvexConfig,
+) -> Option<(Witness<T>, ConvexStatus)> {
     let mut simplex = [Vertex {
         v: [T::zero(); 3],
         a: [T::zero(); 3],
@@ -797,18 +805,16 @@ fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig) -> Option<(Witne
     }; 4];
     let mut n = 0;
     let (sep, status) = gjk(pair, cfg, &mut simplex, &mut n);
-    // GJK slows down as the distance vanishes: a core distance it did not converge to may be
-    // that of touching cores, whose geoms then overlap by their radii
-    if status != ConvexStatus::Converged {
-        return None;
-    }
     let scale = simplex[..n]
         .iter()
         .map(|x| dot3(&x.v, &x.v).re().sqrt())
         .fold(0.0, f64::max);
     let w = sep.filter(|w| w.dist.re() > GJK_TOUCH * scale)?;
-    let w = polish(pair, w, slack_of(status));
-    (w.dist.re() > 0.0).then_some((w, status))
+    let (w, refined) = polish_refined(pair, w, slack_of(status));
+    // GJK slows down as the distance vanishes: a core distance it neither converged to nor
+    // could refine may be that of touching cores, whose geoms then overlap by their radii
+    let ok = status == ConvexStatus::Converged || refined;
+    (ok && w.dist.re() > 0.0).then_some((w, status))
 }
 
 /// The contacts of the convex routine from its witness: none beyond the margin; MuJoCo's
@@ -865,13 +871,18 @@ fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
 /// witness is rebuilt from it and the separation, `b − a = dist · normal`: EPA's barycentric
 /// witnesses drift along the non-unique side by the size of its final face.
 fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> Witness<T> {
+    polish_refined(pair, w, slack).0
+}
+
+/// [`polish`], and whether a refinement (rather than the unique-side fix) gave the result.
+fn polish_refined<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> (Witness<T>, bool) {
     if let Some(r) = refine_flat(pair, &w, slack) {
-        return r;
+        return (r, true);
     }
     if let Some(r) = refine_normal(pair, &w, slack) {
-        return r;
+        return (r, true);
     }
-    unique_side(pair, w)
+    (unique_side(pair, w), false)
 }
 
 /// Components of a unit direction (in the geom frame) below this make the support a candidate
@@ -958,7 +969,10 @@ fn supports<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>, d: &V3<T>) -> bool 
         Shape::None => false,
     };
     let top = dot3(&s.support(g, d), d).re();
-    let size = dot3(&sub3(&s.support(g, d), &g.pos), d).re().abs().max(1e-3);
+    let size = dot3(&sub3(&s.support(g, d), &g.pos), d)
+        .re()
+        .abs()
+        .max(1e-3);
     inside && (dot3(x, d).re() - top).abs() <= 1e-9 * size
 }
 
@@ -975,11 +989,7 @@ fn supports<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>, d: &V3<T>) -> bool 
 /// The candidate supports of both geoms are tried, most specific first; a candidate is kept
 /// when its witnesses are support points of the geoms along the refined normal and the depth
 /// is not below GJK/EPA's bound by more than `slack`.
-fn refine_flat<T: Scalar>(
-    pair: &Pair<'_, T>,
-    w: &Witness<T>,
-    slack: f64,
-) -> Option<Witness<T>> {
+fn refine_flat<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> Option<Witness<T>> {
     let minus = |v: &V3<T>| scl3(v, -T::one());
     let mut ka = [Support::Point; 4];
     let mut kb = [Support::Point; 4];
@@ -1076,8 +1086,8 @@ fn refine_with<T: Scalar>(
                     return Some(from_unique(dir(phi), flat_a));
                 }
                 let h = 1e-6;
-                let slope = (resid(T::c(phi.re() + h)).re() - resid(T::c(phi.re() - h)).re())
-                    / (2.0 * h);
+                let slope =
+                    (resid(T::c(phi.re() + h)).re() - resid(T::c(phi.re() - h)).re()) / (2.0 * h);
                 if !slope.is_finite() || slope.abs() < 1e-300 {
                     return None;
                 }
@@ -1129,11 +1139,7 @@ fn unique_side<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
 }
 
 /// The Newton refinement of [`polish`]; `None` where it does not apply.
-fn refine_normal<T: Scalar>(
-    pair: &Pair<'_, T>,
-    w: &Witness<T>,
-    slack: f64,
-) -> Option<Witness<T>> {
+fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> Option<Witness<T>> {
     let resid = |d: &V3<T>, t1: &V3<T>, t2: &V3<T>| -> (Vertex<T>, [T; 2]) {
         // tangential part of v (with respect to d), in the fixed basis t1, t2
         let s = pair.support(d);

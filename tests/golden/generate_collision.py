@@ -339,20 +339,27 @@ def mp_refine(a, b, n):
         cross = lambda u, v: [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
                               u[0] * v[1] - u[1] * v[0]]
         unit = lambda v: [x / mpmath.sqrt(sum(y * y for y in v)) for x in v]
+        axes = [unit(x) for x in axes]
+        def rotate(v, ax, ang):
+            # Rodrigues: v turned by ang about the unit axis ax (exactly keeps v . ax)
+            c, s_ = mpmath.cos(ang), mpmath.sin(ang)
+            axv = cross(ax, v)
+            d = sum(x * y for x, y in zip(ax, v))
+            return [v[k] * c + axv[k] * s_ + ax[k] * d * (1 - c) for k in range(3)]
+
         step = mpmath.mpf("1e-6")
         while step > mpmath.mpf("1e-24"):
             e = [1, 0, 0] if abs(n[0]) < 0.6 else [0, 1, 0]
             t1 = unit(cross(n, e))
             t2 = cross(n, t1)
-            dirs = [t1, t2, [x + y for x, y in zip(t1, t2)], [x - y for x, y in zip(t1, t2)]]
-            for ax in axes:
-                t = cross(ax, n)
-                if sum(x * x for x in t) > 1e-20:
-                    dirs.append(unit(t))
+            # turns about two tangents, their diagonals, and about each geom axis (which follow
+            # a ridge of the support, where the minimum is flat along and kinked across)
+            rot_axes = [t1, t2, unit([x + y for x, y in zip(t1, t2)]),
+                        unit([x - y for x, y in zip(t1, t2)])] + axes
             best = None
-            for dv in dirs:
+            for ax in rot_axes:
                 for sg in (1, -1):
-                    c = unit([n[k] + sg * step * dv[k] for k in range(3)])
+                    c = rotate(n, ax, sg * step)
                     fc = mp_gap(a, b, c)
                     if fc < f and (best is None or fc < best[1]):
                         best = (c, fc)
@@ -448,53 +455,72 @@ def face_polygon(shape, n_out):
 
 
 def side_line_reference(a, b, margin, cons, precise=False):
-    """Two contacts of a cylinder's side line clipped against a face (box face or cylinder cap):
-    the contacts of the exact side line, at the azimuth of the exact contact normal, clipped
-    against the face (parametric clipping), if MuJoCo's are off but close (see above)."""
+    """Two contacts of a straight line clipped against a face (box face or cylinder cap) by
+    MuJoCo's multi-contact: the side line of a cylinder (through the rim point at the contact's
+    azimuth) or the surface line of a capsule (through the contact point, moved out by half the
+    margin as MuJoCo's inflated witness is), both as long as the geom's straight part.  The
+    reference builds the line from the exact contact normal, clips it against the face
+    (parametric clipping), and applies MuJoCo's depths, margins and midpoints; recorded if
+    MuJoCo's contacts are off but close (see above)."""
     if len(cons) != 2:
         return None
     N = np.array(cons[0]["frame"][:3])
     dist, n = exact_contact(a, b, [N])
     if precise:
         n, dist = mp_refine(a, b, n)
+    half = 0.5 * margin
     for line, face, sgn in ((a, b, 1.0), (b, a, -1.0)):
-        if line[0] != "cylinder" or abs(np.dot(N, line[2][:, 2])) >= 0.0888:
+        if line[0] not in ("cylinder", "capsule") or abs(np.dot(N, line[2][:, 2])) >= 0.0888:
             continue
-        # the face's outward normal points to the line's geom: -N for the second geom's face
-        poly = face_polygon(face, -sgn * N)
+        # the face's outward normal points to the line's geom
+        nf = -sgn * N
+        poly = face_polygon(face, nf)
         if poly is None:
             continue
-        nf = -sgn * N
-        axis = line[2][:, 2]
-        u = sgn * n - np.dot(sgn * n, axis) * axis
-        u /= np.linalg.norm(u)
+        axis, c = line[2][:, 2], line[3]
         r, h = line[1][0], line[1][1]
-        p0, p1 = line[3] + r * u - h * axis, line[3] + r * u + h * axis
+        out = sgn * n  # the contact normal leaving the line's geom
+        if line[0] == "cylinder":
+            u = out - np.dot(out, axis) * axis
+            p = c + r * u / np.linalg.norm(u)
+        else:
+            p = support(line, out[None])[0] + half * out
+        t = np.dot(p - c, axis)
+        p0, p1 = p - (t + h) * axis, p + (h - t) * axis
         # clip the segment by the side planes of the face (inward normals via the centroid)
-        c = np.mean(poly, axis=0)
+        cen = np.mean(poly, axis=0)
         t0, t1 = 0.0, 1.0
         for i in range(len(poly)):
             e = poly[(i + 1) % len(poly)] - poly[i]
             m = np.cross(nf, e)
-            if np.dot(c - poly[i], m) < 0:
+            if np.dot(cen - poly[i], m) < 0:
                 m = -m
             d0, d1 = np.dot(p0 - poly[i], m), np.dot(p1 - poly[i], m)
             if d0 < 0 and d1 < 0:
                 return None
             if (d0 < 0) != (d1 < 0):
-                t = d0 / (d0 - d1)
+                tt = d0 / (d0 - d1)
                 if d0 < 0:
-                    t0 = max(t0, t)
+                    t0 = max(t0, tt)
                 else:
-                    t1 = min(t1, t)
+                    t1 = min(t1, tt)
+        # MuJoCo's half margins: none for a capsule, whose line is on its inflated surface
+        m_line = 0.0 if line[0] == "capsule" else half
+        m_face = 0.0 if face[0] == "capsule" else half
         refs = []
-        for t in (t0, t1):
-            s = p0 + t * (p1 - p0)
-            depth = float(np.dot(s - poly[0], nf))
-            if depth > margin:
+        for tt in (t0, t1):
+            s_ = p0 + tt * (p1 - p0)
+            depth = float(np.dot(s_ - poly[0], nf))
+            if depth > m_line + m_face:
                 continue
-            refs.append({"geom": cons[0]["geom"], "dist": depth,
-                         "pos": [float(x) for x in s - 0.5 * depth * nf],
+            on_face = s_ - depth * nf
+            # inflated witnesses, geom 1 first; N is the normal from geom 1 to geom 2
+            x_line = s_ + (m_line if sgn > 0 else -m_line) * N
+            x_face = on_face + (-m_face if sgn > 0 else m_face) * N
+            x1, x2 = (x_line, x_face) if sgn > 0 else (x_face, x_line)
+            refs.append({"geom": cons[0]["geom"],
+                         "dist": float(margin + depth - m_line - m_face),
+                         "pos": [float(x) for x in 0.5 * (x1 + x2)],
                          "frame": cons[0]["frame"]})
         if len(refs) != 2:
             return None
