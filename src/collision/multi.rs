@@ -56,6 +56,8 @@ const MAX_POLY: usize = 64;
 
 /// `cos(kπ/8)` and `sin(kπ/8)` as MuJoCo tabulates them (15 significant digits) for the cap
 /// polygon.
+// MuJoCo's 15-digit table, not the correctly rounded constants (they differ in the last bits)
+#[allow(clippy::approx_constant)]
 const COS16: [f64; CAP_VERTS] = [
     1.0,
     0.923879532511287,
@@ -74,6 +76,7 @@ const COS16: [f64; CAP_VERTS] = [
     0.707106781186547,
     0.923879532511287,
 ];
+#[allow(clippy::approx_constant)]
 const SIN16: [f64; CAP_VERTS] = [
     0.0,
     0.38268343236509,
@@ -96,12 +99,8 @@ const SIN16: [f64; CAP_VERTS] = [
 /// Whether the multi-contact search applies to a pair of shapes: both are capsules, cylinders
 /// or boxes (spheres and ellipsoids have neither faces nor edges).
 pub(super) fn applies<T: Scalar>(s1: &Shape<T>, s2: &Shape<T>) -> bool {
-    let flat = |s: &Shape<T>| {
-        matches!(
-            s,
-            Shape::Capsule(..) | Shape::Cylinder(..) | Shape::Box(..)
-        )
-    };
+    let flat =
+        |s: &Shape<T>| matches!(s, Shape::Capsule(..) | Shape::Cylinder(..) | Shape::Box(..));
     flat(s1) && flat(s2)
 }
 
@@ -235,7 +234,7 @@ fn faces<T: Scalar>(g: &Geom<T>, s: &Shape<T>, f: &Feature<T>) -> Faces<T> {
         }
         (Shape::Box(_), _) => {
             let id = f.ids[0];
-            add(&mut out, id as usize / 2, id % 2 == 0, id);
+            add(&mut out, id as usize / 2, id.is_multiple_of(2), id);
         }
         (Shape::Cylinder(..), 1) => add(&mut out, 2, f.ids[0] == 0, f.ids[0]),
         _ => {}
@@ -255,13 +254,7 @@ struct Edges<T> {
 
 /// The local corner of a box with id `c`.
 fn corner<T: Scalar>(size: &V3<T>, c: u8) -> V3<T> {
-    core::array::from_fn(|k| {
-        if c & (1 << k) != 0 {
-            size[k]
-        } else {
-            -size[k]
-        }
-    })
+    core::array::from_fn(|k| if c & (1 << k) != 0 { size[k] } else { -size[k] })
 }
 
 fn to_world<T: Scalar>(g: &Geom<T>, l: &V3<T>) -> V3<T> {
@@ -354,11 +347,7 @@ fn polygon<T: Scalar>(g: &Geom<T>, s: &Shape<T>, id: u8, out: &mut [V3<T>; CAP_V
         Shape::Cylinder(r, h) => {
             let sgn = if id == 0 { T::one() } else { -T::one() };
             for (k, v) in out.iter_mut().enumerate() {
-                let l = [
-                    r * T::c(COS16[k]),
-                    sgn * (r * T::c(-SIN16[k])),
-                    sgn * h,
-                ];
+                let l = [r * T::c(COS16[k]), sgn * (r * T::c(-SIN16[k])), sgn * h];
                 *v = to_world(g, &l);
             }
             CAP_VERTS
@@ -556,7 +545,11 @@ enum Match {
 
 /// The first face of `faces` turned towards the other geom (`dot(dir, n) > MINVAL`) that contains
 /// one of `edges` (|cos| < `EDGE_TOL`): `(edge, face)`.
-fn edge_in_face<T: Scalar>(edges: &Edges<T>, faces: &Faces<T>, dir: &V3<T>) -> Option<(usize, usize)> {
+fn edge_in_face<T: Scalar>(
+    edges: &Edges<T>,
+    faces: &Faces<T>,
+    dir: &V3<T>,
+) -> Option<(usize, usize)> {
     for j in 0..faces.len {
         if dot3(dir, &faces.n[j]).re() <= MINVAL {
             continue;
@@ -619,8 +612,7 @@ pub(super) fn multi_contact<T: Scalar>(
     let e1 = edges(g1, s1, &f1);
     let e2 = edges(g2, s2, &f2);
     if found.is_none() {
-        let edge2_first =
-            f2.dim != 3 && n1.len != 0 && (n2.len == 0 || f2.dim < f1.dim);
+        let edge2_first = f2.dim != 3 && n1.len != 0 && (n2.len == 0 || f2.dim < f1.dim);
         let try1 = |ok: bool| {
             if ok && f1.dim != 3 && n2.len != 0 {
                 edge_in_face(&e1, &n2, &dir).map(|(e, j)| Match::Edge1(e, j))
@@ -659,14 +651,29 @@ pub(super) fn multi_contact<T: Scalar>(
         d: T::zero(),
     }; MAX_MULTI];
     // the capsule's contact point is on its inflated surface already
-    let m1 = if matches!(s1, Shape::Capsule(..)) { T::zero() } else { half };
-    let m2 = if matches!(s2, Shape::Capsule(..)) { T::zero() } else { half };
+    let m1 = if matches!(s1, Shape::Capsule(..)) {
+        T::zero()
+    } else {
+        half
+    };
+    let m2 = if matches!(s2, Shape::Capsule(..)) {
+        T::zero()
+    } else {
+        half
+    };
     let keep = m1 + m2;
     let (count, normal, swap) = match found {
         Match::Faces(i, j) => {
             let k1 = polygon(g1, s1, n1.id[i], &mut poly1);
             let k2 = polygon(g2, s2, n2.id[j], &mut poly2);
-            let c = clip_polygon(&poly1[..k1], &poly2[..k2], &n1.n[i], &n2.n[j], keep, &mut pts);
+            let c = clip_polygon(
+                &poly1[..k1],
+                &poly2[..k2],
+                &n1.n[i],
+                &n2.n[j],
+                keep,
+                &mut pts,
+            );
             (c, scl3(&n2.n[j], -T::one()), false)
         }
         Match::Edge1(e, j) => {
