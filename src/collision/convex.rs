@@ -293,9 +293,6 @@ fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T;
 /// `ccd_tolerance` asks for.
 const EPA_ROUNDING: f64 = 1e-13;
 
-/// Relative duality gap below which GJK stops, whatever `ccd_tolerance` asks for.
-const GJK_ROUNDING: f64 = 1e-12;
-
 /// GJK distances below this (relative to the simplex's size) count as touching: EPA decides.
 const GJK_TOUCH: f64 = 1e-12;
 
@@ -369,9 +366,7 @@ fn gjk<T: Scalar>(
         let w = pair.support(&scl3(&v, -T::one()));
         // duality gap |v|² − v·w bounds the distance error times |v|
         let gap = vv - dot3(&v, &w.v);
-        // below ~1e-12 of the distance, the gap is rounding noise on curved shapes: the
-        // refinement takes over from there
-        if gap.re() <= cfg.tolerance.max(GJK_ROUNDING) * vv.re().sqrt()
+        if gap.re() <= cfg.tolerance * vv.re().sqrt()
             || simplex[..*n].iter().any(|s| {
                 let e = sub3(&s.v, &w.v);
                 dot3(&e, &e).re() == 0.0
