@@ -58,7 +58,13 @@ const TOL_POSE: f64 = 1e-12;
 /// Poses known not to match MuJoCo, with the reason: `(golden file stem, Some((model, pose)))`
 /// for one pose, `None` for the whole file. They are reported, not hidden: a listed gap that no
 /// longer fails fails the test.
-const KNOWN_GAPS: &[KnownGap] = &[];
+const KNOWN_GAPS: &[KnownGap] = &[(
+    "collision_cylinder_cylinder",
+    Some((2, 86)),
+    "MuJoCo is off: its two coincident contacts lie 2.6e-9 deeper and 1.9e-7 away from \
+     its own clipping evaluated at the exact normal (found by fuzzing; ours match that to \
+     7e-13); the generator's side-line reference does not cover this clipped case",
+)];
 
 /// `(golden file stem, Some((model, pose)) or None, reason)`.
 type KnownGap = (&'static str, Option<(usize, usize)>, &'static str);

@@ -62,6 +62,47 @@ CONVEX = {
 FACTORS = [0.2, 0.6, 0.9, 0.99, 0.999999, 1.000001, 1.05]
 
 
+# poses found by fuzzing (many more random poses than the golden files hold) that exposed a
+# difference once; kept as regression poses, appended to their model's poses (kind
+# "regression"): (t1, s1, t2, s2, margin) -> [(what it exposed, mocap pos, mocap quat, free-body
+# pos, free-body quat)]
+REGRESSION = {
+    ("capsule", "0.05 0.4", "cylinder", "0.25 0.05", 0.03): [
+        ("segment on a cap, inexact GJK witness shifts the surface line",
+         [-0.17212009702109476, -0.42785525209406117, 0.09883304189694953],
+         [-0.3727915169735688, -0.4652156303660163, -0.49304407850527976, 0.633646935435322],
+         [-0.2343796517219626, -0.4279793455268741, 0.17990070309478323],
+         [-0.03982912194791549, 0.8551912701774581, -0.45343144135265445, 0.24791421994306503]),
+        ("same, separated within the margin",
+         [-0.17212009702109476, -0.42785525209406117, 0.09883304189694953],
+         [-0.3727915169735688, -0.4652156303660163, -0.49304407850527976, 0.633646935435322],
+         [-0.27484836227752674, -0.4280600062582025, 0.23259468287337517],
+         [-0.03982912194791549, 0.8551912701774581, -0.45343144135265445, 0.24791421994306503]),
+    ],
+    ("cylinder", "0.1 0.2", "box", "0.3 0.05 0.2", 0.0): [
+        ("cap inside a box face: the quad is decided by the last bit of the poses",
+         [-0.36868912273410026, 0.1539191175880834, 0.11666067672054625],
+         [-0.20704460896345, -0.7016459544804304, -0.5344849302444543, -0.4232627361367858],
+         [-0.362780048363132, 0.15622617323816665, 0.03754352379044387],
+         [-0.3936546230695784, -0.7437330003172865, 0.5402723537352305, -0.0017452118465250074]),
+    ],
+    ("cylinder", "0.25 0.05", "box", "0.1 0.2 0.15", 0.0): [
+        ("side line along a support ridge (reference)",
+         [-0.12584401257992617, 0.035585853116011146, -0.36193716677074894],
+         [-0.12480768688986588, 0.3425316780657096, 0.8791605444116286, 0.3068742869067706],
+         [-0.3719802117171009, 0.0575296187607839, -0.49084624638798074],
+         [0.08734655671641955, 0.7702915689328984, 0.4304965683504353, 0.4622706809859113]),
+    ],
+    ("cylinder", "0.1 0.2", "cylinder", "0.25 0.05", 0.0): [
+        ("MuJoCo's clipped side line off the exact contact (known gap)",
+         [-0.36868912273410026, 0.1539191175880834, 0.11666067672054625],
+         [-0.20704460896345, -0.7016459544804304, -0.5344849302444543, -0.4232627361367858],
+         [-0.35090676501525275, 0.16086181051620546, -0.12142898449813874],
+         [-0.3936546230695784, -0.7437330003172865, 0.5402723537352305, -0.0017452118465250074]),
+    ],
+}
+
+
 def model_xml(t1, s1, t2, s2, margin, convex):
     opt = '<option ccd_tolerance="1e-15" ccd_iterations="1000"/>' if convex else ""
     return f"""<mujoco model="pair">
@@ -601,6 +642,15 @@ def gen_pair(t1, t2, rng):
                         if convex:
                             add_reference(m, d, rec)
                         poses.append(rec)
+                for (what, p1, q1, p2, q2) in REGRESSION.get((t1, s1, t2, s2, margin), []):
+                    tie = is_tie(m, d, p1, q1, p2, q2)
+                    set_pose(m, d, p1, q1, p2, q2)
+                    rec = record(m, d)
+                    rec["kind"] = f"regression: {what}"
+                    rec["tie"] = tie
+                    if convex:
+                        add_reference(m, d, rec)
+                    poses.append(rec)
                 models.append({"xml": xml, "convex": convex, "poses": poses})
     return models
 
