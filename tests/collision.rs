@@ -14,8 +14,27 @@
 //! mismatches are only counted (`ties` column: mismatching/total); worst errors are over the
 //! other poses.
 //!
-//! Pairs (or parts of them) that are known not to match are listed in [`KNOWN_GAPS`] with the
-//! reason; they are reported, not hidden: a listed gap that no longer fails fails the test.
+//! Two exceptions to "MuJoCo's contacts, in MuJoCo's order", both counted in their own column:
+//! - `swap` (SEGMENT_ORDER): two contacts of the convex routine may come in the other order.
+//!   They are the two ends of a segment (a capsule's, a cylinder's side line, a box edge)
+//!   clipped against a face; MuJoCo's clipping leaves each end twice, as two near-duplicates,
+//!   and picks the farthest-apart pair among distances equal to rounding, so its order is
+//!   decided by the last bits (or, for a cylinder's side line, by the order of its EPA
+//!   polytope's vertices).
+//! - `ref` (REFERENCE): where MuJoCo's convex routine is demonstrably off, the generator recorded
+//!   the exact contacts next to MuJoCo's (computed without GJK/EPA, from the minimum of the
+//!   support-function gap over directions; see the generator): MuJoCo's normal is off by up to
+//!   ~2e-4 at depths of ~1e-7 (EPA stops on the depth, which is exact), and the side line of a
+//!   cylinder in its multi-contact goes through an EPA vertex off the exact azimuth, which
+//!   moves the contacts' depths by up to ~5e-7. Those poses are compared with the exact contacts.
+//!
+//! Poses that are known not to match are listed in [`KNOWN_GAPS`] with the reason; they are
+//! reported, not hidden: a listed gap that no longer fails fails the test.
+//!
+//! Debugging aids (environment variables): `COLLISION_VERBOSE=<substring>` prints every failure
+//! (and every swapped pair of contacts) of the matching files, `COLLISION_DUMP=<folder>` writes our contacts of every pose there,
+//! `COLLISION_POSE="<stem> <model> <pose>"` prints ours and MuJoCo's for one pose
+//! (`debug_one_pose`).
 
 use diffmj::collision::{collide_pair, pair_method, Contact, PairMethod, MAX_CONTACT_PAIR};
 use diffmj::engine::kinematics::kinematics;
@@ -25,27 +44,30 @@ use std::path::PathBuf;
 
 /// Analytic pairs: same formulas as MuJoCo, only rounding differs.
 const TOL_ANALYTIC: f64 = 1e-9;
-/// Pairs of the general convex routine, run by MuJoCo at ccd_tolerance 1e-12 (see the
+/// Pairs of the general convex routine, run by MuJoCo at ccd_tolerance 1e-15 (see the
 /// generator). MuJoCo's EPA stops when the depth is within the tolerance, so its depth is
-/// accurate to ~1e-12 (first-order stationary) but its normal only to ~√1e-12 = 1e-6 and its
-/// witness points to ~1e-6 times the curvature radius; ours are refined to rounding on smooth
-/// surfaces. Hence: dist within 1e-9, pos and frame within 10·√ccd_tolerance = 1e-5.
+/// accurate to ~1e-15 (first-order stationary) but its normal only to ~√1e-15 and its witness
+/// points to that times the curvature radius; ours are refined to rounding. Hence: dist within
+/// 1e-9, pos and frame within 1e-5 (which also covers the side line of a cylinder in a
+/// multi-contact, placed by MuJoCo at an EPA vertex's azimuth).
 const TOL_CONVEX: f64 = 1e-9;
 const TOL_CONVEX_DIR: f64 = 1e-5;
 /// Kinematics inputs (geom poses) must agree to rounding.
 const TOL_POSE: f64 = 1e-12;
 
-/// `(golden file stem, reason)` of pairs known not to match MuJoCo yet.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("collision_sphere_ellipsoid", "convex routine: a few poses where MuJoCo's EPA normal is off by more than 1e-5, or one engine finds no contact at exact touching"),
-    ("collision_capsule_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal/position (EPA accuracy, capsule ends)"),
-    ("collision_ellipsoid_ellipsoid", "convex routine: ~1% of poses beyond 1e-5 in normal (EPA accuracy)"),
-    ("collision_ellipsoid_cylinder", "convex routine: ~1% of poses beyond 1e-5 (cylinder rim/cap contacts)"),
-    ("collision_ellipsoid_box", "convex routine: ~1% of poses beyond 1e-5 (box face/edge witness points)"),
-    ("collision_capsule_cylinder", "MuJoCo 4.0's multiccd adds a second contact on flat cylinder faces; we return one"),
-    ("collision_cylinder_cylinder", "MuJoCo 4.0's multiccd returns up to 4 face contacts; we return one"),
-    ("collision_cylinder_box", "MuJoCo 4.0's multiccd returns up to 4 face contacts; we return one"),
-];
+/// Poses known not to match MuJoCo, with the reason: `(golden file stem, Some((model, pose)))`
+/// for one pose, `None` for the whole file. They are reported, not hidden: a listed gap that no
+/// longer fails fails the test.
+const KNOWN_GAPS: &[KnownGap] = &[(
+    "collision_cylinder_cylinder",
+    Some((2, 86)),
+    "MuJoCo is off: its two coincident contacts lie 2.6e-9 deeper and 1.9e-7 away from \
+     its own clipping evaluated at the exact normal (found by fuzzing; ours match that to \
+     7e-13); the generator's side-line reference does not cover this clipped case",
+)];
+
+/// `(golden file stem, Some((model, pose)) or None, reason)`.
+type KnownGap = (&'static str, Option<(usize, usize)>, &'static str);
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -63,6 +85,70 @@ fn golden_files() -> Vec<PathBuf> {
         })
         .collect();
     v.sort();
+    v
+}
+
+/// Reads a golden file with every number exactly as written. serde_json (without its
+/// `float_roundtrip` feature) may round a decimal to a neighbour of the nearest double, and the
+/// geom poses must be MuJoCo's bit for bit (touching and tied poses decide branches on the last
+/// bit): numbers are quoted with a marker before parsing and converted back with the standard
+/// library's correctly rounded parser.
+fn load_golden(path: &std::path::Path) -> Value {
+    const MARK: char = '\u{E000}'; // a private-use character
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut quoted = String::with_capacity(text.len() + text.len() / 4);
+    let mut chars = text.char_indices().peekable();
+    let mut in_string = false;
+    while let Some((i, c)) = chars.next() {
+        if in_string {
+            quoted.push(c);
+            if c == '\\' {
+                if let Some((_, e)) = chars.next() {
+                    quoted.push(e);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            quoted.push(c);
+        } else if c == '-' || c.is_ascii_digit() {
+            let mut end = i + 1;
+            while let Some(&(j, d)) = chars.peek() {
+                if !(d.is_ascii_digit() || matches!(d, '-' | '+' | '.' | 'e' | 'E')) {
+                    break;
+                }
+                end = j + 1;
+                chars.next();
+            }
+            quoted.push('"');
+            quoted.push(MARK);
+            quoted.push_str(&text[i..end]);
+            quoted.push('"');
+        } else {
+            quoted.push(c);
+        }
+    }
+    fn unquote(v: &mut Value) {
+        match v {
+            Value::Array(a) => a.iter_mut().for_each(unquote),
+            Value::Object(o) => o.values_mut().for_each(unquote),
+            Value::String(s) if s.starts_with(MARK) => {
+                let t = &s[MARK.len_utf8()..];
+                *v = if t.contains(['.', 'e', 'E']) {
+                    let x: f64 = t.parse().expect("golden number");
+                    Value::Number(serde_json::Number::from_f64(x).expect("finite golden number"))
+                } else if t.starts_with('-') {
+                    Value::from(t.parse::<i64>().expect("golden integer"))
+                } else {
+                    Value::from(t.parse::<u64>().expect("golden integer"))
+                };
+            }
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_str(&quoted).unwrap();
+    unquote(&mut v);
     v
 }
 
@@ -101,24 +187,34 @@ struct Worst {
     pos: f64,
     frame: f64,
     pose: f64,
-    failures: Vec<String>,
+    /// `(model, pose, message)`
+    failures: Vec<(usize, usize, String)>,
     /// Degenerate poses whose branch MuJoCo decides by rounding (flagged `tie` by the
     /// generator): compared, but a mismatch is only counted.
     ties: usize,
     tie_mismatches: usize,
+    /// Two-contact results of the convex routine that match MuJoCo's in the other order.
+    swapped: usize,
+    /// Poses compared with the exact contacts instead of MuJoCo's (see REFERENCE).
+    references: usize,
 }
 
-fn check_file(path: &PathBuf) -> (String, Worst, f64) {
+fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
     let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let j = load_golden(path);
     let mut w = Worst::default();
+    // COLLISION_DUMP=<folder> writes our contacts of every pose to <folder>/<stem>.txt
+    let mut dump = std::env::var("COLLISION_DUMP")
+        .ok()
+        .map(|dir| std::fs::File::create(PathBuf::from(dir).join(format!("{stem}.txt"))).unwrap());
     let mut tol = TOL_ANALYTIC;
     let mut tol_dir = TOL_ANALYTIC;
     for (mi, model) in j["models"].as_array().unwrap().iter().enumerate() {
         let xml = model["xml"].as_str().unwrap();
         let m = mjcf::load_str(xml).unwrap_or_else(|e| panic!("{stem} model {mi}: {e}"));
         let method = pair_method(m.geom_type[0], m.geom_type[1]);
-        if method == PairMethod::Convex {
+        let convex = method == PairMethod::Convex;
+        if convex {
             tol = TOL_CONVEX;
             tol_dir = TOL_CONVEX_DIR;
         }
@@ -141,7 +237,7 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
             w.pose = w.pose.max(e);
             if e > TOL_POSE {
                 w.failures
-                    .push(format!("{ctx}: geom pose differs by {e:.2e}"));
+                    .push((mi, pi, format!("{ctx}: geom pose differs by {e:.2e}")));
                 continue;
             }
             w.poses += 1;
@@ -155,8 +251,24 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
                 d.geom_xmat[g].copy_from_slice(&gm[9 * g..9 * g + 9]);
             }
             let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
-            let cons = pose["contacts"].as_array().unwrap();
-            match collide_pair(&m, &d, 0, 1, margin, &mut out) {
+            // where MuJoCo's convex routine is demonstrably off, the generator recorded the
+            // exact contacts ("reference", see REFERENCE): those are compared
+            let reference = pose.get("reference");
+            w.references += reference.is_some() as usize;
+            let cons = match reference {
+                Some(r) => r["contacts"].as_array().unwrap(),
+                None => pose["contacts"].as_array().unwrap(),
+            };
+            let result = collide_pair(&m, &d, 0, 1, margin, &mut out);
+            if let (Some(dump), Ok(n)) = (dump.as_mut(), result) {
+                use std::io::Write;
+                let cs: Vec<String> = out[..n]
+                    .iter()
+                    .map(|c| format!("[{:e},{:?},{:?}]", c.dist, c.pos, c.frame))
+                    .collect();
+                writeln!(dump, "{mi} {pi} [{}]", cs.join(",")).unwrap();
+            }
+            match result {
                 Err(e) => fails.push(format!("{ctx}: {e:?}")),
                 Ok(n) if n != cons.len() => fails.push(format!(
                     "{ctx}: {n} contacts, MuJoCo {} (dists ours {:?}, MuJoCo {:?})",
@@ -167,36 +279,58 @@ fn check_file(path: &PathBuf) -> (String, Worst, f64) {
                         .collect::<Vec<_>>()
                 )),
                 Ok(n) => {
-                    for (k, (c, r)) in out[..n].iter().zip(cons).enumerate() {
-                        w.contacts += 1;
-                        let g = nums(&r["geom"]);
-                        if c.geom != [g[0] as usize, g[1] as usize] {
-                            fails.push(format!(
-                                "{ctx} contact {k}: geom {:?}, MuJoCo {g:?}",
-                                c.geom
-                            ));
+                    // compare our contact k with MuJoCo's contact order[k]
+                    let compare = |order: &[usize]| {
+                        let mut errs = [0.0f64; 3];
+                        let mut msgs = Vec::new();
+                        for (k, c) in out[..n].iter().enumerate() {
+                            let r = &cons[order[k]];
+                            let g = nums(&r["geom"]);
+                            if c.geom != [g[0] as usize, g[1] as usize] {
+                                msgs.push(format!(
+                                    "{ctx} contact {k}: geom {:?}, MuJoCo {g:?}",
+                                    c.geom
+                                ));
+                            }
+                            let ed = (c.dist - r["dist"].as_f64().unwrap()).abs();
+                            let ep = maxdiff(&c.pos, &nums(&r["pos"]));
+                            let ef = maxdiff(&c.frame, &nums(&r["frame"]));
+                            errs = [errs[0].max(ed), errs[1].max(ep), errs[2].max(ef)];
+                            if ed.is_nan() || ed > tol || ep > tol_dir || ef > tol_dir {
+                                msgs.push(format!(
+                                    "{ctx} contact {k}: dist err {ed:.2e}, pos err {ep:.2e}, frame err {ef:.2e}\n   ours dist {} pos {:?} frame {:?}\n   MuJoCo {}",
+                                    c.dist, c.pos, c.frame, r
+                                ));
+                            }
                         }
-                        let ed = (c.dist - r["dist"].as_f64().unwrap()).abs();
-                        let ep = maxdiff(&c.pos, &nums(&r["pos"]));
-                        let ef = maxdiff(&c.frame, &nums(&r["frame"]));
-                        if !tie {
-                            w.dist = w.dist.max(ed);
-                            w.pos = w.pos.max(ep);
-                            w.frame = w.frame.max(ef);
-                        }
-                        if ed.is_nan() || ed > tol || ep > tol_dir || ef > tol_dir {
-                            fails.push(format!(
-                                "{ctx} contact {k}: dist err {ed:.2e}, pos err {ep:.2e}, frame err {ef:.2e}\n   ours dist {} pos {:?} frame {:?}\n   MuJoCo {}",
-                                c.dist, c.pos, c.frame, r
-                            ));
+                        (errs, msgs)
+                    };
+                    let (mut errs, mut msgs) = compare(&[0, 1, 2, 3, 4, 5, 6, 7][..n.min(8)]);
+                    // the two contacts of a clipped segment come in an order that MuJoCo decides
+                    // by rounding (see SEGMENT_ORDER): either order is accepted, and counted
+                    if !msgs.is_empty() && convex && n == 2 {
+                        let (e2, m2) = compare(&[1, 0]);
+                        if m2.is_empty() {
+                            (errs, msgs) = (e2, m2);
+                            w.swapped += 1;
+                            if std::env::var("COLLISION_VERBOSE").is_ok_and(|v| stem.contains(&v)) {
+                                println!("  {ctx}: two contacts in the other order");
+                            }
                         }
                     }
+                    w.contacts += n;
+                    if !tie {
+                        w.dist = w.dist.max(errs[0]);
+                        w.pos = w.pos.max(errs[1]);
+                        w.frame = w.frame.max(errs[2]);
+                    }
+                    fails.extend(msgs);
                 }
             }
             if tie {
                 w.tie_mismatches += !fails.is_empty() as usize;
             } else {
-                w.failures.extend(fails);
+                w.failures.extend(fails.into_iter().map(|f| (mi, pi, f)));
             }
         }
     }
@@ -211,13 +345,13 @@ fn contacts_match_mujoco() {
     let mut unexpected = Vec::new();
     let mut seen = vec![false; KNOWN_GAPS.len()];
     println!(
-        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>7} {:>6} {:>9}",
-        "pair", "poses", "contacts", "dist", "pos", "frame", "tol", "fails", "ties"
+        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>7} {:>6} {:>9} {:>5} {:>4}",
+        "pair", "poses", "contacts", "dist", "pos", "frame", "tol", "fails", "ties", "swap", "ref"
     );
     for f in &files {
         let (stem, w, tol) = check_file(f);
         println!(
-            "{:<32} {:>6} {:>8} {:>10.2e} {:>10.2e} {:>10.2e} {:>7.0e} {:>6} {:>4}/{:<4}",
+            "{:<32} {:>6} {:>8} {:>10.2e} {:>10.2e} {:>10.2e} {:>7.0e} {:>6} {:>4}/{:<4} {:>5} {:>4}",
             stem,
             w.poses,
             w.contacts,
@@ -227,21 +361,35 @@ fn contacts_match_mujoco() {
             tol,
             w.failures.len(),
             w.tie_mismatches,
-            w.ties
+            w.ties,
+            w.swapped,
+            w.references
         );
-        match KNOWN_GAPS.iter().position(|(s, _)| *s == stem) {
-            Some(i) => {
-                seen[i] = !w.failures.is_empty();
-                if let Some(first) = w.failures.first() {
-                    println!("  known gap ({}): {first}", KNOWN_GAPS[i].1);
+        // COLLISION_VERBOSE=<substring> prints every failure of the matching files
+        let verbose = std::env::var("COLLISION_VERBOSE").is_ok_and(|v| stem.contains(&v));
+        for (mi, pi, f) in w.failures {
+            let gap = KNOWN_GAPS
+                .iter()
+                .position(|(s, at, _)| *s == stem && at.is_none_or(|a| a == (mi, pi)));
+            match gap {
+                Some(i) => {
+                    if !seen[i] || verbose {
+                        println!("  known gap ({}): {f}", KNOWN_GAPS[i].2);
+                    }
+                    seen[i] = true;
+                }
+                None => {
+                    if verbose {
+                        println!("  {f}");
+                    }
+                    unexpected.push(f);
                 }
             }
-            None => unexpected.extend(w.failures),
         }
     }
-    for (i, (s, _)) in KNOWN_GAPS.iter().enumerate() {
+    for (i, (s, at, _)) in KNOWN_GAPS.iter().enumerate() {
         if !seen[i] {
-            unexpected.push(format!("known gap {s} no longer fails: remove it"));
+            unexpected.push(format!("known gap {s} {at:?} no longer fails: remove it"));
         }
     }
     assert!(
@@ -299,7 +447,7 @@ fn contact_derivatives_match_finite_differences() {
         let convex = stem.contains("ellipsoid");
         let (h, tol) = if convex { (1e-4, 1e-5) } else { (1e-6, 1e-6) };
         let path = root().join(format!("tests/golden/collision/{stem}.json"));
-        let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let j = load_golden(&path);
         let model = &j["models"][mi];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let md = m.cast::<Dual64>();
@@ -393,7 +541,7 @@ static GLOBAL: Counting = Counting;
 fn collide_pair_does_not_allocate() {
     let mut calls = 0;
     for f in golden_files() {
-        let j: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let j = load_golden(&f);
         let model = &j["models"][0];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let mut d = Data::new(&m);
@@ -416,4 +564,48 @@ fn collide_pair_does_not_allocate() {
         }
     }
     assert!(calls > 1000);
+}
+
+/// Debug aid: COLLISION_POSE="stem model pose" prints our contacts and MuJoCo's for one pose.
+#[test]
+fn debug_one_pose() {
+    let Ok(spec) = std::env::var("COLLISION_POSE") else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    let (stem, mi, pi): (&str, usize, usize) = (
+        parts[0],
+        parts[1].parse().unwrap(),
+        parts[2].parse().unwrap(),
+    );
+    let path = root().join(format!("tests/golden/collision/{stem}.json"));
+    let j = load_golden(&path);
+    let model = &j["models"][mi];
+    let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
+    let pose = &model["poses"][pi];
+    let mut d = Data::new(&m);
+    let (gx, gm) = (nums(&pose["geom_xpos"]), nums(&pose["geom_xmat"]));
+    for g in 0..2 {
+        d.geom_xpos[g].copy_from_slice(&gx[3 * g..3 * g + 3]);
+        d.geom_xmat[g].copy_from_slice(&gm[9 * g..9 * g + 9]);
+    }
+    let margin = m.geom_margin[0] + m.geom_margin[1];
+    let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
+    let n = collide_pair(&m, &d, 0, 1, margin, &mut out).unwrap();
+    for c in &out[..n] {
+        println!(
+            "ours   dist {:.15} pos {:?} n {:?}",
+            c.dist,
+            c.pos,
+            c.normal()
+        );
+    }
+    for c in pose["contacts"].as_array().unwrap() {
+        println!(
+            "MuJoCo dist {:.15} pos {:?} n {:?}",
+            c["dist"].as_f64().unwrap(),
+            nums(&c["pos"]),
+            &nums(&c["frame"])[..3]
+        );
+    }
 }

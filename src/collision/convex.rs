@@ -87,6 +87,16 @@ impl<T: Scalar> Shape<T> {
         }
     }
 
+    /// The core of a sphere (its centre) or capsule (its segment) and the radius around it; other
+    /// shapes are their own core with radius 0.
+    pub fn core(&self) -> (Self, T) {
+        match *self {
+            Shape::Sphere(r) => (Shape::Sphere(T::zero()), r),
+            Shape::Capsule(r, h) => (Shape::Capsule(T::zero(), h), r),
+            s => (s, T::zero()),
+        }
+    }
+
     /// Support point in world coordinates for a geom at `g`'s pose.
     pub fn support(&self, g: &Geom<T>, dir: &V3<T>) -> V3<T> {
         let local = self.support_local(&mat_t_vec(&g.mat, dir));
@@ -279,50 +289,55 @@ fn closest_on_simplex<T: Scalar>(s: &mut [Vertex<T>; 4], n: usize, lam: &mut [T;
     k
 }
 
+/// Relative size (to the initial simplex) below which EPA treats a gain as rounding noise, whatever
+/// `ccd_tolerance` asks for.
+const EPA_ROUNDING: f64 = 1e-13;
+
+/// GJK distances below this (relative to the simplex's size) count as touching: EPA decides.
+const GJK_TOUCH: f64 = 1e-12;
+
+/// Sine below which a new EPA triangle counts as a sliver (its normal would be noise).
+const SLIVER: f64 = 1e-10;
+
 /// Maximum number of polytope vertices and faces of the EPA stage.
 const EPA_MAXV: usize = 256;
 const EPA_MAXF: usize = 2 * EPA_MAXV;
 
-/// A triangle of the EPA polytope: vertex indices, outward unit normal and distance from the
-/// origin.
+/// A triangle of the EPA polytope: vertex indices (counter-clockwise seen from outside), the
+/// faces across its edges `(v[k], v[k+1])`, outward unit normal and distance from the origin.
 #[derive(Clone, Copy)]
 struct Face<T> {
     v: [usize; 3],
+    adj: [usize; 3],
     n: V3<T>,
     dist: T,
     live: bool,
+    /// The support point along `n` of a face that could not be expanded (see [`epa`]).
+    frozen: Option<Vertex<T>>,
 }
 
-fn make_face<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3], inside: &V3<T>) -> Option<Face<T>> {
+/// Outward unit normal and origin distance of the triangle `v` (counter-clockwise seen from
+/// outside), or `None` when it is degenerate: the sine of its angle at `v[0]` below `sliver`.
+fn face_plane<T: Scalar>(verts: &[Vertex<T>], v: [usize; 3], sliver: f64) -> Option<(V3<T>, T)> {
     let (p, q, r) = (verts[v[0]].v, verts[v[1]].v, verts[v[2]].v);
-    let mut n = cross(&sub3(&q, &p), &sub3(&r, &p));
+    let (e1, e2) = (sub3(&q, &p), sub3(&r, &p));
+    let n = cross(&e1, &e2);
     let len = dot3(&n, &n).sqrt();
-    if len.re() < 1e-300 {
+    let scale = (dot3(&e1, &e1) * dot3(&e2, &e2)).sqrt().re();
+    if len.re().is_nan() || len.re() < 1e-300 || len.re() <= sliver * scale {
         return None;
     }
-    n = scl3(&n, T::one() / len);
-    let mut f = Face {
-        v,
-        n,
-        dist: dot3(&n, &p),
-        live: true,
-    };
-    // outward: away from a point inside the polytope
-    if dot3(&n, &sub3(&p, inside)).re() < 0.0 {
-        f.v = [v[0], v[2], v[1]];
-        f.n = scl3(&f.n, -T::one());
-        f.dist = -f.dist;
-    }
-    Some(f)
+    let n = scl3(&n, T::one() / len);
+    Some((n, dot3(&n, &p)))
 }
 
 /// The result of the convex routine: signed distance, unit normal from geom 1 to geom 2 and
 /// the two witness points.
-struct Witness<T> {
-    dist: T,
-    normal: V3<T>,
-    a: V3<T>,
-    b: V3<T>,
+pub(super) struct Witness<T> {
+    pub dist: T,
+    pub normal: V3<T>,
+    pub a: V3<T>,
+    pub b: V3<T>,
 }
 
 /// GJK on `A − B`: the distance and witness points of separated shapes, or `None` with the
@@ -446,6 +461,16 @@ fn blow_up<T: Scalar>(pair: &Pair<'_, T>, simplex: &mut [Vertex<T>; 4], n: &mut 
 
 /// EPA from a tetrahedron enclosing the origin: the penetration depth, normal and witness
 /// points.
+///
+/// Each step takes the face nearest the origin, adds the support point `w` along its normal,
+/// removes the faces `w` sees (walking the adjacency from that face, so the removed region is
+/// connected and its boundary is walked in order) and closes the hole with triangles from the
+/// boundary to `w`. A step that would not leave a valid polytope (boundary not a single loop,
+/// a sliver or origin-facing new triangle, capacity exhausted) is not taken: the face is
+/// frozen, ranked by the support distance `w · n` (an upper bound of the depth, realized by the
+/// supports along `n`) instead of its own distance (a lower bound), and EPA goes on with the
+/// next face. The answer is the nearest face once the gain of `w` is below the tolerance, or a
+/// frozen face (with `w`'s supports as witnesses) when it is the nearest.
 fn epa<T: Scalar>(
     pair: &Pair<'_, T>,
     cfg: &ConvexConfig,
@@ -458,31 +483,71 @@ fn epa<T: Scalar>(
     };
     let mut verts = [zero; EPA_MAXV];
     verts[..4].copy_from_slice(simplex);
+    // orient the tetrahedron so that (0, 1, 2) is counter-clockwise seen from outside
+    let (p0, p1, p2, p3) = (verts[0].v, verts[1].v, verts[2].v, verts[3].v);
+    if dot3(&cross(&sub3(&p1, &p0), &sub3(&p2, &p0)), &sub3(&p3, &p0)).re() > 0.0 {
+        verts.swap(1, 2);
+    }
     let mut nv = 4;
     let dead = Face {
         v: [0; 3],
+        adj: [0; 3],
         n: [T::zero(); 3],
         dist: T::zero(),
         live: false,
+        frozen: None,
     };
     let mut faces = [dead; EPA_MAXF];
-    let mut nf = 0;
-    let mut inside = [T::zero(); 3];
-    for x in simplex.iter() {
-        inside = add_scl(&inside, &x.v, T::c(0.25));
+    let tet = [[0, 1, 2], [0, 3, 1], [1, 3, 2], [0, 2, 3]];
+    for (i, v) in tet.iter().enumerate() {
+        let (n, dist) = face_plane(&verts, *v, 0.0)?;
+        faces[i] = Face {
+            v: *v,
+            adj: [0; 3],
+            n,
+            dist,
+            live: true,
+            frozen: None,
+        };
     }
-    for f in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {
-        faces[nf] = make_face(&verts, f, &inside)?;
-        nf += 1;
+    for i in 0..4 {
+        for k in 0..3 {
+            let (a, b) = (faces[i].v[k], faces[i].v[(k + 1) % 3]);
+            faces[i].adj[k] = (0..4)
+                .find(|&j| (0..3).any(|q| faces[j].v[q] == b && faces[j].v[(q + 1) % 3] == a))
+                .unwrap_or(i);
+        }
     }
+    let mut nf = 4;
+    // below ~1e-13 of the polytope's size, a new support point's gain is rounding noise
+    let scale = simplex
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
+    let tol = cfg.tolerance.max(EPA_ROUNDING * scale);
     let mut status = ConvexStatus::IterationLimit;
     let mut best = 0;
+    // the faces `w` sees, and the boundary of that region: (edge start, edge end, outer face,
+    // its edge index)
+    let mut seen = [0usize; EPA_MAXF];
+    let mut horizon = [(0usize, 0usize, 0usize, 0usize); EPA_MAXF];
+    let mut stack = [(0usize, 0usize); EPA_MAXF];
+    let mut visited = [false; EPA_MAXF];
+    // the edge each visited face was entered through (3: the seed), the new faces' planes and
+    // slots (written before they are read)
+    let mut entry = [0usize; EPA_MAXF];
+    let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
+    let mut slots = [0usize; EPA_MAXF];
     for _ in 0..cfg.iterations.max(1) {
         // nearest live face
         let mut bd = f64::INFINITY;
         for (i, f) in faces[..nf].iter().enumerate() {
-            if f.live && f.dist.re() < bd {
-                bd = f.dist.re();
+            let key = match f.frozen {
+                Some(w) => dot3(&w.v, &f.n).re(),
+                None => f.dist.re(),
+            };
+            if f.live && key < bd {
+                bd = key;
                 best = i;
             }
         }
@@ -490,64 +555,124 @@ fn epa<T: Scalar>(
             return None;
         }
         let f = faces[best];
+        if let Some(w) = f.frozen {
+            // the nearest face cannot be expanded: its supports are the answer
+            let dist = -dot3(&w.v, &f.n);
+            return Some((
+                Witness {
+                    dist,
+                    normal: f.n,
+                    a: w.a,
+                    b: w.b,
+                },
+                status,
+            ));
+        }
         let w = pair.support(&f.n);
-        if (dot3(&w.v, &f.n) - f.dist).re() < cfg.tolerance {
+        if (dot3(&w.v, &f.n) - f.dist).re() < tol {
             status = ConvexStatus::Converged;
             break;
         }
         if nv >= EPA_MAXV {
             break;
         }
-        verts[nv] = w;
-        let iw = nv;
-        nv += 1;
-        // remove the faces that see w, collect the horizon edges
-        let mut edges = [[0usize; 2]; EPA_MAXF];
-        let mut ne = 0;
-        for fi in 0..nf {
-            let g = faces[fi];
-            if !g.live || dot3(&g.n, &sub3(&w.v, &verts[g.v[0]].v)).re() <= 0.0 {
+        // depth-first walk of the visible region from the nearest face; each face is entered
+        // through one edge and its other edges are visited in order, which lists the boundary
+        // as a loop
+        let sees = |g: &Face<T>| dot3(&g.n, &sub3(&w.v, &verts[g.v[0]].v)).re() > 0.0;
+        let (mut ns, mut nh, mut sp) = (1, 0, 1);
+        seen[0] = best;
+        visited[best] = true;
+        stack[0] = (best, 0);
+        let mut ok = true;
+        // stack entries: (face, next edge offset); the seed visits edges 0, 1, 2, a face
+        // entered through edge j visits j+1, j+2
+        entry[best] = 3;
+        while sp > 0 {
+            let (fi, step) = stack[sp - 1];
+            let count = if entry[fi] == 3 { 3 } else { 2 };
+            if step >= count {
+                sp -= 1;
                 continue;
             }
-            faces[fi].live = false;
-            for k in 0..3 {
-                let e = [g.v[k], g.v[(k + 1) % 3]];
-                if let Some(j) = edges[..ne]
-                    .iter()
-                    .position(|x| x[0] == e[1] && x[1] == e[0])
-                {
-                    edges[j] = edges[ne - 1];
-                    ne -= 1;
-                } else if ne < EPA_MAXF {
-                    edges[ne] = e;
-                    ne += 1;
+            stack[sp - 1].1 += 1;
+            let k = if entry[fi] == 3 {
+                step
+            } else {
+                (entry[fi] + 1 + step) % 3
+            };
+            let g = faces[fi].adj[k];
+            if visited[g] {
+                continue;
+            }
+            let ge = (0..3)
+                .find(|&q| faces[g].adj[q] == fi && faces[g].v[q] == faces[fi].v[(k + 1) % 3])
+                .unwrap_or(0);
+            if sees(&faces[g]) {
+                if sp >= EPA_MAXF || ns >= EPA_MAXF {
+                    ok = false;
+                    break;
+                }
+                visited[g] = true;
+                seen[ns] = g;
+                ns += 1;
+                entry[g] = ge;
+                stack[sp] = (g, 0);
+                sp += 1;
+            } else {
+                horizon[nh] = (faces[fi].v[k], faces[fi].v[(k + 1) % 3], g, ge);
+                nh += 1;
+            }
+        }
+        for &g in &seen[..ns] {
+            visited[g] = false;
+        }
+        // the boundary must be one closed loop, and the new faces valid
+        ok = ok && nh >= 3 && (0..nh).all(|i| horizon[i].1 == horizon[(i + 1) % nh].0);
+        let free = ns + (EPA_MAXF - nf);
+        ok = ok && nh <= free;
+        verts[nv] = w;
+        if ok {
+            for i in 0..nh {
+                match face_plane(&verts, [horizon[i].0, horizon[i].1, nv], SLIVER) {
+                    Some((n, d)) if d.re() >= -tol => planes[i] = (n, d),
+                    _ => {
+                        ok = false;
+                        break;
+                    }
                 }
             }
         }
-        for e in edges.iter().take(ne) {
-            let slot = match faces[..nf].iter().position(|f| !f.live) {
-                Some(s) => s,
-                None if nf < EPA_MAXF => {
-                    nf += 1;
-                    nf - 1
-                }
-                None => break,
+        if !ok {
+            faces[best].frozen = Some(w);
+            continue;
+        }
+        // commit: reuse the removed faces' slots, then fresh ones
+        for &g in &seen[..ns] {
+            faces[g].live = false;
+        }
+        let iw = nv;
+        nv += 1;
+        for (i, slot) in slots.iter_mut().enumerate().take(nh) {
+            *slot = if i < ns {
+                seen[i]
+            } else {
+                nf += 1;
+                nf - 1
             };
-            let Some(mut nfc) = make_face(&verts, [e[0], e[1], iw], &inside) else {
-                continue;
+        }
+        for i in 0..nh {
+            let (a, b, g, ge) = horizon[i];
+            let (n, dist) = planes[i];
+            faces[slots[i]] = Face {
+                v: [a, b, iw],
+                adj: [g, slots[(i + 1) % nh], slots[(i + nh - 1) % nh]],
+                n,
+                dist,
+                live: true,
+                frozen: None,
             };
-            // keep the winding of the horizon (outward), even for faces through the origin
-            nfc.v = [e[0], e[1], iw];
-            let p = verts[e[0]].v;
-            let mut nn = cross(&sub3(&verts[e[1]].v, &p), &sub3(&w.v, &p));
-            let len = dot3(&nn, &nn).sqrt();
-            if len.re() < 1e-300 {
-                continue;
-            }
-            nn = scl3(&nn, T::one() / len);
-            nfc.n = nn;
-            nfc.dist = dot3(&nn, &p);
-            faces[slot] = nfc;
+            faces[g].adj[ge] = slots[i];
         }
     }
     let f = faces[best];
@@ -582,9 +707,10 @@ fn epa<T: Scalar>(
 /// signed distance is within the margin. Tolerance and iteration limit per stage come from
 /// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices.
 ///
-/// Not reproduced: MuJoCo 4.0's multi-contact extension (`multiccd`, on by default) which adds
-/// contacts on flat faces for cylinder and box pairs (capsule–cylinder, cylinder–cylinder,
-/// cylinder–box); here those pairs get the single deepest contact.
+/// For pairs of capsules, cylinders and boxes, MuJoCo 4.0's multi-contact search (`multiccd`, on
+/// by default) then replaces the single contact by up to four contacts when flat features touch
+/// (see the `multi` module: capsule–cylinder gets up to two, cylinder–cylinder and
+/// cylinder–box up to four).
 pub(super) fn convex<T: Scalar>(
     sink: &mut Sink<'_, T>,
     margin: T,
@@ -594,6 +720,28 @@ pub(super) fn convex<T: Scalar>(
     s2: Shape<T>,
     cfg: &ConvexConfig,
 ) -> ConvexStatus {
+    // spheres and capsules shrink to their centre point and segment (as MuJoCo does): GJK
+    // between the cores is well conditioned while the geoms touch, where GJK between the
+    // geoms themselves converges slowly
+    let (c1, r1) = s1.core();
+    let (c2, r2) = s2.core();
+    if r1.re() > 0.0 || r2.re() > 0.0 {
+        let core = Pair {
+            g1,
+            s1: c1,
+            g2,
+            s2: c2,
+        };
+        if let Some((w, status)) = separated(&core, cfg) {
+            let w = Witness {
+                dist: w.dist - r1 - r2,
+                a: add_scl(&w.a, &w.normal, r1),
+                b: add_scl(&w.b, &w.normal, -r2),
+                normal: w.normal,
+            };
+            return finish(sink, margin, g1, s1, g2, s2, w, status);
+        }
+    }
     let pair = Pair { g1, s1, g2, s2 };
     let mut simplex = [Vertex {
         v: [T::zero(); 3],
@@ -602,24 +750,88 @@ pub(super) fn convex<T: Scalar>(
     }; 4];
     let mut n = 0;
     let (sep, mut status) = gjk(&pair, cfg, &mut simplex, &mut n);
+    // GJK's distance is that of the simplex's closest point: when it is rounding-small, the
+    // origin is on the simplex (touching, or an overlap GJK could not enclose, as when the
+    // origin lies on a segment of the simplex): EPA decides
+    let scale = simplex[..n]
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
     let w = match sep {
-        Some(w) => w,
-        None => {
+        Some(w) if w.dist.re() > GJK_TOUCH * scale => w,
+        sep => {
             blow_up(&pair, &mut simplex, &mut n);
-            if n < 4 {
-                return status;
-            }
-            match epa(&pair, cfg, &simplex) {
+            match (n == 4).then(|| epa(&pair, cfg, &simplex)).flatten() {
                 Some((w, s)) => {
                     status = s;
                     w
                 }
-                None => return status,
+                None => match sep {
+                    Some(w) => w,
+                    None => return status,
+                },
             }
         }
     };
-    let w = polish(&pair, w);
+    let w = polish(&pair, w, slack_of(status));
+    finish(sink, margin, g1, s1, g2, s2, w, status)
+}
+
+/// GJK's and EPA's distances are upper bounds of the exact one, the refinements' lower bounds
+/// (any direction's support plane): a refinement is kept within this slack of the estimate,
+/// which is loose when the estimate stopped at the iteration limit.
+fn slack_of(status: ConvexStatus) -> f64 {
+    if status == ConvexStatus::Converged {
+        1e-9
+    } else {
+        1e-6
+    }
+}
+
+/// GJK between separated shapes, refined; `None` when they touch or overlap.
+fn separated<T: Scalar>(
+    pair: &Pair<'_, T>,
+    cfg: &ConvexConfig,
+) -> Option<(Witness<T>, ConvexStatus)> {
+    let mut simplex = [Vertex {
+        v: [T::zero(); 3],
+        a: [T::zero(); 3],
+        b: [T::zero(); 3],
+    }; 4];
+    let mut n = 0;
+    let (sep, status) = gjk(pair, cfg, &mut simplex, &mut n);
+    let scale = simplex[..n]
+        .iter()
+        .map(|x| dot3(&x.v, &x.v).re().sqrt())
+        .fold(0.0, f64::max);
+    let w = sep.filter(|w| w.dist.re() > GJK_TOUCH * scale)?;
+    let (w, refined) = polish_refined(pair, w, slack_of(status));
+    // GJK slows down as the distance vanishes: a core distance it neither converged to nor
+    // could refine may be that of touching cores, whose geoms then overlap by their radii
+    let ok = status == ConvexStatus::Converged || refined;
+    (ok && w.dist.re() > 0.0).then_some((w, status))
+}
+
+/// The contacts of the convex routine from its witness: none beyond the margin; MuJoCo's
+/// multi-contact search for capsule, cylinder and box pairs; else the single contact at the
+/// witnesses' midpoint.
+#[allow(clippy::too_many_arguments)]
+fn finish<T: Scalar>(
+    sink: &mut Sink<'_, T>,
+    margin: T,
+    g1: &Geom<T>,
+    s1: Shape<T>,
+    g2: &Geom<T>,
+    s2: Shape<T>,
+    w: Witness<T>,
+    status: ConvexStatus,
+) -> ConvexStatus {
     if w.dist.re() > margin.re() {
+        return status;
+    }
+    if super::multi::applies(&s1, &s2)
+        && super::multi::multi_contact(sink, margin, g1, &s1, g2, &s2, &w) > 0
+    {
         return status;
     }
     let pos = scl3(&add3(&w.a, &w.b), T::c(0.5));
@@ -643,12 +855,286 @@ fn tangents<T: Scalar>(d: &V3<T>) -> (V3<T>, V3<T>) {
 /// Refine the contact normal where both supports are smooth (curved surfaces, or a corner or
 /// edge against a curved surface): the exact normal `d` makes the support point `v` of
 /// `A − B` parallel to `d`, which is solved by Newton's method in the tangent plane (Jacobian by
-/// differences of 1e-7). The refinement is kept only if it converges to a residual below 1e-13
+/// central differences of 1e-6). The refinement is kept only if it converges to a residual below 1e-13
 /// near the starting normal and the witness points are unique there (they do not jump under a
 /// 1e-6 tilt, which rules out flat faces, where EPA's answer is already exact); otherwise
 /// GJK/EPA's witness stands. This makes the result exact to rounding instead of to
 /// `ccd_tolerance`, and gives derivatives that are those of the exact contact.
-fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
+///
+/// Where the refinement does not apply but one witness is unique (a strictly convex side, or a
+/// corner or curved point, against a face, edge or the straight side of a capsule), the other
+/// witness is rebuilt from it and the separation, `b − a = dist · normal`: EPA's barycentric
+/// witnesses drift along the non-unique side by the size of its final face.
+fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> Witness<T> {
+    polish_refined(pair, w, slack).0
+}
+
+/// [`polish`], and whether a refinement (rather than the unique-side fix) gave the result.
+fn polish_refined<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>, slack: f64) -> (Witness<T>, bool) {
+    if let Some(r) = refine_flat(pair, &w, slack) {
+        return (r, true);
+    }
+    if let Some(r) = refine_normal(pair, &w, slack) {
+        return (r, true);
+    }
+    (unique_side(pair, w), false)
+}
+
+/// Components of a unit direction (in the geom frame) below this make the support a candidate
+/// segment or face: the direction is nearly perpendicular to a box edge or face, a cylinder's
+/// side or cap, a capsule's axis. GJK/EPA's normal is usually within ~1e-5 of the exact one,
+/// within ~1e-2 where GJK stopped at its iteration limit; a wrong candidate is rejected by the
+/// refinement (its witness falls off the segment or face).
+const RIDGE_TOL: f64 = 1e-2;
+
+/// What may support a direction, as far as the refinement needs to know.
+#[derive(Clone, Copy)]
+enum Support<T> {
+    /// A single point: a curved surface or a corner.
+    Point,
+    /// A straight segment with this unit direction (world): a box edge, the side line of a
+    /// cylinder, the straight part of a capsule's surface. The exact normal is perpendicular
+    /// to it.
+    Segment(V3<T>),
+    /// A flat face (box face, cylinder cap) with its outward unit normal.
+    Face(V3<T>),
+}
+
+/// The candidate supports of shape `s` at pose `g` along the unit direction `d`, most specific
+/// first (a face, the segments, a point); returns their number.
+fn support_kinds<T: Scalar>(
+    g: &Geom<T>,
+    s: &Shape<T>,
+    d: &V3<T>,
+    out: &mut [Support<T>; 4],
+) -> usize {
+    let l = mat_t_vec(&g.mat, d);
+    let lr = [l[0].re(), l[1].re(), l[2].re()];
+    let col = |k: usize, sg: T| [g.mat[k] * sg, g.mat[3 + k] * sg, g.mat[6 + k] * sg];
+    let sign = |x: f64| if x >= 0.0 { T::one() } else { -T::one() };
+    let mut n = 0;
+    match *s {
+        Shape::Box(_) => {
+            let mut axes = [0, 1, 2];
+            axes.sort_by(|&i, &j| lr[i].abs().total_cmp(&lr[j].abs()));
+            let small = axes.iter().filter(|&&k| lr[k].abs() < RIDGE_TOL).count();
+            if small >= 2 {
+                out[n] = Support::Face(col(axes[2], sign(lr[axes[2]])));
+                n += 1;
+            }
+            for &k in axes.iter().take(small) {
+                out[n] = Support::Segment(col(k, T::one()));
+                n += 1;
+            }
+        }
+        Shape::Cylinder(..) | Shape::Capsule(..) => {
+            if lr[2].abs() < RIDGE_TOL {
+                out[n] = Support::Segment(col(2, T::one()));
+                n += 1;
+            }
+            if matches!(s, Shape::Cylinder(..)) && lr[0].hypot(lr[1]) < RIDGE_TOL {
+                out[n] = Support::Face(col(2, sign(lr[2])));
+                n += 1;
+            }
+        }
+        _ => {}
+    }
+    out[n] = Support::Point;
+    n + 1
+}
+
+/// Whether `x` is a point of shape `s` at pose `g` on its support plane along the unit
+/// direction `d` (within 1e-9 of the shape's size): a witness the refinement may keep.
+fn supports<T: Scalar>(g: &Geom<T>, s: &Shape<T>, x: &V3<T>, d: &V3<T>) -> bool {
+    let l = mat_t_vec(&g.mat, &sub3(x, &g.pos));
+    let l = [l[0].re(), l[1].re(), l[2].re()];
+    let within = |v: f64, lim: f64| v <= lim * (1.0 + 1e-9) + 1e-15;
+    let inside = match *s {
+        Shape::Box(size) => (0..3).all(|k| within(l[k].abs(), size[k].re())),
+        Shape::Cylinder(r, h) => within(l[0].hypot(l[1]), r.re()) && within(l[2].abs(), h.re()),
+        Shape::Capsule(r, h) => {
+            let z = l[2].clamp(-h.re(), h.re());
+            within(l[0].hypot(l[1]).hypot(l[2] - z), r.re())
+        }
+        Shape::Sphere(r) => within(l[0].hypot(l[1]).hypot(l[2]), r.re()),
+        Shape::Ellipsoid(e) => {
+            let q: f64 = (0..3).map(|k| (l[k] / e[k].re()).powi(2)).sum();
+            within(q, 1.0)
+        }
+        Shape::None => false,
+    };
+    let top = dot3(&s.support(g, d), d).re();
+    let size = dot3(&sub3(&s.support(g, d), &g.pos), d)
+        .re()
+        .abs()
+        .max(1e-3);
+    inside && (dot3(x, d).re() - top).abs() <= 1e-9 * size
+}
+
+/// Refinement where a support is a flat face or a straight segment (see [`Support`]), which the
+/// Newton refinement of [`polish`] cannot handle (the support jumps across it):
+/// - a face against a unique support point: the normal is the face normal, the witness on the
+///   face is the other witness moved by the separation;
+/// - one segment: the exact normal is perpendicular to it, found by Newton's method on the
+///   circle of such directions (the Minkowski support point must be parallel to the normal in
+///   that plane); the witness on the segment follows from the unique one and the separation;
+/// - two non-parallel segments: the normal is their common perpendicular and the witnesses are
+///   the closest points of the two lines.
+///
+/// The candidate supports of both geoms are tried, most specific first; a candidate is kept
+/// when its witnesses are support points of the geoms along the refined normal and the depth
+/// is not below GJK/EPA's bound by more than `slack`.
+fn refine_flat<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> Option<Witness<T>> {
+    let minus = |v: &V3<T>| scl3(v, -T::one());
+    let mut ka = [Support::Point; 4];
+    let mut kb = [Support::Point; 4];
+    let na = support_kinds(pair.g1, &pair.s1, &w.normal, &mut ka);
+    let nb = support_kinds(pair.g2, &pair.s2, &minus(&w.normal), &mut kb);
+    for a in &ka[..na] {
+        for b in &kb[..nb] {
+            let Some(r) = refine_with(pair, w, a, b) else {
+                continue;
+            };
+            let n = r.normal;
+            if r.dist.re().is_finite()
+                && r.dist.re() >= w.dist.re() - slack
+                && supports(pair.g1, &pair.s1, &r.a, &n)
+                && supports(pair.g2, &pair.s2, &r.b, &minus(&n))
+            {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
+/// The refined witness for one pair of candidate supports (see [`refine_flat`]), unvalidated.
+fn refine_with<T: Scalar>(
+    pair: &Pair<'_, T>,
+    w: &Witness<T>,
+    ka: &Support<T>,
+    kb: &Support<T>,
+) -> Option<Witness<T>> {
+    let minus = |v: &V3<T>| scl3(v, -T::one());
+    let unit = |v: V3<T>| {
+        let n = dot3(&v, &v).sqrt();
+        scl3(&v, T::one() / n)
+    };
+    // the witness of the flat side from the unique one and the separation
+    let from_unique = |n: V3<T>, flat_a: bool| {
+        let sv = pair.support(&n);
+        let dist = -dot3(&sv.v, &n);
+        let (a, b) = if flat_a {
+            (add_scl(&sv.b, &n, -dist), sv.b)
+        } else {
+            (sv.a, add_scl(&sv.a, &n, dist))
+        };
+        Witness {
+            dist,
+            normal: n,
+            a,
+            b,
+        }
+    };
+    match (*ka, *kb) {
+        (Support::Segment(ea), Support::Segment(eb)) => {
+            let c = cross(&ea, &eb);
+            if dot3(&c, &c).re() < 1e-12 {
+                return None;
+            }
+            let mut n = unit(c);
+            if dot3(&n, &w.normal).re() < 0.0 {
+                n = minus(&n);
+            }
+            // a point of each support line along the exact normal, and their closest points
+            let sv = pair.support(&n);
+            let r = sub3(&sv.b, &sv.a);
+            let eab = dot3(&ea, &eb);
+            let den = T::one() - eab * eab;
+            let (ra, rb) = (dot3(&r, &ea), dot3(&r, &eb));
+            let a = add_scl(&sv.a, &ea, (ra - eab * rb) / den);
+            let b = add_scl(&sv.b, &eb, (eab * ra - rb) / den);
+            Some(Witness {
+                dist: dot3(&sub3(&b, &a), &n),
+                normal: n,
+                a,
+                b,
+            })
+        }
+        (Support::Segment(e), Support::Point) | (Support::Point, Support::Segment(e)) => {
+            let flat_a = matches!(ka, Support::Segment(..));
+            // the starting normal as a constant (see `refine_normal`)
+            let start = w.normal.map(|x| T::c(x.re()));
+            let n0 = unit(sub3(&start, &scl3(&e, dot3(&start, &e))));
+            let t0 = cross(&e, &n0);
+            let dir = |phi: T| add3(&scl3(&n0, phi.cos()), &scl3(&t0, phi.sin()));
+            // the Minkowski support point's component along the circle's tangent
+            let resid = |phi: T| {
+                let d = dir(phi);
+                dot3(&pair.support(&d).v, &cross(&e, &d))
+            };
+            let mut phi = T::zero();
+            for step in 0..30 {
+                let r = resid(phi);
+                // at least one step on dual numbers, as in `refine_normal`
+                if r.re().abs() < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
+                    return Some(from_unique(dir(phi), flat_a));
+                }
+                let h = 1e-6;
+                let slope =
+                    (resid(T::c(phi.re() + h)).re() - resid(T::c(phi.re() - h)).re()) / (2.0 * h);
+                if !slope.is_finite() || slope.abs() < 1e-300 {
+                    return None;
+                }
+                phi -= r * T::c(1.0 / slope);
+                if phi.re().abs() > 1e-1 || !phi.re().is_finite() {
+                    return None;
+                }
+            }
+            None
+        }
+        (Support::Face(nf), Support::Point) => Some(from_unique(nf, true)),
+        (Support::Point, Support::Face(nf)) => Some(from_unique(minus(&nf), false)),
+        _ => None,
+    }
+}
+
+/// Whether the support points of `A` and of `B` along `d` are unique: they move little (as on a
+/// curved surface) under 1e-6 tilts of the direction.
+fn unique_supports<T: Scalar>(pair: &Pair<'_, T>, d: &V3<T>) -> (bool, bool) {
+    let s = pair.support(d);
+    let (t1, t2) = tangents(d);
+    let (mut ua, mut ub) = (true, true);
+    for t in [&t1, &t2] {
+        for sg in [1e-6, -1e-6] {
+            let st = pair.support(&add_scl(d, t, T::c(sg)));
+            let (ea, eb) = (sub3(&st.a, &s.a), sub3(&st.b, &s.b));
+            ua &= dot3(&ea, &ea).re() <= 1e-8;
+            ub &= dot3(&eb, &eb).re() <= 1e-8;
+        }
+    }
+    (ua, ub)
+}
+
+/// Rebuild the witness of the non-unique side from the unique one (see [`polish`]).
+fn unique_side<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
+    match unique_supports(pair, &w.normal) {
+        (true, false) => {
+            let a = pair.s1.support(pair.g1, &w.normal);
+            let b = add_scl(&a, &w.normal, w.dist);
+            Witness { a, b, ..w }
+        }
+        (false, true) => {
+            let b = pair.s2.support(pair.g2, &scl3(&w.normal, -T::one()));
+            let a = add_scl(&b, &w.normal, -w.dist);
+            Witness { a, b, ..w }
+        }
+        _ => w,
+    }
+}
+
+/// The Newton refinement of [`polish`]; `None` where it does not apply.
+fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> Option<Witness<T>> {
     let resid = |d: &V3<T>, t1: &V3<T>, t2: &V3<T>| -> (Vertex<T>, [T; 2]) {
         // tangential part of v (with respect to d), in the fixed basis t1, t2
         let s = pair.support(d);
@@ -656,7 +1142,9 @@ fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
         let r = sub3(&s.v, &scl3(d, vd));
         (s, [dot3(&r, t1), dot3(&r, t2)])
     };
-    let d0 = w.normal;
+    // the starting normal as a constant: the derivatives come from the last Newton step alone,
+    // not mixed with GJK/EPA's (which can be large where their simplex is degenerate)
+    let d0 = w.normal.map(|x| T::c(x.re()));
     let (t1, t2) = tangents(&d0);
     let dir = |u: [T; 2]| -> V3<T> {
         let mut d = add_scl(&add_scl(&d0, &t1, u[0]), &t2, u[1]);
@@ -665,24 +1153,30 @@ fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
         d
     };
     let mut u = [T::zero(); 2];
-    let h = 1e-7;
+    let h = 1e-6;
     let mut ok = false;
-    for _ in 0..30 {
+    for step in 0..30 {
         let d = dir(u);
         let (_, r) = resid(&d, &t1, &t2);
         let rn = (r[0].re() * r[0].re() + r[1].re() * r[1].re()).sqrt();
-        if rn < 1e-13 {
+        // on dual numbers one Newton step is always taken: it carries the derivatives of the
+        // exact normal (implicit function theorem), which the starting estimate does not
+        if rn < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
             ok = true;
             break;
         }
-        // Jacobian of the residual by forward differences (real parts only)
+        // Jacobian of the residual by central differences (real parts only; its accuracy is
+        // that of the derivatives carried by the last step)
         let mut jac = [[0.0; 2]; 2];
         for k in 0..2 {
-            let mut uk = [u[0].re(), u[1].re()];
-            uk[k] += h;
-            let (_, rk) = resid(&dir([T::c(uk[0]), T::c(uk[1])]), &t1, &t2);
-            jac[0][k] = (rk[0].re() - r[0].re()) / h;
-            jac[1][k] = (rk[1].re() - r[1].re()) / h;
+            let mut up = [u[0].re(), u[1].re()];
+            let mut um = up;
+            up[k] += h;
+            um[k] -= h;
+            let (_, rp) = resid(&dir([T::c(up[0]), T::c(up[1])]), &t1, &t2);
+            let (_, rm) = resid(&dir([T::c(um[0]), T::c(um[1])]), &t1, &t2);
+            jac[0][k] = (rp[0].re() - rm[0].re()) / (2.0 * h);
+            jac[1][k] = (rp[1].re() - rm[1].re()) / (2.0 * h);
         }
         let det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
         if !det.is_finite() || det.abs() < 1e-300 {
@@ -700,29 +1194,23 @@ fn polish<T: Scalar>(pair: &Pair<'_, T>, w: Witness<T>) -> Witness<T> {
         }
     }
     if !ok {
-        return w;
+        return None;
     }
     let d = dir(u);
     let s = pair.support(&d);
     // unique witnesses: a small tilt must not move the support points far
-    for t in [&t1, &t2] {
-        for sg in [1e-6, -1e-6] {
-            let st = pair.support(&add_scl(&d, t, T::c(sg)));
-            let (ea, eb) = (sub3(&st.a, &s.a), sub3(&st.b, &s.b));
-            if dot3(&ea, &ea).re().max(dot3(&eb, &eb).re()) > 1e-8 {
-                return w;
-            }
-        }
+    if unique_supports(pair, &d) != (true, true) {
+        return None;
     }
     let dist = -dot3(&s.v, &d);
-    // must not be worse than the starting point (a different stationary point)
-    if dist.re() < w.dist.re() - 1e-9 {
-        return w;
+    // must not be below the starting point's bound (a different stationary point)
+    if dist.re() < w.dist.re() - slack {
+        return None;
     }
-    Witness {
+    Some(Witness {
         dist,
         normal: d,
         a: s.a,
         b: s.b,
-    }
+    })
 }

@@ -19,6 +19,7 @@
 
 mod boxes;
 mod convex;
+mod multi;
 mod primitive;
 
 use crate::math::{cross, dot3, M3, V3};
