@@ -3,7 +3,7 @@
 //!
 //! For each model and pose: diffmj's MJCF loader and kinematics give `geom_xpos`/`geom_xmat`
 //! (checked against MuJoCo's within 1e-12); the collider is then fed MuJoCo's poses bit for bit
-//! (so that exactly touching and tied degenerate poses take the same branches), and
+//! (serde_json's `float_roundtrip` parses the golden decimals exactly, so that exactly touching and tied degenerate poses take the same branches), and
 //! `collide_pair` on the two geoms must return
 //! the same contacts as MuJoCo's `mj_collision`, in the same order: same count, same geom
 //! order, `dist`, `pos` and all nine `frame` entries within [`TOL_ANALYTIC`] for analytic pairs
@@ -32,14 +32,15 @@
 //! reported, not hidden: a listed gap that no longer fails fails the test.
 //!
 //! Debugging aids (environment variables): `COLLISION_VERBOSE=<substring>` prints every failure
-//! (and every swapped pair of contacts) of the matching files, `COLLISION_DUMP=<folder>` writes our contacts of every pose there,
-//! `COLLISION_POSE="<stem> <model> <pose>"` prints ours and MuJoCo's for one pose
-//! (`debug_one_pose`).
+//! (and every swapped pair of contacts) of the matching files, `COLLISION_DUMP=<folder>` writes
+//! our contacts of every pose there.
 
 use diffmj::collision::{collide_pair, pair_method, Contact, PairMethod, MAX_CONTACT_PAIR};
 use diffmj::engine::kinematics::kinematics;
 use diffmj::{mjcf, Data};
-use serde_json::Value;
+mod common;
+
+use common::{max_abs_diff, nums, read_json, root};
 use std::path::PathBuf;
 
 /// Analytic pairs: same formulas as MuJoCo, only rounding differs.
@@ -69,10 +70,6 @@ const KNOWN_GAPS: &[KnownGap] = &[(
 /// `(golden file stem, Some((model, pose)) or None, reason)`.
 type KnownGap = (&'static str, Option<(usize, usize)>, &'static str);
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn golden_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden/collision"))
         .expect("tests/golden exists")
@@ -86,96 +83,6 @@ fn golden_files() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-/// Reads a golden file with every number exactly as written. serde_json (without its
-/// `float_roundtrip` feature) may round a decimal to a neighbour of the nearest double, and the
-/// geom poses must be MuJoCo's bit for bit (touching and tied poses decide branches on the last
-/// bit): numbers are quoted with a marker before parsing and converted back with the standard
-/// library's correctly rounded parser.
-fn load_golden(path: &std::path::Path) -> Value {
-    const MARK: char = '\u{E000}'; // a private-use character
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut quoted = String::with_capacity(text.len() + text.len() / 4);
-    let mut chars = text.char_indices().peekable();
-    let mut in_string = false;
-    while let Some((i, c)) = chars.next() {
-        if in_string {
-            quoted.push(c);
-            if c == '\\' {
-                if let Some((_, e)) = chars.next() {
-                    quoted.push(e);
-                }
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            quoted.push(c);
-        } else if c == '-' || c.is_ascii_digit() {
-            let mut end = i + 1;
-            while let Some(&(j, d)) = chars.peek() {
-                if !(d.is_ascii_digit() || matches!(d, '-' | '+' | '.' | 'e' | 'E')) {
-                    break;
-                }
-                end = j + 1;
-                chars.next();
-            }
-            quoted.push('"');
-            quoted.push(MARK);
-            quoted.push_str(&text[i..end]);
-            quoted.push('"');
-        } else {
-            quoted.push(c);
-        }
-    }
-    fn unquote(v: &mut Value) {
-        match v {
-            Value::Array(a) => a.iter_mut().for_each(unquote),
-            Value::Object(o) => o.values_mut().for_each(unquote),
-            Value::String(s) if s.starts_with(MARK) => {
-                let t = &s[MARK.len_utf8()..];
-                *v = if t.contains(['.', 'e', 'E']) {
-                    let x: f64 = t.parse().expect("golden number");
-                    Value::Number(serde_json::Number::from_f64(x).expect("finite golden number"))
-                } else if t.starts_with('-') {
-                    Value::from(t.parse::<i64>().expect("golden integer"))
-                } else {
-                    Value::from(t.parse::<u64>().expect("golden integer"))
-                };
-            }
-            _ => {}
-        }
-    }
-    let mut v: Value = serde_json::from_str(&quoted).unwrap();
-    unquote(&mut v);
-    v
-}
-
-fn nums(v: &Value) -> Vec<f64> {
-    let mut out = Vec::new();
-    fn rec(v: &Value, out: &mut Vec<f64>) {
-        match v {
-            Value::Array(a) => a.iter().for_each(|x| rec(x, out)),
-            Value::Number(n) => out.push(n.as_f64().expect("number")),
-            _ => panic!("not a number: {v}"),
-        }
-    }
-    rec(v, &mut out);
-    out
-}
-
-fn maxdiff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| {
-            if x.is_nan() || y.is_nan() {
-                f64::INFINITY
-            } else {
-                (x - y).abs()
-            }
-        })
-        .fold(0.0, f64::max)
 }
 
 /// Worst errors of one golden file.
@@ -201,7 +108,7 @@ struct Worst {
 
 fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
     let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-    let j = load_golden(path);
+    let j = read_json(path);
     let mut w = Worst::default();
     // COLLISION_DUMP=<folder> writes our contacts of every pose to <folder>/<stem>.txt
     let mut dump = std::env::var("COLLISION_DUMP")
@@ -233,7 +140,7 @@ fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
             let gm = nums(&pose["geom_xmat"]);
             let ours: Vec<f64> = d.geom_xpos.iter().flatten().copied().collect();
             let oursm: Vec<f64> = d.geom_xmat.iter().flatten().copied().collect();
-            let e = maxdiff(&ours, &gx).max(maxdiff(&oursm, &gm));
+            let e = max_abs_diff(&ours, &gx).max(max_abs_diff(&oursm, &gm));
             w.pose = w.pose.max(e);
             if e > TOL_POSE {
                 w.failures
@@ -293,8 +200,8 @@ fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
                                 ));
                             }
                             let ed = (c.dist - r["dist"].as_f64().unwrap()).abs();
-                            let ep = maxdiff(&c.pos, &nums(&r["pos"]));
-                            let ef = maxdiff(&c.frame, &nums(&r["frame"]));
+                            let ep = max_abs_diff(&c.pos, &nums(&r["pos"]));
+                            let ef = max_abs_diff(&c.frame, &nums(&r["frame"]));
                             errs = [errs[0].max(ed), errs[1].max(ep), errs[2].max(ef)];
                             if ed.is_nan() || ed > tol || ep > tol_dir || ef > tol_dir {
                                 msgs.push(format!(
@@ -447,7 +354,7 @@ fn contact_derivatives_match_finite_differences() {
         let convex = stem.contains("ellipsoid");
         let (h, tol) = if convex { (1e-4, 1e-5) } else { (1e-6, 1e-6) };
         let path = root().join(format!("tests/golden/collision/{stem}.json"));
-        let j = load_golden(&path);
+        let j = read_json(&path);
         let model = &j["models"][mi];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let md = m.cast::<Dual64>();
@@ -541,7 +448,7 @@ static GLOBAL: Counting = Counting;
 fn collide_pair_does_not_allocate() {
     let mut calls = 0;
     for f in golden_files() {
-        let j = load_golden(&f);
+        let j = read_json(&f);
         let model = &j["models"][0];
         let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
         let mut d = Data::new(&m);
@@ -564,48 +471,4 @@ fn collide_pair_does_not_allocate() {
         }
     }
     assert!(calls > 1000);
-}
-
-/// Debug aid: COLLISION_POSE="stem model pose" prints our contacts and MuJoCo's for one pose.
-#[test]
-fn debug_one_pose() {
-    let Ok(spec) = std::env::var("COLLISION_POSE") else {
-        return;
-    };
-    let parts: Vec<&str> = spec.split_whitespace().collect();
-    let (stem, mi, pi): (&str, usize, usize) = (
-        parts[0],
-        parts[1].parse().unwrap(),
-        parts[2].parse().unwrap(),
-    );
-    let path = root().join(format!("tests/golden/collision/{stem}.json"));
-    let j = load_golden(&path);
-    let model = &j["models"][mi];
-    let m = mjcf::load_str(model["xml"].as_str().unwrap()).unwrap();
-    let pose = &model["poses"][pi];
-    let mut d = Data::new(&m);
-    let (gx, gm) = (nums(&pose["geom_xpos"]), nums(&pose["geom_xmat"]));
-    for g in 0..2 {
-        d.geom_xpos[g].copy_from_slice(&gx[3 * g..3 * g + 3]);
-        d.geom_xmat[g].copy_from_slice(&gm[9 * g..9 * g + 9]);
-    }
-    let margin = m.geom_margin[0] + m.geom_margin[1];
-    let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
-    let n = collide_pair(&m, &d, 0, 1, margin, &mut out).unwrap();
-    for c in &out[..n] {
-        println!(
-            "ours   dist {:.15} pos {:?} n {:?}",
-            c.dist,
-            c.pos,
-            c.normal()
-        );
-    }
-    for c in pose["contacts"].as_array().unwrap() {
-        println!(
-            "MuJoCo dist {:.15} pos {:?} n {:?}",
-            c["dist"].as_f64().unwrap(),
-            nums(&c["pos"]),
-            &nums(&c["frame"])[..3]
-        );
-    }
 }

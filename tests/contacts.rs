@@ -16,7 +16,10 @@
 //! flat faces, ours one, and EPA's accuracy): their contacts are taken out of both lists before
 //! the strict comparison and only reported (count of convex contacts and geom pairs that differ).
 
+mod common;
 mod mjcf_util;
+
+use common::{max_abs_diff, root};
 
 use diffmj::collision::{pair_method, PairMethod};
 use diffmj::engine::collision::{collision, ActiveContact};
@@ -35,18 +38,7 @@ const TOL_POSE: f64 = 1e-12;
 /// `(model, geom1 name, geom2 name, reason)`: analytic geom pairs known to differ from MuJoCo
 /// in some states, for a narrow-phase reason (`src/collision/`). Their mismatches are reported,
 /// not failed; a listed gap that no longer occurs fails the test so the list stays honest.
-const KNOWN_GAPS: &[(&str, &str, &str, &str)] = &[(
-    "nofilter",
-    "l3",
-    "l2b",
-    "capsule–box: the capsule's segment starts at the centre of a cube (all faces equally deep); \
-     MuJoCo's capsule–box picks the face along the capsule axis, ours an orthogonal face (same \
-     dist, different normal and point) in one state",
-)];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+const KNOWN_GAPS: &[(&str, &str, &str, &str)] = &[];
 
 fn nums(v: &Value) -> Vec<f64> {
     let mut out = Vec::new();
@@ -95,19 +87,6 @@ fn params(c: &ActiveContact<f64>) -> Vec<f64> {
     p.extend(c.solimp);
     p.push(c.includemargin);
     p
-}
-
-fn max_abs(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| {
-            if x.is_nan() || y.is_nan() {
-                f64::INFINITY
-            } else {
-                (x - y).abs()
-            }
-        })
-        .fold(0.0, f64::max)
 }
 
 fn is_convex(m: &Model<f64>, g: [usize; 2]) -> bool {
@@ -179,8 +158,8 @@ fn contacts_match_mujoco() {
             let ours_mat: Vec<f64> = d.geom_xmat.iter().flatten().copied().collect();
             st.pose = st
                 .pose
-                .max(max_abs(&ours_pos, &xpos))
-                .max(max_abs(&ours_mat, &xmat));
+                .max(max_abs_diff(&ours_pos, &xpos))
+                .max(max_abs_diff(&ours_mat, &xmat));
             // MuJoCo's poses, bit for bit
             for g in 0..m.ngeom {
                 d.geom_xpos[g].copy_from_slice(&xpos[3 * g..3 * g + 3]);
@@ -242,9 +221,9 @@ fn contacts_match_mujoco() {
                 }
                 let e = [
                     (o.dist - g.dist).abs(),
-                    max_abs(&o.pos, &g.pos),
-                    max_abs(&o.frame, &g.frame),
-                    max_abs(&params(o), &g.params),
+                    max_abs_diff(&o.pos, &g.pos),
+                    max_abs_diff(&o.frame, &g.frame),
+                    max_abs_diff(&params(o), &g.params),
                 ];
                 let bad = e[0] > TOL_GEOM || e[1] > TOL_GEOM || e[2] > TOL_GEOM || e[3] > TOL_PARAM;
                 if let Some(i) = gap {

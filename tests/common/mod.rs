@@ -47,6 +47,20 @@ pub fn nums(v: &Value) -> Vec<f64> {
     out
 }
 
+/// `max |a − b|` over the common length; a NaN on either side counts as infinite.
+pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            if x.is_nan() || y.is_nan() {
+                f64::INFINITY
+            } else {
+                (x - y).abs()
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The error measure of the conformance requirements: `max |ours − ref| / max(1, max |ref|)`.
 pub fn rel_err(ours: &[f64], reference: &[f64]) -> f64 {
     assert_eq!(ours.len(), reference.len(), "length mismatch");
