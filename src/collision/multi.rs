@@ -54,7 +54,7 @@ const CAP_VERTS: usize = 16;
 /// the sum of their vertex counts; a clipped segment repeats its points a few times).
 const MAX_POLY: usize = 64;
 
-/// `cos(kπ/8)` and `sin(kπ/8)` as MuJoCo tabulates them (15 significant digits) for the cap
+/// `cos(kπ/8)` as MuJoCo tabulates it (15 significant digits) for the cap
 /// polygon.
 // MuJoCo's 15-digit table, not the correctly rounded constants (they differ in the last bits)
 #[allow(clippy::approx_constant)]
@@ -76,25 +76,11 @@ const COS16: [f64; CAP_VERTS] = [
     0.707106781186547,
     0.923879532511287,
 ];
-#[allow(clippy::approx_constant)]
-const SIN16: [f64; CAP_VERTS] = [
-    0.0,
-    0.38268343236509,
-    0.707106781186547,
-    0.923879532511287,
-    1.0,
-    0.923879532511287,
-    0.707106781186548,
-    0.38268343236509,
-    0.0,
-    -0.38268343236509,
-    -0.707106781186547,
-    -0.923879532511287,
-    -1.0,
-    -0.923879532511287,
-    -0.707106781186548,
-    -0.38268343236509,
-];
+/// `sin(kπ/8)` from the same table: `sin(kπ/8) = cos((k − 4)π/8)`.
+#[inline(always)]
+fn sin16(k: usize) -> f64 {
+    COS16[(k + CAP_VERTS - 4) % CAP_VERTS]
+}
 
 /// Whether the multi-contact search applies to a pair of shapes: both are capsules, cylinders
 /// or boxes (spheres and ellipsoids have neither faces nor edges).
@@ -347,7 +333,7 @@ fn polygon<T: Scalar>(g: &Geom<T>, s: &Shape<T>, id: u8, out: &mut [V3<T>; CAP_V
         Shape::Cylinder(r, h) => {
             let sgn = if id == 0 { T::one() } else { -T::one() };
             for (k, v) in out.iter_mut().enumerate() {
-                let l = [r * T::c(COS16[k]), sgn * (r * T::c(-SIN16[k])), sgn * h];
+                let l = [r * T::c(COS16[k]), sgn * (r * T::c(-sin16(k))), sgn * h];
                 *v = to_world(g, &l);
             }
             CAP_VERTS
