@@ -66,7 +66,7 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
         index), efc_J (nefc*nv dense; absent if efc_J_dropped), efc_pos, efc_margin,
         efc_frictionloss, efc_diagA (MuJoCo 4.0's name for the former efc_diagApprox:
         approximate diagonal of A = J M^-1 J^T used for R), efc_KBIP (nefc*4: stiffness K,
-        damping B, impedance I, and P = imp'(pos) ... as MuJoCo stores them), efc_D, efc_R,
+        damping B, impedance I = imp(pos), P = d imp / d pos), efc_D, efc_R,
         efc_vel, efc_aref, efc_b, efc_force, efc_state (mjtConstraintState int),
       qfrc_smooth, qacc_smooth, qfrc_constraint, qacc,
       nisland, island_nv, island_nefc, efc_island, dof_island,
@@ -78,8 +78,8 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
     alt: {pgs, cg, newton_noisland}: each {solver (int), disableflags, qacc, qfrc_constraint,
       efc_force, efc_state, nisland, solver_niter (per island as above), last (per island the
       last iteration record, struct of arrays as solver_stats, or null if niter is 0)}; for
-      newton_noisland also solver_stats (capped like the main one).  PGS in MuJoCo 4.0 does not
-      split into islands (nisland is reported, the stats are in block 0).
+      newton_noisland also solver_stats (capped like the main one).  All three solvers work per
+      island in MuJoCo 4.0 (PGS and CG too), except newton_noisland (mjDSBL_ISLAND: one block).
 
 Output is deterministic.  The script exits non-zero if MuJoCo raises a warning, a file exceeds
 MAX_FILE_BYTES, an XML file in models/constraints/ is not listed in MODELS, or a model misses
