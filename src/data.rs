@@ -3,6 +3,8 @@
 //! stages only write into these buffers.
 
 use crate::engine::collision::{contact_capacity, ActiveContact, CollisionScratch};
+use crate::engine::constraint::{efc_capacity, ConstraintScratch, ConstraintState, ConstraintType};
+use crate::engine::solver::{SolverScratch, SolverStat, NSOLVER};
 use crate::math::{Inert, Quat, M3, V3, V6};
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -142,6 +144,46 @@ pub struct Data<T> {
     pub contact: Vec<ActiveContact<T>>,
     pub(crate) collision_scratch: CollisionScratch<T>,
 
+    // ---- constraints (rows `..nefc` of each efc array are valid) ----
+    /// Runtime on/off switch of each equality constraint (neq), initialized from `eq_active0`.
+    pub eq_active: Vec<bool>,
+    /// Number of constraint rows.
+    pub nefc: usize,
+    /// Kind of each row.
+    pub efc_type: Vec<ConstraintType>,
+    /// Element of each row: equality, dof, joint, tendon or contact index per its kind.
+    pub efc_id: Vec<usize>,
+    /// Constraint Jacobian, dense, row-major (nefc × nv).
+    pub efc_J: Vec<T>,
+    /// Position residual r of each row (distance for limits and contacts, 0 for friction loss).
+    pub efc_pos: Vec<T>,
+    /// Margin of each row: the constraint is active below it.
+    pub efc_margin: Vec<T>,
+    /// Friction-loss bound of each friction-loss row (0 for other rows).
+    pub efc_frictionloss: Vec<T>,
+    /// Approximate diagonal of `A = J M⁻¹ Jᵀ` from the compiler's inverse weights (Â).
+    pub efc_diagA: Vec<T>,
+    /// Stiffness, damping, impedance and impedance derivative of each row.
+    pub efc_KBIP: Vec<[T; 4]>,
+    /// Inverse regularizer `1/R`.
+    pub efc_D: Vec<T>,
+    /// Regularizer `R = (1 − d)/d · Â`.
+    pub efc_R: Vec<T>,
+    /// Constraint velocity `J qvel`.
+    pub efc_vel: Vec<T>,
+    /// Reference acceleration.
+    pub efc_aref: Vec<T>,
+    /// Constraint force of each row.
+    pub efc_force: Vec<T>,
+    /// State of each row at the solution.
+    pub efc_state: Vec<ConstraintState>,
+    /// Number of solver iterations of the last constraint solve.
+    pub solver_niter: usize,
+    /// Statistics of the first [`NSOLVER`] iterations of the last solve.
+    pub solver: Vec<SolverStat>,
+    pub(crate) constraint_scratch: ConstraintScratch<T>,
+    pub(crate) solver_scratch: SolverScratch<T>,
+
     // ---- scratch (never read across calls) ----
     pub(crate) scratch_dof6: Vec<V6<T>>,
     pub(crate) scratch_body6b: Vec<V6<T>>,
@@ -225,6 +267,8 @@ impl<T: Scalar> Data<T> {
         let z9 = |n: usize| vec![[T::zero(); 9]; n];
         let z6 = |n: usize| vec![[T::zero(); 6]; n];
         let nstate = m.nq + 2 * m.nv + m.na + 1;
+        let ncontact = contact_capacity(m);
+        let nefc = efc_capacity(m, ncontact);
         let mut d = Data {
             time: T::zero(),
             qpos: m.qpos0.clone(),
@@ -280,8 +324,28 @@ impl<T: Scalar> Data<T> {
             cacc: z6(m.nbody),
             qDeriv: z(m.nd),
             ncon: 0,
-            contact: vec![ActiveContact::default(); contact_capacity(m)],
+            contact: vec![ActiveContact::default(); ncontact],
             collision_scratch: CollisionScratch::new(m),
+            eq_active: m.eq_active0.clone(),
+            nefc: 0,
+            efc_type: vec![ConstraintType::Equality; nefc],
+            efc_id: vec![0; nefc],
+            efc_J: z(nefc * m.nv),
+            efc_pos: z(nefc),
+            efc_margin: z(nefc),
+            efc_frictionloss: z(nefc),
+            efc_diagA: z(nefc),
+            efc_KBIP: vec![[T::zero(); 4]; nefc],
+            efc_D: z(nefc),
+            efc_R: z(nefc),
+            efc_vel: z(nefc),
+            efc_aref: z(nefc),
+            efc_force: z(nefc),
+            efc_state: vec![ConstraintState::Satisfied; nefc],
+            solver_niter: 0,
+            solver: vec![SolverStat::default(); NSOLVER],
+            constraint_scratch: ConstraintScratch::new(m),
+            solver_scratch: SolverScratch::new(m.nv, nefc),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),
@@ -323,6 +387,9 @@ impl<T: Scalar> Data<T> {
         }
         self.warning = [WarningStat::default(); Warning::COUNT];
         self.ncon = 0;
+        self.nefc = 0;
+        self.solver_niter = 0;
+        self.eq_active.copy_from_slice(&m.eq_active0);
     }
 
     /// The detected contacts, `contact[..ncon]`.

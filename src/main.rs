@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
+use diffmj::model::{Cone, Solver};
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -32,6 +33,11 @@ enum Cmd {
     Forward {
         /// MJCF model file.
         model: PathBuf,
+        /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
+        /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
         /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
         /// mocap_quat, qacc_warmstart (missing fields take the model defaults).
         #[arg(long)]
@@ -44,6 +50,11 @@ enum Cmd {
     Rollout {
         /// MJCF model file.
         model: PathBuf,
+        /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
+        /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
         /// JSON initial state (as for `forward`).
         #[arg(long)]
         state: Option<PathBuf>,
@@ -61,6 +72,11 @@ enum Cmd {
     Bench {
         /// MJCF model file.
         model: PathBuf,
+        /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
+        /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
         /// JSON state (as for `forward`).
         #[arg(long)]
         state: Option<PathBuf>,
@@ -74,6 +90,51 @@ type Res<T> = Result<T, String>;
 
 fn load(path: &Path) -> Res<Model<f64>> {
     mjcf::load_file(path).map_err(|e| e.to_string())
+}
+
+/// Load a model and apply `KEY=VALUE` option overrides.
+fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
+    let mut m = load(path)?;
+    for kv in options {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--option '{kv}': expected KEY=VALUE"))?;
+        let num = || -> Res<f64> {
+            v.parse::<f64>()
+                .map_err(|e| format!("--option {k}: '{v}' is not a number ({e})"))
+        };
+        let int = || -> Res<usize> {
+            v.parse::<usize>()
+                .map_err(|e| format!("--option {k}: '{v}' is not a count ({e})"))
+        };
+        let o = &mut m.opt;
+        match k {
+            "solver" => {
+                o.solver = match v.to_ascii_lowercase().as_str() {
+                    "pgs" => Solver::Pgs,
+                    "cg" => Solver::Cg,
+                    "newton" => Solver::Newton,
+                    _ => return Err(format!("--option solver: unknown solver '{v}'")),
+                }
+            }
+            "cone" => {
+                o.cone = match v {
+                    "pyramidal" => Cone::Pyramidal,
+                    "elliptic" => Cone::Elliptic,
+                    _ => return Err(format!("--option cone: unknown cone '{v}'")),
+                }
+            }
+            "tolerance" => o.tolerance = num()?,
+            "ls_tolerance" => o.ls_tolerance = num()?,
+            "noslip_tolerance" => o.noslip_tolerance = num()?,
+            "impratio" => o.impratio = num()?,
+            "iterations" => o.iterations = int()?,
+            "ls_iterations" => o.ls_iterations = int()?,
+            "noslip_iterations" => o.noslip_iterations = int()?,
+            _ => return Err(format!("--option: unknown option '{k}'")),
+        }
+    }
+    Ok(m)
 }
 
 fn read_state(m: &Model<f64>, d: &mut Data<f64>, path: &Path) -> Res<()> {
@@ -112,6 +173,13 @@ fn read_state(m: &Model<f64>, d: &mut Data<f64>, path: &Path) -> Res<()> {
             "ctrl" => fill(&mut d.ctrl, nums()?)?,
             "qfrc_applied" => fill(&mut d.qfrc_applied, nums()?)?,
             "qacc_warmstart" => fill(&mut d.qacc_warmstart, nums()?)?,
+            "eq_active" => {
+                let mut flat = vec![0.0; m.neq];
+                fill(&mut flat, nums()?)?;
+                for (a, v) in d.eq_active.iter_mut().zip(flat) {
+                    *a = v != 0.0;
+                }
+            }
             "xfrc_applied" => {
                 let mut flat = vec![0.0; 6 * m.nbody];
                 fill(&mut flat, nums()?)?;
@@ -203,6 +271,64 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
     o.insert("xipos".into(), rows(&d.xipos));
     o.insert("subtree_com".into(), rows(&d.subtree_com));
     o.insert("M".into(), Value::Array(mrows));
+    // contacts and constraints
+    o.insert("ncon".into(), json!(d.ncon));
+    let contacts: Vec<Value> = d
+        .contacts()
+        .iter()
+        .map(|c| {
+            json!({
+                "geom1": c.geom[0],
+                "geom2": c.geom[1],
+                "dist": c.dist,
+                "pos": c.pos.to_vec(),
+                "frame": c.frame.to_vec(),
+                "condim": c.dim,
+                "friction": c.friction.to_vec(),
+                "solref": c.solref.to_vec(),
+                "solreffriction": c.solreffriction.to_vec(),
+                "solimp": c.solimp.to_vec(),
+                "includemargin": c.includemargin,
+                "exclude": c.exclude,
+                "efc_address": c.efc_address,
+            })
+        })
+        .collect();
+    o.insert("contact".into(), Value::Array(contacts));
+    let n = d.nefc;
+    o.insert("nefc".into(), json!(n));
+    o.insert(
+        "efc_type".into(),
+        json!(d.efc_type[..n].iter().map(|t| t.code()).collect::<Vec<_>>()),
+    );
+    o.insert("efc_id".into(), json!(d.efc_id[..n].to_vec()));
+    for (k, v) in [
+        ("efc_pos", &d.efc_pos),
+        ("efc_margin", &d.efc_margin),
+        ("efc_frictionloss", &d.efc_frictionloss),
+        ("efc_D", &d.efc_D),
+        ("efc_R", &d.efc_R),
+        ("efc_vel", &d.efc_vel),
+        ("efc_aref", &d.efc_aref),
+        ("efc_force", &d.efc_force),
+    ] {
+        o.insert(k.into(), json!(v[..n].to_vec()));
+    }
+    o.insert(
+        "efc_state".into(),
+        json!(d.efc_state[..n].iter().map(|s| *s as u8).collect::<Vec<_>>()),
+    );
+    let stats: Vec<Value> = d.solver[..d.solver_niter.min(d.solver.len())]
+        .iter()
+        .map(|s| {
+            json!({"improvement": s.improvement, "gradient": s.gradient,
+                   "lineslope": s.lineslope, "nactive": s.nactive, "neval": s.neval})
+        })
+        .collect();
+    o.insert(
+        "solver".into(),
+        json!({"niter": d.solver_niter, "iterations": stats}),
+    );
     let warnings: Map<String, Value> = Warning::ALL
         .iter()
         .filter(|w| d.warning[**w as usize].number > 0)
@@ -268,8 +394,13 @@ fn run(cli: Cli) -> Res<()> {
             let m = load(&model)?;
             println!("{}", info(&m));
         }
-        Cmd::Forward { model, state, out } => {
-            let m = load(&model)?;
+        Cmd::Forward {
+            model,
+            options,
+            state,
+            out,
+        } => {
+            let m = load_with(&model, &options)?;
             let mut d = Data::new(&m);
             if let Some(s) = state {
                 read_state(&m, &mut d, &s)?;
@@ -279,12 +410,13 @@ fn run(cli: Cli) -> Res<()> {
         }
         Cmd::Rollout {
             model,
+            options,
             state,
             ctrl,
             steps,
             out,
         } => {
-            let m = load(&model)?;
+            let m = load_with(&model, &options)?;
             let mut d = Data::new(&m);
             if let Some(s) = state {
                 read_state(&m, &mut d, &s)?;
@@ -324,10 +456,11 @@ fn run(cli: Cli) -> Res<()> {
         }
         Cmd::Bench {
             model,
+            options,
             state,
             steps,
         } => {
-            let m = load(&model)?;
+            let m = load_with(&model, &options)?;
             let mut d0 = Data::new(&m);
             if let Some(s) = state {
                 read_state(&m, &mut d0, &s)?;

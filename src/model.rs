@@ -409,6 +409,20 @@ pub enum WrapType {
     Cylinder,
 }
 
+/// Kind of object an equality constraint refers to (`mjtObj`, the part that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ObjType {
+    /// A body (connect and weld given by bodies).
+    #[default]
+    Body,
+    /// A site (connect and weld given by sites).
+    Site,
+    /// A joint (joint coupling).
+    Joint,
+    /// A tendon (tendon coupling).
+    Tendon,
+}
+
 /// Equality constraint type (`mjtEq`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EqType {
@@ -652,6 +666,8 @@ pub struct Topology {
     pub eq_obj1id: Vec<i32>,
     /// Second object of each equality (-1 if none).
     pub eq_obj2id: Vec<i32>,
+    /// Kind of object `eq_obj1id` and `eq_obj2id` refer to.
+    pub eq_objtype: Vec<ObjType>,
     /// Initially active.
     pub eq_active0: Vec<bool>,
 
@@ -670,6 +686,9 @@ pub struct Model<T> {
     pub opt: Options<T>,
     /// Reference configuration.
     pub qpos0: Vec<T>,
+    /// Mean diagonal of the joint-space inertia at `qpos0` (MuJoCo's `stat.meaninertia`): the
+    /// scale of the constraint solvers' tolerances.
+    pub stat_meaninertia: T,
     /// Configuration at which joint springs are at rest.
     pub qpos_spring: Vec<T>,
 
@@ -809,6 +828,16 @@ pub struct Model<T> {
     pub tendon_actfrcrange: Vec<[T; 2]>,
     /// Tendon armature.
     pub tendon_armature: Vec<T>,
+    /// Tendon limit margin.
+    pub tendon_margin: Vec<T>,
+    /// Tendon limit solref.
+    pub tendon_solref_lim: Vec<[T; 2]>,
+    /// Tendon limit solimp.
+    pub tendon_solimp_lim: Vec<[T; 5]>,
+    /// Tendon friction-loss solref.
+    pub tendon_solref_fri: Vec<[T; 2]>,
+    /// Tendon friction-loss solimp.
+    pub tendon_solimp_fri: Vec<[T; 5]>,
     /// Wrap object parameter (joint coefficient for fixed tendons).
     pub wrap_prm: Vec<T>,
 
@@ -915,6 +944,7 @@ impl Model<f64> {
                 enableflags: o.enableflags,
             },
             qpos0: cs(&self.qpos0),
+            stat_meaninertia: U::c(self.stat_meaninertia),
             qpos_spring: cs(&self.qpos_spring),
             body_pos: cv(&self.body_pos),
             body_quat: cv(&self.body_quat),
@@ -978,6 +1008,11 @@ impl Model<f64> {
             tendon_range: cv(&self.tendon_range),
             tendon_actfrcrange: cv(&self.tendon_actfrcrange),
             tendon_armature: cs(&self.tendon_armature),
+            tendon_margin: cs(&self.tendon_margin),
+            tendon_solref_lim: cv(&self.tendon_solref_lim),
+            tendon_solimp_lim: cv(&self.tendon_solimp_lim),
+            tendon_solref_fri: cv(&self.tendon_solref_fri),
+            tendon_solimp_fri: cv(&self.tendon_solimp_fri),
             wrap_prm: cs(&self.wrap_prm),
             actuator_dynprm: cv(&self.actuator_dynprm),
             actuator_gainprm: cv(&self.actuator_gainprm),

@@ -111,6 +111,11 @@ pub struct ActiveContact<T> {
     /// [`EXCLUDE_NONE`] or [`EXCLUDE_GAP`] (MuJoCo's `exclude`; later stages may set MuJoCo's
     /// other codes).
     pub exclude: u8,
+    /// First constraint row of this contact, −1 when it has none (MuJoCo's `efc_address`).
+    pub efc_address: i32,
+    /// Slope of the elliptic friction cone after the impratio scaling, `friction[0]/√impratio`
+    /// (MuJoCo's `mu`); set by constraint assembly.
+    pub mu: T,
 }
 
 impl<T: Scalar> Default for ActiveContact<T> {
@@ -130,6 +135,8 @@ impl<T: Scalar> Default for ActiveContact<T> {
             gap: z,
             includemargin: z,
             exclude: EXCLUDE_NONE,
+            efc_address: -1,
+            mu: z,
         }
     }
 }
@@ -634,6 +641,8 @@ fn narrow<T: Scalar>(
             } else {
                 EXCLUDE_NONE
             },
+            efc_address: -1,
+            mu: friction[0],
         };
         d.ncon += 1;
     }

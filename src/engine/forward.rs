@@ -5,7 +5,7 @@ use crate::data::Data;
 use crate::model::Model;
 use crate::scalar::{all_zero_exact, Scalar};
 
-use super::{actuation, inertia, kinematics, passive, rne, tendon};
+use super::{actuation, collision, constraint, inertia, kinematics, passive, rne, solver, tendon};
 
 /// Pipeline stage from which to recompute (MuJoCo's `mjtStage`): everything from the given
 /// stage on is recomputed, earlier stages are taken from `Data` as they are.
@@ -19,14 +19,18 @@ pub enum Stage {
     Acceleration,
 }
 
-/// Position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J, qM, qLD, actuator_length,
-/// actuator_moment`.
+/// Position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J, qM, qLD, contact, efc_J…
+/// (the constraint rows and their soft parameters), actuator_length, actuator_moment`.
 pub fn fwd_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     kinematics::kinematics(m, d);
     kinematics::com_pos(m, d);
     tendon::tendon(m, d);
     inertia::crb(m, d);
     inertia::factor_m(m, d);
+    // `d` is always made for `m` here, so the collision's only error (pose arrays too short)
+    // cannot occur; a full contact buffer is recorded as a warning by the collision stage
+    let _ = collision::collision(m, d);
+    constraint::make_constraint(m, d);
     actuation::transmission(m, d);
 }
 
@@ -38,6 +42,7 @@ pub fn fwd_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     rne::com_vel(m, d);
     passive::passive(m, d);
     rne::bias(m, d);
+    constraint::reference_constraint(m, d);
 }
 
 /// Acceleration stage: `(qfrc_passive, qfrc_actuator, qfrc_applied, xfrc_applied, qfrc_bias) →
@@ -71,10 +76,10 @@ pub fn xfrc_accumulate<T: Scalar>(m: &Model<T>, d: &Data<T>, qfrc: &mut [T]) {
     }
 }
 
-/// Constraint stage. Constraints are not computed yet: `qacc = qacc_smooth`, `qfrc_constraint = 0`.
-pub fn fwd_constraint<T: Scalar>(_m: &Model<T>, d: &mut Data<T>) {
-    d.qacc.copy_from_slice(&d.qacc_smooth);
-    d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+/// Constraint stage: solve for `qacc`, `efc_force` and `qfrc_constraint` (see
+/// [`solver::fwd_constraint`]).
+pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    solver::fwd_constraint(m, d);
 }
 
 /// Run the forward pipeline from `stage` on (MuJoCo's `mj_forwardSkip` without sensors).

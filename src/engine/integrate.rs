@@ -88,6 +88,9 @@ pub fn normalize_quat<T: Scalar>(m: &Model<T>, qpos: &mut [T]) {
 /// velocities by `h · qacc`, positions by the new velocities, and time (MuJoCo's `mj_advance`).
 fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
     let h = m.opt.timestep;
+    // the solver's next warm start is this step's acceleration (MuJoCo updates it only when
+    // stepping, not in mj_forward)
+    d.qacc_warmstart.copy_from_slice(&d.qacc);
     advance_act(m, &mut d.act, |a| d.act_dot[a]);
     let src = match qacc_src {
         QaccSrc::Qacc => &d.qacc,

@@ -11,6 +11,7 @@ use crate::scalar::Scalar;
 
 pub mod actuation;
 pub mod collision;
+pub mod constraint;
 pub mod derivative;
 pub mod fluid;
 pub mod forward;
@@ -23,6 +24,7 @@ pub mod muscle;
 pub mod passive;
 pub mod rne;
 pub mod setconst;
+pub mod solver;
 pub mod tendon;
 
 pub use forward::{forward_skip, Stage};

@@ -162,6 +162,13 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         }
     }
 
+    // stat.meaninertia: mean diagonal of M at qpos0
+    m.stat_meaninertia = if nv > 0 {
+        (0..nv).map(|i| d.qM[m.dof_madr[i]]).sum::<f64>() / nv as f64
+    } else {
+        1.0
+    };
+
     // M⁻¹ (dense, column by column) for the quadratic forms below
     let mut minv = vec![0.0; nv * nv];
     let mut col = vec![0.0; nv];

@@ -1048,6 +1048,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         m.tendon_lengthspring.push(td.springlength);
         m.tendon_range.push(td.range);
         m.tendon_armature.push(td.armature);
+        m.tendon_margin.push(td.margin);
+        m.tendon_solref_lim.push(td.solref_limit);
+        m.tendon_solimp_lim.push(td.solimp_limit);
+        m.tendon_solref_fri.push(td.solref_friction);
+        m.tendon_solimp_fri.push(td.solimp_friction);
         t.ntendon += 1;
     }
     m.tendon_length0 = vec![0.0; t.ntendon];
@@ -1377,6 +1382,12 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         t.eq_type.push(ty);
         t.eq_obj1id.push(o1 as i32);
         t.eq_obj2id.push(o2);
+        t.eq_objtype.push(match ty {
+            EqType::Connect | EqType::Weld if q.sites => ObjType::Site,
+            EqType::Connect | EqType::Weld => ObjType::Body,
+            EqType::Joint => ObjType::Joint,
+            EqType::Tendon => ObjType::Tendon,
+        });
         t.eq_active0.push(q.active);
         m.eq_data.push(data);
         m.eq_solref.push(q.solref);
@@ -1604,6 +1615,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         topo: Arc::new(Topology::default()),
         opt: s.opt.clone(),
         qpos0: vec![],
+        stat_meaninertia: 0.0,
         qpos_spring: vec![],
         body_pos: vec![],
         body_quat: vec![],
@@ -1667,6 +1679,11 @@ fn empty_model(s: &Spec) -> Model<f64> {
         tendon_range: vec![],
         tendon_actfrcrange: vec![],
         tendon_armature: vec![],
+        tendon_margin: vec![],
+        tendon_solref_lim: vec![],
+        tendon_solimp_lim: vec![],
+        tendon_solref_fri: vec![],
+        tendon_solimp_fri: vec![],
         wrap_prm: vec![],
         actuator_dynprm: vec![],
         actuator_gainprm: vec![],

@@ -1,0 +1,1118 @@
+//! Constraint assembly (MuJoCo's `mj_makeConstraint`, `mj_makeImpedance`,
+//! `mj_referenceConstraint`): the rows of the constraint Jacobian `efc_J` with their residuals,
+//! margins, friction-loss bounds and diagonal approximations `Â`, then the soft-constraint
+//! parameters of every row (impedance d, stiffness k, damping b, regularizer R) and the reference
+//! acceleration `a_ref = −b·(Jv) − k·d·r`.
+//!
+//! Computation chapter (000), "Constraint model" (row kinds and their order: equality, friction
+//! loss, limit, contact) and "Parameters" (`R = (1 − d)/d · Â`, `a_ref`); modeling chapter
+//! (003), "Solver parameters" (solref in both formats, the solimp sigmoid).
+//!
+//! Rows are dense: `efc_J[i·nv .. (i+1)·nv]` is row `i`. The buffers are allocated by
+//! [`Data::new`](crate::Data::new) for the most rows the model can produce with a full contact
+//! buffer, so assembly does not allocate.
+
+use crate::data::Data;
+use crate::engine::collision::ActiveContact;
+use crate::engine::jacobian::{body_last_dof, dof_point_jac};
+use crate::math::*;
+use crate::model::{disable, Cone, EqType, JointType, Model, ObjType};
+use crate::scalar::{Scalar, MINVAL};
+
+use super::inertia::NONE;
+
+/// Smallest impedance a row may have (MuJoCo's `mjMINIMP`).
+pub const MINIMP: f64 = 0.0001;
+/// Largest impedance a row may have (MuJoCo's `mjMAXIMP`).
+pub const MAXIMP: f64 = 0.9999;
+/// `exclude` code of a contact between two bodies without dofs (MuJoCo's `mjEXCLUDE_NODOF`... code 3).
+pub const EXCLUDE_NODOF: u8 = 3;
+
+/// Kind of a constraint row (`mjtConstraint`, same integer codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum ConstraintType {
+    /// Equality constraint (connect, weld, joint, tendon); `efc_id` is the equality.
+    #[default]
+    Equality = 0,
+    /// Friction loss of a dof; `efc_id` is the dof.
+    FrictionDof = 1,
+    /// Friction loss of a tendon; `efc_id` is the tendon.
+    FrictionTendon = 2,
+    /// Joint limit; `efc_id` is the joint.
+    LimitJoint = 3,
+    /// Tendon limit; `efc_id` is the tendon.
+    LimitTendon = 4,
+    /// Frictionless contact (condim 1); `efc_id` is the contact.
+    ContactFrictionless = 5,
+    /// Edge of a pyramidal friction cone; `efc_id` is the contact.
+    ContactPyramidal = 6,
+    /// Row of an elliptic friction cone (normal first); `efc_id` is the contact.
+    ContactElliptic = 7,
+}
+
+impl ConstraintType {
+    /// MuJoCo's integer code.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+    /// MuJoCo's name without the `mjCNSTR_` prefix, lower case.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConstraintType::Equality => "equality",
+            ConstraintType::FrictionDof => "friction_dof",
+            ConstraintType::FrictionTendon => "friction_tendon",
+            ConstraintType::LimitJoint => "limit_joint",
+            ConstraintType::LimitTendon => "limit_tendon",
+            ConstraintType::ContactFrictionless => "contact_frictionless",
+            ConstraintType::ContactPyramidal => "contact_pyramidal",
+            ConstraintType::ContactElliptic => "contact_elliptic",
+        }
+    }
+    /// True for the contact kinds.
+    pub fn is_contact(self) -> bool {
+        self as u8 >= 5
+    }
+}
+
+/// State of a row at the solver's solution (`mjtConstraintState`, same integer codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum ConstraintState {
+    /// No force (inequality satisfied).
+    #[default]
+    Satisfied = 0,
+    /// Quadratic cost: force `−D (Jqacc − a_ref)`.
+    Quadratic = 1,
+    /// Friction loss at its negative bound (force `+frictionloss`).
+    LinearNeg = 2,
+    /// Friction loss at its positive bound (force `−frictionloss`).
+    LinearPos = 3,
+    /// Elliptic cone, on the cone's surface zone.
+    Cone = 4,
+}
+
+/// Number of rows a contact of dimension `dim` produces with cone `cone`.
+#[inline]
+pub fn contact_rows(dim: usize, cone: Cone) -> usize {
+    match (dim, cone) {
+        (1, _) => 1,
+        (n, Cone::Pyramidal) => 2 * (n - 1),
+        (n, Cone::Elliptic) => n,
+    }
+}
+
+/// Rows of every kind except contacts, when every equality is active and every limit is hit on
+/// both sides: the static part of the row capacity.
+pub fn static_rows<T: Scalar>(m: &Model<T>) -> usize {
+    let mut n = 0;
+    for e in 0..m.neq {
+        n += eq_dim(m.eq_type[e]);
+    }
+    n += (0..m.nv)
+        .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
+        .count();
+    n += (0..m.ntendon)
+        .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
+        .count();
+    for j in 0..m.njnt {
+        if m.jnt_limited[j] {
+            n += match m.jnt_type[j] {
+                JointType::Ball => 1,
+                JointType::Hinge | JointType::Slide => 2,
+                JointType::Free => 0,
+            };
+        }
+    }
+    n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
+    n
+}
+
+/// Row capacity for a model with room for `ncontact` contacts: [`static_rows`] plus the rows of
+/// `ncontact` contacts of the largest dimension any geom or pair of the model has (pyramidal
+/// bound, which is at least the elliptic one).
+pub fn efc_capacity<T: Scalar>(m: &Model<T>, ncontact: usize) -> usize {
+    let maxdim = m
+        .geom_condim
+        .iter()
+        .chain(m.pair_dim.iter())
+        .copied()
+        .max()
+        .unwrap_or(1);
+    static_rows(m) + ncontact * contact_rows(maxdim.max(1), Cone::Pyramidal)
+}
+
+/// Residual dimension of an equality constraint.
+#[inline]
+pub fn eq_dim(t: EqType) -> usize {
+    match t {
+        EqType::Connect => 3,
+        EqType::Weld => 6,
+        EqType::Joint | EqType::Tendon => 1,
+    }
+}
+
+/// Work buffers of constraint assembly.
+#[derive(Clone, Debug)]
+pub struct ConstraintScratch<T> {
+    /// Translational then rotational Jacobian difference (6 × nv).
+    pub(crate) jac: Vec<T>,
+    /// Second point Jacobian (6 × nv).
+    pub(crate) jac2: Vec<T>,
+}
+
+impl<T> Default for ConstraintScratch<T> {
+    fn default() -> Self {
+        ConstraintScratch {
+            jac: Vec::new(),
+            jac2: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> ConstraintScratch<T> {
+    /// Buffers for model `m`.
+    pub fn new<U>(m: &Model<U>) -> Self {
+        ConstraintScratch {
+            jac: vec![T::zero(); 6 * m.nv],
+            jac2: vec![T::zero(); 6 * m.nv],
+        }
+    }
+}
+
+/// Make sure the row buffers hold `n` rows (allocates only when the model was changed after
+/// [`Data::new`](crate::Data::new) so that it produces more rows than it could then).
+fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
+    if d.efc_pos.len() >= n {
+        return;
+    }
+    let z = T::zero();
+    d.efc_type.resize(n, ConstraintType::Equality);
+    d.efc_id.resize(n, 0);
+    d.efc_J.resize(n * m.nv, z);
+    d.efc_pos.resize(n, z);
+    d.efc_margin.resize(n, z);
+    d.efc_frictionloss.resize(n, z);
+    d.efc_diagA.resize(n, z);
+    d.efc_KBIP.resize(n, [z; 4]);
+    d.efc_D.resize(n, z);
+    d.efc_R.resize(n, z);
+    d.efc_vel.resize(n, z);
+    d.efc_aref.resize(n, z);
+    d.efc_force.resize(n, z);
+    d.efc_state.resize(n, ConstraintState::Satisfied);
+    d.solver_scratch.ensure(m.nv, n);
+}
+
+/// Number of rows the current state produces (counting pass of [`make_constraint`]).
+fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> usize {
+    if m.disabled(disable::CONSTRAINT) {
+        return 0;
+    }
+    let mut n = 0;
+    if !m.disabled(disable::EQUALITY) {
+        for e in 0..m.neq {
+            if d.eq_active[e] {
+                n += eq_dim(m.eq_type[e]);
+            }
+        }
+    }
+    if !m.disabled(disable::FRICTIONLOSS) {
+        n += (0..m.nv)
+            .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
+            .count();
+        n += (0..m.ntendon)
+            .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
+            .count();
+    }
+    if !m.disabled(disable::LIMIT) {
+        for j in 0..m.njnt {
+            if m.jnt_limited[j] {
+                n += match m.jnt_type[j] {
+                    JointType::Ball | JointType::Hinge | JointType::Slide => 2,
+                    JointType::Free => 0,
+                };
+            }
+        }
+        n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
+    }
+    if !m.disabled(disable::CONTACT) {
+        for c in d.contacts() {
+            if c.exclude == 0 {
+                n += contact_rows(c.dim, m.opt.cone);
+            }
+        }
+    }
+    n
+}
+
+/// Append one row and return its index; the Jacobian row is zeroed.
+#[allow(clippy::too_many_arguments)]
+fn push_row<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    ty: ConstraintType,
+    id: usize,
+    pos: T,
+    margin: T,
+    frictionloss: T,
+    diag: T,
+) -> usize {
+    let i = d.nefc;
+    d.nefc += 1;
+    d.efc_type[i] = ty;
+    d.efc_id[i] = id;
+    d.efc_pos[i] = pos;
+    d.efc_margin[i] = margin;
+    d.efc_frictionloss[i] = frictionloss;
+    d.efc_diagA[i] = diag;
+    let nv = m.nv;
+    d.efc_J[i * nv..(i + 1) * nv]
+        .iter_mut()
+        .for_each(|x| *x = T::zero());
+    i
+}
+
+/// `out (6 × nv) += s · [Jp; Jr]` of world point `p` on body `b` (only the dofs on the path from
+/// `b` to the world are touched).
+fn add_point_jac<T: Scalar>(m: &Model<T>, d: &Data<T>, p: &V3<T>, b: usize, s: T, out: &mut [T]) {
+    let nv = m.nv;
+    let com = d.subtree_com[m.body_rootid[b]];
+    let mut k = body_last_dof(m, b);
+    while k != NONE {
+        let (jp, jr) = dof_point_jac(&d.cdof[k], p, &com);
+        for r in 0..3 {
+            out[r * nv + k] += s * jp[r];
+            out[(3 + r) * nv + k] += s * jr[r];
+        }
+        k = m.dof_parentid[k];
+    }
+}
+
+/// Assemble every constraint row of the current state (MuJoCo's `mj_makeConstraint` followed by
+/// `mj_makeImpedance`). Reads the position stage and `d.contact[..ncon]`; writes `nefc`,
+/// `efc_type`, `efc_id`, `efc_J`, `efc_pos`, `efc_margin`, `efc_frictionloss`,
+/// `efc_diagA`, `efc_KBIP`, `efc_R`, `efc_D` and each contact's `efc_address`.
+pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    d.nefc = 0;
+    for ci in 0..d.ncon {
+        let c = &mut d.contact[ci];
+        c.efc_address = -1;
+        // a contact between two bodies without dofs cannot be acted on
+        if c.exclude == 0
+            && body_last_dof(m, m.geom_bodyid[c.geom[0]]) == NONE
+            && body_last_dof(m, m.geom_bodyid[c.geom[1]]) == NONE
+        {
+            c.exclude = EXCLUDE_NODOF;
+        }
+    }
+    let n = count_rows(m, d);
+    if n == 0 {
+        return;
+    }
+    ensure_rows(m, d, n);
+    let mut s = std::mem::take(&mut d.constraint_scratch);
+    if s.jac.len() < 6 * m.nv {
+        s = ConstraintScratch::new(m);
+    }
+    if !m.disabled(disable::EQUALITY) {
+        equality_rows(m, d, &mut s);
+    }
+    if !m.disabled(disable::FRICTIONLOSS) {
+        friction_rows(m, d);
+    }
+    if !m.disabled(disable::LIMIT) {
+        limit_rows(m, d);
+    }
+    if !m.disabled(disable::CONTACT) {
+        contact_rows_all(m, d, &mut s);
+    }
+    d.constraint_scratch = s;
+    make_impedance(m, d);
+}
+
+/// Equality rows: connect (3), weld (6), joint (1), tendon (1). Computation chapter, "Equality".
+fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScratch<T>) {
+    let nv = m.nv;
+    for e in 0..m.neq {
+        if !d.eq_active[e] {
+            continue;
+        }
+        let data = m.eq_data[e];
+        let o1 = m.eq_obj1id[e] as usize;
+        let o2 = m.eq_obj2id[e];
+        match m.eq_type[e] {
+            EqType::Connect | EqType::Weld => {
+                let o2 = o2 as usize;
+                let site = m.eq_objtype[e] == ObjType::Site;
+                let (b1, b2) = if site {
+                    (m.site_bodyid[o1], m.site_bodyid[o2])
+                } else {
+                    (o1, o2)
+                };
+                let weld = m.eq_type[e] == EqType::Weld;
+                let (p1, p2) = eq_points(m, d, e);
+                let iw1 = m.body_invweight0[b1];
+                let iw2 = m.body_invweight0[b2];
+                let tran = iw1[0] + iw2[0];
+                let rot = iw1[1] + iw2[1];
+                // Jacobian of p1 on b1 minus p2 on b2
+                s.jac.iter_mut().for_each(|x| *x = T::zero());
+                add_point_jac(m, d, &p1, b1, T::one(), &mut s.jac);
+                s.jac2.iter_mut().for_each(|x| *x = T::zero());
+                add_point_jac(m, d, &p2, b2, T::one(), &mut s.jac2);
+                let r = sub3(&p1, &p2);
+                for k in 0..3 {
+                    let i = push_row(
+                        m,
+                        d,
+                        ConstraintType::Equality,
+                        e,
+                        r[k],
+                        T::zero(),
+                        T::zero(),
+                        tran,
+                    );
+                    let row = &mut d.efc_J[i * nv..(i + 1) * nv];
+                    for c in 0..nv {
+                        row[c] = s.jac[k * nv + c] - s.jac2[k * nv + c];
+                    }
+                }
+                if weld {
+                    weld_rotation_rows(m, d, s, e, site, o1, o2, b1, b2, rot);
+                }
+            }
+            EqType::Joint => {
+                let j1 = o1;
+                let a1 = m.jnt_qposadr[j1];
+                let v1 = m.jnt_dofadr[j1];
+                let y = d.qpos[a1] - m.qpos0[a1];
+                let mut diag = m.dof_invweight0[v1];
+                let (res, deriv, v2) = if o2 >= 0 {
+                    let j2 = o2 as usize;
+                    let a2 = m.jnt_qposadr[j2];
+                    let v2 = m.jnt_dofadr[j2];
+                    diag += m.dof_invweight0[v2];
+                    let x = d.qpos[a2] - m.qpos0[a2];
+                    let (p, dp) = poly4(&data, x);
+                    (y - p, dp, Some(v2))
+                } else {
+                    (y - data[0], T::zero(), None)
+                };
+                let i = push_row(
+                    m,
+                    d,
+                    ConstraintType::Equality,
+                    e,
+                    res,
+                    T::zero(),
+                    T::zero(),
+                    diag,
+                );
+                let row = &mut d.efc_J[i * nv..(i + 1) * nv];
+                row[v1] = T::one();
+                if let Some(v2) = v2 {
+                    row[v2] -= deriv;
+                }
+            }
+            EqType::Tendon => {
+                let t1 = o1;
+                let y = d.ten_length[t1] - m.tendon_length0[t1];
+                let mut diag = m.tendon_invweight0[t1];
+                let (res, deriv, t2) = if o2 >= 0 {
+                    let t2 = o2 as usize;
+                    diag += m.tendon_invweight0[t2];
+                    let x = d.ten_length[t2] - m.tendon_length0[t2];
+                    let (p, dp) = poly4(&data, x);
+                    (y - p, dp, Some(t2))
+                } else {
+                    (y - data[0], T::zero(), None)
+                };
+                let i = push_row(
+                    m,
+                    d,
+                    ConstraintType::Equality,
+                    e,
+                    res,
+                    T::zero(),
+                    T::zero(),
+                    diag,
+                );
+                for c in 0..nv {
+                    let mut v = d.ten_J[t1 * nv + c];
+                    if let Some(t2) = t2 {
+                        v -= deriv * d.ten_J[t2 * nv + c];
+                    }
+                    d.efc_J[i * nv + c] = v;
+                }
+            }
+        }
+    }
+}
+
+/// `a₀ + a₁x + … + a₄x⁴` and its derivative (the quartic coupling of joint and tendon
+/// equalities).
+fn poly4<T: Scalar>(a: &[T; 11], x: T) -> (T, T) {
+    let p = a[0] + x * (a[1] + x * (a[2] + x * (a[3] + x * a[4])));
+    let dp = a[1] + x * (T::c(2.0) * a[2] + x * (T::c(3.0) * a[3] + x * T::c(4.0) * a[4]));
+    (p, dp)
+}
+
+#[inline]
+fn v3<T: Scalar>(a: &[T; 11], o: usize) -> V3<T> {
+    [a[o], a[o + 1], a[o + 2]]
+}
+
+/// The three rotational rows of a weld: residual `sin(θ/2)·axis` of the orientation error
+/// between body1 (times the relative pose) and body2, scaled by `torquescale`.
+#[allow(clippy::too_many_arguments)]
+fn weld_rotation_rows<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    s: &mut ConstraintScratch<T>,
+    e: usize,
+    site: bool,
+    o1: usize,
+    o2: usize,
+    b1: usize,
+    b2: usize,
+    rot: T,
+) {
+    let nv = m.nv;
+    let data = m.eq_data[e];
+    let torquescale = data[10];
+    let (q1, q2) = weld_quats(m, d, e, site, o1, o2, b1, b2);
+    // error quaternion q2⁻¹ q1 (body2 frame), residual its vector part
+    let qe = quat_mul(&quat_conj(&q2), &q1);
+    let res = [qe[1], qe[2], qe[3]];
+    // rotational Jacobian difference jr1 − jr2 (rows 3..6 of the scratch buffers)
+    for k in 0..3 {
+        for c in 0..nv {
+            s.jac[k * nv + c] = s.jac[(3 + k) * nv + c] - s.jac2[(3 + k) * nv + c];
+        }
+    }
+    // d(vec(q2⁻¹ q1))/dt = ½ (q0 I + [v]×)… expressed through the body2-frame angular velocity
+    // difference: J_res = ½ · (w I + [v]ₓ)ᵀ-part · R2ᵀ (jr1 − jr2)
+    let r2 = quat_to_mat(&q2);
+    let half = T::c(0.5);
+    for c in 0..nv {
+        // world angular velocity difference column → body2 frame
+        let wv = [s.jac[c], s.jac[nv + c], s.jac[2 * nv + c]];
+        let wl = mat_t_vec(&r2, &wv);
+        // derivative of the vector part of qe when qe' = ½ qe ⊗ (0, ω₁ in frame of q1)…
+        // use qe' = ½ (0, wl) ⊗ qe?  see weld_rot_jac for the convention
+        let dv = weld_rot_jac(&qe, &wl);
+        for k in 0..3 {
+            s.jac2[k * nv + c] = dv[k] * half;
+        }
+    }
+    for k in 0..3 {
+        let i = push_row(
+            m,
+            d,
+            ConstraintType::Equality,
+            e,
+            res[k] * torquescale,
+            T::zero(),
+            T::zero(),
+            rot,
+        );
+        for c in 0..nv {
+            d.efc_J[i * nv + c] = s.jac2[k * nv + c] * torquescale;
+        }
+    }
+}
+
+/// Vector part of `(0, w) ⊗ q` (twice the time derivative of the error quaternion's vector part
+/// per unit relative angular velocity `w`).
+#[inline]
+fn weld_rot_jac<T: Scalar>(q: &Quat<T>, w: &V3<T>) -> V3<T> {
+    let p = quat_mul(&[T::zero(), w[0], w[1], w[2]], q);
+    [p[1], p[2], p[3]]
+}
+
+/// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0`. Computation chapter,
+/// "Friction loss".
+fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    for i in 0..nv {
+        let f = m.dof_frictionloss[i];
+        if f.re() > 0.0 {
+            let r = push_row(
+                m,
+                d,
+                ConstraintType::FrictionDof,
+                i,
+                T::zero(),
+                T::zero(),
+                f,
+                m.dof_invweight0[i],
+            );
+            d.efc_J[r * nv + i] = T::one();
+        }
+    }
+    for t in 0..m.ntendon {
+        let f = m.tendon_frictionloss[t];
+        if f.re() > 0.0 {
+            let r = push_row(
+                m,
+                d,
+                ConstraintType::FrictionTendon,
+                t,
+                T::zero(),
+                T::zero(),
+                f,
+                m.tendon_invweight0[t],
+            );
+            for c in 0..nv {
+                d.efc_J[r * nv + c] = d.ten_J[t * nv + c];
+            }
+        }
+    }
+}
+
+/// Limit rows: joints (hinge and slide on each side, ball on the rotation angle), then tendons.
+/// A side is active when its distance is below the margin. Computation chapter, "Limit".
+fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    for j in 0..m.njnt {
+        if !m.jnt_limited[j] {
+            continue;
+        }
+        let margin = m.jnt_margin[j];
+        let range = m.jnt_range[j];
+        let qa = m.jnt_qposadr[j];
+        let da = m.jnt_dofadr[j];
+        match m.jnt_type[j] {
+            JointType::Hinge | JointType::Slide => {
+                let v = d.qpos[qa];
+                for side in [-1.0, 1.0] {
+                    let bound = if side < 0.0 { range[0] } else { range[1] };
+                    let dist = (bound - v) * T::c(side);
+                    if dist.re() < margin.re() {
+                        let r = push_row(
+                            m,
+                            d,
+                            ConstraintType::LimitJoint,
+                            j,
+                            dist,
+                            margin,
+                            T::zero(),
+                            m.dof_invweight0[da],
+                        );
+                        d.efc_J[r * nv + da] = T::c(-side);
+                    }
+                }
+            }
+            JointType::Ball => {
+                let q = [d.qpos[qa], d.qpos[qa + 1], d.qpos[qa + 2], d.qpos[qa + 3]];
+                let aa = quat_log_axis_angle(&q);
+                let angle = norm3(&aa);
+                let bound = range[0].select_max(range[1]);
+                let dist = bound - angle;
+                if dist.re() < margin.re() {
+                    let r = push_row(
+                        m,
+                        d,
+                        ConstraintType::LimitJoint,
+                        j,
+                        dist,
+                        margin,
+                        T::zero(),
+                        m.dof_invweight0[da],
+                    );
+                    if angle.re() > MINVAL {
+                        for k in 0..3 {
+                            d.efc_J[r * nv + da + k] = -aa[k] / angle;
+                        }
+                    }
+                }
+            }
+            JointType::Free => {}
+        }
+    }
+    for t in 0..m.ntendon {
+        if !m.tendon_limited[t] {
+            continue;
+        }
+        let margin = m.tendon_margin[t];
+        let range = m.tendon_range[t];
+        let v = d.ten_length[t];
+        for side in [-1.0, 1.0] {
+            let bound = if side < 0.0 { range[0] } else { range[1] };
+            let dist = (bound - v) * T::c(side);
+            if dist.re() < margin.re() {
+                let r = push_row(
+                    m,
+                    d,
+                    ConstraintType::LimitTendon,
+                    t,
+                    dist,
+                    margin,
+                    T::zero(),
+                    m.tendon_invweight0[t],
+                );
+                for c in 0..nv {
+                    d.efc_J[r * nv + c] = d.ten_J[t * nv + c] * T::c(-side);
+                }
+            }
+        }
+    }
+}
+
+/// Rotation vector `θ·axis` of a unit quaternion with `θ ∈ [0, π]` (the angle-axis
+/// representation ball-joint limits act on).
+fn quat_log_axis_angle<T: Scalar>(q: &Quat<T>) -> V3<T> {
+    let v = [q[1], q[2], q[3]];
+    let s = norm3(&v);
+    if s.re() < MINVAL {
+        return [T::zero(); 3];
+    }
+    let mut ang = T::c(2.0) * s.atan2(q[0]);
+    if ang.re() > std::f64::consts::PI {
+        ang -= T::c(2.0 * std::f64::consts::PI);
+    }
+    scl3(&v, ang / s)
+}
+
+/// Contact rows: for each contact not excluded, the contact-frame Jacobian rows (normal,
+/// tangents, torsion, rolling), combined into `2(dim − 1)` pyramid edges `J_n ± μ_k J_k` or kept
+/// as `dim` elliptic rows. Computation chapter, "Contact" and "Friction cones".
+fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScratch<T>) {
+    let nv = m.nv;
+    let cone = m.opt.cone;
+    for ci in 0..d.ncon {
+        let c: ActiveContact<T> = d.contact[ci];
+        if c.exclude != 0 {
+            continue;
+        }
+        let b1 = m.geom_bodyid[c.geom[0]];
+        let b2 = m.geom_bodyid[c.geom[1]];
+        // jacobian difference (body2 − body1) at the contact point, 6 × nv
+        s.jac.iter_mut().for_each(|x| *x = T::zero());
+        add_point_jac(m, d, &c.pos, b2, T::one(), &mut s.jac);
+        add_point_jac(m, d, &c.pos, b1, -T::one(), &mut s.jac);
+        // rotate into the contact frame: rows 0..3 translational, 3..6 rotational
+        let f = &c.frame;
+        for col in 0..nv {
+            let jp = [s.jac[col], s.jac[nv + col], s.jac[2 * nv + col]];
+            let jr = [s.jac[3 * nv + col], s.jac[4 * nv + col], s.jac[5 * nv + col]];
+            for k in 0..3 {
+                let axis = [f[3 * k], f[3 * k + 1], f[3 * k + 2]];
+                s.jac2[k * nv + col] = dot3(&axis, &jp);
+                s.jac2[(3 + k) * nv + col] = dot3(&axis, &jr);
+            }
+        }
+        let iw1 = m.body_invweight0[b1];
+        let iw2 = m.body_invweight0[b2];
+        let tran = iw1[0] + iw2[0];
+        let rot = iw1[1] + iw2[1];
+        let dim = c.dim;
+        let start = d.nefc;
+        d.contact[ci].efc_address = start as i32;
+        if dim == 1 {
+            let r = push_row(
+                m,
+                d,
+                ConstraintType::ContactFrictionless,
+                ci,
+                c.dist,
+                c.includemargin,
+                T::zero(),
+                tran,
+            );
+            d.efc_J[r * nv..(r + 1) * nv].copy_from_slice(&s.jac2[..nv]);
+            continue;
+        }
+        match cone {
+            Cone::Pyramidal => {
+                for k in 1..dim {
+                    let mu = c.friction[k - 1];
+                    let wk = if k < 3 { tran } else { rot };
+                    let diag = tran + mu * mu * wk;
+                    for sign in [1.0, -1.0] {
+                        let r = push_row(
+                            m,
+                            d,
+                            ConstraintType::ContactPyramidal,
+                            ci,
+                            c.dist,
+                            c.includemargin,
+                            T::zero(),
+                            diag,
+                        );
+                        let sm = mu * T::c(sign);
+                        for col in 0..nv {
+                            d.efc_J[r * nv + col] = s.jac2[col] + sm * s.jac2[k * nv + col];
+                        }
+                    }
+                }
+            }
+            Cone::Elliptic => {
+                for k in 0..dim {
+                    let diag = if k < 3 { tran } else { rot };
+                    // friction rows carry no position residual
+                    let (pos, margin) = if k == 0 {
+                        (c.dist, c.includemargin)
+                    } else {
+                        (T::zero(), T::zero())
+                    };
+                    let r = push_row(
+                        m,
+                        d,
+                        ConstraintType::ContactElliptic,
+                        ci,
+                        pos,
+                        margin,
+                        T::zero(),
+                        diag,
+                    );
+                    d.efc_J[r * nv..(r + 1) * nv].copy_from_slice(&s.jac2[k * nv..(k + 1) * nv]);
+                }
+            }
+        }
+    }
+}
+
+/// solimp's impedance `d(x)` and its derivative `∂d/∂x` at residual `x = pos − margin`: the
+/// sigmoid from `d0` at `x = 0` to `dwidth` at `|x| ≥ width`, with its inflection at `midpoint`
+/// and steepness `power` (modeling chapter, "Solver parameters"; clamped to
+/// [`MINIMP`]…[`MAXIMP`]).
+pub fn impedance<T: Scalar>(solimp: &[T; 5], x: T) -> (T, T) {
+    let lo = T::c(MINIMP);
+    let hi = T::c(MAXIMP);
+    let d0 = solimp[0].clamp_to(lo, hi);
+    let dw = solimp[1].clamp_to(lo, hi);
+    let width = solimp[2].select_max(T::zero());
+    let mid = solimp[3].clamp_to(T::c(MINIMP), T::c(MAXIMP));
+    let power = solimp[4].select_max(T::one());
+    if d0.re() == dw.re() || width.re() <= MINVAL {
+        return ((d0 + dw) * T::c(0.5), T::zero());
+    }
+    let xa = x.abs() / width;
+    if xa.re() >= 1.0 {
+        return (dw, T::zero());
+    }
+    if xa.re() <= 0.0 {
+        return (d0, T::zero());
+    }
+    let (y, yp) = if power.re() == 1.0 {
+        (xa, T::one())
+    } else if xa.re() <= mid.re() {
+        let a = T::one() / mid.powf(power - T::one());
+        (a * xa.powf(power), power * a * xa.powf(power - T::one()))
+    } else {
+        let b = T::one() / (T::one() - mid).powf(power - T::one());
+        let u = T::one() - xa;
+        (
+            T::one() - b * u.powf(power),
+            power * b * u.powf(power - T::one()),
+        )
+    };
+    let imp = d0 + y * (dw - d0);
+    let sgn = if x.re() >= 0.0 { T::one() } else { -T::one() };
+    let imp_p = yp * (dw - d0) / width * sgn;
+    (imp, imp_p)
+}
+
+/// `(k, b)` of the reference acceleration from solref (both formats) and `dmax = solimp[1]`:
+/// `timeconst, dampratio > 0` give `b = 2/(dmax·timeconst)`, `k = 1/(dmax²·timeconst²·dampratio²)`
+/// (timeconst raised to `2·timestep` unless `refsafe` is disabled); the direct format
+/// `(−stiffness, −damping)` gives `k = stiffness/dmax²`, `b = damping/dmax`.
+pub fn solref_kb<T: Scalar>(m: &Model<T>, solref: &[T; 2], dmax: T) -> (T, T) {
+    let dmax = dmax.clamp_to(T::c(MINIMP), T::c(MAXIMP));
+    let minval = T::c(MINVAL);
+    let mut tc = solref[0];
+    if tc.re() > 0.0 && !m.disabled(disable::REFSAFE) {
+        tc = tc.select_max(T::c(2.0) * m.opt.timestep);
+    }
+    let dr = solref[1];
+    let k = if solref[0].re() > 0.0 {
+        T::one() / (dmax * dmax * tc * tc * dr * dr).select_max(minval)
+    } else {
+        -solref[0] / (dmax * dmax).select_max(minval)
+    };
+    let b = if solref[1].re() > 0.0 {
+        T::c(2.0) / (dmax * tc).select_max(minval)
+    } else {
+        -solref[1] / dmax.select_max(minval)
+    };
+    (k, b)
+}
+
+/// solref with MuJoCo's guard: both entries must have the same sign (both positive: time
+/// constant and damping ratio; else the direct format); mixed signs fall back to the default
+/// `(0.02, 1)`.
+fn checked_solref<T: Scalar>(s: [T; 2]) -> [T; 2] {
+    if (s[0].re() > 0.0) != (s[1].re() > 0.0) {
+        [T::c(0.02), T::one()]
+    } else {
+        s
+    }
+}
+
+/// solref, solimp and whether the row is a friction direction (no stiffness), per row (fact
+/// table of 003 "Solver parameters": limits use `solreflimit`, friction loss `solreffriction`,
+/// elliptic friction rows the contact's `solreffriction` unless it is zero).
+fn row_params<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize) -> ([T; 2], [T; 5], bool) {
+    let id = d.efc_id[i];
+    match d.efc_type[i] {
+        ConstraintType::Equality => (checked_solref(m.eq_solref[id]), m.eq_solimp[id], false),
+        ConstraintType::FrictionDof => (checked_solref(m.dof_solref[id]), m.dof_solimp[id], true),
+        ConstraintType::FrictionTendon => (
+            checked_solref(m.tendon_solref_fri[id]),
+            m.tendon_solimp_fri[id],
+            true,
+        ),
+        ConstraintType::LimitJoint => (checked_solref(m.jnt_solref[id]), m.jnt_solimp[id], false),
+        ConstraintType::LimitTendon => (
+            checked_solref(m.tendon_solref_lim[id]),
+            m.tendon_solimp_lim[id],
+            false,
+        ),
+        ConstraintType::ContactFrictionless | ConstraintType::ContactPyramidal => {
+            let c = &d.contact[id];
+            (checked_solref(c.solref), c.solimp, false)
+        }
+        ConstraintType::ContactElliptic => {
+            let c = &d.contact[id];
+            let fric = i as i32 != c.efc_address;
+            let sf = c.solreffriction;
+            let sr = if fric && !(sf[0].is_zero_exact() && sf[1].is_zero_exact()) {
+                if (sf[0].re() > 0.0) != (sf[1].re() > 0.0) {
+                    checked_solref(c.solref)
+                } else {
+                    sf
+                }
+            } else {
+                checked_solref(c.solref)
+            };
+            (sr, c.solimp, fric)
+        }
+    }
+}
+
+/// Number of rows that share one impedance with row `i` (the first row of its group): the 3 rows
+/// of a connect, the 6 of a weld, all rows of a contact; 1 otherwise.
+fn impedance_group<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize) -> usize {
+    match d.efc_type[i] {
+        ConstraintType::Equality => match m.eq_type[d.efc_id[i]] {
+            EqType::Connect => 3,
+            EqType::Weld => 6,
+            _ => 1,
+        },
+        ConstraintType::ContactPyramidal | ConstraintType::ContactElliptic => {
+            contact_rows(d.contact[d.efc_id[i]].dim, m.opt.cone)
+        }
+        _ => 1,
+    }
+}
+
+/// Soft-constraint parameters of every row (MuJoCo's `mj_makeImpedance`; computation chapter,
+/// "Parameters"; modeling chapter, "Solver parameters"):
+/// - the impedance `d(r)` of [`impedance`] at `r = pos − margin`, where a connect or weld uses
+///   the norm of its whole residual and a contact its normal distance, shared by all its rows;
+/// - `efc_KBIP = (k, b, d, ∂d/∂r)` with `k = 0` on friction directions;
+/// - `efc_R = max(MINVAL, (1 − d)/d · Â)`, then for contacts with friction: the first friction
+///   row gets `R₀/impratio`, the cone slope is `μ = μ₁·√(R₁/R₀)`, elliptic friction rows get
+///   `R₁·μ₁²/μ_j²` (so `R_j μ_j²` is the same for all of them) and every pyramid edge
+///   `2μ²R₀`;
+/// - `efc_D = 1/R`, and `efc_diagA` rewritten as `R·d/(1 − d)`.
+pub fn make_impedance<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let minval = T::c(MINVAL);
+    let mut i = 0;
+    while i < d.nefc {
+        let n = impedance_group(m, d, i);
+        let r = if d.efc_type[i] == ConstraintType::Equality && n > 1 {
+            let mut s2 = T::zero();
+            for k in i..i + n {
+                s2 += d.efc_pos[k] * d.efc_pos[k];
+            }
+            if s2.re() > 0.0 {
+                s2.sqrt()
+            } else {
+                T::zero()
+            }
+        } else {
+            d.efc_pos[i] - d.efc_margin[i]
+        };
+        for k in i..i + n {
+            let (solref, solimp, fric) = row_params(m, d, k);
+            let (imp, imp_p) = impedance(&solimp, r);
+            let (kk, b) = solref_kb(m, &solref, solimp[1]);
+            let fric = fric
+                || matches!(
+                    d.efc_type[k],
+                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon
+                );
+            d.efc_KBIP[k] = [if fric { T::zero() } else { kk }, b, imp, imp_p];
+            d.efc_R[k] = ((T::one() - imp) / imp * d.efc_diagA[k]).select_max(minval);
+        }
+        let ty = d.efc_type[i];
+        if ty == ConstraintType::ContactPyramidal || ty == ConstraintType::ContactElliptic {
+            let ci = d.efc_id[i];
+            let c = d.contact[ci];
+            let r0 = d.efc_R[i];
+            let r1 = r0 / m.opt.impratio.select_max(minval);
+            let mu = c.friction[0] * (r1 / r0).sqrt();
+            d.contact[ci].mu = mu;
+            if ty == ConstraintType::ContactElliptic {
+                d.efc_R[i + 1] = r1;
+                let f0 = c.friction[0];
+                for j in 1..c.dim - 1 {
+                    let fj = c.friction[j];
+                    d.efc_R[i + j + 1] = r1 * f0 * f0 / (fj * fj);
+                }
+            } else {
+                let rpy = T::c(2.0) * mu * mu * r0;
+                for k in i..i + n {
+                    d.efc_R[k] = rpy;
+                }
+            }
+        }
+        i += n;
+    }
+    for i in 0..d.nefc {
+        d.efc_D[i] = T::one() / d.efc_R[i];
+        let imp = d.efc_KBIP[i][2];
+        d.efc_diagA[i] = d.efc_R[i] * imp / (T::one() - imp);
+    }
+}
+
+/// Constraint velocities and reference accelerations (MuJoCo's `mj_referenceConstraint`):
+/// `efc_vel = J·qvel`, `efc_aref = −b·efc_vel − k·d·(pos − margin)`; connect and weld rows also
+/// subtract the velocity-product term `J̇·qvel` of their residual (MuJoCo 4.0). Needs the
+/// velocity stage's `cvel` and the bias accelerations `cacc`.
+pub fn reference_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    for i in 0..d.nefc {
+        let row = &d.efc_J[i * nv..(i + 1) * nv];
+        let mut v = T::zero();
+        for c in 0..nv {
+            v += row[c] * d.qvel[c];
+        }
+        d.efc_vel[i] = v;
+        let [k, b, imp, _] = d.efc_KBIP[i];
+        d.efc_aref[i] = -b * v - k * imp * (d.efc_pos[i] - d.efc_margin[i]);
+    }
+    let mut i = 0;
+    while i < d.nefc && d.efc_type[i] == ConstraintType::Equality {
+        let e = d.efc_id[i];
+        let ty = m.eq_type[e];
+        if matches!(ty, EqType::Connect | EqType::Weld) {
+            let jdv = eq_jdot_v(m, d, e);
+            for k in 0..eq_dim(ty) {
+                d.efc_aref[i + k] -= jdv[k];
+            }
+        }
+        i += eq_dim(ty);
+    }
+}
+
+/// Bias acceleration of the material point `p` of body `b` (its acceleration at `qacc = 0`, up
+/// to the uniform gravity term, which cancels in differences), the body's bias angular
+/// acceleration and its angular velocity, from `cacc` and `cvel` (com-based).
+fn point_bias<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, p: &V3<T>) -> [V3<T>; 3] {
+    let c = d.subtree_com[m.body_rootid[b]];
+    let off = sub3(p, &c);
+    let cv = &d.cvel[b];
+    let ca = &d.cacc[b];
+    let w = [cv[0], cv[1], cv[2]];
+    let vp = add3(&[cv[3], cv[4], cv[5]], &cross(&w, &off));
+    let al = [ca[0], ca[1], ca[2]];
+    let a = add3(
+        &add3(&[ca[3], ca[4], ca[5]], &cross(&al, &off)),
+        &cross(&w, &vp),
+    );
+    [a, al, w]
+}
+
+/// `J̇·qvel` of the residual of connect or weld `e` (3 or 6 numbers): the difference of the two
+/// points' bias accelerations, and for a weld the second derivative of the error quaternion's
+/// vector part at zero acceleration.
+fn eq_jdot_v<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> [T; 6] {
+    let data = m.eq_data[e];
+    let o1 = m.eq_obj1id[e] as usize;
+    let o2 = m.eq_obj2id[e] as usize;
+    let site = m.eq_objtype[e] == ObjType::Site;
+    let weld = m.eq_type[e] == EqType::Weld;
+    let (b1, b2) = if site {
+        (m.site_bodyid[o1], m.site_bodyid[o2])
+    } else {
+        (o1, o2)
+    };
+    let (p1, p2) = eq_points(m, d, e);
+    let [a1, al1, w1] = point_bias(m, d, b1, &p1);
+    let [a2, al2, w2] = point_bias(m, d, b2, &p2);
+    let mut out = [T::zero(); 6];
+    let da = sub3(&a1, &a2);
+    out[..3].copy_from_slice(&da);
+    if weld {
+        let ts = data[10];
+        let (q0, q1) = weld_quats(m, d, e, site, o1, o2, b1, b2);
+        let dw = sub3(&w1, &w2);
+        let dal = sub3(&al1, &al2);
+        let pq = |v: &V3<T>| [T::zero(), v[0], v[1], v[2]];
+        let t1 = quat_mul(&pq(&w2), &pq(&dw));
+        let t2 = quat_mul(&pq(&dw), &pq(&w1));
+        let half = T::c(0.5);
+        let mid = [
+            half * (t2[0] - t1[0]),
+            dal[0] + half * (t2[1] - t1[1]),
+            dal[1] + half * (t2[2] - t1[2]),
+            dal[2] + half * (t2[3] - t1[3]),
+        ];
+        let r = quat_mul(&quat_mul(&quat_conj(&q1), &mid), &q0);
+        for k in 0..3 {
+            out[3 + k] = half * ts * r[1 + k];
+        }
+    }
+    out
+}
+
+/// The two points a connect or weld makes coincide, in world coordinates: for a connect the
+/// anchors `eq_data[0..3]` on body1 and `eq_data[3..6]` on body2, for a weld the point
+/// `eq_data[3..6]` on body1 and the anchor `eq_data[0..3]` on body2, for site-based ones the
+/// two sites.
+fn eq_points<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (V3<T>, V3<T>) {
+    let data = m.eq_data[e];
+    let o1 = m.eq_obj1id[e] as usize;
+    let o2 = m.eq_obj2id[e] as usize;
+    if m.eq_objtype[e] == ObjType::Site {
+        return (d.site_xpos[o1], d.site_xpos[o2]);
+    }
+    let (a1, a2) = if m.eq_type[e] == EqType::Weld {
+        (v3(&data, 3), v3(&data, 0))
+    } else {
+        (v3(&data, 0), v3(&data, 3))
+    };
+    (
+        add3(&d.xpos[o1], &mat_vec(&d.xmat[o1], &a1)),
+        add3(&d.xpos[o2], &mat_vec(&d.xmat[o2], &a2)),
+    )
+}
+
+/// Orientations `(q0, q1)` a weld aligns: body1's frame times the relative pose (or site1's
+/// frame) and body2's frame (or site2's).
+#[allow(clippy::too_many_arguments)]
+fn weld_quats<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    e: usize,
+    site: bool,
+    o1: usize,
+    o2: usize,
+    b1: usize,
+    b2: usize,
+) -> (Quat<T>, Quat<T>) {
+    if site {
+        (
+            quat_mul(&d.xquat[b1], &m.site_quat[o1]),
+            quat_mul(&d.xquat[b2], &m.site_quat[o2]),
+        )
+    } else {
+        let data = m.eq_data[e];
+        let relq = [data[6], data[7], data[8], data[9]];
+        (quat_mul(&d.xquat[b1], &relq), d.xquat[b2])
+    }
+}

@@ -1,0 +1,1156 @@
+//! Constraint solvers (MuJoCo's `mj_fwdConstraint`): Newton and CG on the reduced primal problem,
+//! PGS on the dual. Computation chapter (000), "Constraint solver", "Reduced primal problem",
+//! "Dual problem" and "Algorithms"; the elliptic cone's soft cost follows Todorov (2014, 004).
+//!
+//! The primal problem over the acceleration `x` is
+//! `min ½ (x − qacc_smooth)ᵀ M (x − qacc_smooth) + Σ s(J x − a_ref)`, with per-row costs
+//! (`jar = J x − a_ref`, `D = 1/R`):
+//! - equality: `½ D jar²` always;
+//! - friction loss with bound `η`: `½ D jar²` for `|jar| < R η`, linear `η |jar| − ½ R η²`
+//!   beyond;
+//! - limits, frictionless contacts and pyramid edges: `½ D jar²` when `jar < 0`, else 0;
+//! - elliptic cones (normal row `n`, friction rows `t_j`, `μ` the cone slope after the impratio
+//!   scaling, `N = μ·jar_n`, `T = ‖(μ_j·jar_tj)‖`): 0 when `N ≥ μT` (separating), `½ Σ D jar²`
+//!   when `μN + T ≤ 0` (inside the cone), and `½ D_n/(μ²(1+μ²)) (N − μT)²` between.
+//!
+//! The solution's force on each row is `f = −∂s/∂jar`, `qfrc_constraint = Jᵀ f`. Solvers run on
+//! every scalar type; decisions (zones, stopping, line-search brackets) read real parts. On
+//! dual numbers the converged acceleration gets the derivative of the exact solution by one
+//! Newton correction of its derivative parts (implicit function theorem), so the derivative does
+//! not depend on how far the iterations went.
+
+use crate::data::Data;
+use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::inertia::{self, NONE};
+use crate::model::{disable, Model, Solver};
+use crate::scalar::{Scalar, MINVAL};
+
+/// Number of per-iteration statistics kept (MuJoCo's `mjNSOLVER`).
+pub const NSOLVER: usize = 200;
+
+/// Statistics of one solver iteration (MuJoCo's `mjSolverStat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolverStat {
+    /// Cost reduction of the iteration, scaled by `1/(meaninertia·max(1, nv))`.
+    pub improvement: f64,
+    /// Norm of the gradient after the iteration, same scaling.
+    pub gradient: f64,
+    /// Slope of the cost along the search direction at its start, same scaling.
+    pub lineslope: f64,
+    /// Number of rows with non-zero force.
+    pub nactive: usize,
+    /// Number of rows whose state changed in the iteration.
+    pub nchange: usize,
+    /// Number of cost evaluations of the line search.
+    pub neval: usize,
+    /// Number of Hessian factorizations.
+    pub nupdate: usize,
+}
+
+/// Work buffers of the solvers; sized by [`Data::new`](crate::Data::new) for the model's row
+/// capacity, except PGS's dense `A + R` which is sized on first use.
+#[derive(Clone, Debug)]
+pub struct SolverScratch<T> {
+    pub(crate) h: Vec<T>,
+    pub(crate) x: Vec<T>,
+    pub(crate) ma: Vec<T>,
+    pub(crate) grad: Vec<T>,
+    pub(crate) mgrad: Vec<T>,
+    pub(crate) search: Vec<T>,
+    pub(crate) mv: Vec<T>,
+    pub(crate) prev_grad: Vec<T>,
+    pub(crate) prev_mgrad: Vec<T>,
+    pub(crate) jar: Vec<T>,
+    pub(crate) jv: Vec<T>,
+    pub(crate) force: Vec<T>,
+    pub(crate) state: Vec<ConstraintState>,
+    pub(crate) ar: Vec<T>,
+    pub(crate) pgs_f: Vec<T>,
+    pub(crate) tmp: Vec<T>,
+}
+
+impl<T> Default for SolverScratch<T> {
+    fn default() -> Self {
+        SolverScratch {
+            h: Vec::new(),
+            x: Vec::new(),
+            ma: Vec::new(),
+            grad: Vec::new(),
+            mgrad: Vec::new(),
+            search: Vec::new(),
+            mv: Vec::new(),
+            prev_grad: Vec::new(),
+            prev_mgrad: Vec::new(),
+            jar: Vec::new(),
+            jv: Vec::new(),
+            force: Vec::new(),
+            state: Vec::new(),
+            ar: Vec::new(),
+            pgs_f: Vec::new(),
+            tmp: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> SolverScratch<T> {
+    /// Buffers for `nv` dofs and up to `nefc` rows.
+    pub fn new(nv: usize, nefc: usize) -> Self {
+        let mut s = SolverScratch::default();
+        s.ensure(nv, nefc);
+        s
+    }
+
+    /// Grow the buffers to `nv` dofs and `nefc` rows.
+    pub(crate) fn ensure(&mut self, nv: usize, nefc: usize) {
+        let z = T::zero();
+        if self.h.len() < nv * nv {
+            self.h.resize(nv * nv, z);
+        }
+        for v in [
+            &mut self.x,
+            &mut self.ma,
+            &mut self.grad,
+            &mut self.mgrad,
+            &mut self.search,
+            &mut self.mv,
+            &mut self.prev_grad,
+            &mut self.prev_mgrad,
+        ] {
+            if v.len() < nv {
+                v.resize(nv, z);
+            }
+        }
+        for v in [
+            &mut self.jar,
+            &mut self.jv,
+            &mut self.force,
+            &mut self.tmp,
+            &mut self.pgs_f,
+        ] {
+            if v.len() < nefc.max(nv) {
+                v.resize(nefc.max(nv), z);
+            }
+        }
+        if self.state.len() < nefc {
+            self.state.resize(nefc, ConstraintState::Satisfied);
+        }
+    }
+}
+
+/// `out = M v` with the tree-sparse `qM`.
+pub fn mul_m<T: Scalar>(m: &Model<T>, qm: &[T], v: &[T], out: &mut [T]) {
+    for i in 0..m.nv {
+        out[i] = qm[m.dof_madr[i]] * v[i];
+    }
+    for i in 0..m.nv {
+        let mut adr = m.dof_madr[i];
+        let mut j = m.dof_parentid[i];
+        while j != NONE {
+            adr += 1;
+            out[i] += qm[adr] * v[j];
+            out[j] += qm[adr] * v[i];
+            j = m.dof_parentid[j];
+        }
+    }
+}
+
+/// Scale of the solver's improvement and gradient tests: `1/trace(M)` at the current
+/// configuration (MuJoCo 4.0; earlier versions used `meaninertia·nv` from `qpos0`).
+fn stat_scale<T: Scalar>(m: &Model<T>, d: &Data<T>) -> f64 {
+    let tr: f64 = (0..m.nv).map(|i| d.qM[m.dof_madr[i]].re()).sum();
+    1.0 / tr.max(MINVAL)
+}
+
+/// Rows `[i, i+n)` of an elliptic contact starting at row `i`: `(μ, friction)`.
+fn cone_params<T: Scalar>(d: &Data<T>, i: usize) -> (T, [T; 5], usize) {
+    let c = &d.contact[d.efc_id[i]];
+    (c.mu, c.friction, c.dim)
+}
+
+/// Evaluate every row at `jar`: state, force and total cost (MuJoCo's constraint update).
+/// Returns the cost `Σ s(jar)`.
+fn update_rows<T: Scalar>(
+    d: &Data<T>,
+    jar: &[T],
+    force: &mut [T],
+    state: &mut [ConstraintState],
+) -> T {
+    let mut cost = T::zero();
+    let mut i = 0;
+    let half = T::c(0.5);
+    while i < d.nefc {
+        let dd = d.efc_D[i];
+        match d.efc_type[i] {
+            ConstraintType::Equality => {
+                force[i] = -dd * jar[i];
+                state[i] = ConstraintState::Quadratic;
+                cost += half * dd * jar[i] * jar[i];
+                i += 1;
+            }
+            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                let f = d.efc_frictionloss[i];
+                let r = d.efc_R[i];
+                let x = jar[i];
+                if x.re() <= -(r * f).re() {
+                    force[i] = f;
+                    state[i] = ConstraintState::LinearNeg;
+                    cost += -f * x - half * r * f * f;
+                } else if x.re() >= (r * f).re() {
+                    force[i] = -f;
+                    state[i] = ConstraintState::LinearPos;
+                    cost += f * x - half * r * f * f;
+                } else {
+                    force[i] = -dd * x;
+                    state[i] = ConstraintState::Quadratic;
+                    cost += half * dd * x * x;
+                }
+                i += 1;
+            }
+            ConstraintType::ContactElliptic => {
+                let (mu, fr, dim) = cone_params(d, i);
+                cost += cone_update(d, i, dim, mu, &fr, jar, force, state);
+                i += dim;
+            }
+            _ => {
+                if jar[i].re() < 0.0 {
+                    force[i] = -dd * jar[i];
+                    state[i] = ConstraintState::Quadratic;
+                    cost += half * dd * jar[i] * jar[i];
+                } else {
+                    force[i] = T::zero();
+                    state[i] = ConstraintState::Satisfied;
+                }
+                i += 1;
+            }
+        }
+    }
+    cost
+}
+
+/// `(N, U, T)` of an elliptic contact: `N = μ·jar_n`, `U_j = μ_j·jar_tj`, `T = ‖U‖`.
+#[inline]
+fn cone_nut<T: Scalar>(
+    jar: &[T],
+    i: usize,
+    dim: usize,
+    mu: T,
+    fr: &[T; 5],
+) -> (T, [T; 5], T) {
+    let n = mu * jar[i];
+    let mut u = [T::zero(); 5];
+    let mut t2 = T::zero();
+    for j in 1..dim {
+        u[j - 1] = fr[j - 1] * jar[i + j];
+        t2 += u[j - 1] * u[j - 1];
+    }
+    let t = if t2.re() > 0.0 { t2.sqrt() } else { T::zero() };
+    (n, u, t)
+}
+
+/// Elliptic-cone zone of a contact at `jar`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Zone {
+    Top,
+    Bottom,
+    Middle,
+}
+
+#[inline]
+fn cone_zone<T: Scalar>(n: T, t: T, mu: T) -> Zone {
+    let (n, t, mu) = (n.re(), t.re(), mu.re());
+    if n >= mu * t || (t <= 0.0 && n >= 0.0) {
+        Zone::Top
+    } else if mu * n + t <= 0.0 || (t <= 0.0 && n < 0.0) {
+        Zone::Bottom
+    } else {
+        Zone::Middle
+    }
+}
+
+/// Cone update of one elliptic contact (rows `i..i+dim`); returns its cost.
+#[allow(clippy::too_many_arguments)]
+fn cone_update<T: Scalar>(
+    d: &Data<T>,
+    i: usize,
+    dim: usize,
+    mu: T,
+    fr: &[T; 5],
+    jar: &[T],
+    force: &mut [T],
+    state: &mut [ConstraintState],
+) -> T {
+    let half = T::c(0.5);
+    let (n, u, t) = cone_nut(jar, i, dim, mu, fr);
+    match cone_zone(n, t, mu) {
+        Zone::Top => {
+            for r in i..i + dim {
+                force[r] = T::zero();
+                state[r] = ConstraintState::Satisfied;
+            }
+            T::zero()
+        }
+        Zone::Bottom => {
+            let mut c = T::zero();
+            for r in i..i + dim {
+                force[r] = -d.efc_D[r] * jar[r];
+                state[r] = ConstraintState::Quadratic;
+                c += half * d.efc_D[r] * jar[r] * jar[r];
+            }
+            c
+        }
+        Zone::Middle => {
+            let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+            let h = n - mu * t;
+            force[i] = -dm * h * mu;
+            for j in 1..dim {
+                force[i + j] = dm * h * mu * fr[j - 1] * u[j - 1] / t;
+            }
+            for r in i..i + dim {
+                state[r] = ConstraintState::Cone;
+            }
+            half * dm * h * h
+        }
+    }
+}
+
+/// First and second derivatives along `jv` of the row costs at `jar + α·jv` (`jar` already
+/// moved by α): the line search's 1-D Newton step.
+fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
+    let mut d1 = T::zero();
+    let mut d2 = T::zero();
+    let mut i = 0;
+    while i < d.nefc {
+        let dd = d.efc_D[i];
+        match d.efc_type[i] {
+            ConstraintType::Equality => {
+                d1 += dd * jar[i] * jv[i];
+                d2 += dd * jv[i] * jv[i];
+                i += 1;
+            }
+            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                let f = d.efc_frictionloss[i];
+                let r = d.efc_R[i];
+                let x = jar[i];
+                if x.re() <= -(r * f).re() {
+                    d1 -= f * jv[i];
+                } else if x.re() >= (r * f).re() {
+                    d1 += f * jv[i];
+                } else {
+                    d1 += dd * x * jv[i];
+                    d2 += dd * jv[i] * jv[i];
+                }
+                i += 1;
+            }
+            ConstraintType::ContactElliptic => {
+                let (mu, fr, dim) = cone_params(d, i);
+                let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
+                match cone_zone(n, t, mu) {
+                    Zone::Top => {}
+                    Zone::Bottom => {
+                        for r in i..i + dim {
+                            d1 += d.efc_D[r] * jar[r] * jv[r];
+                            d2 += d.efc_D[r] * jv[r] * jv[r];
+                        }
+                    }
+                    Zone::Middle => {
+                        let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+                        let h = n - mu * t;
+                        // dU/dα and the derivatives of T
+                        let mut uu = T::zero();
+                        let mut upup = T::zero();
+                        for j in 1..dim {
+                            let up = fr[j - 1] * jv[i + j];
+                            uu += u[j - 1] * up;
+                            upup += up * up;
+                        }
+                        let tp = uu / t;
+                        let tpp = (upup - tp * tp) / t;
+                        let hp = mu * jv[i] - mu * tp;
+                        let hpp = -mu * tpp;
+                        d1 += dm * h * hp;
+                        d2 += dm * (hp * hp + h * hpp);
+                    }
+                }
+                i += dim;
+            }
+            _ => {
+                if jar[i].re() < 0.0 {
+                    d1 += dd * jar[i] * jv[i];
+                    d2 += dd * jv[i] * jv[i];
+                }
+                i += 1;
+            }
+        }
+    }
+    (d1, d2)
+}
+
+/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the dense `h`.
+fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T]) {
+    let nv = m.nv;
+    let mut i = 0;
+    while i < d.nefc {
+        match d.efc_type[i] {
+            ConstraintType::ContactElliptic => {
+                let (mu, fr, dim) = cone_params(d, i);
+                let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
+                match cone_zone(n, t, mu) {
+                    Zone::Top => {}
+                    Zone::Bottom => {
+                        for r in i..i + dim {
+                            add_outer(h, nv, &d.efc_J[r * nv..(r + 1) * nv], d.efc_D[r]);
+                        }
+                    }
+                    Zone::Middle => {
+                        // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
+                        // ∇h = (μ, −μ μ_j û_j), ∇²h = −μ diag(μ_j)(I − ûûᵀ)diag(μ_j)/T
+                        let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+                        let hh = n - mu * t;
+                        let mut g = [T::zero(); 6];
+                        g[0] = mu;
+                        let mut uh = [T::zero(); 5];
+                        for j in 1..dim {
+                            uh[j - 1] = u[j - 1] / t;
+                            g[j] = -mu * fr[j - 1] * uh[j - 1];
+                        }
+                        let mut hs = [[T::zero(); 6]; 6];
+                        for a in 0..dim {
+                            for b in 0..dim {
+                                hs[a][b] = dm * g[a] * g[b];
+                            }
+                        }
+                        for a in 1..dim {
+                            for b in 1..dim {
+                                let id = if a == b { T::one() } else { T::zero() };
+                                let c2 = -mu * fr[a - 1] * fr[b - 1] * (id - uh[a - 1] * uh[b - 1])
+                                    / t;
+                                hs[a][b] += dm * hh * c2;
+                            }
+                        }
+                        // h += J_cᵀ hs J_c
+                        for a in 0..dim {
+                            for b in 0..dim {
+                                let w = hs[a][b];
+                                if w.is_zero_exact() {
+                                    continue;
+                                }
+                                let ja = &d.efc_J[(i + a) * nv..(i + a + 1) * nv];
+                                let jb = &d.efc_J[(i + b) * nv..(i + b + 1) * nv];
+                                for p in 0..nv {
+                                    if ja[p].is_zero_exact() {
+                                        continue;
+                                    }
+                                    let wp = w * ja[p];
+                                    for q in 0..nv {
+                                        h[p * nv + q] += wp * jb[q];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                i += dim;
+            }
+            _ => {
+                let quad = match d.efc_type[i] {
+                    ConstraintType::Equality => true,
+                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                        let r = d.efc_R[i] * d.efc_frictionloss[i];
+                        jar[i].re() > -r.re() && jar[i].re() < r.re()
+                    }
+                    _ => jar[i].re() < 0.0,
+                };
+                if quad {
+                    add_outer(h, nv, &d.efc_J[i * nv..(i + 1) * nv], d.efc_D[i]);
+                }
+                i += 1;
+            }
+        }
+    }
+}
+
+/// `h += w · j jᵀ` (dense `nv × nv`), skipping the zero entries of `j`.
+fn add_outer<T: Scalar>(h: &mut [T], nv: usize, j: &[T], w: T) {
+    for p in 0..nv {
+        if j[p].is_zero_exact() {
+            continue;
+        }
+        let wp = w * j[p];
+        let row = &mut h[p * nv..(p + 1) * nv];
+        for q in 0..nv {
+            row[q] += wp * j[q];
+        }
+    }
+}
+
+/// Dense `M` (from the tree-sparse `qM`) into `h`.
+fn dense_m<T: Scalar>(m: &Model<T>, qm: &[T], h: &mut [T]) {
+    let nv = m.nv;
+    h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
+    for i in 0..nv {
+        let mut adr = m.dof_madr[i];
+        h[i * nv + i] = qm[adr];
+        let mut j = m.dof_parentid[i];
+        while j != NONE {
+            adr += 1;
+            h[i * nv + j] = qm[adr];
+            h[j * nv + i] = qm[adr];
+            j = m.dof_parentid[j];
+        }
+    }
+}
+
+/// In-place dense Cholesky `h = L Lᵀ` (lower triangle); false when not positive definite.
+fn cholesky<T: Scalar>(h: &mut [T], n: usize) -> bool {
+    for j in 0..n {
+        let mut s = h[j * n + j];
+        for k in 0..j {
+            s -= h[j * n + k] * h[j * n + k];
+        }
+        if s.re() <= MINVAL {
+            return false;
+        }
+        let l = s.sqrt();
+        h[j * n + j] = l;
+        for i in j + 1..n {
+            let mut v = h[i * n + j];
+            for k in 0..j {
+                v -= h[i * n + k] * h[j * n + k];
+            }
+            h[i * n + j] = v / l;
+        }
+    }
+    true
+}
+
+/// Solve `L Lᵀ x = b` in place with the factor of [`cholesky`].
+fn cholesky_solve<T: Scalar>(h: &[T], n: usize, x: &mut [T]) {
+    for i in 0..n {
+        let mut v = x[i];
+        for k in 0..i {
+            v -= h[i * n + k] * x[k];
+        }
+        x[i] = v / h[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut v = x[i];
+        for k in i + 1..n {
+            v -= h[k * n + i] * x[k];
+        }
+        x[i] = v / h[i * n + i];
+    }
+}
+
+/// `out = J v` (nefc).
+fn mul_j<T: Scalar>(d: &Data<T>, nv: usize, v: &[T], out: &mut [T]) {
+    for i in 0..d.nefc {
+        let row = &d.efc_J[i * nv..(i + 1) * nv];
+        let mut s = T::zero();
+        for c in 0..nv {
+            s += row[c] * v[c];
+        }
+        out[i] = s;
+    }
+}
+
+/// `out = Jᵀ f` (nv).
+fn mul_jt<T: Scalar>(d: &Data<T>, nv: usize, f: &[T], out: &mut [T]) {
+    out[..nv].iter_mut().for_each(|x| *x = T::zero());
+    for i in 0..d.nefc {
+        let fi = f[i];
+        if fi.is_zero_exact() {
+            continue;
+        }
+        let row = &d.efc_J[i * nv..(i + 1) * nv];
+        for c in 0..nv {
+            out[c] += row[c] * fi;
+        }
+    }
+}
+
+/// Total primal cost, gradient `Ma − qfrc_smooth − Jᵀf`, forces and states at `s.x`
+/// (`s.ma = M x` and `s.jar = J x − a_ref` are computed here). Returns the cost.
+fn evaluate<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T {
+    let nv = m.nv;
+    mul_m(m, &d.qM, &s.x, &mut s.ma);
+    mul_j(d, nv, &s.x, &mut s.jar);
+    for i in 0..d.nefc {
+        s.jar[i] -= d.efc_aref[i];
+    }
+    let rc = update_rows(d, &s.jar, &mut s.force, &mut s.state);
+    // Gauss: ½ (x − a0)ᵀ M (x − a0) = ½ xᵀMx − xᵀ qfrc_smooth + ½ a0ᵀ qfrc_smooth
+    let mut gauss = T::zero();
+    for i in 0..nv {
+        gauss += (T::c(0.5) * s.ma[i] - d.qfrc_smooth[i]) * s.x[i]
+            + T::c(0.5) * d.qacc_smooth[i] * d.qfrc_smooth[i];
+    }
+    mul_jt(d, nv, &s.force, &mut s.tmp);
+    for i in 0..nv {
+        s.grad[i] = s.ma[i] - d.qfrc_smooth[i] - s.tmp[i];
+    }
+    gauss + rc
+}
+
+/// Exact line search along `s.search` from `s.x` (1-D Newton with a bracket on the convex
+/// cost); moves `s.x` and returns `(α, number of evaluations, initial slope)`.
+fn line_search<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    s: &mut SolverScratch<T>,
+) -> (T, usize, T) {
+    let nv = m.nv;
+    mul_m(m, &d.qM, &s.search, &mut s.mv);
+    mul_j(d, nv, &s.search, &mut s.jv);
+    // gauss along α: g1 = pᵀ(Mx − qfrc_smooth), g2 = pᵀMp
+    let mut g1 = T::zero();
+    let mut g2 = T::zero();
+    for i in 0..nv {
+        g1 += s.search[i] * (s.ma[i] - d.qfrc_smooth[i]);
+        g2 += s.search[i] * s.mv[i];
+    }
+    let eval = |s: &mut SolverScratch<T>, a: T| -> (T, T) {
+        for i in 0..d.nefc {
+            s.force[i] = s.jar[i] + a * s.jv[i];
+        }
+        let (r1, r2) = rows_d1d2(d, &s.force[..d.nefc], &s.jv);
+        (g1 + a * g2 + r1, g2 + r2)
+    };
+    let (d10, d20) = eval(s, T::zero());
+    let slope0 = d10;
+    let mut neval = 1;
+    if d10.re() >= 0.0 {
+        return (T::zero(), neval, slope0);
+    }
+    let gtol = m.opt.ls_tolerance.re().max(1e-15) * d10.re().abs() * 1e-6;
+    let mut lo = 0.0f64;
+    let mut hi = f64::INFINITY;
+    let mut a = -d10 / d20;
+    let iters = m.opt.ls_iterations.max(50);
+    for _ in 0..iters {
+        let (d1, d2) = eval(s, a);
+        neval += 1;
+        if d1.re().abs() <= gtol {
+            break;
+        }
+        if d1.re() < 0.0 {
+            lo = a.re();
+        } else {
+            hi = a.re();
+        }
+        let mut an = a - d1 / d2.select_max(T::c(MINVAL));
+        if !(an.re() > lo && an.re() < hi) || !an.re().is_finite() {
+            an = if hi.is_finite() {
+                T::c(0.5 * (lo + hi))
+            } else {
+                T::c(2.0 * lo.max(1e-10))
+            };
+        }
+        if (an.re() - a.re()).abs() <= 1e-15 * a.re().abs().max(1.0) {
+            a = an;
+            break;
+        }
+        a = an;
+    }
+    for i in 0..nv {
+        s.x[i] += a * s.search[i];
+    }
+    (a, neval, slope0)
+}
+
+/// Pick the starting acceleration: `qacc_warmstart` when warm starts are enabled and its cost is
+/// lower than that of `qacc_smooth` (MuJoCo's rule), else `qacc_smooth`. Leaves the chosen point
+/// evaluated in `s` and returns its cost.
+fn warm_start<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T {
+    let nv = m.nv;
+    s.x[..nv].copy_from_slice(&d.qacc_smooth);
+    let c_smooth = evaluate(m, d, s);
+    if m.disabled(disable::WARMSTART) {
+        return c_smooth;
+    }
+    s.x[..nv].copy_from_slice(&d.qacc_warmstart);
+    let c_warm = evaluate(m, d, s);
+    if c_warm.re() < c_smooth.re() {
+        c_warm
+    } else {
+        s.x[..nv].copy_from_slice(&d.qacc_smooth);
+        evaluate(m, d, s)
+    }
+}
+
+/// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
+/// exact line search).
+fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    let scale = stat_scale(m, d);
+    let tol = m.opt.tolerance.re();
+    let mut cost = warm_start(m, d, s);
+    d.solver_niter = 0;
+    for it in 0..m.opt.iterations {
+        let prev_state: usize = 0;
+        let _ = prev_state;
+        // Hessian and Newton direction
+        dense_m(m, &d.qM, &mut s.h);
+        add_row_hessian(m, d, &s.jar, &mut s.h);
+        if !cholesky(&mut s.h, nv) {
+            break;
+        }
+        for i in 0..nv {
+            s.search[i] = -s.grad[i];
+        }
+        cholesky_solve(&s.h, nv, &mut s.search);
+        let (_, neval, slope) = line_search(m, d, s);
+        let old = cost;
+        cost = evaluate(m, d, s);
+        let improvement = scale * (old - cost).re();
+        let gnorm = s.grad[..nv].iter().map(|g| g.re() * g.re()).sum::<f64>().sqrt();
+        let gradient = scale * gnorm;
+        record_stat(d, it, improvement, gradient, scale * slope.re(), neval, 1, s);
+        if improvement < tol || gradient < tol {
+            break;
+        }
+    }
+}
+
+/// Store iteration `it`'s statistics.
+#[allow(clippy::too_many_arguments)]
+fn record_stat<T: Scalar>(
+    d: &mut Data<T>,
+    it: usize,
+    improvement: f64,
+    gradient: f64,
+    lineslope: f64,
+    neval: usize,
+    nupdate: usize,
+    s: &SolverScratch<T>,
+) {
+    d.solver_niter = it + 1;
+    if it < NSOLVER {
+        let nactive = (0..d.nefc)
+            .filter(|&i| s.state[i] != ConstraintState::Satisfied)
+            .count();
+        d.solver[it] = SolverStat {
+            improvement,
+            gradient,
+            lineslope,
+            nactive,
+            nchange: 0,
+            neval,
+            nupdate,
+        };
+    }
+}
+
+/// Nonlinear conjugate gradient on the reduced primal problem, Polak–Ribière-plus with `M⁻¹` as
+/// preconditioner and the exact line search (000, "Algorithms").
+fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    let scale = stat_scale(m, d);
+    let tol = m.opt.tolerance.re();
+    let mut cost = warm_start(m, d, s);
+    d.solver_niter = 0;
+    // preconditioned gradient and first direction
+    s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
+    inertia::solve_m(m, d, &mut s.mgrad[..nv]);
+    for i in 0..nv {
+        s.search[i] = -s.mgrad[i];
+    }
+    for it in 0..m.opt.iterations {
+        let (_, neval, slope) = line_search(m, d, s);
+        s.prev_grad[..nv].copy_from_slice(&s.grad[..nv]);
+        s.prev_mgrad[..nv].copy_from_slice(&s.mgrad[..nv]);
+        let old = cost;
+        cost = evaluate(m, d, s);
+        s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
+        inertia::solve_m(m, d, &mut s.mgrad[..nv]);
+        let improvement = scale * (old - cost).re();
+        let gnorm = s.grad[..nv].iter().map(|g| g.re() * g.re()).sum::<f64>().sqrt();
+        let gradient = scale * gnorm;
+        record_stat(d, it, improvement, gradient, scale * slope.re(), neval, 0, s);
+        if improvement < tol || gradient < tol {
+            break;
+        }
+        // Polak–Ribière-plus: β = max(0, gᵀ(Mg − Mg_prev) / g_prevᵀ M⁻¹ g_prev)
+        let mut num = T::zero();
+        let mut den = T::zero();
+        for i in 0..nv {
+            num += s.grad[i] * (s.mgrad[i] - s.prev_mgrad[i]);
+            den += s.prev_grad[i] * s.prev_mgrad[i];
+        }
+        let beta = if den.re().abs() > MINVAL {
+            (num / den).select_max(T::zero())
+        } else {
+            T::zero()
+        };
+        for i in 0..nv {
+            s.search[i] = -s.mgrad[i] + beta * s.search[i];
+        }
+    }
+}
+
+/// Projected Gauss–Seidel on the dual problem `min ½ fᵀ(A+R)f + fᵀ(J·qacc_smooth − a_ref)`, `A =
+/// J M⁻¹ Jᵀ`: one row at a time with the box (friction loss) and sign (limits, contacts)
+/// projections; elliptic contacts are updated one contact at a time, first along the ray from
+/// the cone's tip through the current force, then within the cone's cross-section (000,
+/// "Algorithms", PGS).
+fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    let nefc = d.nefc;
+    if s.ar.len() < nefc * nefc {
+        s.ar.resize(nefc * nefc, T::zero());
+    }
+    // A + R: rows of M⁻¹ Jᵀ
+    // tmp holds one column M⁻¹ J_iᵀ at a time
+    for i in 0..nefc {
+        s.mv[..nv].copy_from_slice(&d.efc_J[i * nv..(i + 1) * nv]);
+        inertia::solve_m(m, d, &mut s.mv[..nv]);
+        for k in 0..nefc {
+            let row = &d.efc_J[k * nv..(k + 1) * nv];
+            let mut v = T::zero();
+            for c in 0..nv {
+                v += row[c] * s.mv[c];
+            }
+            s.ar[k * nefc + i] = v;
+        }
+        s.ar[i * nefc + i] += d.efc_R[i];
+    }
+    // b = J qacc_smooth − aref
+    mul_j(d, nv, &d.qacc_smooth, &mut s.jv);
+    for i in 0..nefc {
+        s.jv[i] -= d.efc_aref[i];
+    }
+    // warm start: force of the primal at the chosen start
+    warm_start(m, d, s);
+    let scale = stat_scale(m, d);
+    let tol = m.opt.tolerance.re();
+    let mut f = std::mem::take(&mut s.force);
+    let dual_cost = |f: &[T], s: &SolverScratch<T>| -> T {
+        let mut c = T::zero();
+        for i in 0..nefc {
+            let mut af = T::zero();
+            for k in 0..nefc {
+                af += s.ar[i * nefc + k] * f[k];
+            }
+            c += f[i] * (T::c(0.5) * af + s.jv[i]);
+        }
+        c
+    };
+    let mut cost = dual_cost(&f, s);
+    d.solver_niter = 0;
+    for it in 0..m.opt.iterations {
+        let mut i = 0;
+        while i < nefc {
+            let ty = d.efc_type[i];
+            if ty == ConstraintType::ContactElliptic {
+                let dim = d.contact[d.efc_id[i]].dim;
+                pgs_cone(d, s, &mut f, i, dim);
+                i += dim;
+                continue;
+            }
+            let aii = s.ar[i * nefc + i];
+            let mut res = s.jv[i];
+            for k in 0..nefc {
+                res += s.ar[i * nefc + k] * f[k];
+            }
+            let mut fi = f[i] - res / aii;
+            match ty {
+                ConstraintType::Equality => {}
+                ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                    let fl = d.efc_frictionloss[i];
+                    fi = fi.clamp_to(-fl, fl);
+                }
+                _ => fi = fi.select_max(T::zero()),
+            }
+            f[i] = fi;
+            i += 1;
+        }
+        let old = cost;
+        cost = dual_cost(&f, s);
+        let improvement = scale * (old - cost).re();
+        d.solver_niter = it + 1;
+        if it < NSOLVER {
+            d.solver[it] = SolverStat {
+                improvement,
+                nactive: f[..nefc].iter().filter(|x| !x.is_zero_exact()).count(),
+                ..Default::default()
+            };
+        }
+        if improvement < tol {
+            break;
+        }
+    }
+    // qacc = qacc_smooth + M⁻¹ Jᵀ f
+    mul_jt(d, nv, &f, &mut s.mv);
+    inertia::solve_m(m, d, &mut s.mv[..nv]);
+    for i in 0..nv {
+        s.x[i] = d.qacc_smooth[i] + s.mv[i];
+    }
+    s.force = f;
+}
+
+/// Block update of one elliptic contact in PGS: minimize the dual cost over the contact's force
+/// `f_c` with the other forces fixed, inside the cone `f_n ≥ ‖(f_j/μ_j)‖` (after the impratio
+/// scaling, with `μ` the contact's slope). Two steps as in 000: along the ray from the tip
+/// through the current force, then within the cross-section at fixed normal force (a
+/// one-constraint QCQP solved by Newton on its multiplier).
+fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize, dim: usize) {
+    let nefc = d.nefc;
+    let c = &d.contact[d.efc_id[i]];
+    // local quadratic: ½ gᵀ A_c g + gᵀ b_c with b_c = residual without the contact's own part
+    let mut a = [[T::zero(); 6]; 6];
+    let mut b = [T::zero(); 6];
+    for p in 0..dim {
+        let mut r = s.jv[i + p];
+        for k in 0..nefc {
+            r += s.ar[(i + p) * nefc + k] * f[k];
+        }
+        for q in 0..dim {
+            a[p][q] = s.ar[(i + p) * nefc + i + q];
+            r -= a[p][q] * f[i + q];
+        }
+        b[p] = r;
+    }
+    let cost = |g: &[T; 6]| -> T {
+        let mut v = T::zero();
+        for p in 0..dim {
+            let mut ag = T::zero();
+            for q in 0..dim {
+                ag += a[p][q] * g[q];
+            }
+            v += g[p] * (T::c(0.5) * ag + b[p]);
+        }
+        v
+    };
+    let mut g = [T::zero(); 6];
+    g[..dim].copy_from_slice(&f[i..i + dim]);
+    // cone in scaled variables: ‖(g_j / fr_j)‖ ≤ g_0 / μ… with μ the contact's slope
+    let mu = c.mu;
+    let fr = c.friction;
+    // 1. ray through the current force (or the normal axis when at the tip)
+    let mut dir = g;
+    if g[0].re() <= 0.0 {
+        dir = [T::zero(); 6];
+        dir[0] = T::one();
+    }
+    let mut num = T::zero();
+    let mut den = T::zero();
+    for p in 0..dim {
+        let mut ad = T::zero();
+        for q in 0..dim {
+            ad += a[p][q] * dir[q];
+        }
+        num += dir[p] * b[p];
+        den += dir[p] * ad;
+    }
+    let t = (-num / den).select_max(T::zero());
+    for p in 0..dim {
+        g[p] = dir[p] * t;
+    }
+    // project onto the cone (scaled circular cone), in case the direction was outside
+    project_cone(&mut g, dim, mu, &fr);
+    // 2. within the cross-section at the current normal force
+    let fn_ = g[0];
+    if fn_.re() > 0.0 {
+        // minimize over friction x (dim−1): ½ xᵀ A_tt x + xᵀ (b_t + A_tn fn) s.t. Σ(x_j/fr_j)² ≤
+        // (fn/μ)²… via Newton on the multiplier λ: (A_tt + λ W) x = −c, W = diag(1/fr_j²)
+        let k = dim - 1;
+        let mut cvec = [T::zero(); 5];
+        for p in 0..k {
+            cvec[p] = b[p + 1] + a[p + 1][0] * fn_;
+        }
+        let rad2 = (fn_ * mu) * (fn_ * mu);
+        let solve = |lam: T| -> [T; 5] {
+            let mut mtx = [[T::zero(); 5]; 5];
+            for p in 0..k {
+                for q in 0..k {
+                    mtx[p][q] = a[p + 1][q + 1];
+                }
+                mtx[p][p] += lam / (fr[p] * fr[p]);
+            }
+            let mut x = [T::zero(); 5];
+            for p in 0..k {
+                x[p] = -cvec[p];
+            }
+            small_solve(&mut mtx, &mut x, k);
+            x
+        };
+        let wnorm = |x: &[T; 5]| -> T {
+            let mut v = T::zero();
+            for p in 0..k {
+                v += x[p] * x[p] / (fr[p] * fr[p]);
+            }
+            v
+        };
+        let mut x = solve(T::zero());
+        if wnorm(&x).re() > rad2.re() {
+            // find λ > 0 with ‖x(λ)‖²_W = rad²: Newton on φ(λ) = 1/‖x‖_W − 1/rad
+            let mut lam = T::zero();
+            for _ in 0..50 {
+                let xn = solve(lam);
+                let nn = wnorm(&xn);
+                let nrm = nn.sqrt();
+                // dx/dλ = −(A + λW)⁻¹ W x
+                let mut mtx = [[T::zero(); 5]; 5];
+                for p in 0..k {
+                    for q in 0..k {
+                        mtx[p][q] = a[p + 1][q + 1];
+                    }
+                    mtx[p][p] += lam / (fr[p] * fr[p]);
+                }
+                let mut dx = [T::zero(); 5];
+                for p in 0..k {
+                    dx[p] = -xn[p] / (fr[p] * fr[p]);
+                }
+                small_solve(&mut mtx, &mut dx, k);
+                let mut dnn = T::zero();
+                for p in 0..k {
+                    dnn += T::c(2.0) * xn[p] * dx[p] / (fr[p] * fr[p]);
+                }
+                let phi = T::one() / nrm - T::one() / rad2.sqrt();
+                let dphi = -dnn / (T::c(2.0) * nn * nrm);
+                let step = phi / dphi;
+                lam = (lam - step).select_max(T::zero());
+                if step.re().abs() < 1e-14 * lam.re().max(1e-30) {
+                    break;
+                }
+            }
+            x = solve(lam);
+        }
+        let mut g2 = g;
+        g2[1..dim].copy_from_slice(&x[..k]);
+        project_cone(&mut g2, dim, mu, &fr);
+        if cost(&g2).re() <= cost(&g).re() {
+            g = g2;
+        }
+    }
+    let old = {
+        let mut o = [T::zero(); 6];
+        o[..dim].copy_from_slice(&f[i..i + dim]);
+        o
+    };
+    if cost(&g).re() <= cost(&old).re() {
+        f[i..i + dim].copy_from_slice(&g[..dim]);
+    }
+}
+
+/// Project a contact force onto its cone `f_n ≥ (1/μ)·‖(f_j/fr_j)·…‖` (Euclidean projection in
+/// the scaled variables where the cone is circular).
+fn project_cone<T: Scalar>(g: &mut [T; 6], dim: usize, mu: T, fr: &[T; 5]) {
+    // scaled: y_j = g_j·μ/fr_j … cone ‖y‖ ≤ μ g_0 ⇔ ‖(g_j/fr_j)‖ ≤ g_0
+    let mut t2 = T::zero();
+    for j in 1..dim {
+        let y = g[j] / fr[j - 1];
+        t2 += y * y;
+    }
+    let t = t2.sqrt();
+    let n = g[0];
+    let _ = mu;
+    if t.re() <= n.re() {
+        return;
+    }
+    if t.re() <= -n.re() {
+        *g = [T::zero(); 6];
+        return;
+    }
+    let a = (n + t) * T::c(0.5);
+    g[0] = a;
+    for j in 1..dim {
+        g[j] = g[j] * a / t;
+    }
+}
+
+/// Solve the small dense system `a x = b` (size `n ≤ 5`) by Gaussian elimination with partial
+/// pivoting; `b` becomes `x`.
+fn small_solve<T: Scalar>(a: &mut [[T; 5]; 5], b: &mut [T; 5], n: usize) {
+    for c in 0..n {
+        let mut p = c;
+        for r in c + 1..n {
+            if a[r][c].re().abs() > a[p][c].re().abs() {
+                p = r;
+            }
+        }
+        a.swap(c, p);
+        b.swap(c, p);
+        let piv = a[c][c];
+        for r in c + 1..n {
+            let f = a[r][c] / piv;
+            for k in c..n {
+                let v = a[c][k];
+                a[r][k] -= f * v;
+            }
+            let v = b[c];
+            b[r] -= f * v;
+        }
+    }
+    for c in (0..n).rev() {
+        let mut v = b[c];
+        for k in c + 1..n {
+            v -= a[c][k] * b[k];
+        }
+        b[c] = v / a[c][c];
+    }
+}
+
+/// On dual numbers: replace the derivative parts of `s.x` by those of the exact solution, one
+/// Newton step `x − H⁻¹ ∇` evaluated at the converged point with the real parts kept.
+fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    evaluate(m, d, s);
+    dense_m(m, &d.qM, &mut s.h);
+    add_row_hessian(m, d, &s.jar, &mut s.h);
+    if !cholesky(&mut s.h, nv) {
+        return;
+    }
+    s.search[..nv].copy_from_slice(&s.grad[..nv]);
+    cholesky_solve(&s.h, nv, &mut s.search);
+    for i in 0..nv {
+        let re = s.x[i].re();
+        s.x[i] -= s.search[i];
+        *s.x[i].re_mut() = re;
+    }
+}
+
+/// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
+/// with the model's solver and cone. Writes `qacc`, `qfrc_constraint`, `efc_force`,
+/// `efc_state`, `solver_niter`, `solver`. Without rows, `qacc = qacc_smooth`.
+pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    d.solver_niter = 0;
+    if d.nefc == 0 {
+        d.qacc.copy_from_slice(&d.qacc_smooth);
+        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
+    let mut s = std::mem::take(&mut d.solver_scratch);
+    s.ensure(nv, d.nefc);
+    match m.opt.solver {
+        Solver::Newton => newton(m, d, &mut s),
+        Solver::Cg => cg(m, d, &mut s),
+        Solver::Pgs => pgs(m, d, &mut s),
+    }
+    // PGS's forces are its dual iterate; Newton and CG's come from the primal cost at qacc
+    let pgs_force = m.opt.solver == Solver::Pgs;
+    if pgs_force {
+        std::mem::swap(&mut s.force, &mut s.pgs_f);
+    }
+    if T::HAS_DERIVATIVE {
+        derivative_correction(m, d, &mut s);
+    }
+    evaluate(m, d, &mut s);
+    if pgs_force {
+        // keep the real parts of PGS's own forces (on f64 the forces are exactly PGS's)
+        for i in 0..d.nefc {
+            let mut f = s.force[i];
+            *f.re_mut() = s.pgs_f[i].re();
+            if !T::HAS_DERIVATIVE {
+                f = s.pgs_f[i];
+            }
+            s.force[i] = f;
+        }
+    }
+    d.qacc.copy_from_slice(&s.x[..nv]);
+    d.efc_force[..d.nefc].copy_from_slice(&s.force[..d.nefc]);
+    d.efc_state[..d.nefc].copy_from_slice(&s.state[..d.nefc]);
+    mul_jt(d, nv, &s.force, &mut s.tmp);
+    d.qfrc_constraint.copy_from_slice(&s.tmp[..nv]);
+    d.solver_scratch = s;
+}
