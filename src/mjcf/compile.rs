@@ -1352,14 +1352,18 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
                     let rp = q.relpose;
                     let qn = (rp[3] * rp[3] + rp[4] * rp[4] + rp[5] * rp[5] + rp[6] * rp[6]).sqrt();
                     if qn < MINVAL {
-                        // relative pose of body1 in body2 at qpos0
+                        // no relpose: the qpos0 configuration is the welded one. data[3..6]
+                        // is the point of body1 at the anchor (body2's anchor in body1's frame),
+                        // data[6..10] the orientation of body2 relative to body1
+                        let w2 = quat_rotate(&xquat[b2], &q.anchor);
                         let d = [
-                            xpos[b1][0] - xpos[b2][0],
-                            xpos[b1][1] - xpos[b2][1],
-                            xpos[b1][2] - xpos[b2][2],
+                            xpos[b2][0] + w2[0] - xpos[b1][0],
+                            xpos[b2][1] + w2[1] - xpos[b1][1],
+                            xpos[b2][2] + w2[2] - xpos[b1][2],
                         ];
-                        let p = quat_rotate(&qc, &d);
-                        let mut rq = quat_mul(&qc, &xquat[b1]);
+                        let q1c = [xquat[b1][0], -xquat[b1][1], -xquat[b1][2], -xquat[b1][3]];
+                        let p = quat_rotate(&q1c, &d);
+                        let mut rq = quat_mul(&q1c, &xquat[b2]);
                         quat_normalize(&mut rq);
                         data[3..6].copy_from_slice(&p);
                         data[6..10].copy_from_slice(&rq);

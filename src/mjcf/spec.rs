@@ -600,7 +600,7 @@ impl Default for EqS {
             obj2: None,
             sites: false,
             anchor: [0.0; 3],
-            relpose: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            relpose: [0.0; 7],
             torquescale: 1.0,
             polycoef: [0.0, 1.0, 0.0, 0.0, 0.0],
             loc: Loc::default(),

@@ -75,7 +75,7 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
         (island i's block starts at i*mjNSOLVER) as struct of arrays: improvement, gradient,
         lineslope, nactive, nchange, neval, nupdate,
       solver_fwdinv (2).
-    alt: {pgs, cg, newton_noisland}: each {solver (int), disableflags, qacc, qfrc_constraint,
+    alt: {pgs, cg, newton_noisland, newton_exact}: each {solver (int), disableflags, qacc, qfrc_constraint,
       efc_force, efc_state, nisland, solver_niter (per island as above), last (per island the
       last iteration record, struct of arrays as solver_stats, or null if niter is 0)}; for
       newton_noisland also solver_stats (capped like the main one).  All three solvers work per
@@ -291,13 +291,15 @@ def warnings_of(d, acc):
             acc[k] = acc.get(k, 0) + int(d.warning[i].number)
 
 
-def alt_solve(m, d_in, solver, extra_disable, warns):
+def alt_solve(m, d_in, solver, extra_disable, warns, tolerance=None):
     global NSOLVER
     d2 = mujoco.MjData(m)
     mujoco.mj_copyData(d2, m, d_in)
-    saved = (m.opt.solver, m.opt.disableflags)
+    saved = (m.opt.solver, m.opt.disableflags, m.opt.tolerance)
     m.opt.solver = solver
     m.opt.disableflags |= extra_disable
+    if tolerance is not None:
+        m.opt.tolerance = tolerance
     try:
         mujoco.mj_forward(m, d2)
         r = {
@@ -314,7 +316,7 @@ def alt_solve(m, d_in, solver, extra_disable, warns):
             _, r["solver_stats"] = solver_info(d2, STATS_CAP)
         warnings_of(d2, warns)
     finally:
-        m.opt.solver, m.opt.disableflags = saved
+        m.opt.solver, m.opt.disableflags, m.opt.tolerance = saved
     return r
 
 
@@ -387,6 +389,11 @@ def generate(rel, steps, cone_name, cone, thirdparty=False):
             "cg": alt_solve(m, snap, mujoco.mjtSolver.mjSOL_CG, 0, warns),
             "newton_noisland": alt_solve(m, snap, mujoco.mjtSolver.mjSOL_NEWTON,
                                          int(mujoco.mjtDisableBit.mjDSBL_ISLAND), warns),
+            # the exact minimum: Newton run to convergence (tolerance 0, one island); MuJoCo's
+            # elliptic Newton at 1e-12 can stop up to ~1e-6 short of it
+            "newton_exact": alt_solve(m, snap, mujoco.mjtSolver.mjSOL_NEWTON,
+                                      int(mujoco.mjtDisableBit.mjDSBL_ISLAND), warns,
+                                      tolerance=0.0),
         }
         states.append({"step": k, "input": inp, "output": out, "alt": alt})
     warnings_of(d, warns)
