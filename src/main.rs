@@ -316,7 +316,10 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
     }
     o.insert(
         "efc_state".into(),
-        json!(d.efc_state[..n].iter().map(|s| *s as u8).collect::<Vec<_>>()),
+        json!(d.efc_state[..n]
+            .iter()
+            .map(|s| *s as u8)
+            .collect::<Vec<_>>()),
     );
     let stats: Vec<Value> = d.solver[..d.solver_niter.min(d.solver.len())]
         .iter()

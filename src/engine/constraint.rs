@@ -25,7 +25,7 @@ use super::inertia::NONE;
 pub const MINIMP: f64 = 0.0001;
 /// Largest impedance a row may have (MuJoCo's `mjMAXIMP`).
 pub const MAXIMP: f64 = 0.9999;
-/// `exclude` code of a contact between two bodies without dofs (MuJoCo's `mjEXCLUDE_NODOF`... code 3).
+/// `exclude` code of a contact between two bodies without dofs (MuJoCo 4.0 code 3).
 pub const EXCLUDE_NODOF: u8 = 3;
 
 /// Kind of a constraint row (`mjtConstraint`, same integer codes).
@@ -696,7 +696,11 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         let f = &c.frame;
         for col in 0..nv {
             let jp = [s.jac[col], s.jac[nv + col], s.jac[2 * nv + col]];
-            let jr = [s.jac[3 * nv + col], s.jac[4 * nv + col], s.jac[5 * nv + col]];
+            let jr = [
+                s.jac[3 * nv + col],
+                s.jac[4 * nv + col],
+                s.jac[5 * nv + col],
+            ];
             for k in 0..3 {
                 let axis = [f[3 * k], f[3 * k + 1], f[3 * k + 2]];
                 s.jac2[k * nv + col] = dot3(&axis, &jp);

@@ -229,13 +229,7 @@ fn update_rows<T: Scalar>(
 
 /// `(N, U, T)` of an elliptic contact: `N = μ·jar_n`, `U_j = μ_j·jar_tj`, `T = ‖U‖`.
 #[inline]
-fn cone_nut<T: Scalar>(
-    jar: &[T],
-    i: usize,
-    dim: usize,
-    mu: T,
-    fr: &[T; 5],
-) -> (T, [T; 5], T) {
+fn cone_nut<T: Scalar>(jar: &[T], i: usize, dim: usize, mu: T, fr: &[T; 5]) -> (T, [T; 5], T) {
     let n = mu * jar[i];
     let mut u = [T::zero(); 5];
     let mut t2 = T::zero();
@@ -422,8 +416,8 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                         for a in 1..dim {
                             for b in 1..dim {
                                 let id = if a == b { T::one() } else { T::zero() };
-                                let c2 = -mu * fr[a - 1] * fr[b - 1] * (id - uh[a - 1] * uh[b - 1])
-                                    / t;
+                                let c2 =
+                                    -mu * fr[a - 1] * fr[b - 1] * (id - uh[a - 1] * uh[b - 1]) / t;
                                 hs[a][b] += dm * hh * c2;
                             }
                         }
@@ -593,11 +587,7 @@ fn evaluate<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T
 
 /// Exact line search along `s.search` from `s.x` (1-D Newton with a bracket on the convex
 /// cost); moves `s.x` and returns `(α, number of evaluations, initial slope)`.
-fn line_search<T: Scalar>(
-    m: &Model<T>,
-    d: &Data<T>,
-    s: &mut SolverScratch<T>,
-) -> (T, usize, T) {
+fn line_search<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> (T, usize, T) {
     let nv = m.nv;
     mul_m(m, &d.qM, &s.search, &mut s.mv);
     mul_j(d, nv, &s.search, &mut s.jv);
@@ -638,7 +628,7 @@ fn line_search<T: Scalar>(
             hi = a.re();
         }
         let mut an = a - d1 / d2.select_max(T::c(MINVAL));
-        if !(an.re() > lo && an.re() < hi) || !an.re().is_finite() {
+        if !(an.re() > lo && an.re() < hi && an.re().is_finite()) {
             an = if hi.is_finite() {
                 T::c(0.5 * (lo + hi))
             } else {
@@ -702,9 +692,22 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         let old = cost;
         cost = evaluate(m, d, s);
         let improvement = scale * (old - cost).re();
-        let gnorm = s.grad[..nv].iter().map(|g| g.re() * g.re()).sum::<f64>().sqrt();
+        let gnorm = s.grad[..nv]
+            .iter()
+            .map(|g| g.re() * g.re())
+            .sum::<f64>()
+            .sqrt();
         let gradient = scale * gnorm;
-        record_stat(d, it, improvement, gradient, scale * slope.re(), neval, 1, s);
+        record_stat(
+            d,
+            it,
+            improvement,
+            gradient,
+            scale * slope.re(),
+            neval,
+            1,
+            s,
+        );
         if improvement < tol || gradient < tol {
             break;
         }
@@ -763,9 +766,22 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
         inertia::solve_m(m, d, &mut s.mgrad[..nv]);
         let improvement = scale * (old - cost).re();
-        let gnorm = s.grad[..nv].iter().map(|g| g.re() * g.re()).sum::<f64>().sqrt();
+        let gnorm = s.grad[..nv]
+            .iter()
+            .map(|g| g.re() * g.re())
+            .sum::<f64>()
+            .sqrt();
         let gradient = scale * gnorm;
-        record_stat(d, it, improvement, gradient, scale * slope.re(), neval, 0, s);
+        record_stat(
+            d,
+            it,
+            improvement,
+            gradient,
+            scale * slope.re(),
+            neval,
+            0,
+            s,
+        );
         if improvement < tol || gradient < tol {
             break;
         }
