@@ -32,6 +32,10 @@ const TOL_GEOM: f64 = 1e-9;
 const TOL_ROW: f64 = 1e-9;
 /// qacc, qfrc_constraint, efc_force.
 const TOL_SOL: f64 = 1e-6;
+/// CG's qacc against Newton's (its gradient test at tolerance 1e-12 leaves ~1e-6).
+const TOL_CG: f64 = 1e-5;
+/// PGS's qacc against Newton's when PGS stops on its improvement test.
+const TOL_PGS: f64 = 5e-5;
 
 /// `(file, step, reason)`: states known to differ from MuJoCo for a reason outside the
 /// constraint stage. Their errors are printed, not failed; a listed state that matches fails the
@@ -336,4 +340,68 @@ fn constraint_rows_and_solution_match_mujoco() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// CG and PGS on the same states reach diffmj's Newton solution (the unique minimum of the
+/// convex problem): CG within [`TOL_CG`]; PGS within [`TOL_PGS`] when it stops on its own
+/// criterion, and when it runs out of iterations (stiff equality constraints make the dual
+/// ill-conditioned for a first-order method) no farther from the minimum than MuJoCo's own PGS
+/// is from MuJoCo's exact minimum at the same state.
+#[test]
+fn cg_and_pgs_reach_the_newton_solution() {
+    let mut failures = Vec::new();
+    let mut worst = [0.0f64; 3];
+    for path in files() {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let g = read_json(&path);
+        let m = load(&g);
+        let mut d = Data::new(&m);
+        for st in g["states"].as_array().unwrap() {
+            let step = st["step"].as_u64().unwrap();
+            d.reset(&m);
+            set_input(&m, &mut d, &st["input"]);
+            diffmj::forward(&m, &mut d).unwrap();
+            if d.nefc == 0 {
+                continue;
+            }
+            let newton = d.qacc.clone();
+            let mj_pgs = rel_err(
+                &nums(&st["alt"]["pgs"]["qacc"]),
+                &nums(&st["alt"]["newton_exact"]["qacc"]),
+            );
+            for solver in [Solver::Cg, Solver::Pgs] {
+                let mut m2 = m.clone();
+                m2.opt.solver = solver;
+                let mut d2 = Data::new(&m2);
+                set_input(&m2, &mut d2, &st["input"]);
+                diffmj::forward(&m2, &mut d2).unwrap();
+                let e = rel_err(&d2.qacc, &newton);
+                let capped = d2.solver_niter >= m2.opt.iterations;
+                let (k, tol) = match (solver, capped) {
+                    (Solver::Cg, _) => (0, TOL_CG),
+                    (_, false) => (1, TOL_PGS),
+                    _ => (2, TOL_PGS.max(mj_pgs)),
+                };
+                worst[k] = worst[k].max(e);
+                if e.is_nan() || e > tol {
+                    failures.push(format!(
+                        "{name} step {step} {solver:?}: {e:.3e} from Newton ({} iterations, \
+                         tolerance {tol:.1e})",
+                        d2.solver_niter
+                    ));
+                }
+                if capped && solver == Solver::Pgs {
+                    println!(
+                        "{name} step {step} {solver:?}: out of iterations, {e:.3e} from Newton \
+                         (MuJoCo's PGS: {mj_pgs:.3e})"
+                    );
+                }
+            }
+        }
+    }
+    println!(
+        "worst: CG {:.3e}, PGS converged {:.3e}, PGS out of iterations {:.3e}",
+        worst[0], worst[1], worst[2]
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

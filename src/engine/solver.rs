@@ -744,7 +744,8 @@ fn record_stat<T: Scalar>(
 }
 
 /// Nonlinear conjugate gradient on the reduced primal problem, Polak–Ribière-plus with `M⁻¹` as
-/// preconditioner and the exact line search (000, "Algorithms").
+/// preconditioner and the exact line search (000, "Algorithms"), restarted along `−M⁻¹g` when the
+/// direction is not a descent one; stops when the scaled gradient is below the tolerance.
 fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     let nv = m.nv;
     let scale = stat_scale(m, d);
@@ -782,7 +783,10 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             0,
             s,
         );
-        if improvement < tol || gradient < tol {
+        // CG stops on the gradient (or when a line search makes no progress): its improvement
+        // per iteration can fall below the tolerance well before the minimum is reached, which
+        // MuJoCo's improvement test would take for convergence
+        if gradient < tol || improvement <= 0.0 {
             break;
         }
         // Polak–Ribière-plus: β = max(0, gᵀ(Mg − Mg_prev) / g_prevᵀ M⁻¹ g_prev)
@@ -799,6 +803,13 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         };
         for i in 0..nv {
             s.search[i] = -s.mgrad[i] + beta * s.search[i];
+        }
+        // restart along the preconditioned gradient when the direction is not a descent one
+        let slope: f64 = (0..nv).map(|i| s.search[i].re() * s.grad[i].re()).sum();
+        if slope >= 0.0 {
+            for i in 0..nv {
+                s.search[i] = -s.mgrad[i];
+            }
         }
     }
 }
@@ -852,6 +863,13 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     };
     let mut cost = dual_cost(&f, s);
     d.solver_niter = 0;
+    // Nesterov momentum with adaptive restart on the sweeps (O'Donoghue & Candès; MuJoCo 4.0
+    // accelerates its PGS the same way): after a sweep, try the extrapolation
+    // f + β (f − f_prev), projected, and keep it when it lowers the dual cost
+    let mut f_prev = std::mem::take(&mut s.pgs_f);
+    let mut y = std::mem::take(&mut s.jar);
+    f_prev[..nefc].copy_from_slice(&f[..nefc]);
+    let mut tk = 1.0f64;
     for it in 0..m.opt.iterations {
         let mut i = 0;
         while i < nefc {
@@ -881,6 +899,25 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         }
         let old = cost;
         cost = dual_cost(&f, s);
+        if cost.re() > old.re() {
+            tk = 1.0;
+        } else {
+            let tn = 0.5 * (1.0 + (1.0 + 4.0 * tk * tk).sqrt());
+            let beta = T::c((tk - 1.0) / tn);
+            tk = tn;
+            for k in 0..nefc {
+                y[k] = f[k] + beta * (f[k] - f_prev[k]);
+            }
+            project_dual(d, &mut y);
+            let cy = dual_cost(&y, s);
+            f_prev[..nefc].copy_from_slice(&f[..nefc]);
+            if cy.re() <= cost.re() {
+                f[..nefc].copy_from_slice(&y[..nefc]);
+                cost = cy;
+            } else {
+                tk = 1.0;
+            }
+        }
         let improvement = scale * (old - cost).re();
         d.solver_niter = it + 1;
         if it < NSOLVER {
@@ -894,6 +931,8 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             break;
         }
     }
+    s.pgs_f = f_prev;
+    s.jar = y;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f
     mul_jt(d, nv, &f, &mut s.mv);
     inertia::solve_m(m, d, &mut s.mv[..nv]);
@@ -967,13 +1006,13 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
     let fn_ = g[0];
     if fn_.re() > 0.0 {
         // minimize over friction x (dim−1): ½ xᵀ A_tt x + xᵀ (b_t + A_tn fn) s.t. Σ(x_j/fr_j)² ≤
-        // (fn/μ)²… via Newton on the multiplier λ: (A_tt + λ W) x = −c, W = diag(1/fr_j²)
+        // fn², via Newton on the multiplier λ: (A_tt + λ W) x = −c, W = diag(1/fr_j²)
         let k = dim - 1;
         let mut cvec = [T::zero(); 5];
         for p in 0..k {
             cvec[p] = b[p + 1] + a[p + 1][0] * fn_;
         }
-        let rad2 = (fn_ * mu) * (fn_ * mu);
+        let rad2 = fn_ * fn_;
         let solve = |lam: T| -> [T; 5] {
             let mut mtx = [[T::zero(); 5]; 5];
             for p in 0..k {
@@ -1038,6 +1077,51 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
             g = g2;
         }
     }
+    // 3. projected-gradient refinement in the coordinates h = (g₀, g_j/μ_j) where the cone is
+    // circular: the two steps above cannot leave the cone's tip when only a combined normal and
+    // tangential force lowers the cost (a contact at zero force would stay stuck there)
+    let mut sc = [T::one(); 6];
+    for j in 1..dim {
+        sc[j] = fr[j - 1];
+    }
+    // Lipschitz bound of the gradient in h: trace of S A S
+    let mut lip = T::zero();
+    for p in 0..dim {
+        lip += sc[p] * sc[p] * a[p][p];
+    }
+    if lip.re() > 0.0 {
+        let mut h = [T::zero(); 6];
+        for p in 0..dim {
+            h[p] = g[p] / sc[p];
+        }
+        for _ in 0..PGS_CONE_REFINE {
+            let mut hn = h;
+            for p in 0..dim {
+                // ∂/∂h_p = s_p (A g + b)_p
+                let mut grad = b[p];
+                for q in 0..dim {
+                    grad += a[p][q] * sc[q] * h[q];
+                }
+                hn[p] = h[p] - sc[p] * grad / lip;
+            }
+            project_circular_cone(&mut hn, dim);
+            let mut moved = 0.0f64;
+            for p in 0..dim {
+                moved = moved.max((hn[p] - h[p]).re().abs());
+            }
+            h = hn;
+            if moved <= 1e-15 * h[0].re().abs().max(1e-300) {
+                break;
+            }
+        }
+        let mut g3 = [T::zero(); 6];
+        for p in 0..dim {
+            g3[p] = h[p] * sc[p];
+        }
+        if cost(&g3).re() < cost(&g).re() {
+            g = g3;
+        }
+    }
     let old = {
         let mut o = [T::zero(); 6];
         o[..dim].copy_from_slice(&f[i..i + dim]);
@@ -1045,6 +1129,59 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
     };
     if cost(&g).re() <= cost(&old).re() {
         f[i..i + dim].copy_from_slice(&g[..dim]);
+    }
+}
+
+/// Project dual forces onto the constraint set: friction loss into `[−η, η]`, limits, frictionless
+/// contacts and pyramid edges to `≥ 0`, elliptic contacts onto their cones.
+fn project_dual<T: Scalar>(d: &Data<T>, f: &mut [T]) {
+    let mut i = 0;
+    while i < d.nefc {
+        match d.efc_type[i] {
+            ConstraintType::Equality => i += 1,
+            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                let fl = d.efc_frictionloss[i];
+                f[i] = f[i].clamp_to(-fl, fl);
+                i += 1;
+            }
+            ConstraintType::ContactElliptic => {
+                let c = &d.contact[d.efc_id[i]];
+                let dim = c.dim;
+                let mut g = [T::zero(); 6];
+                g[..dim].copy_from_slice(&f[i..i + dim]);
+                project_cone(&mut g, dim, c.mu, &c.friction);
+                f[i..i + dim].copy_from_slice(&g[..dim]);
+                i += dim;
+            }
+            _ => {
+                f[i] = f[i].select_max(T::zero());
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Projected-gradient iterations of PGS's elliptic block update (step 3 of [`pgs_cone`]).
+const PGS_CONE_REFINE: usize = 30;
+
+/// Euclidean projection onto the circular cone `h₀ ≥ ‖h_{1..}‖`.
+fn project_circular_cone<T: Scalar>(h: &mut [T; 6], dim: usize) {
+    let mut t2 = T::zero();
+    for j in 1..dim {
+        t2 += h[j] * h[j];
+    }
+    let t = if t2.re() > 0.0 { t2.sqrt() } else { T::zero() };
+    if t.re() <= h[0].re() {
+        return;
+    }
+    if t.re() <= -h[0].re() {
+        *h = [T::zero(); 6];
+        return;
+    }
+    let a = (h[0] + t) * T::c(0.5);
+    h[0] = a;
+    for j in 1..dim {
+        h[j] = h[j] * a / t;
     }
 }
 
