@@ -1081,9 +1081,7 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
     // circular: the two steps above cannot leave the cone's tip when only a combined normal and
     // tangential force lowers the cost (a contact at zero force would stay stuck there)
     let mut sc = [T::one(); 6];
-    for j in 1..dim {
-        sc[j] = fr[j - 1];
-    }
+    sc[1..dim].copy_from_slice(&fr[..dim - 1]);
     // Lipschitz bound of the gradient in h: trace of S A S
     let mut lip = T::zero();
     for p in 0..dim {
