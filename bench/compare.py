@@ -7,7 +7,9 @@ program, compiled here against the libmujoco of the installed `mujoco` wheel, ti
 mj_forward and mj_step from the same state in the same way as `diffmj bench` (median over batches
 of 10 calls, restart every 1000 steps like testspeed), so no Python overhead is measured. Prints
 one line per model and the ratios diffmj / MuJoCo (below 1.0 means diffmj is faster).
-Constraints are disabled in both engines (diffmj computes smooth dynamics only, for now).
+Both engines compute the full dynamics with constraints and contacts (each model's own solver
+options); --smooth disables constraints in both (the smooth-dynamics comparison of earlier
+sessions).
 
 Each pair of measurements is repeated (--repeat, default 5) alternating the engines; the ratios
 are medians of the per-round ratios.
@@ -27,14 +29,20 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT = ["pendulum", "hinge_chain", "ball_chain", "humanoid_like", "actuators",
-           "thirdparty/dm_control/humanoid", "thirdparty/gymnasium/ant"]
+           "thirdparty/dm_control/humanoid", "thirdparty/gymnasium/ant",
+           "constraints/humanoid", "constraints/drops", "constraints/stacks", "constraints/equality",
+           "constraints/mixed", "thirdparty/gymnasium/humanoid", "thirdparty/dm_control/walker"]
 
 
-def state_for(m):
+def state_for(m, settle):
+    """Keyframe 0 (or qpos0) with a fixed velocity pattern, then `settle` MuJoCo steps so that
+    contacts and limits are established."""
     d = mujoco.MjData(m)
     if m.nkey > 0:
         mujoco.mj_resetDataKeyframe(m, d, 0)
     d.qvel[:] = [0.5 * math.sin(i) for i in range(m.nv)]
+    for _ in range(settle):
+        mujoco.mj_step(m, d)
     return d
 
 
@@ -52,16 +60,21 @@ def main():
     ap.add_argument("--steps", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=5,
                     help="alternate the two engines this many times; report medians")
+    ap.add_argument("--settle", type=int, default=300,
+                    help="MuJoCo steps from the initial state before timing (contacts form)")
+    ap.add_argument("--smooth", action="store_true",
+                    help="disable constraints in both engines (smooth dynamics only)")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "diffmj")
     mjexe = build_mjbench()
-    print(f"{'model':36} {'nv':>4} {'fwd us':>9} {'mj fwd':>9} {'ratio':>6} {'step us':>9} {'mj step':>9} {'ratio':>6}")
+    print(f"{'model':36} {'nv':>4} {'ncon':>4} {'nefc':>4} {'fwd us':>9} {'mj fwd':>9} {'ratio':>6} {'step us':>9} {'mj step':>9} {'ratio':>6}")
     for name in a.models:
         path = os.path.join(ROOT, "models", name + ".xml")
         m = mujoco.MjModel.from_xml_path(path)
-        d0 = state_for(m)
+        d0 = state_for(m, 0 if a.smooth else a.settle)
+        mujoco.mj_forward(m, d0)
         st = {"qpos": d0.qpos.tolist(), "qvel": d0.qvel.tolist(), "act": d0.act.tolist(), "ctrl": d0.ctrl.tolist()}
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(st, f)
@@ -71,7 +84,8 @@ def main():
         failed = None
         # alternate the engines so slow phases of a noisy machine hit both alike
         for _ in range(a.repeat):
-            out = subprocess.run([exe, "bench", path, "--state", f.name, "--steps", str(a.steps)],
+            extra = ["--option", "disable=constraint"] if a.smooth else []
+            out = subprocess.run([exe, "bench", path, "--state", f.name, "--steps", str(a.steps)] + extra,
                                  capture_output=True, text=True)
             if out.returncode != 0:
                 failed = out.stderr.strip()
@@ -79,9 +93,9 @@ def main():
             ours = json.loads(out.stdout)
             ours_f.append(ours["forward_us"])
             ours_s.append(ours["step_us"])
-            # last argument 1: MuJoCo runs with constraints disabled (smooth dynamics, as diffmj)
-            mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1"], capture_output=True, text=True,
-                                check=True)
+            # last argument: 1 disables MuJoCo's constraints (with --smooth)
+            mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1" if a.smooth else "0"],
+                                capture_output=True, text=True, check=True)
             mjt = json.loads(mj.stdout)
             mj_f.append(mjt["forward_us"])
             mj_s.append(mjt["step_us"])
@@ -93,7 +107,7 @@ def main():
         of, os_, mf, ms = (float(np.median(x)) for x in (ours_f, ours_s, mj_f, mj_s))
         rf = float(np.median(np.array(ours_f) / np.array(mj_f)))
         rs = float(np.median(np.array(ours_s) / np.array(mj_s)))
-        print(f"{name:36} {m.nv:4d} {of:9.2f} {mf:9.2f} {rf:6.2f} {os_:9.2f} {ms:9.2f} {rs:6.2f}")
+        print(f"{name:36} {m.nv:4d} {d0.ncon:4d} {d0.nefc:4d} {of:9.2f} {mf:9.2f} {rf:6.2f} {os_:9.2f} {ms:9.2f} {rs:6.2f}")
     sys.stdout.flush()
 
 

@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
-use diffmj::model::{Cone, Solver};
+use diffmj::model::{disable, Cone, Solver};
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -35,7 +35,8 @@ enum Cmd {
         model: PathBuf,
         /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, disable (comma-separated
+        /// flags: constraint, equality, frictionloss, limit, contact, warmstart, refsafe).
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
@@ -131,6 +132,20 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
             "iterations" => o.iterations = int()?,
             "ls_iterations" => o.ls_iterations = int()?,
             "noslip_iterations" => o.noslip_iterations = int()?,
+            "disable" => {
+                for flag in v.split(',') {
+                    o.disableflags |= match flag {
+                        "constraint" => disable::CONSTRAINT,
+                        "equality" => disable::EQUALITY,
+                        "frictionloss" => disable::FRICTIONLOSS,
+                        "limit" => disable::LIMIT,
+                        "contact" => disable::CONTACT,
+                        "warmstart" => disable::WARMSTART,
+                        "refsafe" => disable::REFSAFE,
+                        _ => return Err(format!("--option disable: unknown flag '{flag}'")),
+                    }
+                }
+            }
             _ => return Err(format!("--option: unknown option '{k}'")),
         }
     }

@@ -596,6 +596,12 @@ fn narrow<T: Scalar>(
     pair: Option<usize>,
 ) -> Result<(), CollisionError> {
     let (margin, gap) = pair_margin_gap(m, g1, g2, pair);
+    // the general convex routine is costly: skip pairs whose bounding boxes are apart
+    if pair_method(m.geom_type[g1], m.geom_type[g2]) == PairMethod::Convex
+        && obb_separated(m, d, g1, g2, (margin + gap).re())
+    {
+        return Ok(());
+    }
     let n = match collide_pair(m, d, g1, g2, margin + gap, &mut s.narrow) {
         Ok(n) => n,
         // no collision function (plane–plane): MuJoCo skips the pair
@@ -647,6 +653,71 @@ fn narrow<T: Scalar>(
         d.ncon += 1;
     }
     Ok(())
+}
+
+/// Half extents of a geom's bounding box in its own frame.
+fn geom_half_extents<T: Scalar>(m: &Model<T>, g: usize) -> [f64; 3] {
+    let sz = m.geom_size[g].map(|x| x.re());
+    match m.geom_type[g] {
+        GeomType::Sphere => [sz[0]; 3],
+        GeomType::Capsule => [sz[0], sz[0], sz[1] + sz[0]],
+        GeomType::Cylinder => [sz[0], sz[0], sz[1]],
+        GeomType::Ellipsoid | GeomType::Box => sz,
+        // no box for planes, height fields and meshes: never separated by this test
+        _ => [f64::INFINITY; 3],
+    }
+}
+
+/// Separating-axis test of the two geoms' oriented bounding boxes: true when some axis (the six
+/// box axes and their nine cross products) separates them by more than `margin`, so that no
+/// contact within the margin exists. A pure filter: pairs that pass go to the narrow phase.
+fn obb_separated<T: Scalar>(m: &Model<T>, d: &Data<T>, g1: usize, g2: usize, margin: f64) -> bool {
+    let e = [geom_half_extents(m, g1), geom_half_extents(m, g2)];
+    if e.iter().flatten().any(|x| !x.is_finite()) {
+        return false;
+    }
+    let ax = |g: usize, k: usize| -> [f64; 3] {
+        let r = &d.geom_xmat[g];
+        [r[k].re(), r[3 + k].re(), r[6 + k].re()]
+    };
+    let a = [[ax(g1, 0), ax(g1, 1), ax(g1, 2)], [ax(g2, 0), ax(g2, 1), ax(g2, 2)]];
+    let p1 = &d.geom_xpos[g1];
+    let p2 = &d.geom_xpos[g2];
+    let t = [(p2[0] - p1[0]).re(), (p2[1] - p1[1]).re(), (p2[2] - p1[2]).re()];
+    let dotf = |u: &[f64; 3], v: &[f64; 3]| u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+    let separates = |l: [f64; 3]| -> bool {
+        let len = dotf(&l, &l).sqrt();
+        if len < 1e-9 {
+            return false;
+        }
+        let mut r = 0.0;
+        for (b, eb) in a.iter().zip(&e) {
+            for k in 0..3 {
+                r += eb[k] * dotf(&l, &b[k]).abs();
+            }
+        }
+        dotf(&l, &t).abs() > r + margin * len
+    };
+    for b in &a {
+        for k in 0..3 {
+            if separates(b[k]) {
+                return true;
+            }
+        }
+    }
+    for u in &a[0] {
+        for v in &a[1] {
+            let c = [
+                u[1] * v[2] - u[2] * v[1],
+                u[2] * v[0] - u[0] * v[2],
+                u[0] * v[1] - u[1] * v[0],
+            ];
+            if separates(c) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// True when dynamic geom pair `(g1, g2)` of body pair `sig` passes the geom-level filters and

@@ -52,6 +52,7 @@ pub struct SolverStat {
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
     pub(crate) h: Vec<T>,
+    pub(crate) first: Vec<usize>,
     pub(crate) x: Vec<T>,
     pub(crate) ma: Vec<T>,
     pub(crate) grad: Vec<T>,
@@ -73,6 +74,7 @@ impl<T> Default for SolverScratch<T> {
     fn default() -> Self {
         SolverScratch {
             h: Vec::new(),
+            first: Vec::new(),
             x: Vec::new(),
             ma: Vec::new(),
             grad: Vec::new(),
@@ -105,6 +107,9 @@ impl<T: Scalar> SolverScratch<T> {
         let z = T::zero();
         if self.h.len() < nv * nv {
             self.h.resize(nv * nv, z);
+        }
+        if self.first.len() < nv {
+            self.first.resize(nv, 0);
         }
         for v in [
             &mut self.x,
@@ -494,56 +499,79 @@ fn dense_m<T: Scalar>(m: &Model<T>, qm: &[T], h: &mut [T]) {
     }
 }
 
-/// In-place dense Cholesky `h = L Lᵀ` (lower triangle); false when not positive definite.
-fn cholesky<T: Scalar>(h: &mut [T], n: usize) -> bool {
-    for j in 0..n {
-        let mut s = h[j * n + j];
-        for k in 0..j {
-            s -= h[j * n + k] * h[j * n + k];
+/// `Σ a_k b_k` with four partial sums (the loop the factorizations and products spend their
+/// time in).
+#[inline]
+fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [T::zero(); 4];
+    let mut ca = a.chunks_exact(4);
+    let mut cb = b.chunks_exact(4);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        acc[0] += x[0] * y[0];
+        acc[1] += x[1] * y[1];
+        acc[2] += x[2] * y[2];
+        acc[3] += x[3] * y[3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        s += *x * *y;
+    }
+    s
+}
+
+/// In-place Cholesky `h = L Lᵀ` of the dense symmetric `n × n` matrix `h` (lower triangle), in
+/// its envelope: `first[i]` is set to the first non-zero column of row `i`, and since the factor
+/// of a matrix has no fill outside the envelope, only `first[i]..=i` of each row is touched (a
+/// block-diagonal Hessian, e.g. bodies in separate contacts, costs the sum of its blocks).
+/// Returns false when the matrix is not positive definite.
+fn cholesky<T: Scalar>(h: &mut [T], n: usize, first: &mut [usize]) -> bool {
+    for i in 0..n {
+        let row = &h[i * n..i * n + i];
+        first[i] = row.iter().position(|x| !x.is_zero_exact()).unwrap_or(i);
+    }
+    for i in 0..n {
+        let fi = first[i];
+        for j in fi..i {
+            let k0 = fi.max(first[j]);
+            let (top, bot) = h.split_at_mut(i * n);
+            let lj = &top[j * n..j * n + j + 1];
+            let li = &mut bot[..i];
+            let v = li[j] - dot(&li[k0..j], &lj[k0..j]);
+            li[j] = v / lj[j];
         }
+        let li = &h[i * n + fi..i * n + i];
+        let s = h[i * n + i] - dot(li, li);
         if s.re() <= MINVAL {
             return false;
         }
-        let l = s.sqrt();
-        h[j * n + j] = l;
-        for i in j + 1..n {
-            let mut v = h[i * n + j];
-            for k in 0..j {
-                v -= h[i * n + k] * h[j * n + k];
-            }
-            h[i * n + j] = v / l;
-        }
+        h[i * n + i] = s.sqrt();
     }
     true
 }
 
-/// Solve `L Lᵀ x = b` in place with the factor of [`cholesky`].
-fn cholesky_solve<T: Scalar>(h: &[T], n: usize, x: &mut [T]) {
+/// Solve `L Lᵀ x = b` in place with the factor and envelope of [`cholesky`].
+fn cholesky_solve<T: Scalar>(h: &[T], n: usize, first: &[usize], x: &mut [T]) {
     for i in 0..n {
-        let mut v = x[i];
-        for k in 0..i {
-            v -= h[i * n + k] * x[k];
-        }
+        let fi = first[i];
+        let v = x[i] - dot(&h[i * n + fi..i * n + i], &x[fi..i]);
         x[i] = v / h[i * n + i];
     }
     for i in (0..n).rev() {
-        let mut v = x[i];
-        for k in i + 1..n {
-            v -= h[k * n + i] * x[k];
+        let xi = x[i] / h[i * n + i];
+        x[i] = xi;
+        let fi = first[i];
+        for (xk, l) in x[fi..i].iter_mut().zip(&h[i * n + fi..i * n + i]) {
+            *xk -= *l * xi;
         }
-        x[i] = v / h[i * n + i];
     }
 }
 
 /// `out = J v` (nefc).
 fn mul_j<T: Scalar>(d: &Data<T>, nv: usize, v: &[T], out: &mut [T]) {
     for i in 0..d.nefc {
-        let row = &d.efc_J[i * nv..(i + 1) * nv];
-        let mut s = T::zero();
-        for c in 0..nv {
-            s += row[c] * v[c];
-        }
-        out[i] = s;
+        out[i] = dot(&d.efc_J[i * nv..(i + 1) * nv], &v[..nv]);
     }
 }
 
@@ -681,13 +709,13 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         // Hessian and Newton direction
         dense_m(m, &d.qM, &mut s.h);
         add_row_hessian(m, d, &s.jar, &mut s.h);
-        if !cholesky(&mut s.h, nv) {
+        if !cholesky(&mut s.h, nv, &mut s.first) {
             break;
         }
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
-        cholesky_solve(&s.h, nv, &mut s.search);
+        cholesky_solve(&s.h, nv, &s.first, &mut s.search);
         let (_, neval, slope) = line_search(m, d, s);
         let old = cost;
         cost = evaluate(m, d, s);
@@ -1248,11 +1276,11 @@ fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScr
     evaluate(m, d, s);
     dense_m(m, &d.qM, &mut s.h);
     add_row_hessian(m, d, &s.jar, &mut s.h);
-    if !cholesky(&mut s.h, nv) {
+    if !cholesky(&mut s.h, nv, &mut s.first) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    cholesky_solve(&s.h, nv, &mut s.search);
+    cholesky_solve(&s.h, nv, &s.first, &mut s.search);
     for i in 0..nv {
         let re = s.x[i].re();
         s.x[i] -= s.search[i];
