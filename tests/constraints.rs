@@ -405,3 +405,54 @@ fn cg_and_pgs_reach_the_newton_solution() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Models written by others (dm_control, gymnasium) load and roll out 1000 steps with contacts
+/// and constraints under sinusoidal controls without diverging (no divergence error, no warning,
+/// finite state).
+#[test]
+fn third_party_models_roll_out_without_divergence() {
+    let mut failures = Vec::new();
+    for pkg in ["dm_control", "gymnasium"] {
+        let dir = root().join("models/thirdparty").join(pkg);
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let name = format!("{pkg}/{}", p.file_stem().unwrap().to_string_lossy());
+            let m = mjcf::load_file(&p).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut d = Data::new(&m);
+            if m.nkey > 0 {
+                d.reset_keyframe(&m, 0);
+            }
+            let mut max_ncon = 0;
+            let mut max_nefc = 0;
+            for k in 0..1000 {
+                for (u, c) in d.ctrl.iter_mut().enumerate() {
+                    let [lo, hi] = m.actuator_ctrlrange[u];
+                    let s = (0.01 * k as f64 + 1.3 * u as f64).sin();
+                    *c = if m.actuator_ctrllimited[u] {
+                        0.5 * (lo + hi) + 0.5 * (hi - lo) * s
+                    } else {
+                        s
+                    };
+                }
+                if let Err(e) = diffmj::step(&m, &mut d) {
+                    failures.push(format!("{name}: step {k}: {e}"));
+                    break;
+                }
+                max_ncon = max_ncon.max(d.ncon);
+                max_nefc = max_nefc.max(d.nefc);
+            }
+            let finite = d.qpos.iter().chain(&d.qvel).all(|x| x.is_finite());
+            let warned: usize = d.warning.iter().map(|w| w.number).sum();
+            if !finite || warned > 0 {
+                failures.push(format!("{name}: finite {finite}, warnings {warned}"));
+            }
+            println!("{name:32} max ncon {max_ncon:3} max nefc {max_nefc:4}");
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -680,10 +680,17 @@ fn obb_separated<T: Scalar>(m: &Model<T>, d: &Data<T>, g1: usize, g2: usize, mar
         let r = &d.geom_xmat[g];
         [r[k].re(), r[3 + k].re(), r[6 + k].re()]
     };
-    let a = [[ax(g1, 0), ax(g1, 1), ax(g1, 2)], [ax(g2, 0), ax(g2, 1), ax(g2, 2)]];
+    let a = [
+        [ax(g1, 0), ax(g1, 1), ax(g1, 2)],
+        [ax(g2, 0), ax(g2, 1), ax(g2, 2)],
+    ];
     let p1 = &d.geom_xpos[g1];
     let p2 = &d.geom_xpos[g2];
-    let t = [(p2[0] - p1[0]).re(), (p2[1] - p1[1]).re(), (p2[2] - p1[2]).re()];
+    let t = [
+        (p2[0] - p1[0]).re(),
+        (p2[1] - p1[1]).re(),
+        (p2[2] - p1[2]).re(),
+    ];
     let dotf = |u: &[f64; 3], v: &[f64; 3]| u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
     let separates = |l: [f64; 3]| -> bool {
         let len = dotf(&l, &l).sqrt();
