@@ -1,7 +1,8 @@
 //! `forward` and `step` on `f64` allocate nothing on the heap (also when they record a
 //! warning), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
-//! actuators of every kind, tendons, and each integrator.
+//! actuators of every kind, tendons, and each integrator, and on constraint models (contacts,
+//! limits, equalities, friction loss) with each solver and cone.
 
 use diffmj::model::Integrator;
 use diffmj::{mjcf, Data};
@@ -174,6 +175,62 @@ fn collision_does_not_allocate() {
             let full = d.warning[Warning::ContactFull as usize].number;
             assert_eq!(full > 0, shrink, "{name}: ContactFull {full}");
             assert!(n <= d.contact.len());
+        }
+    }
+}
+
+/// With constraints active (contacts, limits, equalities, friction loss) neither `forward` nor
+/// `step` allocates, for Newton and CG with both cones, over a few hundred steps in which
+/// contacts appear and change. PGS sizes its dense `A + R` (nefc²) on first use and grows it
+/// when a state has more rows than any before (documented on `SolverScratch`), so PGS is
+/// checked after a warm-up: the same trajectory run once on the same `Data`, then reset.
+#[test]
+fn constraint_models_do_not_allocate() {
+    use diffmj::model::{Cone, Solver};
+    let root = env!("CARGO_MANIFEST_DIR");
+    for name in ["humanoid", "drops", "equality", "mixed"] {
+        let mut m = mjcf::load_file(format!("{root}/models/constraints/{name}.xml")).unwrap();
+        for solver in [Solver::Newton, Solver::Cg, Solver::Pgs] {
+            for cone in [Cone::Pyramidal, Cone::Elliptic] {
+                m.opt.solver = solver;
+                m.opt.cone = cone;
+                let label = format!("{name} {} {}", solver.name(), cone.name());
+                let init = |d: &mut Data<f64>| {
+                    d.reset(&m);
+                    for (i, c) in d.ctrl.iter_mut().enumerate() {
+                        *c = 0.1 * (i as f64 + 1.0).sin();
+                    }
+                    d.qvel
+                        .iter_mut()
+                        .enumerate()
+                        .for_each(|(i, v)| *v = 0.05 * (i as f64).cos());
+                };
+                let mut d = Data::new(&m);
+                init(&mut d);
+                if solver == Solver::Pgs {
+                    // warm-up: the same trajectory once, so PGS's A + R has its largest size
+                    for _ in 0..301 {
+                        diffmj::forward(&m, &mut d).unwrap();
+                        diffmj::step(&m, &mut d).unwrap();
+                    }
+                    init(&mut d);
+                }
+                diffmj::step(&m, &mut d).unwrap();
+                let before = ALLOCS.load(Ordering::SeqCst);
+                let (mut max_nefc, mut max_ncon) = (0, 0);
+                ACTIVE.with(|a| a.set(true));
+                for _ in 0..300 {
+                    diffmj::forward(&m, &mut d).unwrap();
+                    diffmj::step(&m, &mut d).unwrap();
+                    max_nefc = max_nefc.max(d.nefc);
+                    max_ncon = max_ncon.max(d.ncon);
+                }
+                ACTIVE.with(|a| a.set(false));
+                let n = ALLOCS.load(Ordering::SeqCst) - before;
+                assert!(max_nefc > 0, "{label}: no constraint rows");
+                println!("{label}: max nefc {max_nefc}, max ncon {max_ncon}, {n} allocations");
+                assert_eq!(n, 0, "{label}: {n} heap allocations in forward/step");
+            }
         }
     }
 }

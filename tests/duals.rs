@@ -88,6 +88,17 @@ fn fd_column_of(
     dir: Dir,
     out: &dyn Fn(&mut Data<f64>) -> Vec<f64>,
 ) -> Vec<f64> {
+    fd_column_step(m, d0, dir, H, out)
+}
+
+/// [`fd_column_of`] with step `h`.
+fn fd_column_step(
+    m: &Model<f64>,
+    d0: &Data<f64>,
+    dir: Dir,
+    h: f64,
+    out: &dyn Fn(&mut Data<f64>) -> Vec<f64>,
+) -> Vec<f64> {
     let eval = |s: f64| {
         let mut d = d0.clone();
         match dir {
@@ -101,9 +112,9 @@ fn fd_column_of(
         }
         out(&mut d)
     };
-    let p = eval(H);
-    let n = eval(-H);
-    p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * H)).collect()
+    let p = eval(h);
+    let n = eval(-h);
+    p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * h)).collect()
 }
 
 fn dual_column(m: &Model<f64>, md: &Model<Dual64>, d0: &Data<f64>, dir: Dir) -> Vec<f64> {
@@ -417,5 +428,300 @@ fn differentiate_pos_inverts_integrate_pos() {
             err < 1e-10,
             "{name}: differentiate(integrate(q, v)) - v = {err:e}"
         );
+    }
+}
+
+// ---- constraint stage ----
+
+use diffmj::engine::constraint::{ConstraintState, ConstraintType};
+use diffmj::model::{Cone, Solver};
+use std::cell::RefCell;
+
+fn constraint_model(name: &str, cone: Cone, solver: Solver) -> Model<f64> {
+    let mut m = model(&format!("constraints/{name}"));
+    m.opt.cone = cone;
+    m.opt.solver = solver;
+    m.opt.tolerance = 1e-12;
+    m.opt.iterations = 1000;
+    m
+}
+
+/// A state with active constraints: `steps` steps of the `f64` model from `qpos0` with small
+/// initial velocities and constant controls. The returned data carries the warm start of the
+/// last step, which every evaluation below starts from (on `f64` and on `Dual64`).
+fn settled_state(m: &Model<f64>, steps: usize) -> Data<f64> {
+    let mut d = Data::new(m);
+    for (i, v) in d.qvel.iter_mut().enumerate() {
+        *v = 0.05 * ((i as f64) * 0.9 + 1.1).cos();
+    }
+    for (i, c) in d.ctrl.iter_mut().enumerate() {
+        let [lo, hi] = m.actuator_ctrlrange[i];
+        *c = if m.actuator_ctrllimited[i] {
+            lo + (hi - lo) * (0.5 + 0.3 * ((i as f64) * 1.3).sin())
+        } else {
+            0.3 * ((i as f64) * 1.3).sin()
+        };
+    }
+    for _ in 0..steps {
+        diffmj::step(m, &mut d).unwrap();
+    }
+    d
+}
+
+/// `lift` plus what the constraint stage also reads: the warm start and the equality switches.
+fn lift_constrained(md: &Model<Dual64>, d: &Data<f64>) -> Data<Dual64> {
+    let mut e = lift(md, d);
+    e.qacc_warmstart = d.qacc_warmstart.iter().map(|&x| Dual64::from(x)).collect();
+    e.eq_active = d.eq_active.clone();
+    e
+}
+
+/// The active-set signature of a solved state: every row's kind, element and state. Finite
+/// differences are only valid when it is the same at `−h`, `0` and `+h`.
+type Signature = Vec<(ConstraintType, usize, ConstraintState)>;
+
+fn signature<T: Scalar>(d: &Data<T>) -> Signature {
+    (0..d.nefc)
+        .map(|i| (d.efc_type[i], d.efc_id[i], d.efc_state[i]))
+        .collect()
+}
+
+fn rows_by_kind(d: &Data<f64>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for i in 0..d.nefc {
+        let k = d.efc_type[i].name();
+        match counts.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((k, 1)),
+        }
+    }
+    let active = (0..d.nefc)
+        .filter(|&i| d.efc_state[i] != ConstraintState::Satisfied)
+        .count();
+    let kinds: Vec<String> = counts.iter().map(|(k, c)| format!("{k} {c}")).collect();
+    format!("nefc {} ({}), {active} active", d.nefc, kinds.join(", "))
+}
+
+/// `max |ad − fd| / max(1, max |fd|)`, the error measure of [`check`].
+fn rel_err(ad: &[f64], fd: &[f64]) -> f64 {
+    let scale = fd.iter().fold(1.0f64, |a, b| a.max(b.abs()));
+    ad.iter()
+        .zip(fd)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+/// Richardson extrapolation of central differences with steps `h` and `h/2`: error O(h⁴).
+/// Soft constraints need it: the impedance varies over the solimp width (1e-3 by default), so
+/// a plain central difference with `H` has a truncation error ≈ (H/width)² ≈ 1e-4 relative on
+/// ∂qacc/∂qpos (measured: it falls as H², to 1e-9 at H = 1e-7, so the duals are right).
+fn richardson(fd_h: &[f64], fd_half: &[f64]) -> Vec<f64> {
+    fd_h.iter()
+        .zip(fd_half)
+        .map(|(a, b)| (4.0 * b - a) / 3.0)
+        .collect()
+}
+
+/// Models of `models/constraints` with the steps taken before the derivative is checked.
+/// `drops` is taken at 100 steps, while its cylinder still rocks (axis tilt 3.9e-3): at rest
+/// on its cap (tilt 6e-9 after 300 steps) the state is at a kink of the plane–cylinder
+/// contact, whose depth `−r·sin(tilt)` (deepest rim point) is `−r·|θ|` across the flat pose;
+/// there the duals give the one-sided derivative of the exact function (∂dist/∂θ ≈ −0.057)
+/// while in `f64` `ax_z·pa − 1` rounds to 0, so finite differences see 0 and ∂qacc/∂qpos of
+/// the cylinder's x/y rotation differ by O(1) (qacc[27]: dual −3145, differences 8.0).
+const CONSTRAINT_CASES: [(&str, usize); 6] = [
+    ("humanoid", 300),
+    ("equality", 300),
+    ("frictionloss", 300),
+    ("limits", 300),
+    ("drops", 100),
+    ("mixed", 300),
+];
+
+/// With constraints (contacts, limits, equalities, friction loss; pyramidal and elliptic cones;
+/// Newton to 1e-12), ∂qacc/∂qpos (tangent space) and ∂qacc/∂qvel on `Dual64` match central
+/// finite differences of the `f64` pipeline within 1e-6 relative, and the dual real parts are
+/// the `f64` `qacc` bit for bit. The soft-constraint cost is piecewise, so a difference whose
+/// `±h` states have another active set than the center (a row switching, a contact appearing)
+/// is not a derivative: such directions are skipped and counted, and most must be checked.
+#[test]
+fn constraint_derivatives_match_finite_differences() {
+    let mut failures = Vec::new();
+    for (name, steps) in CONSTRAINT_CASES {
+        for cone in [Cone::Pyramidal, Cone::Elliptic] {
+            let m = constraint_model(name, cone, Solver::Newton);
+            let md = m.cast::<Dual64>();
+            let d0 = settled_state(&m, steps);
+            // the center: f64 qacc and signature, and the dual real parts
+            let mut dc = d0.clone();
+            let q0 = qacc(&m, &mut dc);
+            let sig0 = signature(&dc);
+            assert!(dc.nefc > 0, "{name} {}: no constraint rows", cone.name());
+            let mut dd = lift_constrained(&md, &d0);
+            diffmj::forward(&md, &mut dd).unwrap();
+            // not bit for bit: see `constraint_dual_real_parts_equal_f64_bit_for_bit`
+            let re: Vec<f64> = dd.qacc.iter().map(|x| x.re).collect();
+            let re_err = rel_err(&re, &q0);
+            assert!(
+                re_err < 1e-12,
+                "{name} {}: Dual64 real part differs from the f64 qacc by {re_err:.3e}",
+                cone.name()
+            );
+            assert_eq!(signature(&dd), sig0, "{name}: dual active set differs");
+            let dirs: Vec<Dir> = (0..m.nv)
+                .map(Dir::Qpos)
+                .chain((0..m.nv).map(Dir::Qvel))
+                .collect();
+            let (mut worst, mut worst_at) = (0.0f64, String::new());
+            let mut skipped = Vec::new();
+            for &dir in &dirs {
+                let sigs = RefCell::new(Vec::new());
+                let out = |d: &mut Data<f64>| {
+                    let q = qacc(&m, d);
+                    sigs.borrow_mut().push(signature(d));
+                    q
+                };
+                let fd = richardson(
+                    &fd_column_of(&m, &d0, dir, &out),
+                    &fd_column_step(&m, &d0, dir, H / 2.0, &out),
+                );
+                let label = match dir {
+                    Dir::Qpos(k) => format!("dqacc/dqpos[{k}]"),
+                    Dir::Qvel(k) => format!("dqacc/dqvel[{k}]"),
+                    Dir::Ctrl(k) => format!("dqacc/dctrl[{k}]"),
+                };
+                if sigs.borrow().iter().any(|s| *s != sig0) {
+                    skipped.push(label);
+                    continue;
+                }
+                let ad = dual_column_of(&m, &md, &d0, dir, &|d| {
+                    d.qacc_warmstart = d0.qacc_warmstart.iter().map(|&x| x.into()).collect();
+                    d.eq_active = d0.eq_active.clone();
+                    diffmj::forward(&md, d).unwrap();
+                    d.qacc.clone()
+                });
+                let err = rel_err(&ad, &fd);
+                if err > worst {
+                    (worst, worst_at) = (err, label.clone());
+                }
+                if err >= TOL {
+                    failures.push(format!(
+                        "{name} {} {label}: error {err:.3e}\n  dual {ad:?}\n  fd   {fd:?}",
+                        cone.name()
+                    ));
+                }
+            }
+            println!(
+                "{name} {}: {}; real parts {re_err:.1e}; worst error {worst:.2e} at {worst_at}; \
+                 skipped {}/{} {:?}",
+                cone.name(),
+                rows_by_kind(&dc),
+                skipped.len(),
+                dirs.len(),
+                skipped
+            );
+            assert!(
+                skipped.len() * 4 <= dirs.len(),
+                "{name} {}: {} of {} directions cross an active-set change",
+                cone.name(),
+                skipped.len(),
+                dirs.len()
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// CG and PGS on `Dual64`: after their iterations the derivative correction replaces the
+/// derivative parts by those of the exact solution at the converged point, so ∂qacc/∂qpos and
+/// ∂qacc/∂qvel equal Newton's within 1e-6 relative (pyramidal cone; tolerance 1e-12, 1000
+/// iterations). PGS need not reach 1e-12: its real parts are only reported, and its active set
+/// must be Newton's.
+#[test]
+fn cg_and_pgs_derivatives_match_newton() {
+    for (name, steps) in [("humanoid", 300), ("mixed", 300)] {
+        let newton = constraint_model(name, Cone::Pyramidal, Solver::Newton);
+        let d0 = settled_state(&newton, steps);
+        let mdn = newton.cast::<Dual64>();
+        let dirs: Vec<Dir> = (0..newton.nv)
+            .map(Dir::Qpos)
+            .chain((0..newton.nv).map(Dir::Qvel))
+            .collect();
+        let run = |md: &Model<Dual64>, dir: Dir| {
+            let sig = RefCell::new(Vec::new());
+            let eps = dual_column_of(&newton, md, &d0, dir, &|d| {
+                d.qacc_warmstart = d0.qacc_warmstart.iter().map(|&x| x.into()).collect();
+                d.eq_active = d0.eq_active.clone();
+                diffmj::forward(md, d).unwrap();
+                *sig.borrow_mut() = signature(d);
+                d.qacc.clone()
+            });
+            (eps, sig.into_inner())
+        };
+        for solver in [Solver::Cg, Solver::Pgs] {
+            let m = constraint_model(name, Cone::Pyramidal, solver);
+            let md = m.cast::<Dual64>();
+            // real parts
+            let (mut dn, mut ds) = (d0.clone(), d0.clone());
+            let (qn, qs) = (qacc(&newton, &mut dn), qacc(&m, &mut ds));
+            let re_err = rel_err(&qs, &qn);
+            let mut worst = 0.0f64;
+            let mut worst_at = None;
+            for &dir in &dirs {
+                let (an, sn) = run(&mdn, dir);
+                let (as_, ss) = run(&md, dir);
+                assert_eq!(
+                    ss,
+                    sn,
+                    "{name} {}: active set differs from Newton's",
+                    solver.name()
+                );
+                let err = rel_err(&as_, &an);
+                if err > worst {
+                    (worst, worst_at) = (err, Some(dir));
+                }
+                assert!(
+                    err < TOL,
+                    "{name} {}: derivative differs from Newton's by {err:.3e}\n {} {as_:?}\n \
+                     Newton {an:?}",
+                    solver.name(),
+                    solver.name()
+                );
+            }
+            let at = match worst_at {
+                Some(Dir::Qpos(k)) => format!("dqpos[{k}]"),
+                Some(Dir::Qvel(k)) => format!("dqvel[{k}]"),
+                _ => String::new(),
+            };
+            println!(
+                "{name} {}: {} iterations, real part vs Newton {re_err:.2e}; derivative vs \
+                 Newton worst {worst:.2e} at {at}",
+                solver.name(),
+                ds.solver_niter
+            );
+        }
+    }
+}
+
+/// Not yet true: on constraint models the `Dual64` real parts differ from the `f64` `qacc` in
+/// the last bits (≤ 5e-15 relative, `constraint_derivatives_match_finite_differences` prints
+/// them), because num-dual divides as `a.re · b.re.recip()` while `f64` divides exactly. The
+/// first difference in `humanoid` is the ball-joint limit row's Jacobian `−aa[k]/angle`
+/// (`constraint::limit_rows`); `R`, `aref` and the solver's iterates follow.
+#[test]
+#[ignore = "num-dual's division is not f64's division; see the doc comment"]
+fn constraint_dual_real_parts_equal_f64_bit_for_bit() {
+    for (name, steps) in CONSTRAINT_CASES {
+        for cone in [Cone::Pyramidal, Cone::Elliptic] {
+            let m = constraint_model(name, cone, Solver::Newton);
+            let md = m.cast::<Dual64>();
+            let d0 = settled_state(&m, steps);
+            let q0 = qacc(&m, &mut d0.clone());
+            let mut dd = lift_constrained(&md, &d0);
+            diffmj::forward(&md, &mut dd).unwrap();
+            let re: Vec<f64> = dd.qacc.iter().map(|x| x.re).collect();
+            assert_eq!(re, q0, "{name} {}: real parts differ", cone.name());
+        }
     }
 }
