@@ -703,25 +703,3 @@ fn cg_and_pgs_derivatives_match_newton() {
         }
     }
 }
-
-/// Not yet true: on constraint models the `Dual64` real parts differ from the `f64` `qacc` in
-/// the last bits (≤ 5e-15 relative, `constraint_derivatives_match_finite_differences` prints
-/// them), because num-dual divides as `a.re · b.re.recip()` while `f64` divides exactly. The
-/// first difference in `humanoid` is the ball-joint limit row's Jacobian `−aa[k]/angle`
-/// (`constraint::limit_rows`); `R`, `aref` and the solver's iterates follow.
-#[test]
-#[ignore = "num-dual's division is not f64's division; see the doc comment"]
-fn constraint_dual_real_parts_equal_f64_bit_for_bit() {
-    for (name, steps) in CONSTRAINT_CASES {
-        for cone in [Cone::Pyramidal, Cone::Elliptic] {
-            let m = constraint_model(name, cone, Solver::Newton);
-            let md = m.cast::<Dual64>();
-            let d0 = settled_state(&m, steps);
-            let q0 = qacc(&m, &mut d0.clone());
-            let mut dd = lift_constrained(&md, &d0);
-            diffmj::forward(&md, &mut dd).unwrap();
-            let re: Vec<f64> = dd.qacc.iter().map(|x| x.re).collect();
-            assert_eq!(re, q0, "{name} {}: real parts differ", cone.name());
-        }
-    }
-}
