@@ -383,22 +383,15 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                 }
             }
             EqType::Joint => {
-                let j1 = o1;
-                let a1 = m.jnt_qposadr[j1];
-                let v1 = m.jnt_dofadr[j1];
+                let (a1, v1) = (m.jnt_qposadr[o1], m.jnt_dofadr[o1]);
                 let y = d.qpos[a1] - m.qpos0[a1];
                 let mut diag = m.dof_invweight0[v1];
-                let (res, deriv, v2) = if o2 >= 0 {
-                    let j2 = o2 as usize;
-                    let a2 = m.jnt_qposadr[j2];
-                    let v2 = m.jnt_dofadr[j2];
+                let other = usize::try_from(o2).ok().map(|j2| {
+                    let (a2, v2) = (m.jnt_qposadr[j2], m.jnt_dofadr[j2]);
                     diag += m.dof_invweight0[v2];
-                    let x = d.qpos[a2] - m.qpos0[a2];
-                    let (p, dp) = poly4(&data, x);
-                    (y - p, dp, Some(v2))
-                } else {
-                    (y - data[0], T::zero(), None)
-                };
+                    (d.qpos[a2] - m.qpos0[a2], v2)
+                });
+                let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
                 let i = push_row(
                     m,
                     d,
@@ -411,23 +404,18 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                 );
                 let row = &mut d.efc_J[i * nv..(i + 1) * nv];
                 row[v1] = T::one();
-                if let Some(v2) = v2 {
+                if let Some((_, v2)) = other {
                     row[v2] -= deriv;
                 }
             }
             EqType::Tendon => {
-                let t1 = o1;
-                let y = d.ten_length[t1] - m.tendon_length0[t1];
-                let mut diag = m.tendon_invweight0[t1];
-                let (res, deriv, t2) = if o2 >= 0 {
-                    let t2 = o2 as usize;
+                let y = d.ten_length[o1] - m.tendon_length0[o1];
+                let mut diag = m.tendon_invweight0[o1];
+                let other = usize::try_from(o2).ok().map(|t2| {
                     diag += m.tendon_invweight0[t2];
-                    let x = d.ten_length[t2] - m.tendon_length0[t2];
-                    let (p, dp) = poly4(&data, x);
-                    (y - p, dp, Some(t2))
-                } else {
-                    (y - data[0], T::zero(), None)
-                };
+                    (d.ten_length[t2] - m.tendon_length0[t2], t2)
+                });
+                let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
                 let i = push_row(
                     m,
                     d,
@@ -439,14 +427,26 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                     diag,
                 );
                 for c in 0..nv {
-                    let mut v = d.ten_J[t1 * nv + c];
-                    if let Some(t2) = t2 {
+                    let mut v = d.ten_J[o1 * nv + c];
+                    if let Some((_, t2)) = other {
                         v -= deriv * d.ten_J[t2 * nv + c];
                     }
                     d.efc_J[i * nv + c] = v;
                 }
             }
         }
+    }
+}
+
+/// Residual `y − a₀ − (a₁x + … + a₄x⁴)` of a joint or tendon coupling (`y − a₀` without a second
+/// element) and its derivative with respect to `x` (computation chapter, "Equality", joint:1).
+fn poly_coupling<T: Scalar>(a: &[T; 11], y: T, x: Option<T>) -> (T, T) {
+    match x {
+        Some(x) => {
+            let (p, dp) = poly4(a, x);
+            (y - p, dp)
+        }
+        None => (y - a[0], T::zero()),
     }
 }
 

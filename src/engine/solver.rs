@@ -719,22 +719,15 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         let (_, neval, slope) = line_search(m, d, s);
         let old = cost;
         cost = evaluate(m, d, s);
-        let improvement = scale * (old - cost).re();
-        let gnorm = s.grad[..nv]
-            .iter()
-            .map(|g| g.re() * g.re())
-            .sum::<f64>()
-            .sqrt();
-        let gradient = scale * gnorm;
-        record_stat(
+        let (improvement, gradient) = iteration_stat(
             d,
+            s,
             it,
-            improvement,
-            gradient,
+            scale,
+            scale * (old - cost).re(),
             scale * slope.re(),
             neval,
             1,
-            s,
         );
         if improvement < tol || gradient < tol {
             break;
@@ -742,18 +735,26 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     }
 }
 
-/// Store iteration `it`'s statistics.
+/// Record iteration `it`'s statistics from its scaled improvement and line slope and the
+/// gradient in `s.grad` (times `scale`); returns `(improvement, gradient)` for the
+/// stopping tests.
 #[allow(clippy::too_many_arguments)]
-fn record_stat<T: Scalar>(
+fn iteration_stat<T: Scalar>(
     d: &mut Data<T>,
+    s: &SolverScratch<T>,
     it: usize,
+    scale: f64,
     improvement: f64,
-    gradient: f64,
     lineslope: f64,
     neval: usize,
     nupdate: usize,
-    s: &SolverScratch<T>,
-) {
+) -> (f64, f64) {
+    let gnorm = s.grad[..d.qacc.len()]
+        .iter()
+        .map(|g| g.re() * g.re())
+        .sum::<f64>()
+        .sqrt();
+    let gradient = scale * gnorm;
     d.solver_niter = it + 1;
     if it < NSOLVER {
         let nactive = (0..d.nefc)
@@ -769,6 +770,7 @@ fn record_stat<T: Scalar>(
             nupdate,
         };
     }
+    (improvement, gradient)
 }
 
 /// Nonlinear conjugate gradient on the reduced primal problem, Polak–Ribière-plus with `M⁻¹` as
@@ -794,22 +796,15 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         cost = evaluate(m, d, s);
         s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
         inertia::solve_m(m, d, &mut s.mgrad[..nv]);
-        let improvement = scale * (old - cost).re();
-        let gnorm = s.grad[..nv]
-            .iter()
-            .map(|g| g.re() * g.re())
-            .sum::<f64>()
-            .sqrt();
-        let gradient = scale * gnorm;
-        record_stat(
+        let (improvement, gradient) = iteration_stat(
             d,
+            s,
             it,
-            improvement,
-            gradient,
+            scale,
+            scale * (old - cost).re(),
             scale * slope.re(),
             neval,
             0,
-            s,
         );
         // CG stops on the gradient (or when a line search makes no progress): its improvement
         // per iteration can fall below the tolerance well before the minimum is reached, which
