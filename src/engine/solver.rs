@@ -1036,7 +1036,8 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
             cvec[p] = b[p + 1] + a[p + 1][0] * fn_;
         }
         let rad2 = fn_ * fn_;
-        let solve = |lam: T| -> [T; 5] {
+        // A_tt + λ W
+        let shifted = |lam: T| -> [[T; 5]; 5] {
             let mut mtx = [[T::zero(); 5]; 5];
             for p in 0..k {
                 for q in 0..k {
@@ -1044,6 +1045,10 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
                 }
                 mtx[p][p] += lam / (fr[p] * fr[p]);
             }
+            mtx
+        };
+        let solve = |lam: T| -> [T; 5] {
+            let mut mtx = shifted(lam);
             let mut x = [T::zero(); 5];
             for p in 0..k {
                 x[p] = -cvec[p];
@@ -1067,13 +1072,7 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
                 let nn = wnorm(&xn);
                 let nrm = nn.sqrt();
                 // dx/dλ = −(A + λW)⁻¹ W x
-                let mut mtx = [[T::zero(); 5]; 5];
-                for p in 0..k {
-                    for q in 0..k {
-                        mtx[p][q] = a[p + 1][q + 1];
-                    }
-                    mtx[p][p] += lam / (fr[p] * fr[p]);
-                }
+                let mut mtx = shifted(lam);
                 let mut dx = [T::zero(); 5];
                 for p in 0..k {
                     dx[p] = -xn[p] / (fr[p] * fr[p]);
