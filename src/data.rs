@@ -161,7 +161,9 @@ pub struct Data<T> {
     pub efc_margin: Vec<T>,
     /// Friction-loss bound of each friction-loss row (0 for other rows).
     pub efc_frictionloss: Vec<T>,
-    /// Approximate diagonal of `A = J M⁻¹ Jᵀ` from the compiler's inverse weights (Â).
+    /// Diagonal of `A = J M⁻¹ Jᵀ` the regularizer was made from, `R·d/(1 − d)` (MuJoCo 4.0's
+    /// `efc_diagA`): during assembly the approximation Â from the compiler's inverse weights,
+    /// afterwards rewritten so that contact friction rows show their impratio-scaled value.
     pub efc_diagA: Vec<T>,
     /// Stiffness, damping, impedance and impedance derivative of each row.
     pub efc_KBIP: Vec<[T; 4]>,

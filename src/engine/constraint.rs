@@ -102,30 +102,46 @@ pub fn contact_rows(dim: usize, cone: Cone) -> usize {
     }
 }
 
-/// Rows of every kind except contacts, when every equality is active and every limit is hit on
-/// both sides: the static part of the row capacity.
-pub fn static_rows<T: Scalar>(m: &Model<T>) -> usize {
-    let mut n = 0;
-    for e in 0..m.neq {
-        n += eq_dim(m.eq_type[e]);
+/// Most rows of every kind except contacts: each friction loss, both sides of every scalar and
+/// tendon limit, one row per ball limit, and the equalities for which `active(e)` holds. With
+/// `flags`, the disable flags of the model remove their kinds.
+fn bound_rows<T: Scalar>(m: &Model<T>, active: impl Fn(usize) -> bool, flags: bool) -> usize {
+    let on = |bit| !(flags && m.disabled(bit));
+    if !on(disable::CONSTRAINT) {
+        return 0;
     }
-    n += (0..m.nv)
-        .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
-        .count();
-    n += (0..m.ntendon)
-        .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
-        .count();
-    for j in 0..m.njnt {
-        if m.jnt_limited[j] {
+    let mut n = 0;
+    if on(disable::EQUALITY) {
+        n += (0..m.neq)
+            .filter(|&e| active(e))
+            .map(|e| eq_dim(m.eq_type[e]))
+            .sum::<usize>();
+    }
+    if on(disable::FRICTIONLOSS) {
+        n += (0..m.nv)
+            .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
+            .count();
+        n += (0..m.ntendon)
+            .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
+            .count();
+    }
+    if on(disable::LIMIT) {
+        for j in (0..m.njnt).filter(|&j| m.jnt_limited[j]) {
             n += match m.jnt_type[j] {
                 JointType::Ball => 1,
                 JointType::Hinge | JointType::Slide => 2,
                 JointType::Free => 0,
             };
         }
+        n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
     }
-    n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
     n
+}
+
+/// Rows of every kind except contacts when every equality is active and every limit is hit on
+/// both sides, whatever the disable flags: the static part of the row capacity.
+pub fn static_rows<T: Scalar>(m: &Model<T>) -> usize {
+    bound_rows(m, |_| true, false)
 }
 
 /// Row capacity for a model with room for `ncontact` contacts: [`static_rows`] plus the rows of
@@ -204,44 +220,18 @@ fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
     d.solver_scratch.ensure(m.nv, n);
 }
 
-/// Number of rows the current state produces (counting pass of [`make_constraint`]).
+/// Most rows the current state can produce (the counting pass of [`make_constraint`]): the
+/// active equalities, friction losses and limits as in [`static_rows`] under the disable flags,
+/// and the exact rows of the contacts not excluded.
 fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> usize {
-    if m.disabled(disable::CONSTRAINT) {
-        return 0;
-    }
-    let mut n = 0;
-    if !m.disabled(disable::EQUALITY) {
-        for e in 0..m.neq {
-            if d.eq_active[e] {
-                n += eq_dim(m.eq_type[e]);
-            }
-        }
-    }
-    if !m.disabled(disable::FRICTIONLOSS) {
-        n += (0..m.nv)
-            .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
-            .count();
-        n += (0..m.ntendon)
-            .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
-            .count();
-    }
-    if !m.disabled(disable::LIMIT) {
-        for j in 0..m.njnt {
-            if m.jnt_limited[j] {
-                n += match m.jnt_type[j] {
-                    JointType::Ball | JointType::Hinge | JointType::Slide => 2,
-                    JointType::Free => 0,
-                };
-            }
-        }
-        n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
-    }
-    if !m.disabled(disable::CONTACT) {
-        for c in d.contacts() {
-            if c.exclude == 0 {
-                n += contact_rows(c.dim, m.opt.cone);
-            }
-        }
+    let mut n = bound_rows(m, |e| d.eq_active[e], true);
+    if !m.disabled(disable::CONSTRAINT) && !m.disabled(disable::CONTACT) {
+        n += d
+            .contacts()
+            .iter()
+            .filter(|c| c.exclude == 0)
+            .map(|c| contact_rows(c.dim, m.opt.cone))
+            .sum::<usize>();
     }
     n
 }
@@ -343,13 +333,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
         let o2 = m.eq_obj2id[e];
         match m.eq_type[e] {
             EqType::Connect | EqType::Weld => {
-                let o2 = o2 as usize;
-                let site = m.eq_objtype[e] == ObjType::Site;
-                let (b1, b2) = if site {
-                    (m.site_bodyid[o1], m.site_bodyid[o2])
-                } else {
-                    (o1, o2)
-                };
+                let (b1, b2) = eq_bodies(m, e);
                 let weld = m.eq_type[e] == EqType::Weld;
                 let (p1, p2) = eq_points(m, d, e);
                 let iw1 = m.body_invweight0[b1];
@@ -379,7 +363,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                     }
                 }
                 if weld {
-                    weld_rotation_rows(m, d, s, e, site, o1, o2, b1, b2, rot);
+                    weld_rotation_rows(m, d, s, e, rot);
                 }
             }
             EqType::Joint => {
@@ -463,47 +447,37 @@ fn v3<T: Scalar>(a: &[T; 11], o: usize) -> V3<T> {
     [a[o], a[o + 1], a[o + 2]]
 }
 
-/// The three rotational rows of a weld: residual `sin(θ/2)·axis` of the orientation error
-/// between body1 (times the relative pose) and body2, scaled by `torquescale`.
-#[allow(clippy::too_many_arguments)]
+/// The three rotational rows of a weld (computation chapter, "Equality", weld:6): residual
+/// `torquescale · vec(q̄1 ⊗ q0)` (that is `sin(θ/2)·axis` of the orientation error between body1
+/// times the relative pose, `q0`, and body2, `q1`), and its Jacobian `½ · torquescale ·
+/// vec(q̄1 ⊗ (0, Δω) ⊗ q0)` per column of the rotational Jacobian difference `Δω = jr1 − jr2`
+/// (rows 3..6 of `s.jac` and `s.jac2`, filled by the position rows).
 fn weld_rotation_rows<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
     s: &mut ConstraintScratch<T>,
     e: usize,
-    site: bool,
-    o1: usize,
-    o2: usize,
-    b1: usize,
-    b2: usize,
     rot: T,
 ) {
     let nv = m.nv;
-    let data = m.eq_data[e];
-    let torquescale = data[10];
-    let (q1, q2) = weld_quats(m, d, e, site, o1, o2, b1, b2);
-    // error quaternion q2⁻¹ q1 (body2 frame), residual its vector part
-    let qe = quat_mul(&quat_conj(&q2), &q1);
-    let res = [qe[1], qe[2], qe[3]];
-    // rotational Jacobian difference jr1 − jr2 (rows 3..6 of the scratch buffers)
-    for k in 0..3 {
-        for c in 0..nv {
-            s.jac[k * nv + c] = s.jac[(3 + k) * nv + c] - s.jac2[(3 + k) * nv + c];
-        }
-    }
-    // d(vec(q2⁻¹ q1))/dt = ½ (q0 I + [v]×)… expressed through the body2-frame angular velocity
-    // difference: J_res = ½ · (w I + [v]ₓ)ᵀ-part · R2ᵀ (jr1 − jr2)
-    let r2 = quat_to_mat(&q2);
+    let torquescale = m.eq_data[e][10];
+    let (q0, q1) = weld_quats(m, d, e);
+    let q1c = quat_conj(&q1);
+    let err = quat_mul(&q1c, &q0);
+    // q̄1 ⊗ (0, Δω) ⊗ q0 = (0, R1ᵀ Δω) ⊗ (q̄1 ⊗ q0): rotate Δω into body2's frame once per column
+    let r1 = quat_to_mat(&q1);
     let half = T::c(0.5);
     for c in 0..nv {
-        // world angular velocity difference column → body2 frame
-        let wv = [s.jac[c], s.jac[nv + c], s.jac[2 * nv + c]];
-        let wl = mat_t_vec(&r2, &wv);
-        // derivative of the vector part of qe when qe' = ½ qe ⊗ (0, ω₁ in frame of q1)…
-        // use qe' = ½ (0, wl) ⊗ qe?  see weld_rot_jac for the convention
-        let dv = weld_rot_jac(&qe, &wl);
+        let dw = [
+            s.jac[3 * nv + c] - s.jac2[3 * nv + c],
+            s.jac[4 * nv + c] - s.jac2[4 * nv + c],
+            s.jac[5 * nv + c] - s.jac2[5 * nv + c],
+        ];
+        let wl = mat_t_vec(&r1, &dw);
+        let p = quat_mul(&[T::zero(), wl[0], wl[1], wl[2]], &err);
         for k in 0..3 {
-            s.jac2[k * nv + c] = dv[k] * half;
+            // rows 0..3 of s.jac are free once the position rows are written
+            s.jac[k * nv + c] = half * p[1 + k];
         }
     }
     for k in 0..3 {
@@ -512,23 +486,15 @@ fn weld_rotation_rows<T: Scalar>(
             d,
             ConstraintType::Equality,
             e,
-            res[k] * torquescale,
+            err[1 + k] * torquescale,
             T::zero(),
             T::zero(),
             rot,
         );
         for c in 0..nv {
-            d.efc_J[i * nv + c] = s.jac2[k * nv + c] * torquescale;
+            d.efc_J[i * nv + c] = s.jac[k * nv + c] * torquescale;
         }
     }
-}
-
-/// Vector part of `(0, w) ⊗ q` (twice the time derivative of the error quaternion's vector part
-/// per unit relative angular velocity `w`).
-#[inline]
-fn weld_rot_jac<T: Scalar>(q: &Quat<T>, w: &V3<T>) -> V3<T> {
-    let p = quat_mul(&[T::zero(), w[0], w[1], w[2]], q);
-    [p[1], p[2], p[3]]
 }
 
 /// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0`. Computation chapter,
@@ -605,8 +571,9 @@ fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 }
             }
             JointType::Ball => {
-                let q = [d.qpos[qa], d.qpos[qa + 1], d.qpos[qa + 2], d.qpos[qa + 3]];
-                let aa = quat_log_axis_angle(&q);
+                let mut q = [d.qpos[qa], d.qpos[qa + 1], d.qpos[qa + 2], d.qpos[qa + 3]];
+                quat_normalize(&mut q);
+                let aa = quat_log(&q);
                 let angle = norm3(&aa);
                 let bound = range[0].select_max(range[1]);
                 let dist = bound - angle;
@@ -658,21 +625,6 @@ fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
     }
-}
-
-/// Rotation vector `θ·axis` of a unit quaternion with `θ ∈ [0, π]` (the angle-axis
-/// representation ball-joint limits act on).
-fn quat_log_axis_angle<T: Scalar>(q: &Quat<T>) -> V3<T> {
-    let v = [q[1], q[2], q[3]];
-    let s = norm3(&v);
-    if s.re() < MINVAL {
-        return [T::zero(); 3];
-    }
-    let mut ang = T::c(2.0) * s.atan2(q[0]);
-    if ang.re() > std::f64::consts::PI {
-        ang -= T::c(2.0 * std::f64::consts::PI);
-    }
-    scl3(&v, ang / s)
 }
 
 /// Contact rows: for each contact not excluded, the contact-frame Jacobian rows (normal,
@@ -1035,16 +987,8 @@ fn point_bias<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, p: &V3<T>) -> [V3<
 /// points' bias accelerations, and for a weld the second derivative of the error quaternion's
 /// vector part at zero acceleration.
 fn eq_jdot_v<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> [T; 6] {
-    let data = m.eq_data[e];
-    let o1 = m.eq_obj1id[e] as usize;
-    let o2 = m.eq_obj2id[e] as usize;
-    let site = m.eq_objtype[e] == ObjType::Site;
     let weld = m.eq_type[e] == EqType::Weld;
-    let (b1, b2) = if site {
-        (m.site_bodyid[o1], m.site_bodyid[o2])
-    } else {
-        (o1, o2)
-    };
+    let (b1, b2) = eq_bodies(m, e);
     let (p1, p2) = eq_points(m, d, e);
     let [a1, al1, w1] = point_bias(m, d, b1, &p1);
     let [a2, al2, w2] = point_bias(m, d, b2, &p2);
@@ -1052,8 +996,8 @@ fn eq_jdot_v<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> [T; 6] {
     let da = sub3(&a1, &a2);
     out[..3].copy_from_slice(&da);
     if weld {
-        let ts = data[10];
-        let (q0, q1) = weld_quats(m, d, e, site, o1, o2, b1, b2);
+        let ts = m.eq_data[e][10];
+        let (q0, q1) = weld_quats(m, d, e);
         let dw = sub3(&w1, &w2);
         let dal = sub3(&al1, &al2);
         let pq = |v: &V3<T>| [T::zero(), v[0], v[1], v[2]];
@@ -1098,25 +1042,27 @@ fn eq_points<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (V3<T>, V3<T>) {
 
 /// Orientations `(q0, q1)` a weld aligns: body1's frame times the relative pose (or site1's
 /// frame) and body2's frame (or site2's).
-#[allow(clippy::too_many_arguments)]
-fn weld_quats<T: Scalar>(
-    m: &Model<T>,
-    d: &Data<T>,
-    e: usize,
-    site: bool,
-    o1: usize,
-    o2: usize,
-    b1: usize,
-    b2: usize,
-) -> (Quat<T>, Quat<T>) {
-    if site {
+fn weld_quats<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (Quat<T>, Quat<T>) {
+    let (b1, b2) = eq_bodies(m, e);
+    if m.eq_objtype[e] == ObjType::Site {
+        let (s1, s2) = (m.eq_obj1id[e] as usize, m.eq_obj2id[e] as usize);
         (
-            quat_mul(&d.xquat[b1], &m.site_quat[o1]),
-            quat_mul(&d.xquat[b2], &m.site_quat[o2]),
+            quat_mul(&d.xquat[b1], &m.site_quat[s1]),
+            quat_mul(&d.xquat[b2], &m.site_quat[s2]),
         )
     } else {
         let data = m.eq_data[e];
         let relq = [data[6], data[7], data[8], data[9]];
         (quat_mul(&d.xquat[b1], &relq), d.xquat[b2])
+    }
+}
+
+/// The two bodies a connect or weld acts on (the sites' bodies for site-based ones).
+fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
+    let (o1, o2) = (m.eq_obj1id[e] as usize, m.eq_obj2id[e] as usize);
+    if m.eq_objtype[e] == ObjType::Site {
+        (m.site_bodyid[o1], m.site_bodyid[o2])
+    } else {
+        (o1, o2)
     }
 }

@@ -39,7 +39,7 @@ pub struct SolverStat {
     pub lineslope: f64,
     /// Number of rows with non-zero force.
     pub nactive: usize,
-    /// Number of rows whose state changed in the iteration.
+    /// Number of rows whose state changed in the iteration (not tracked yet: always 0).
     pub nchange: usize,
     /// Number of cost evaluations of the line search.
     pub neval: usize,
@@ -172,6 +172,28 @@ fn cone_params<T: Scalar>(d: &Data<T>, i: usize) -> (T, [T; 5], usize) {
     (c.mu, c.friction, c.dim)
 }
 
+/// State of a row that is not part of an elliptic cone at `x = jar_i`: equality rows are always
+/// quadratic; friction loss is linear beyond `±R·η`; limits, frictionless contacts and pyramid
+/// edges are quadratic when `x < 0` and satisfied otherwise.
+#[inline]
+fn scalar_state<T: Scalar>(d: &Data<T>, i: usize, x: T) -> ConstraintState {
+    match d.efc_type[i] {
+        ConstraintType::Equality => ConstraintState::Quadratic,
+        ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+            let rf = (d.efc_R[i] * d.efc_frictionloss[i]).re();
+            if x.re() <= -rf {
+                ConstraintState::LinearNeg
+            } else if x.re() >= rf {
+                ConstraintState::LinearPos
+            } else {
+                ConstraintState::Quadratic
+            }
+        }
+        _ if x.re() < 0.0 => ConstraintState::Quadratic,
+        _ => ConstraintState::Satisfied,
+    }
+}
+
 /// Evaluate every row at `jar`: state, force and total cost (MuJoCo's constraint update).
 /// Returns the cost `Σ s(jar)`.
 fn update_rows<T: Scalar>(
@@ -184,50 +206,31 @@ fn update_rows<T: Scalar>(
     let mut i = 0;
     let half = T::c(0.5);
     while i < d.nefc {
-        let dd = d.efc_D[i];
-        match d.efc_type[i] {
-            ConstraintType::Equality => {
-                force[i] = -dd * jar[i];
-                state[i] = ConstraintState::Quadratic;
-                cost += half * dd * jar[i] * jar[i];
-                i += 1;
-            }
-            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                let f = d.efc_frictionloss[i];
-                let r = d.efc_R[i];
-                let x = jar[i];
-                if x.re() <= -(r * f).re() {
-                    force[i] = f;
-                    state[i] = ConstraintState::LinearNeg;
-                    cost += -f * x - half * r * f * f;
-                } else if x.re() >= (r * f).re() {
-                    force[i] = -f;
-                    state[i] = ConstraintState::LinearPos;
-                    cost += f * x - half * r * f * f;
-                } else {
-                    force[i] = -dd * x;
-                    state[i] = ConstraintState::Quadratic;
-                    cost += half * dd * x * x;
-                }
-                i += 1;
-            }
-            ConstraintType::ContactElliptic => {
-                let (mu, fr, dim) = cone_params(d, i);
-                cost += cone_update(d, i, dim, mu, &fr, jar, force, state);
-                i += dim;
-            }
-            _ => {
-                if jar[i].re() < 0.0 {
-                    force[i] = -dd * jar[i];
-                    state[i] = ConstraintState::Quadratic;
-                    cost += half * dd * jar[i] * jar[i];
-                } else {
-                    force[i] = T::zero();
-                    state[i] = ConstraintState::Satisfied;
-                }
-                i += 1;
-            }
+        if d.efc_type[i] == ConstraintType::ContactElliptic {
+            let (mu, fr, dim) = cone_params(d, i);
+            cost += cone_update(d, i, dim, mu, &fr, jar, force, state);
+            i += dim;
+            continue;
         }
+        let (dd, x) = (d.efc_D[i], jar[i]);
+        let st = scalar_state(d, i, x);
+        let (f, c) = match st {
+            ConstraintState::Quadratic => (-dd * x, half * dd * x * x),
+            ConstraintState::LinearNeg | ConstraintState::LinearPos => {
+                let eta = d.efc_frictionloss[i];
+                let sg = if st == ConstraintState::LinearNeg {
+                    -T::one()
+                } else {
+                    T::one()
+                };
+                (-sg * eta, sg * eta * x - half * d.efc_R[i] * eta * eta)
+            }
+            _ => (T::zero(), T::zero()),
+        };
+        force[i] = f;
+        state[i] = st;
+        cost += c;
+        i += 1;
     }
     cost
 }
@@ -321,25 +324,6 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
     while i < d.nefc {
         let dd = d.efc_D[i];
         match d.efc_type[i] {
-            ConstraintType::Equality => {
-                d1 += dd * jar[i] * jv[i];
-                d2 += dd * jv[i] * jv[i];
-                i += 1;
-            }
-            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                let f = d.efc_frictionloss[i];
-                let r = d.efc_R[i];
-                let x = jar[i];
-                if x.re() <= -(r * f).re() {
-                    d1 -= f * jv[i];
-                } else if x.re() >= (r * f).re() {
-                    d1 += f * jv[i];
-                } else {
-                    d1 += dd * x * jv[i];
-                    d2 += dd * jv[i] * jv[i];
-                }
-                i += 1;
-            }
             ConstraintType::ContactElliptic => {
                 let (mu, fr, dim) = cone_params(d, i);
                 let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
@@ -373,9 +357,14 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
                 i += dim;
             }
             _ => {
-                if jar[i].re() < 0.0 {
-                    d1 += dd * jar[i] * jv[i];
-                    d2 += dd * jv[i] * jv[i];
+                match scalar_state(d, i, jar[i]) {
+                    ConstraintState::Quadratic => {
+                        d1 += dd * jar[i] * jv[i];
+                        d2 += dd * jv[i] * jv[i];
+                    }
+                    ConstraintState::LinearNeg => d1 -= d.efc_frictionloss[i] * jv[i],
+                    ConstraintState::LinearPos => d1 += d.efc_frictionloss[i] * jv[i],
+                    _ => {}
                 }
                 i += 1;
             }
@@ -451,15 +440,7 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                 i += dim;
             }
             _ => {
-                let quad = match d.efc_type[i] {
-                    ConstraintType::Equality => true,
-                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                        let r = d.efc_R[i] * d.efc_frictionloss[i];
-                        jar[i].re() > -r.re() && jar[i].re() < r.re()
-                    }
-                    _ => jar[i].re() < 0.0,
-                };
-                if quad {
+                if scalar_state(d, i, jar[i]) == ConstraintState::Quadratic {
                     add_outer(h, nv, &d.efc_J[i * nv..(i + 1) * nv], d.efc_D[i]);
                 }
                 i += 1;
@@ -704,8 +685,6 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     let mut cost = warm_start(m, d, s);
     d.solver_niter = 0;
     for it in 0..m.opt.iterations {
-        let prev_state: usize = 0;
-        let _ = prev_state;
         // Hessian and Newton direction
         dense_m(m, &d.qM, &mut s.h);
         add_row_hessian(m, d, &s.jar, &mut s.h);
@@ -966,10 +945,10 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
 }
 
 /// Block update of one elliptic contact in PGS: minimize the dual cost over the contact's force
-/// `f_c` with the other forces fixed, inside the cone `f_n ≥ ‖(f_j/μ_j)‖` (after the impratio
-/// scaling, with `μ` the contact's slope). Two steps as in 000: along the ray from the tip
-/// through the current force, then within the cross-section at fixed normal force (a
-/// one-constraint QCQP solved by Newton on its multiplier).
+/// `f_c` with the other forces fixed, inside the cone `f_n ≥ ‖(f_j/μ_j)‖` (`μ_j` the contact's
+/// friction coefficients). The two steps of 000: along the ray from the tip through the current
+/// force, then within the cross-section at fixed normal force (a one-constraint QCQP solved by
+/// Newton on its multiplier); then a projected-gradient refinement that can leave the tip.
 fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize, dim: usize) {
     let nefc = d.nefc;
     let c = &d.contact[d.efc_id[i]];
@@ -1000,8 +979,7 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
     };
     let mut g = [T::zero(); 6];
     g[..dim].copy_from_slice(&f[i..i + dim]);
-    // cone in scaled variables: ‖(g_j / fr_j)‖ ≤ g_0 / μ… with μ the contact's slope
-    let mu = c.mu;
+    // the force cone: ‖(g_j / μ_j)‖ ≤ g₀ with the contact's friction coefficients μ_j
     let fr = c.friction;
     // 1. ray through the current force (or the normal axis when at the tip)
     let mut dir = g;
@@ -1024,7 +1002,7 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
         g[p] = dir[p] * t;
     }
     // project onto the cone (scaled circular cone), in case the direction was outside
-    project_cone(&mut g, dim, mu, &fr);
+    project_cone(&mut g, dim, &fr);
     // 2. within the cross-section at the current normal force
     let fn_ = g[0];
     if fn_.re() > 0.0 {
@@ -1094,7 +1072,7 @@ fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize,
         }
         let mut g2 = g;
         g2[1..dim].copy_from_slice(&x[..k]);
-        project_cone(&mut g2, dim, mu, &fr);
+        project_cone(&mut g2, dim, &fr);
         if cost(&g2).re() <= cost(&g).re() {
             g = g2;
         }
@@ -1169,7 +1147,7 @@ fn project_dual<T: Scalar>(d: &Data<T>, f: &mut [T]) {
                 let dim = c.dim;
                 let mut g = [T::zero(); 6];
                 g[..dim].copy_from_slice(&f[i..i + dim]);
-                project_cone(&mut g, dim, c.mu, &c.friction);
+                project_cone(&mut g, dim, &c.friction);
                 f[i..i + dim].copy_from_slice(&g[..dim]);
                 i += dim;
             }
@@ -1205,29 +1183,18 @@ fn project_circular_cone<T: Scalar>(h: &mut [T; 6], dim: usize) {
     }
 }
 
-/// Project a contact force onto its cone `f_n ≥ (1/μ)·‖(f_j/fr_j)·…‖` (Euclidean projection in
-/// the scaled variables where the cone is circular).
-fn project_cone<T: Scalar>(g: &mut [T; 6], dim: usize, mu: T, fr: &[T; 5]) {
-    // scaled: y_j = g_j·μ/fr_j … cone ‖y‖ ≤ μ g_0 ⇔ ‖(g_j/fr_j)‖ ≤ g_0
-    let mut t2 = T::zero();
+/// Project a contact force onto its cone `f₀ ≥ ‖(f_j/μ_j)‖` (the force cone of the elliptic
+/// contact, friction coefficients `μ_j`): Euclidean projection in the coordinates
+/// `h = (f₀, f_j/μ_j)` where the cone is circular.
+fn project_cone<T: Scalar>(g: &mut [T; 6], dim: usize, fr: &[T; 5]) {
+    let mut h = *g;
     for j in 1..dim {
-        let y = g[j] / fr[j - 1];
-        t2 += y * y;
+        h[j] = g[j] / fr[j - 1];
     }
-    let t = t2.sqrt();
-    let n = g[0];
-    let _ = mu;
-    if t.re() <= n.re() {
-        return;
-    }
-    if t.re() <= -n.re() {
-        *g = [T::zero(); 6];
-        return;
-    }
-    let a = (n + t) * T::c(0.5);
-    g[0] = a;
+    project_circular_cone(&mut h, dim);
+    g[0] = h[0];
     for j in 1..dim {
-        g[j] = g[j] * a / t;
+        g[j] = h[j] * fr[j - 1];
     }
 }
 
