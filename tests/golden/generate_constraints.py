@@ -95,6 +95,9 @@ import zlib
 import mujoco
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generate_contacts import contacts as contact_fields, flat  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 MODELS_DIR = os.path.join(REPO, "models", "constraints")
@@ -196,10 +199,6 @@ def make_disable_variants():
             fh.write(xml)
 
 
-def flat(a):
-    return np.asarray(a, dtype=float).ravel().tolist()
-
-
 def ints(a):
     return [int(x) for x in np.asarray(a).ravel()]
 
@@ -215,21 +214,11 @@ def random_ctrl(m, rng):
 
 
 def contacts(d):
-    cs = d.contact[:d.ncon]
-    return {
-        "geom": [[int(c.geom[0]), int(c.geom[1])] for c in cs],
-        "dist": [float(c.dist) for c in cs],
-        "pos": [flat(c.pos) for c in cs],
-        "frame": [flat(c.frame) for c in cs],
-        "dim": [int(c.dim) for c in cs],
-        "friction": [flat(c.friction) for c in cs],
-        "solref": [flat(c.solref) for c in cs],
-        "solreffriction": [flat(c.solreffriction) for c in cs],
-        "solimp": [flat(c.solimp) for c in cs],
-        "includemargin": [float(c.includemargin) for c in cs],
-        "exclude": [int(c.exclude) for c in cs],
-        "efc_address": [int(c.efc_address) for c in cs],
-    }
+    """The contact list by field, as generate_contacts.py writes it, plus each contact's first
+    constraint row."""
+    out = contact_fields(d)
+    out["efc_address"] = [int(c.efc_address) for c in d.contact[:d.ncon]]
+    return out
 
 
 def stats_block(d, island, count):
