@@ -249,6 +249,13 @@ fn cone_nut<T: Scalar>(jar: &[T], i: usize, dim: usize, mu: T, fr: &[T; 5]) -> (
     (n, u, t)
 }
 
+/// `Dm = D_n / (μ²(1 + μ²))`: the weight of the elliptic cone's middle-zone cost
+/// `½ Dm (N − μT)²` of the contact whose normal row is `i`.
+#[inline]
+fn cone_dm<T: Scalar>(d: &Data<T>, i: usize, mu: T) -> T {
+    d.efc_D[i] / (mu * mu * (T::one() + mu * mu))
+}
+
 /// Elliptic-cone zone of a contact at `jar`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Zone {
@@ -301,7 +308,7 @@ fn cone_update<T: Scalar>(
             c
         }
         Zone::Middle => {
-            let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+            let dm = cone_dm(d, i, mu);
             let h = n - mu * t;
             force[i] = -dm * h * mu;
             for j in 1..dim {
@@ -336,7 +343,7 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
                         }
                     }
                     Zone::Middle => {
-                        let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+                        let dm = cone_dm(d, i, mu);
                         let h = n - mu * t;
                         // dU/dα and the derivatives of T
                         let mut uu = T::zero();
@@ -392,7 +399,7 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                     Zone::Middle => {
                         // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
                         // ∇h = (μ, −μ μ_j û_j), ∇²h = −μ diag(μ_j)(I − ûûᵀ)diag(μ_j)/T
-                        let dm = d.efc_D[i] / (mu * mu * (T::one() + mu * mu));
+                        let dm = cone_dm(d, i, mu);
                         let hh = n - mu * t;
                         let mut g = [T::zero(); 6];
                         g[0] = mu;

@@ -96,7 +96,7 @@ import mujoco
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from generate_contacts import contacts as contact_fields, flat  # noqa: E402
+from generate_contacts import contacts as contact_fields, flat, free_joint_velocities  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -332,11 +332,7 @@ def generate(rel, steps, cone_name, cone, thirdparty=False):
     rng = np.random.default_rng(seed)
     if thirdparty and m.nkey > 0:
         mujoco.mj_resetDataKeyframe(m, d, 0)
-    for j in range(m.njnt):
-        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            a = m.jnt_dofadr[j]
-            d.qvel[a:a + 2] = rng.normal(0, 0.3, 2)
-            d.qvel[a + 3:a + 6] = rng.normal(0, 2.0, 3)
+    free_joint_velocities(m, d, rng)
     toggles = [(s, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_EQUALITY, e), v)
                for s, e, v in EQ_TOGGLES.get(base, [])]
     assert all(t[1] >= 0 for t in toggles)

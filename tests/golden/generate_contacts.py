@@ -252,6 +252,15 @@ def make_random(path):
         fh.write(xml)
 
 
+def free_joint_velocities(m, d, rng):
+    """Small random velocities on free joints (horizontal drift, spin), none elsewhere."""
+    for j in range(m.njnt):
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            a = m.jnt_dofadr[j]
+            d.qvel[a:a + 2] = rng.normal(0, 0.3, 2)
+            d.qvel[a + 3:a + 6] = rng.normal(0, 2.0, 3)
+
+
 def flat(a):
     return np.asarray(a, dtype=float).ravel().tolist()
 
@@ -292,12 +301,7 @@ def generate(rel, steps, thirdparty=False):
     rng = np.random.default_rng(seed)
     if thirdparty and m.nkey > 0:
         mujoco.mj_resetDataKeyframe(m, d, 0)
-    # small random velocities on free joints (horizontal drift, spin), none elsewhere
-    for j in range(m.njnt):
-        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            a = m.jnt_dofadr[j]
-            d.qvel[a:a + 2] = rng.normal(0, 0.3, 2)
-            d.qvel[a + 3:a + 6] = rng.normal(0, 2.0, 3)
+    free_joint_velocities(m, d, rng)
     states = []
     k = 0
     warnings_seen = {}
