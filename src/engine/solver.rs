@@ -1282,7 +1282,11 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     if T::HAS_DERIVATIVE {
         derivative_correction(m, d, &mut s);
     }
-    evaluate(m, d, &mut s);
+    // Newton and CG end with their iterate evaluated (forces and states); PGS's acceleration
+    // and a corrected derivative need the primal evaluation
+    if pgs_force || T::HAS_DERIVATIVE {
+        evaluate(m, d, &mut s);
+    }
     if pgs_force {
         // keep the real parts of PGS's own forces (on f64 the forces are exactly PGS's)
         for i in 0..d.nefc {
