@@ -155,6 +155,13 @@ pub struct Data<T> {
     pub efc_id: Vec<usize>,
     /// Constraint Jacobian, dense, row-major (nefc × nv).
     pub efc_J: Vec<T>,
+    /// Number of structurally non-zero columns of each row of `efc_J` (MuJoCo's
+    /// `efc_J_rownnz`): the dofs the row can act on.
+    pub efc_J_rownnz: Vec<usize>,
+    /// Those columns, ascending: row `i`'s are `efc_J_colind[i·nv .. i·nv + efc_J_rownnz[i]]`
+    /// (MuJoCo's `efc_J_colind` with the fixed row address `i·nv`). The solvers' products with
+    /// `efc_J` and the Hessian `Jᵀ D J` touch only these columns.
+    pub efc_J_colind: Vec<usize>,
     /// Position residual r of each row (distance for limits and contacts, 0 for friction loss).
     pub efc_pos: Vec<T>,
     /// Margin of each row: the constraint is active below it.
@@ -333,6 +340,8 @@ impl<T: Scalar> Data<T> {
             efc_type: vec![ConstraintType::Equality; nefc],
             efc_id: vec![0; nefc],
             efc_J: z(nefc * m.nv),
+            efc_J_rownnz: vec![0; nefc],
+            efc_J_colind: vec![0; nefc * m.nv],
             efc_pos: z(nefc),
             efc_margin: z(nefc),
             efc_frictionloss: z(nefc),

@@ -8,7 +8,8 @@
 //! loss, limit, contact) and "Parameters" (`R = (1 − d)/d · Â`, `a_ref`); modeling chapter
 //! (003), "Solver parameters" (solref in both formats, the solimp sigmoid).
 //!
-//! Rows are dense: `efc_J[i·nv .. (i+1)·nv]` is row `i`. The buffers are allocated by
+//! Rows are dense: `efc_J[i·nv .. (i+1)·nv]` is row `i`, and `efc_J_colind` lists the columns
+//! each row can be non-zero in (its dofs), which the products use. The buffers are allocated by
 //! [`Data::new`](crate::Data::new) for the most rows the model can produce with a full contact
 //! buffer, so assembly does not allocate.
 
@@ -175,6 +176,8 @@ pub struct ConstraintScratch<T> {
     pub(crate) jac: Vec<T>,
     /// Second point Jacobian (6 × nv).
     pub(crate) jac2: Vec<T>,
+    /// Dofs of a contact's two kinematic chains, ascending (nv).
+    pub(crate) chain: Vec<usize>,
 }
 
 impl<T> Default for ConstraintScratch<T> {
@@ -182,6 +185,7 @@ impl<T> Default for ConstraintScratch<T> {
         ConstraintScratch {
             jac: Vec::new(),
             jac2: Vec::new(),
+            chain: Vec::new(),
         }
     }
 }
@@ -192,6 +196,7 @@ impl<T: Scalar> ConstraintScratch<T> {
         ConstraintScratch {
             jac: vec![T::zero(); 6 * m.nv],
             jac2: vec![T::zero(); 6 * m.nv],
+            chain: vec![0; m.nv],
         }
     }
 }
@@ -206,6 +211,8 @@ fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
     d.efc_type.resize(n, ConstraintType::Equality);
     d.efc_id.resize(n, 0);
     d.efc_J.resize(n * m.nv, z);
+    d.efc_J_rownnz.resize(n, 0);
+    d.efc_J_colind.resize(n * m.nv, 0);
     d.efc_pos.resize(n, z);
     d.efc_margin.resize(n, z);
     d.efc_frictionloss.resize(n, z);
@@ -256,11 +263,69 @@ fn push_row<T: Scalar>(
     d.efc_margin[i] = margin;
     d.efc_frictionloss[i] = frictionloss;
     d.efc_diagA[i] = diag;
+    d.efc_J_rownnz[i] = PATTERN_UNSET;
     let nv = m.nv;
     d.efc_J[i * nv..(i + 1) * nv]
         .iter_mut()
         .for_each(|x| *x = T::zero());
     i
+}
+
+/// Row `r`'s pattern is `cols` (ascending).
+fn set_pattern<T>(d: &mut Data<T>, nv: usize, r: usize, cols: &[usize]) {
+    d.efc_J_rownnz[r] = cols.len();
+    d.efc_J_colind[r * nv..r * nv + cols.len()].copy_from_slice(cols);
+}
+
+/// `efc_J_rownnz` of a row whose pattern is found by [`row_patterns`].
+const PATTERN_UNSET: usize = usize::MAX;
+
+/// The non-zero columns of every row that did not set its pattern while it was built (equality,
+/// friction-loss and limit rows): a scan of the dense row. Exact zeros are left out; they
+/// contribute nothing to any product.
+fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    for i in 0..d.nefc {
+        if d.efc_J_rownnz[i] != PATTERN_UNSET {
+            continue;
+        }
+        let row = &d.efc_J[i * nv..(i + 1) * nv];
+        let cols = &mut d.efc_J_colind[i * nv..(i + 1) * nv];
+        let mut n = 0;
+        for (c, x) in row.iter().enumerate() {
+            if !x.is_zero_exact() {
+                cols[n] = c;
+                n += 1;
+            }
+        }
+        d.efc_J_rownnz[i] = n;
+    }
+}
+
+/// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
+/// ascending, into `out`; returns how many (MuJoCo's merged chain of a contact).
+fn merged_chain<T>(m: &Model<T>, b1: usize, b2: usize, out: &mut [usize]) -> usize {
+    let mut k1 = body_last_dof(m, b1);
+    let mut k2 = body_last_dof(m, b2);
+    let mut n = 0;
+    // both chains descend (a dof's parent has a lower index): merge them from the top
+    while k1 != NONE || k2 != NONE {
+        let k = match (k1 != NONE, k2 != NONE) {
+            (true, true) => k1.max(k2),
+            (true, false) => k1,
+            _ => k2,
+        };
+        out[n] = k;
+        n += 1;
+        if k1 == k {
+            k1 = m.dof_parentid[k1];
+        }
+        if k2 == k {
+            k2 = m.dof_parentid[k2];
+        }
+    }
+    out[..n].reverse();
+    n
 }
 
 /// `out (6 × nv) += s · [Jp; Jr]` of world point `p` on body `b` (only the dofs on the path from
@@ -318,6 +383,7 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         contact_rows_all(m, d, &mut s);
     }
     d.constraint_scratch = s;
+    row_patterns(m, d);
     make_impedance(m, d);
 }
 
@@ -640,13 +706,21 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         }
         let b1 = m.geom_bodyid[c.geom[0]];
         let b2 = m.geom_bodyid[c.geom[1]];
+        // the rows act on the dofs of the two chains only; s.jac and s.jac2 are used on those
+        // columns alone
+        let nc = merged_chain(m, b1, b2, &mut s.chain);
+        let chain = &s.chain[..nc];
         // jacobian difference (body2 − body1) at the contact point, 6 × nv
-        s.jac.iter_mut().for_each(|x| *x = T::zero());
+        for r in 0..6 {
+            for &col in chain {
+                s.jac[r * nv + col] = T::zero();
+            }
+        }
         add_point_jac(m, d, &c.pos, b2, T::one(), &mut s.jac);
         add_point_jac(m, d, &c.pos, b1, -T::one(), &mut s.jac);
         // rotate into the contact frame: rows 0..3 translational, 3..6 rotational
         let f = &c.frame;
-        for col in 0..nv {
+        for &col in chain {
             let jp = [s.jac[col], s.jac[nv + col], s.jac[2 * nv + col]];
             let jr = [
                 s.jac[3 * nv + col],
@@ -677,7 +751,10 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                 T::zero(),
                 tran,
             );
-            d.efc_J[r * nv..(r + 1) * nv].copy_from_slice(&s.jac2[..nv]);
+            for &col in chain {
+                d.efc_J[r * nv + col] = s.jac2[col];
+            }
+            set_pattern(d, nv, r, chain);
             continue;
         }
         match cone {
@@ -698,9 +775,10 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                             diag,
                         );
                         let sm = mu * T::c(sign);
-                        for col in 0..nv {
+                        for &col in chain {
                             d.efc_J[r * nv + col] = s.jac2[col] + sm * s.jac2[k * nv + col];
                         }
+                        set_pattern(d, nv, r, chain);
                     }
                 }
             }
@@ -723,7 +801,10 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                         T::zero(),
                         diag,
                     );
-                    d.efc_J[r * nv..(r + 1) * nv].copy_from_slice(&s.jac2[k * nv..(k + 1) * nv]);
+                    for &col in chain {
+                        d.efc_J[r * nv + col] = s.jac2[k * nv + col];
+                    }
+                    set_pattern(d, nv, r, chain);
                 }
             }
         }
@@ -942,11 +1023,7 @@ pub fn make_impedance<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 pub fn reference_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for i in 0..d.nefc {
-        let row = &d.efc_J[i * nv..(i + 1) * nv];
-        let mut v = T::zero();
-        for c in 0..nv {
-            v += row[c] * d.qvel[c];
-        }
+        let v = row_dot(d, nv, i, &d.qvel);
         d.efc_vel[i] = v;
         let [k, b, imp, _] = d.efc_KBIP[i];
         d.efc_aref[i] = -b * v - k * imp * (d.efc_pos[i] - d.efc_margin[i]);
@@ -1065,4 +1142,24 @@ fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
     } else {
         (o1, o2)
     }
+}
+
+/// `J_i · v` over row `i`'s non-zero columns (four partial sums).
+#[inline]
+pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
+    let row = &d.efc_J[i * nv..(i + 1) * nv];
+    let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+    let mut acc = [T::zero(); 4];
+    let mut ch = cols.chunks_exact(4);
+    for c in &mut ch {
+        acc[0] += row[c[0]] * v[c[0]];
+        acc[1] += row[c[1]] * v[c[1]];
+        acc[2] += row[c[2]] * v[c[2]];
+        acc[3] += row[c[3]] * v[c[3]];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &c in ch.remainder() {
+        s += row[c] * v[c];
+    }
+    s
 }

@@ -20,7 +20,7 @@
 //! not depend on how far the iterations went.
 
 use crate::data::Data;
-use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::constraint::{row_dot, ConstraintState, ConstraintType};
 use crate::engine::inertia::{self, NONE};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
@@ -67,6 +67,7 @@ pub struct SolverScratch<T> {
     pub(crate) state: Vec<ConstraintState>,
     pub(crate) ar: Vec<T>,
     pub(crate) pgs_f: Vec<T>,
+    pub(crate) pgs_g: Vec<T>,
     pub(crate) tmp: Vec<T>,
 }
 
@@ -89,6 +90,7 @@ impl<T> Default for SolverScratch<T> {
             state: Vec::new(),
             ar: Vec::new(),
             pgs_f: Vec::new(),
+            pgs_g: Vec::new(),
             tmp: Vec::new(),
         }
     }
@@ -131,6 +133,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.force,
             &mut self.tmp,
             &mut self.pgs_f,
+            &mut self.pgs_g,
         ] {
             if v.len() < nefc.max(nv) {
                 v.resize(nefc.max(nv), z);
@@ -380,7 +383,8 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
     (d1, d2)
 }
 
-/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the dense `h`.
+/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the lower triangle
+/// of the dense `h` (all [`cholesky`] reads).
 fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T]) {
     let nv = m.nv;
     let mut i = 0;
@@ -393,7 +397,7 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                     Zone::Top => {}
                     Zone::Bottom => {
                         for r in i..i + dim {
-                            add_outer(h, nv, &d.efc_J[r * nv..(r + 1) * nv], d.efc_D[r]);
+                            add_outer(d, nv, r, d.efc_D[r], h);
                         }
                     }
                     Zone::Middle => {
@@ -422,22 +426,20 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                                 hs[a][b] += dm * hh * c2;
                             }
                         }
-                        // h += J_cᵀ hs J_c
+                        // h += J_cᵀ hs J_c (lower triangle)
                         for a in 0..dim {
                             for b in 0..dim {
                                 let w = hs[a][b];
                                 if w.is_zero_exact() {
                                     continue;
                                 }
-                                let ja = &d.efc_J[(i + a) * nv..(i + a + 1) * nv];
-                                let jb = &d.efc_J[(i + b) * nv..(i + b + 1) * nv];
-                                for p in 0..nv {
-                                    if ja[p].is_zero_exact() {
-                                        continue;
-                                    }
+                                let (ja, ca) = row_cols(d, nv, i + a);
+                                let (jb, cb) = row_cols(d, nv, i + b);
+                                for &p in ca {
                                     let wp = w * ja[p];
-                                    for q in 0..nv {
-                                        h[p * nv + q] += wp * jb[q];
+                                    let hp = &mut h[p * nv..p * nv + p + 1];
+                                    for &q in cb.iter().take_while(|&&q| q <= p) {
+                                        hp[q] += wp * jb[q];
                                     }
                                 }
                             }
@@ -448,7 +450,7 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
             }
             _ => {
                 if scalar_state(d, i, jar[i]) == ConstraintState::Quadratic {
-                    add_outer(h, nv, &d.efc_J[i * nv..(i + 1) * nv], d.efc_D[i]);
+                    add_outer(d, nv, i, d.efc_D[i], h);
                 }
                 i += 1;
             }
@@ -456,15 +458,14 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
     }
 }
 
-/// `h += w · j jᵀ` (dense `nv × nv`), skipping the zero entries of `j`.
-fn add_outer<T: Scalar>(h: &mut [T], nv: usize, j: &[T], w: T) {
-    for p in 0..nv {
-        if j[p].is_zero_exact() {
-            continue;
-        }
+/// `h += w · J_i J_iᵀ` on the lower triangle of the dense `nv × nv` `h`, over row `i`'s
+/// non-zero columns.
+fn add_outer<T: Scalar>(d: &Data<T>, nv: usize, i: usize, w: T, h: &mut [T]) {
+    let (j, cols) = row_cols(d, nv, i);
+    for (a, &p) in cols.iter().enumerate() {
         let wp = w * j[p];
-        let row = &mut h[p * nv..(p + 1) * nv];
-        for q in 0..nv {
+        let row = &mut h[p * nv..p * nv + p + 1];
+        for &q in &cols[..=a] {
             row[q] += wp * j[q];
         }
     }
@@ -556,14 +557,23 @@ fn cholesky_solve<T: Scalar>(h: &[T], n: usize, first: &[usize], x: &mut [T]) {
     }
 }
 
-/// `out = J v` (nefc).
+/// `out = J v` (nefc), over each row's non-zero columns.
 fn mul_j<T: Scalar>(d: &Data<T>, nv: usize, v: &[T], out: &mut [T]) {
     for i in 0..d.nefc {
-        out[i] = dot(&d.efc_J[i * nv..(i + 1) * nv], &v[..nv]);
+        out[i] = row_dot(d, nv, i, v);
     }
 }
 
-/// `out = Jᵀ f` (nv).
+/// Row `i` of `efc_J` and its non-zero columns.
+#[inline]
+fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) {
+    (
+        &d.efc_J[i * nv..(i + 1) * nv],
+        &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]],
+    )
+}
+
+/// `out = Jᵀ f` (nv), over each row's non-zero columns.
 fn mul_jt<T: Scalar>(d: &Data<T>, nv: usize, f: &[T], out: &mut [T]) {
     out[..nv].iter_mut().for_each(|x| *x = T::zero());
     for i in 0..d.nefc {
@@ -571,8 +581,8 @@ fn mul_jt<T: Scalar>(d: &Data<T>, nv: usize, f: &[T], out: &mut [T]) {
         if fi.is_zero_exact() {
             continue;
         }
-        let row = &d.efc_J[i * nv..(i + 1) * nv];
-        for c in 0..nv {
+        let (row, cols) = row_cols(d, nv, i);
+        for &c in cols {
             out[c] += row[c] * fi;
         }
     }
@@ -668,19 +678,22 @@ fn line_search<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -
 /// evaluated in `s` and returns its cost.
 fn warm_start<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T {
     let nv = m.nv;
+    if !m.disabled(disable::WARMSTART) {
+        // at qacc_smooth the Gauss term vanishes: its cost is the rows' alone, which needs
+        // J·qacc_smooth only
+        mul_j(d, nv, &d.qacc_smooth, &mut s.jar);
+        for i in 0..d.nefc {
+            s.jar[i] -= d.efc_aref[i];
+        }
+        let c_smooth = update_rows(d, &s.jar, &mut s.force, &mut s.state);
+        s.x[..nv].copy_from_slice(&d.qacc_warmstart);
+        let c_warm = evaluate(m, d, s);
+        if c_warm.re() < c_smooth.re() {
+            return c_warm;
+        }
+    }
     s.x[..nv].copy_from_slice(&d.qacc_smooth);
-    let c_smooth = evaluate(m, d, s);
-    if m.disabled(disable::WARMSTART) {
-        return c_smooth;
-    }
-    s.x[..nv].copy_from_slice(&d.qacc_warmstart);
-    let c_warm = evaluate(m, d, s);
-    if c_warm.re() < c_smooth.re() {
-        c_warm
-    } else {
-        s.x[..nv].copy_from_slice(&d.qacc_smooth);
-        evaluate(m, d, s)
-    }
+    evaluate(m, d, s)
 }
 
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
@@ -834,18 +847,14 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     if s.ar.len() < nefc * nefc {
         s.ar.resize(nefc * nefc, T::zero());
     }
-    // A + R: rows of M⁻¹ Jᵀ
-    // tmp holds one column M⁻¹ J_iᵀ at a time
+    // A + R, symmetric: column i is M⁻¹ J_iᵀ dotted with the rows k ≥ i, mirrored
     for i in 0..nefc {
         s.mv[..nv].copy_from_slice(&d.efc_J[i * nv..(i + 1) * nv]);
         inertia::solve_m(m, d, &mut s.mv[..nv]);
-        for k in 0..nefc {
-            let row = &d.efc_J[k * nv..(k + 1) * nv];
-            let mut v = T::zero();
-            for c in 0..nv {
-                v += row[c] * s.mv[c];
-            }
+        for k in i..nefc {
+            let v = row_dot(d, nv, k, &s.mv);
             s.ar[k * nefc + i] = v;
+            s.ar[i * nefc + k] = v;
         }
         s.ar[i * nefc + i] += d.efc_R[i];
     }
@@ -859,18 +868,34 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     let scale = stat_scale(m, d);
     let tol = m.opt.tolerance.re();
     let mut f = std::mem::take(&mut s.force);
-    let dual_cost = |f: &[T], s: &SolverScratch<T>| -> T {
-        let mut c = T::zero();
-        for i in 0..nefc {
-            let mut af = T::zero();
-            for k in 0..nefc {
-                af += s.ar[i * nefc + k] * f[k];
-            }
-            c += f[i] * (T::c(0.5) * af + s.jv[i]);
+    // g = (A + R) f + b, the gradient of the dual cost, kept up to date with every change of f;
+    // the cost ½ fᵀ(A+R)f + fᵀb = ½ fᵀ(g + b) and its changes follow from it
+    let mut g = std::mem::take(&mut s.pgs_g);
+    let mut cost = T::zero();
+    for i in 0..nefc {
+        g[i] = s.jv[i] + dot(&s.ar[i * nefc..(i + 1) * nefc], &f[..nefc]);
+        cost += T::c(0.5) * f[i] * (g[i] + s.jv[i]);
+    }
+    // g += (A + R)[:, i..i+n] δ, returns the cost change δᵀ g_old + ½ δᵀ (A+R)_ii δ
+    let apply = |ar: &[T], g: &mut [T], i: usize, delta: &[T]| -> T {
+        let mut dc = T::zero();
+        for (p, &dp) in delta.iter().enumerate() {
+            dc += dp * g[i + p];
         }
-        c
+        for (p, &dp) in delta.iter().enumerate() {
+            if dp.is_zero_exact() {
+                continue;
+            }
+            let col = &ar[(i + p) * nefc..(i + p + 1) * nefc];
+            for (q, &dq) in delta.iter().enumerate() {
+                dc += T::c(0.5) * dp * col[i + q] * dq;
+            }
+            for (gk, &a) in g[..nefc].iter_mut().zip(col) {
+                *gk += a * dp;
+            }
+        }
+        dc
     };
-    let mut cost = dual_cost(&f, s);
     d.solver_niter = 0;
     // Nesterov momentum with adaptive restart on the sweeps (O'Donoghue & Candès; MuJoCo 4.0
     // accelerates its PGS the same way): after a sweep, try the extrapolation
@@ -880,21 +905,24 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     f_prev[..nefc].copy_from_slice(&f[..nefc]);
     let mut tk = 1.0f64;
     for it in 0..m.opt.iterations {
+        let old = cost;
         let mut i = 0;
         while i < nefc {
             let ty = d.efc_type[i];
             if ty == ConstraintType::ContactElliptic {
                 let dim = d.contact[d.efc_id[i]].dim;
-                pgs_cone(d, s, &mut f, i, dim);
+                let mut delta = [T::zero(); 6];
+                delta[..dim].copy_from_slice(&f[i..i + dim]);
+                pgs_cone(d, s, &g, &mut f, i, dim);
+                for p in 0..dim {
+                    delta[p] = f[i + p] - delta[p];
+                }
+                cost += apply(&s.ar, &mut g, i, &delta[..dim]);
                 i += dim;
                 continue;
             }
             let aii = s.ar[i * nefc + i];
-            let mut res = s.jv[i];
-            for k in 0..nefc {
-                res += s.ar[i * nefc + k] * f[k];
-            }
-            let mut fi = f[i] - res / aii;
+            let mut fi = f[i] - g[i] / aii;
             match ty {
                 ConstraintType::Equality => {}
                 ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
@@ -903,11 +931,11 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                 }
                 _ => fi = fi.select_max(T::zero()),
             }
+            let delta = fi - f[i];
             f[i] = fi;
+            cost += apply(&s.ar, &mut g, i, &[delta]);
             i += 1;
         }
-        let old = cost;
-        cost = dual_cost(&f, s);
         if cost.re() > old.re() {
             tk = 1.0;
         } else {
@@ -918,11 +946,23 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                 y[k] = f[k] + beta * (f[k] - f_prev[k]);
             }
             project_dual(d, &mut y);
-            let cy = dual_cost(&y, s);
+            // δ = y − f in place of y; the cost at y from g and (A+R)δ (in s.tmp)
+            let mut dc = T::zero();
+            for k in 0..nefc {
+                y[k] -= f[k];
+                dc += y[k] * g[k];
+            }
+            for k in 0..nefc {
+                s.tmp[k] = dot(&s.ar[k * nefc..(k + 1) * nefc], &y[..nefc]);
+                dc += T::c(0.5) * y[k] * s.tmp[k];
+            }
             f_prev[..nefc].copy_from_slice(&f[..nefc]);
-            if cy.re() <= cost.re() {
-                f[..nefc].copy_from_slice(&y[..nefc]);
-                cost = cy;
+            if dc.re() <= 0.0 {
+                for k in 0..nefc {
+                    f[k] += y[k];
+                    g[k] += s.tmp[k];
+                }
+                cost += dc;
             } else {
                 tk = 1.0;
             }
@@ -941,6 +981,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         }
     }
     s.pgs_f = f_prev;
+    s.pgs_g = g;
     s.jar = y;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f
     mul_jt(d, nv, &f, &mut s.mv);
@@ -956,17 +997,22 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
 /// friction coefficients). The two steps of 000: along the ray from the tip through the current
 /// force, then within the cross-section at fixed normal force (a one-constraint QCQP solved by
 /// Newton on its multiplier); then a projected-gradient refinement that can leave the tip.
-fn pgs_cone<T: Scalar>(d: &Data<T>, s: &SolverScratch<T>, f: &mut [T], i: usize, dim: usize) {
+/// `grad` is the dual gradient `(A + R) f + b` at the current forces.
+fn pgs_cone<T: Scalar>(
+    d: &Data<T>,
+    s: &SolverScratch<T>,
+    grad: &[T],
+    f: &mut [T],
+    i: usize,
+    dim: usize,
+) {
     let nefc = d.nefc;
     let c = &d.contact[d.efc_id[i]];
     // local quadratic: ½ gᵀ A_c g + gᵀ b_c with b_c = residual without the contact's own part
     let mut a = [[T::zero(); 6]; 6];
     let mut b = [T::zero(); 6];
     for p in 0..dim {
-        let mut r = s.jv[i + p];
-        for k in 0..nefc {
-            r += s.ar[(i + p) * nefc + k] * f[k];
-        }
+        let mut r = grad[i + p];
         for q in 0..dim {
             a[p][q] = s.ar[(i + p) * nefc + i + q];
             r -= a[p][q] * f[i + q];
@@ -1301,7 +1347,10 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.qacc.copy_from_slice(&s.x[..nv]);
     d.efc_force[..d.nefc].copy_from_slice(&s.force[..d.nefc]);
     d.efc_state[..d.nefc].copy_from_slice(&s.state[..d.nefc]);
-    mul_jt(d, nv, &s.force, &mut s.tmp);
+    // the last evaluation left Jᵀ·force in s.tmp, unless PGS's forces replaced its own
+    if pgs_force {
+        mul_jt(d, nv, &s.force, &mut s.tmp);
+    }
     d.qfrc_constraint.copy_from_slice(&s.tmp[..nv]);
     d.solver_scratch = s;
 }
