@@ -14,7 +14,10 @@ sessions).
 Each pair of measurements is repeated (--repeat, default 5) alternating the engines; the ratios
 are medians of the per-round ratios.
 
-Usage: python3 bench/compare.py [--steps N] [--repeat R] [models...]   (builds diffmj in release mode first)
+With --stages, each forward stage's time is printed too: diffmj's from `diffmj bench` (each stage
+repeated alone), MuJoCo's from its own stage timers.
+
+Usage: python3 bench/compare.py [--steps N] [--repeat R] [--stages] [models...]   (builds diffmj in release mode first)
 """
 import argparse
 import json
@@ -64,6 +67,9 @@ def main():
                     help="MuJoCo steps from the initial state before timing (contacts form)")
     ap.add_argument("--smooth", action="store_true",
                     help="disable constraints in both engines (smooth dynamics only)")
+    ap.add_argument("--stages", action="store_true",
+                    help="also print each forward stage's time in both engines (medians of the "
+                         "rounds; MuJoCo's from its own timers, so slightly inflated)")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
@@ -81,6 +87,7 @@ def main():
         with tempfile.NamedTemporaryFile("wb", suffix=".bin", delete=False) as fb:
             fb.write(np.concatenate([d0.qpos, d0.qvel, d0.act, d0.ctrl]).astype(np.float64).tobytes())
         ours_f, ours_s, mj_f, mj_s = [], [], [], []
+        ours_st, mj_st = [], []
         failed = None
         # alternate the engines so slow phases of a noisy machine hit both alike
         for _ in range(a.repeat):
@@ -93,12 +100,14 @@ def main():
             ours = json.loads(out.stdout)
             ours_f.append(ours["forward_us"])
             ours_s.append(ours["step_us"])
+            ours_st.append(ours["stages_us"])
             # last argument: 1 disables MuJoCo's constraints (with --smooth)
             mj = subprocess.run([mjexe, path, fb.name, str(a.steps), "1" if a.smooth else "0"],
                                 capture_output=True, text=True, check=True)
             mjt = json.loads(mj.stdout)
             mj_f.append(mjt["forward_us"])
             mj_s.append(mjt["step_us"])
+            mj_st.append(mjt["stages_us"])
         os.unlink(f.name)
         os.unlink(fb.name)
         if failed:
@@ -108,6 +117,13 @@ def main():
         rf = float(np.median(np.array(ours_f) / np.array(mj_f)))
         rs = float(np.median(np.array(ours_s) / np.array(mj_s)))
         print(f"{name:36} {m.nv:4d} {d0.ncon:4d} {d0.nefc:4d} {of:9.2f} {mf:9.2f} {rf:6.2f} {os_:9.2f} {ms:9.2f} {rs:6.2f}")
+        if a.stages:
+            parts = []
+            for k in mj_st[0]:
+                o = float(np.median([x[k] for x in ours_st]))
+                j = float(np.median([x[k] for x in mj_st]))
+                parts.append(f"{k} {o:.2f}/{j:.2f}")
+            print("    stages us (diffmj/MuJoCo): " + ", ".join(parts))
     sys.stdout.flush()
 
 

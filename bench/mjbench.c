@@ -3,6 +3,8 @@
 // steps), so that bench/compare.py can report ratios measured in one run without Python call
 // overhead. Usage: mjbench MODEL.xml STATE.bin NCALLS [disable_constraint]
 // STATE.bin: doubles qpos[nq], qvel[nv], act[na], ctrl[nu].
+// Also prints MuJoCo's own stage timers over the forward calls (mean microseconds per call,
+// the timers' overhead included) as stages_us, named like `diffmj bench`'s.
 #include <mujoco/mujoco.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,9 @@ static int cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
+
+// MuJoCo's timer callback: its stage timers record whatever this returns (here microseconds)
+static mjtNum timer_us(void) { return now_us(); }
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -52,6 +57,20 @@ int main(int argc, char** argv) {
   }
   qsort(t, nb, sizeof(double), cmp);
   double fwd = t[nb / 2];
+  // the stage timers in a separate pass, so that their overhead stays out of the median
+  mjcb_time = timer_us;
+  for (int i = 0; i < mjNTIMER; i++) d->timer[i].duration = 0, d->timer[i].number = 0;
+  for (int k = 0; k < n; k++) mj_forward(m, d);
+  mjcb_time = NULL;
+  // mean microseconds per forward of one timer
+#define STAGE(id) (d->timer[id].duration / n)
+  char stages[600];
+  snprintf(stages, sizeof(stages),
+           "{\"position_smooth\": %.4f, \"collision\": %.4f, \"make_constraint\": %.4f, "
+           "\"velocity\": %.4f, \"constraint\": %.4f}",
+           STAGE(mjTIMER_POS_KINEMATICS) + STAGE(mjTIMER_POS_INERTIA),
+           STAGE(mjTIMER_POS_COLLISION), STAGE(mjTIMER_POS_MAKE), STAGE(mjTIMER_VELOCITY),
+           STAGE(mjTIMER_CONSTRAINT));
   mj_copyData(d, m, d0);
   int k = 0;
   for (int b = 0; b < nb; b++) {
@@ -63,7 +82,8 @@ int main(int argc, char** argv) {
     t[b] = (now_us() - s) / 10;
   }
   qsort(t, nb, sizeof(double), cmp);
-  printf("{\"forward_us\": %.4f, \"step_us\": %.4f}\n", fwd, t[nb / 2]);
+  printf("{\"forward_us\": %.4f, \"step_us\": %.4f, \"stages_us\": %s}\n", fwd, t[nb / 2],
+         stages);
   free(t);
   mj_deleteData(d);
   mj_deleteData(d0);

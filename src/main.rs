@@ -69,7 +69,8 @@ enum Cmd {
         #[arg(long, default_value = "-")]
         out: String,
     },
-    /// Time forward and step from a state; prints median microseconds per call as JSON.
+    /// Time forward and step from a state; prints median microseconds per call as JSON, with
+    /// the forward pipeline's stages timed one by one (`stages_us`, like MuJoCo's timers).
     Bench {
         /// MJCF model file.
         model: PathBuf,
@@ -406,6 +407,50 @@ fn median_us(mut f: impl FnMut() -> Result<(), SimError>, n: usize) -> Res<f64> 
     Ok(v[v.len() / 2])
 }
 
+/// Median time of each stage of `forward` from state `d0`, each stage repeated on its own
+/// after one full forward (so its inputs are those of the state): the smooth position stage
+/// (kinematics, com, tendons, CRB, factorization), collision, constraint assembly, transmission,
+/// the velocity stage, actuation and smooth acceleration, and the constraint solver.
+fn stage_times(m: &Model<f64>, d0: &Data<f64>, steps: usize) -> Res<Value> {
+    use diffmj::engine::tendon;
+    use diffmj::engine::{actuation, collision, constraint, forward as fw, inertia, kinematics};
+    let mut d = d0.clone();
+    diffmj::forward(m, &mut d).map_err(|e| e.to_string())?;
+    let mut out = Map::new();
+    let mut time = |name: &str, f: &mut dyn FnMut(&mut Data<f64>)| -> Res<()> {
+        let t = median_us(
+            || {
+                f(&mut d);
+                Ok(())
+            },
+            steps,
+        )?;
+        out.insert(name.into(), json!(t));
+        Ok(())
+    };
+    time("position_smooth", &mut |d| {
+        kinematics::kinematics(m, d);
+        kinematics::com_pos(m, d);
+        tendon::tendon(m, d);
+        inertia::crb(m, d);
+        inertia::factor_m(m, d);
+    })?;
+    time("collision", &mut |d| {
+        let _ = collision::collision(m, d);
+    })?;
+    time("make_constraint", &mut |d| {
+        constraint::make_constraint(m, d)
+    })?;
+    time("transmission", &mut |d| actuation::transmission(m, d))?;
+    time("velocity", &mut |d| fw::fwd_velocity(m, d))?;
+    time("acceleration", &mut |d| {
+        actuation::fwd_actuation(m, d);
+        fw::fwd_acceleration(m, d);
+    })?;
+    time("constraint", &mut |d| fw::fwd_constraint(m, d))?;
+    Ok(Value::Object(out))
+}
+
 fn run(cli: Cli) -> Res<()> {
     match cli.cmd {
         Cmd::Info { model } => {
@@ -500,9 +545,11 @@ fn run(cli: Cli) -> Res<()> {
                 steps,
             )
             .map_err(|e| format!("bench step: {e}"))?;
+            let stages = stage_times(&m, &d0, steps)?;
             println!(
                 "{}",
-                json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us})
+                json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us,
+                       "stages_us": stages})
             );
         }
     }
