@@ -836,20 +836,34 @@ pub fn impedance<T: Scalar>(solimp: &[T; 5], x: T) -> (T, T) {
     let (y, yp) = if power.re() == 1.0 {
         (xa, T::one())
     } else if xa.re() <= mid.re() {
-        let a = T::one() / mid.powf(power - T::one());
-        (a * xa.powf(power), power * a * xa.powf(power - T::one()))
+        let a = T::one() / pow(mid, power - T::one());
+        (a * pow(xa, power), power * a * pow(xa, power - T::one()))
     } else {
-        let b = T::one() / (T::one() - mid).powf(power - T::one());
+        let b = T::one() / pow(T::one() - mid, power - T::one());
         let u = T::one() - xa;
         (
-            T::one() - b * u.powf(power),
-            power * b * u.powf(power - T::one()),
+            T::one() - b * pow(u, power),
+            power * b * pow(u, power - T::one()),
         )
     };
     let imp = d0 + y * (dw - d0);
     let sgn = if x.re() >= 0.0 { T::one() } else { -T::one() };
     let imp_p = yp * (dw - d0) / width * sgn;
     (imp, imp_p)
+}
+
+/// `x^p` for `x > 0`, with the exponents 1 and 2 of the default solimp done by multiplication
+/// when `p` is exactly that constant (no derivative part): the same value as `powf`, which
+/// costs a `pow` call per row otherwise.
+#[inline]
+fn pow<T: Scalar>(x: T, p: T) -> T {
+    if p.is_exactly(1.0) {
+        x
+    } else if p.is_exactly(2.0) {
+        x * x
+    } else {
+        x.powf(p)
+    }
 }
 
 /// `(k, b)` of the reference acceleration from solref (both formats) and `dmax = solimp[1]`:

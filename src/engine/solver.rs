@@ -52,6 +52,7 @@ pub struct SolverStat {
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
     pub(crate) h: Vec<T>,
+    pub(crate) hinv: Vec<T>,
     pub(crate) first: Vec<usize>,
     pub(crate) x: Vec<T>,
     pub(crate) ma: Vec<T>,
@@ -75,6 +76,7 @@ impl<T> Default for SolverScratch<T> {
     fn default() -> Self {
         SolverScratch {
             h: Vec::new(),
+            hinv: Vec::new(),
             first: Vec::new(),
             x: Vec::new(),
             ma: Vec::new(),
@@ -115,6 +117,7 @@ impl<T: Scalar> SolverScratch<T> {
         }
         for v in [
             &mut self.x,
+            &mut self.hinv,
             &mut self.ma,
             &mut self.grad,
             &mut self.mgrad,
@@ -514,41 +517,42 @@ fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
 /// its envelope: `first[i]` is set to the first non-zero column of row `i`, and since the factor
 /// of a matrix has no fill outside the envelope, only `first[i]..=i` of each row is touched (a
 /// block-diagonal Hessian, e.g. bodies in separate contacts, costs the sum of its blocks).
-/// Returns false when the matrix is not positive definite.
-fn cholesky<T: Scalar>(h: &mut [T], n: usize, first: &mut [usize]) -> bool {
+/// `inv[i]` receives `1/L_ii`. Returns false when the matrix is not positive definite.
+fn cholesky<T: Scalar>(h: &mut [T], n: usize, first: &mut [usize], inv: &mut [T]) -> bool {
     for i in 0..n {
         let row = &h[i * n..i * n + i];
         first[i] = row.iter().position(|x| !x.is_zero_exact()).unwrap_or(i);
     }
     for i in 0..n {
         let fi = first[i];
+        let (top, bot) = h.split_at_mut(i * n);
+        let li = &mut bot[..i + 1];
         for j in fi..i {
             let k0 = fi.max(first[j]);
-            let (top, bot) = h.split_at_mut(i * n);
-            let lj = &top[j * n..j * n + j + 1];
-            let li = &mut bot[..i];
-            let v = li[j] - dot(&li[k0..j], &lj[k0..j]);
-            li[j] = v / lj[j];
+            let lj = &top[j * n + k0..j * n + j];
+            let v = li[j] - dot(&li[k0..j], lj);
+            li[j] = v * inv[j];
         }
-        let li = &h[i * n + fi..i * n + i];
-        let s = h[i * n + i] - dot(li, li);
+        let s = li[i] - dot(&li[fi..i], &li[fi..i]);
         if s.re() <= MINVAL {
             return false;
         }
-        h[i * n + i] = s.sqrt();
+        let r = s.sqrt();
+        li[i] = r;
+        inv[i] = T::one() / r;
     }
     true
 }
 
-/// Solve `L Lᵀ x = b` in place with the factor and envelope of [`cholesky`].
-fn cholesky_solve<T: Scalar>(h: &[T], n: usize, first: &[usize], x: &mut [T]) {
+/// Solve `L Lᵀ x = b` in place with the factor, envelope and inverse diagonal of [`cholesky`].
+fn cholesky_solve<T: Scalar>(h: &[T], n: usize, first: &[usize], inv: &[T], x: &mut [T]) {
     for i in 0..n {
         let fi = first[i];
         let v = x[i] - dot(&h[i * n + fi..i * n + i], &x[fi..i]);
-        x[i] = v / h[i * n + i];
+        x[i] = v * inv[i];
     }
     for i in (0..n).rev() {
-        let xi = x[i] / h[i * n + i];
+        let xi = x[i] * inv[i];
         x[i] = xi;
         let fi = first[i];
         for (xk, l) in x[fi..i].iter_mut().zip(&h[i * n + fi..i * n + i]) {
@@ -708,13 +712,13 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         // Hessian and Newton direction
         dense_m(m, &d.qM, &mut s.h);
         add_row_hessian(m, d, &s.jar, &mut s.h);
-        if !cholesky(&mut s.h, nv, &mut s.first) {
+        if !cholesky(&mut s.h, nv, &mut s.first, &mut s.hinv) {
             break;
         }
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
-        cholesky_solve(&s.h, nv, &s.first, &mut s.search);
+        cholesky_solve(&s.h, nv, &s.first, &s.hinv, &mut s.search);
         let (_, neval, slope) = line_search(m, d, s);
         let old = cost;
         cost = evaluate(m, d, s);
@@ -1290,11 +1294,11 @@ fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScr
     evaluate(m, d, s);
     dense_m(m, &d.qM, &mut s.h);
     add_row_hessian(m, d, &s.jar, &mut s.h);
-    if !cholesky(&mut s.h, nv, &mut s.first) {
+    if !cholesky(&mut s.h, nv, &mut s.first, &mut s.hinv) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    cholesky_solve(&s.h, nv, &s.first, &mut s.search);
+    cholesky_solve(&s.h, nv, &s.first, &s.hinv, &mut s.search);
     for i in 0..nv {
         let re = s.x[i].re();
         s.x[i] -= s.search[i];
