@@ -53,7 +53,7 @@ pub struct SolverStat {
 pub struct SolverScratch<T> {
     pub(crate) h: Vec<T>,
     pub(crate) hinv: Vec<T>,
-    pub(crate) first: Vec<usize>,
+    pub(crate) last: Vec<usize>,
     pub(crate) x: Vec<T>,
     pub(crate) ma: Vec<T>,
     pub(crate) grad: Vec<T>,
@@ -77,7 +77,7 @@ impl<T> Default for SolverScratch<T> {
         SolverScratch {
             h: Vec::new(),
             hinv: Vec::new(),
-            first: Vec::new(),
+            last: Vec::new(),
             x: Vec::new(),
             ma: Vec::new(),
             grad: Vec::new(),
@@ -112,8 +112,8 @@ impl<T: Scalar> SolverScratch<T> {
         if self.h.len() < nv * nv {
             self.h.resize(nv * nv, z);
         }
-        if self.first.len() < nv {
-            self.first.resize(nv, 0);
+        if self.last.len() < nv {
+            self.last.resize(nv, 0);
         }
         for v in [
             &mut self.x,
@@ -386,7 +386,7 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
     (d1, d2)
 }
 
-/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the lower triangle
+/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the upper triangle
 /// of the dense `h` (all [`cholesky`] reads).
 fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T]) {
     let nv = m.nv;
@@ -429,7 +429,7 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                                 hs[a][b] += dm * hh * c2;
                             }
                         }
-                        // h += J_cᵀ hs J_c (lower triangle)
+                        // h += J_cᵀ hs J_c (upper triangle)
                         for a in 0..dim {
                             for b in 0..dim {
                                 let w = hs[a][b];
@@ -440,8 +440,8 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                                 let (jb, cb) = row_cols(d, nv, i + b);
                                 for &p in ca {
                                     let wp = w * ja[p];
-                                    let hp = &mut h[p * nv..p * nv + p + 1];
-                                    for &q in cb.iter().take_while(|&&q| q <= p) {
+                                    let hp = &mut h[p * nv..(p + 1) * nv];
+                                    for &q in cb.iter().skip_while(|&&q| q < p) {
                                         hp[q] += wp * jb[q];
                                     }
                                 }
@@ -461,14 +461,14 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
     }
 }
 
-/// `h += w · J_i J_iᵀ` on the lower triangle of the dense `nv × nv` `h`, over row `i`'s
+/// `h += w · J_i J_iᵀ` on the upper triangle of the dense `nv × nv` `h`, over row `i`'s
 /// non-zero columns.
 fn add_outer<T: Scalar>(d: &Data<T>, nv: usize, i: usize, w: T, h: &mut [T]) {
     let (j, cols) = row_cols(d, nv, i);
     for (a, &p) in cols.iter().enumerate() {
         let wp = w * j[p];
-        let row = &mut h[p * nv..p * nv + p + 1];
-        for &q in &cols[..=a] {
+        let row = &mut h[p * nv..(p + 1) * nv];
+        for &q in &cols[a..] {
             row[q] += wp * j[q];
         }
     }
@@ -513,51 +513,64 @@ fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
     s
 }
 
-/// In-place Cholesky `h = L Lᵀ` of the dense symmetric `n × n` matrix `h` (lower triangle), in
-/// its envelope: `first[i]` is set to the first non-zero column of row `i`, and since the factor
-/// of a matrix has no fill outside the envelope, only `first[i]..=i` of each row is touched (a
-/// block-diagonal Hessian, e.g. bodies in separate contacts, costs the sum of its blocks).
-/// `inv[i]` receives `1/L_ii`. Returns false when the matrix is not positive definite.
-fn cholesky<T: Scalar>(h: &mut [T], n: usize, first: &mut [usize], inv: &mut [T]) -> bool {
-    for i in 0..n {
-        let row = &h[i * n..i * n + i];
-        first[i] = row.iter().position(|x| !x.is_zero_exact()).unwrap_or(i);
-    }
-    for i in 0..n {
-        let fi = first[i];
-        let (top, bot) = h.split_at_mut(i * n);
-        let li = &mut bot[..i + 1];
-        for j in fi..i {
-            let k0 = fi.max(first[j]);
-            let lj = &top[j * n + k0..j * n + j];
-            let v = li[j] - dot(&li[k0..j], lj);
-            li[j] = v * inv[j];
-        }
-        let s = li[i] - dot(&li[fi..i], &li[fi..i]);
+/// In-place Cholesky `h = Uᵀ U` of the dense symmetric `n × n` matrix `h`, given and factored
+/// in its upper triangle (row-major, so that every update is a contiguous row operation).
+/// Right-looking: once row `j` of `U` is final, it is subtracted from the rows below it that it
+/// touches, and only up to `last[j]`, the last non-zero column of that row, which is recorded
+/// (a block-diagonal Hessian, e.g. bodies in separate contacts, costs the sum of its blocks).
+/// `inv[j]` receives `1/U_jj`. Returns false when the matrix is not positive definite.
+fn cholesky<T: Scalar>(h: &mut [T], n: usize, last: &mut [usize], inv: &mut [T]) -> bool {
+    for j in 0..n {
+        let (top, rest) = h.split_at_mut((j + 1) * n);
+        let rowj = &mut top[j * n..(j + 1) * n];
+        let s = rowj[j];
         if s.re() <= MINVAL {
             return false;
         }
         let r = s.sqrt();
-        li[i] = r;
-        inv[i] = T::one() / r;
+        let ij = T::one() / r;
+        rowj[j] = r;
+        inv[j] = ij;
+        let l = (j + 1..n)
+            .rev()
+            .find(|&k| !rowj[k].is_zero_exact())
+            .unwrap_or(j);
+        last[j] = l;
+        for u in &mut rowj[j + 1..=l] {
+            *u *= ij;
+        }
+        for i in j + 1..=l {
+            let u = rowj[i];
+            if u.is_zero_exact() {
+                continue;
+            }
+            let rowi = &mut rest[(i - j - 1) * n + i..(i - j - 1) * n + l + 1];
+            for (a, &b) in rowi.iter_mut().zip(&rowj[i..=l]) {
+                *a -= u * b;
+            }
+        }
     }
     true
 }
 
-/// Solve `L Lᵀ x = b` in place with the factor, envelope and inverse diagonal of [`cholesky`].
-fn cholesky_solve<T: Scalar>(h: &[T], n: usize, first: &[usize], inv: &[T], x: &mut [T]) {
+/// Solve `Uᵀ U x = b` in place with the factor, row extents and inverse diagonal of
+/// [`cholesky`].
+fn cholesky_solve<T: Scalar>(h: &[T], n: usize, last: &[usize], inv: &[T], x: &mut [T]) {
     for i in 0..n {
-        let fi = first[i];
-        let v = x[i] - dot(&h[i * n + fi..i * n + i], &x[fi..i]);
-        x[i] = v * inv[i];
+        let yi = x[i] * inv[i];
+        x[i] = yi;
+        let l = last[i];
+        for (xk, &u) in x[i + 1..=l]
+            .iter_mut()
+            .zip(&h[i * n + i + 1..i * n + l + 1])
+        {
+            *xk -= u * yi;
+        }
     }
     for i in (0..n).rev() {
-        let xi = x[i] * inv[i];
-        x[i] = xi;
-        let fi = first[i];
-        for (xk, l) in x[fi..i].iter_mut().zip(&h[i * n + fi..i * n + i]) {
-            *xk -= *l * xi;
-        }
+        let l = last[i];
+        let v = x[i] - dot(&h[i * n + i + 1..i * n + l + 1], &x[i + 1..=l]);
+        x[i] = v * inv[i];
     }
 }
 
@@ -712,13 +725,13 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         // Hessian and Newton direction
         dense_m(m, &d.qM, &mut s.h);
         add_row_hessian(m, d, &s.jar, &mut s.h);
-        if !cholesky(&mut s.h, nv, &mut s.first, &mut s.hinv) {
+        if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
             break;
         }
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
-        cholesky_solve(&s.h, nv, &s.first, &s.hinv, &mut s.search);
+        cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
         let (_, neval, slope) = line_search(m, d, s);
         let old = cost;
         cost = evaluate(m, d, s);
@@ -1294,11 +1307,11 @@ fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScr
     evaluate(m, d, s);
     dense_m(m, &d.qM, &mut s.h);
     add_row_hessian(m, d, &s.jar, &mut s.h);
-    if !cholesky(&mut s.h, nv, &mut s.first, &mut s.hinv) {
+    if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    cholesky_solve(&s.h, nv, &s.first, &s.hinv, &mut s.search);
+    cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
     for i in 0..nv {
         let re = s.x[i].re();
         s.x[i] -= s.search[i];
