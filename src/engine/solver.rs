@@ -69,6 +69,7 @@ pub struct SolverScratch<T> {
     pub(crate) ar: Vec<T>,
     pub(crate) pgs_f: Vec<T>,
     pub(crate) pgs_g: Vec<T>,
+    pub(crate) pgs_gprev: Vec<T>,
     pub(crate) tmp: Vec<T>,
     /// Per island: noslip's improvement of the current sweep, its scale `1/trace(M_island)` and
     /// whether it has stopped.
@@ -98,6 +99,7 @@ impl<T> Default for SolverScratch<T> {
             ar: Vec::new(),
             pgs_f: Vec::new(),
             pgs_g: Vec::new(),
+            pgs_gprev: Vec::new(),
             tmp: Vec::new(),
             isl_impr: Vec::new(),
             isl_scale: Vec::new(),
@@ -145,6 +147,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.tmp,
             &mut self.pgs_f,
             &mut self.pgs_g,
+            &mut self.pgs_gprev,
         ] {
             if v.len() < nefc.max(nv) {
                 v.resize(nefc.max(nv), z);
@@ -913,8 +916,10 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     // accelerates its PGS the same way): after a sweep, try the extrapolation
     // f + β (f − f_prev), projected, and keep it when it lowers the dual cost
     let mut f_prev = std::mem::take(&mut s.pgs_f);
+    let mut g_prev = std::mem::take(&mut s.pgs_gprev);
     let mut y = std::mem::take(&mut s.jar);
     f_prev[..nefc].copy_from_slice(&f[..nefc]);
+    g_prev[..nefc].copy_from_slice(&g[..nefc]);
     let mut tk = 1.0f64;
     for it in 0..m.opt.iterations {
         let old = cost;
@@ -958,17 +963,31 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                 y[k] = f[k] + beta * (f[k] - f_prev[k]);
             }
             project_dual(d, &mut y);
-            // δ = y − f in place of y; the cost at y from g and (A+R)δ (in s.tmp)
+            // (A+R)δ for δ = y − f, in s.tmp: β (g − g_prev) = (A+R) β (f − f_prev), corrected
+            // by the columns of the entries the projection moved
+            for k in 0..nefc {
+                s.tmp[k] = beta * (g[k] - g_prev[k]);
+            }
+            for k in 0..nefc {
+                let d0 = beta * (f[k] - f_prev[k]);
+                if !(y[k] - (f[k] + d0)).is_zero_exact() {
+                    let clip = (y[k] - f[k]) - d0;
+                    for (t, &a) in s.tmp[..nefc]
+                        .iter_mut()
+                        .zip(&s.ar[k * nefc..(k + 1) * nefc])
+                    {
+                        *t += a * clip;
+                    }
+                }
+            }
+            // δ in place of y, and the cost change δᵀ g + ½ δᵀ (A+R) δ
             let mut dc = T::zero();
             for k in 0..nefc {
                 y[k] -= f[k];
-                dc += y[k] * g[k];
-            }
-            for k in 0..nefc {
-                s.tmp[k] = dot(&s.ar[k * nefc..(k + 1) * nefc], &y[..nefc]);
-                dc += T::c(0.5) * y[k] * s.tmp[k];
+                dc += y[k] * (g[k] + T::c(0.5) * s.tmp[k]);
             }
             f_prev[..nefc].copy_from_slice(&f[..nefc]);
+            g_prev[..nefc].copy_from_slice(&g[..nefc]);
             if dc.re() <= 0.0 {
                 for k in 0..nefc {
                     f[k] += y[k];
@@ -994,6 +1013,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     }
     s.pgs_f = f_prev;
     s.pgs_g = g;
+    s.pgs_gprev = g_prev;
     s.jar = y;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f
     mul_jt(d, nv, &f, &mut s.mv);
