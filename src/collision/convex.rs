@@ -150,6 +150,16 @@ struct Vertex<T> {
     b: V3<T>,
 }
 
+impl<T: Scalar> Vertex<T> {
+    fn zero() -> Self {
+        Vertex {
+            v: [T::zero(); 3],
+            a: [T::zero(); 3],
+            b: [T::zero(); 3],
+        }
+    }
+}
+
 /// The two shapes of a pair at their poses.
 struct Pair<'s, T> {
     g1: &'s Geom<T>,
@@ -379,7 +389,7 @@ const EPA_MAXF: usize = 2 * EPA_MAXV;
 
 /// A triangle of the EPA polytope: vertex indices (counter-clockwise seen from outside), the
 /// faces across its edges `(v[k], v[k+1])`, outward unit normal and distance from the origin.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Face<T> {
     v: [usize; 3],
     adj: [usize; 3],
@@ -388,6 +398,19 @@ struct Face<T> {
     live: bool,
     /// The support point along `n` of a face that could not be expanded (see [`epa`]).
     frozen: Option<Vertex<T>>,
+}
+
+impl<T: Scalar> Face<T> {
+    fn dead() -> Self {
+        Face {
+            v: [0; 3],
+            adj: [0; 3],
+            n: [T::zero(); 3],
+            dist: T::zero(),
+            live: false,
+            frozen: None,
+        }
+    }
 }
 
 /// Outward unit normal and origin distance of the triangle `v` (counter-clockwise seen from
@@ -571,6 +594,119 @@ fn blow_up<T: Scalar>(pair: &Pair<'_, T>, simplex: &mut [Vertex<T>; 4], n: &mut 
     }
 }
 
+/// EPA's work space, borrowed from [`ConvexBuffers`] or from [`epa_on_stack`]: the polytope
+/// (vertices, faces) and the buffers of one expansion step, each of EPA's capacity.
+struct EpaWork<'w, T> {
+    verts: &'w mut [Vertex<T>],
+    faces: &'w mut [Face<T>],
+    seen: &'w mut [usize],
+    horizon: &'w mut [(usize, usize, usize, usize)],
+    stack: &'w mut [(usize, usize)],
+    visited: &'w mut [bool],
+    entry: &'w mut [usize],
+    planes: &'w mut [(V3<T>, T)],
+    slots: &'w mut [usize],
+}
+
+/// Work buffers of the general convex routine (EPA's polytope, some 150 KB on `f64`), allocated
+/// once so that a collision call does not initialize them (see
+/// [`collide_pair_with`](super::collide_pair_with)).
+#[derive(Clone, Debug)]
+pub struct ConvexBuffers<T> {
+    verts: Vec<Vertex<T>>,
+    faces: Vec<Face<T>>,
+    seen: Vec<usize>,
+    horizon: Vec<(usize, usize, usize, usize)>,
+    stack: Vec<(usize, usize)>,
+    visited: Vec<bool>,
+    entry: Vec<usize>,
+    planes: Vec<(V3<T>, T)>,
+    slots: Vec<usize>,
+}
+
+/// Empty buffers (no allocation): the convex routine then uses buffers on the stack.
+impl<T> Default for ConvexBuffers<T> {
+    fn default() -> Self {
+        ConvexBuffers {
+            verts: Vec::new(),
+            faces: Vec::new(),
+            seen: Vec::new(),
+            horizon: Vec::new(),
+            stack: Vec::new(),
+            visited: Vec::new(),
+            entry: Vec::new(),
+            planes: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> ConvexBuffers<T> {
+    /// Buffers of EPA's full capacity (256 vertices, 512 faces).
+    pub fn new() -> Self {
+        ConvexBuffers {
+            verts: vec![Vertex::zero(); EPA_MAXV],
+            faces: vec![Face::dead(); EPA_MAXF],
+            seen: vec![0; EPA_MAXF],
+            horizon: vec![(0, 0, 0, 0); EPA_MAXF],
+            stack: vec![(0, 0); EPA_MAXF],
+            visited: vec![false; EPA_MAXF],
+            entry: vec![0; EPA_MAXF],
+            planes: vec![([T::zero(); 3], T::zero()); EPA_MAXF],
+            slots: vec![0; EPA_MAXF],
+        }
+    }
+
+    /// The work space, or `None` for empty buffers ([`Default`]).
+    fn work(&mut self) -> Option<EpaWork<'_, T>> {
+        if self.slots.len() < EPA_MAXF || self.verts.len() < EPA_MAXV {
+            return None;
+        }
+        Some(EpaWork {
+            verts: &mut self.verts,
+            faces: &mut self.faces,
+            seen: &mut self.seen,
+            horizon: &mut self.horizon,
+            stack: &mut self.stack,
+            visited: &mut self.visited,
+            entry: &mut self.entry,
+            planes: &mut self.planes,
+            slots: &mut self.slots,
+        })
+    }
+}
+
+/// [`epa`] on buffers of its own (for callers without [`ConvexBuffers`]); not inlined, so that
+/// only this call pays for the large stack frame.
+#[inline(never)]
+fn epa_on_stack<T: Scalar>(
+    pair: &Pair<'_, T>,
+    cfg: &ConvexConfig,
+    simplex: &[Vertex<T>; 4],
+) -> Option<(Witness<T>, ConvexStatus)> {
+    let mut verts = [Vertex::zero(); EPA_MAXV];
+    let mut faces = [Face::dead(); EPA_MAXF];
+    let mut seen = [0usize; EPA_MAXF];
+    let mut horizon = [(0usize, 0usize, 0usize, 0usize); EPA_MAXF];
+    let mut stack = [(0usize, 0usize); EPA_MAXF];
+    let mut visited = [false; EPA_MAXF];
+    let mut entry = [0usize; EPA_MAXF];
+    let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
+    let mut slots = [0usize; EPA_MAXF];
+    let ws = EpaWork {
+        verts: &mut verts,
+        faces: &mut faces,
+        seen: &mut seen,
+        horizon: &mut horizon,
+        stack: &mut stack,
+        visited: &mut visited,
+        entry: &mut entry,
+        planes: &mut planes,
+        slots: &mut slots,
+    };
+    epa(pair, cfg, simplex, ws)
+}
+
 /// EPA from a tetrahedron enclosing the origin: the penetration depth, normal and witness
 /// points.
 ///
@@ -587,13 +723,24 @@ fn epa<T: Scalar>(
     pair: &Pair<'_, T>,
     cfg: &ConvexConfig,
     simplex: &[Vertex<T>; 4],
+    ws: EpaWork<'_, T>,
 ) -> Option<(Witness<T>, ConvexStatus)> {
-    let zero = Vertex {
-        v: [T::zero(); 3],
-        a: [T::zero(); 3],
-        b: [T::zero(); 3],
-    };
-    let mut verts = [zero; EPA_MAXV];
+    // buffers: the polytope, and for each step the faces `w` sees and the boundary of that
+    // region (edge start, edge end, outer face, its edge index), the walk's stack, the edge
+    // each visited face was entered through (3: the seed), the new faces' planes and slots
+    // (entries are written before they are read; `visited` is cleared here and after each walk)
+    let EpaWork {
+        verts,
+        faces,
+        seen,
+        horizon,
+        stack,
+        visited,
+        entry,
+        planes,
+        slots,
+    } = ws;
+    visited.fill(false);
     verts[..4].copy_from_slice(simplex);
     // orient the tetrahedron so that (0, 1, 2) is counter-clockwise seen from outside
     let (p0, p1, p2, p3) = (verts[0].v, verts[1].v, verts[2].v, verts[3].v);
@@ -601,18 +748,9 @@ fn epa<T: Scalar>(
         verts.swap(1, 2);
     }
     let mut nv = 4;
-    let dead = Face {
-        v: [0; 3],
-        adj: [0; 3],
-        n: [T::zero(); 3],
-        dist: T::zero(),
-        live: false,
-        frozen: None,
-    };
-    let mut faces = [dead; EPA_MAXF];
     let tet = [[0, 1, 2], [0, 3, 1], [1, 3, 2], [0, 2, 3]];
     for (i, v) in tet.iter().enumerate() {
-        let (n, dist) = face_plane(&verts, *v, 0.0)?;
+        let (n, dist) = face_plane(verts, *v, 0.0)?;
         faces[i] = Face {
             v: *v,
             adj: [0; 3],
@@ -639,17 +777,6 @@ fn epa<T: Scalar>(
     let tol = cfg.tolerance.max(EPA_ROUNDING * scale);
     let mut status = ConvexStatus::IterationLimit;
     let mut best = 0;
-    // the faces `w` sees, and the boundary of that region: (edge start, edge end, outer face,
-    // its edge index)
-    let mut seen = [0usize; EPA_MAXF];
-    let mut horizon = [(0usize, 0usize, 0usize, 0usize); EPA_MAXF];
-    let mut stack = [(0usize, 0usize); EPA_MAXF];
-    let mut visited = [false; EPA_MAXF];
-    // the edge each visited face was entered through (3: the seed), the new faces' planes and
-    // slots (written before they are read)
-    let mut entry = [0usize; EPA_MAXF];
-    let mut planes = [([T::zero(); 3], T::zero()); EPA_MAXF];
-    let mut slots = [0usize; EPA_MAXF];
     for _ in 0..cfg.iterations.max(1) {
         // nearest live face
         let mut bd = f64::INFINITY;
@@ -746,7 +873,7 @@ fn epa<T: Scalar>(
         verts[nv] = w;
         if ok {
             for i in 0..nh {
-                match face_plane(&verts, [horizon[i].0, horizon[i].1, nv], SLIVER) {
+                match face_plane(verts, [horizon[i].0, horizon[i].1, nv], SLIVER) {
                     Some((n, d)) if d.re() >= -tol => planes[i] = (n, d),
                     _ => {
                         ok = false;
@@ -817,12 +944,14 @@ fn epa<T: Scalar>(
 /// distance of separated shapes, EPA the penetration depth of overlapping ones; one contact
 /// at the midpoint of the two witness points, with the normal from geom 1 to geom 2, if the
 /// signed distance is within the margin. Tolerance and iteration limit per stage come from
-/// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices.
+/// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices, in
+/// `bufs` if given, else in buffers on the stack.
 ///
 /// For pairs of capsules, cylinders and boxes, MuJoCo 4.0's multi-contact search (`multiccd`, on
 /// by default) then replaces the single contact by up to four contacts when flat features touch
 /// (see the `multi` module: capsule–cylinder gets up to two, cylinder–cylinder and
 /// cylinder–box up to four).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn convex<T: Scalar>(
     sink: &mut Sink<'_, T>,
     margin: T,
@@ -831,6 +960,7 @@ pub(super) fn convex<T: Scalar>(
     g2: &Geom<T>,
     s2: Shape<T>,
     cfg: &ConvexConfig,
+    bufs: Option<&mut ConvexBuffers<T>>,
 ) -> ConvexStatus {
     // spheres and capsules shrink to their centre point and segment (as MuJoCo does): GJK
     // between the cores is well conditioned while the geoms touch, where GJK between the
@@ -884,7 +1014,12 @@ pub(super) fn convex<T: Scalar>(
         Some(w) if w.dist.re() > GJK_TOUCH * scale => w,
         sep => {
             blow_up(&pair, &mut simplex, &mut n);
-            match (n == 4).then(|| epa(&pair, cfg, &simplex)).flatten() {
+            let found = match (n == 4, bufs.and_then(|b| b.work())) {
+                (false, _) => None,
+                (true, Some(ws)) => epa(&pair, cfg, &simplex, ws),
+                (true, None) => epa_on_stack(&pair, cfg, &simplex),
+            };
+            match found {
                 Some((w, s)) => {
                     status = s;
                     w
