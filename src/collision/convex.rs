@@ -943,9 +943,11 @@ fn epa<T: Scalar>(
 /// The general convex routine (MuJoCo's `mjc_Convex` with its native GJK/EPA): GJK gives the
 /// distance of separated shapes, EPA the penetration depth of overlapping ones; one contact
 /// at the midpoint of the two witness points, with the normal from geom 1 to geom 2, if the
-/// signed distance is within the margin. Tolerance and iteration limit per stage come from
-/// `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most 256 vertices, in
-/// `bufs` if given, else in buffers on the stack.
+/// signed distance is within the margin (see [`within_margin`]). Tolerance and iteration limit
+/// per stage come from `cfg` (`ccd_tolerance`, `ccd_iterations`); EPA's polytope holds at most
+/// 256 vertices, in `bufs` if given, else in buffers on the stack. At a `ccd_tolerance` of
+/// 1e-10 or below the answer is refined to the exact contact ([`polish`]); above, GJK/EPA's
+/// iterate is the answer, as in MuJoCo (see [`polishes`]).
 ///
 /// For pairs of capsules, cylinders and boxes, MuJoCo 4.0's multi-contact search (`multiccd`, on
 /// by default) then replaces the single contact by up to four contacts when flat features touch
@@ -1031,8 +1033,26 @@ pub(super) fn convex<T: Scalar>(
             }
         }
     };
-    let w = polish(&pair, w, slack_of(status));
+    let w = if polishes(cfg) {
+        polish(&pair, w, slack_of(status))
+    } else {
+        w
+    };
     finish(sink, margin, g1, s1, g2, s2, w, status)
+}
+
+/// `ccd_tolerance` at or below which GJK/EPA's answer is refined to the exact contact (see
+/// [`polish`]).
+const POLISH_TOL: f64 = 1e-10;
+
+/// Whether GJK/EPA's answer is refined: only when `ccd_tolerance` asks for a converged contact.
+/// At a looser tolerance MuJoCo reports its unconverged GJK/EPA iterate (at the default 1e-6
+/// its EPA normal is off by ~1e-6 and its witnesses on a flat side by ~1e-5), and so does this
+/// routine, whose GJK/EPA iterates are the same: measured on random ellipsoid–box,
+/// ellipsoid–ellipsoid and ellipsoid–cylinder poses at the default tolerance, 436 of 450
+/// contacts agree with MuJoCo within 1e-9 unrefined, 229 refined.
+fn polishes(cfg: &ConvexConfig) -> bool {
+    cfg.tolerance <= POLISH_TOL
 }
 
 /// GJK's and EPA's distances are upper bounds of the exact one, the refinements' lower bounds
@@ -1076,7 +1096,11 @@ fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig, cutoff: f64) -> 
     if w.dist.re() <= GJK_TOUCH * scale {
         return Cores::Touching;
     }
-    let (w, refined) = polish_refined(pair, w, slack_of(status));
+    let (w, refined) = if polishes(cfg) {
+        polish_refined(pair, w, slack_of(status))
+    } else {
+        (w, false)
+    };
     // GJK slows down as the distance vanishes: a core distance it neither converged to nor
     // could refine may be that of touching cores, whose geoms then overlap by their radii
     let ok = status == ConvexStatus::Converged || refined;
@@ -1084,6 +1108,19 @@ fn separated<T: Scalar>(pair: &Pair<'_, T>, cfg: &ConvexConfig, cutoff: f64) -> 
         Cores::Separated(w, status)
     } else {
         Cores::Touching
+    }
+}
+
+/// Whether the convex routine reports a contact at distance `dist`: `dist <= margin`, except at
+/// zero margin, where MuJoCo 4.0 reports none for penetrations up to `mjMINVAL` (1e-15): a
+/// cylinder cap lowered onto a box face gets its contacts once the overlap exceeds about 1e-15,
+/// whatever the sizes (measured from 1e-16 to 1e-15 in steps of 5e-17, at scales 0.1 to 10, for
+/// caps and boxes; at margins of 1e-3 and more, `dist <= margin` holds to the last bit).
+fn within_margin(dist: f64, margin: f64) -> bool {
+    if margin == 0.0 {
+        dist < -MINVAL
+    } else {
+        dist <= margin
     }
 }
 
@@ -1101,7 +1138,7 @@ fn finish<T: Scalar>(
     w: Witness<T>,
     status: ConvexStatus,
 ) -> ConvexStatus {
-    if w.dist.re() > margin.re() {
+    if !within_margin(w.dist.re(), margin.re()) {
         return status;
     }
     if super::multi::applies(&s1, &s2)
