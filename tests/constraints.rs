@@ -44,22 +44,17 @@ const KNOWN_GAPS: &[(&str, u64, &str)] = &[
     ("pairs_elliptic", 200, CYL),
     ("pairs_elliptic", 400, CYL),
     ("pairs_elliptic", 800, CYL),
-    ("stacks_elliptic", 0, TOUCH),
-    ("stacks_elliptic", 20, ELL),
     ("stacks_elliptic", 100, ELL),
     ("stacks_elliptic", 300, ELL),
     ("stacks_elliptic", 600, ELL),
     ("pairs_pyramidal", 200, CYL),
     ("pairs_pyramidal", 400, CYL),
     ("pairs_pyramidal", 800, CYL),
-    ("stacks_pyramidal", 0, TOUCH),
-    ("stacks_pyramidal", 20, ELL),
     ("stacks_pyramidal", 300, ELL),
     ("stacks_pyramidal", 600, ELL),
 ];
-const CYL: &str = "a cylinder resting flat on the plane: MuJoCo's plane-cylinder rim point is rounding-dominated at a cap tilt of ~1e-8 (dist off by up to 1.2e-8, the steep impedance carries it to qacc)";
-const ELL: &str = "ellipsoid-box contacts from the general convex routine (MuJoCo's multiccd): contact points and dist differ by up to 3e-5";
-const TOUCH: &str = "egg on pedestal exactly touching at step 0 (dist 0 +- 1e-17 through the convex routine): MuJoCo reports no contact, diffmj four";
+const CYL: &str = "a cylinder resting flat on the plane (cap tilt ~1e-8): the plane-cylinder rim term is rounding-dominated there and our geom_xmat diagonal differs from MuJoCo's by 2-7 ulps (quat_to_mat's 1 - 2(y^2 + z^2) is not mju_quat2Mat's diagonal; xquat is identical); with MuJoCo's geom_xmat our plane-cylinder gives MuJoCo's dist to the last bit";
+const ELL: &str = "cylinder cap flat on a box face (MuJoCo's multiccd): the clipped cap is a regular 16-gon whose pruning to four points meets exact area ties (mirror-symmetric candidates); MuJoCo keeps 16-gon vertices {9,6,2,14} at steps 100/300 and {9,5,1,13} at 600, we keep {9,5,1,13} and {9,5,2,14}: last-bit differences of the clipped points decide";
 
 fn files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden/constraints"))

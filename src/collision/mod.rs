@@ -27,7 +27,7 @@ use crate::model::GeomType;
 use crate::scalar::{Scalar, MINVAL};
 use crate::{Data, Model};
 
-pub use convex::{ConvexConfig, ConvexStatus};
+pub use convex::{ConvexBuffers, ConvexConfig, ConvexStatus};
 
 /// Maximum number of contacts one geom pair can produce (MuJoCo's `mjMAXCONPAIR`).
 pub const MAX_CONTACT_PAIR: usize = 50;
@@ -248,6 +248,33 @@ pub fn collide_pair<T: Scalar>(
     margin: T,
     out: &mut [Contact<T>],
 ) -> Result<usize, CollisionError> {
+    collide(m, d, g1, g2, margin, out, None)
+}
+
+/// [`collide_pair`] with the general convex routine's work buffers supplied by the caller, so
+/// that they are not set up on every call (the model-level narrow phase keeps one
+/// [`ConvexBuffers`] in its scratch). Same results.
+pub fn collide_pair_with<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    g1: usize,
+    g2: usize,
+    margin: T,
+    out: &mut [Contact<T>],
+    bufs: &mut ConvexBuffers<T>,
+) -> Result<usize, CollisionError> {
+    collide(m, d, g1, g2, margin, out, Some(bufs))
+}
+
+fn collide<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    g1: usize,
+    g2: usize,
+    margin: T,
+    out: &mut [Contact<T>],
+    bufs: Option<&mut ConvexBuffers<T>>,
+) -> Result<usize, CollisionError> {
     for g in [g1, g2] {
         if g >= m.geom_type.len() || g >= d.geom_xpos.len() || g >= d.geom_xmat.len() {
             return Err(CollisionError::BadGeom(g));
@@ -289,7 +316,7 @@ pub fn collide_pair<T: Scalar>(
             };
             let s1 = convex::Shape::of(t1, &a.size);
             let s2 = convex::Shape::of(t2, &b.size);
-            convex::convex(&mut sink, margin, &a, s1, &b, s2, &cfg);
+            convex::convex(&mut sink, margin, &a, s1, &b, s2, &cfg, bufs);
         }
         _ => return Err(CollisionError::UnsupportedPair(t1, t2)),
     }

@@ -55,7 +55,9 @@
 //! On `f64` nothing here allocates once `Data` exists.
 
 use crate::collision::MAX_CONTACT_PAIR;
-use crate::collision::{collide_pair, pair_method, CollisionError, Contact, PairMethod};
+use crate::collision::{
+    collide_pair_with, pair_method, CollisionError, Contact, ConvexBuffers, PairMethod,
+};
 use crate::data::{Data, Warning};
 use crate::math::{M3, V3};
 use crate::model::{disable, enable, GeomType, Model};
@@ -412,6 +414,8 @@ pub fn contact_capacity<T: Scalar>(m: &Model<T>) -> usize {
 pub struct CollisionScratch<T> {
     /// Narrow-phase output of one geom pair.
     narrow: Vec<Contact<T>>,
+    /// Work buffers of the general convex routine.
+    convex: ConvexBuffers<T>,
     /// World-aligned box of each body: min xyz, max xyz (broad phase, real parts).
     aabb: Vec<[f64; 6]>,
     /// Bounded collidable bodies, sorted along the sweep axis.
@@ -428,6 +432,7 @@ impl<T> Default for CollisionScratch<T> {
     fn default() -> Self {
         CollisionScratch {
             narrow: Vec::new(),
+            convex: ConvexBuffers::default(),
             aabb: Vec::new(),
             order: Vec::new(),
             unbounded: Vec::new(),
@@ -465,6 +470,7 @@ impl<T: Scalar> CollisionScratch<T> {
         let maxgp = counts.first().copied().unwrap_or(0) * counts.get(1).copied().unwrap_or(0);
         CollisionScratch {
             narrow: vec![Contact::default(); MAX_CONTACT_PAIR],
+            convex: ConvexBuffers::new(),
             aabb: vec![[0.0; 6]; m.nbody],
             order: Vec::with_capacity(m.nbody),
             unbounded: Vec::with_capacity(m.nbody),
@@ -602,7 +608,7 @@ fn narrow<T: Scalar>(
     {
         return Ok(());
     }
-    let n = match collide_pair(m, d, g1, g2, margin + gap, &mut s.narrow) {
+    let n = match collide_pair_with(m, d, g1, g2, margin + gap, &mut s.narrow, &mut s.convex) {
         Ok(n) => n,
         // no collision function (plane–plane): MuJoCo skips the pair
         Err(CollisionError::UnsupportedPair(..)) => return Ok(()),
@@ -860,6 +866,7 @@ fn collide_all<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::collide_pair;
     use crate::engine::kinematics::kinematics;
 
     fn load(xml: &str) -> (Model<f64>, Data<f64>) {
