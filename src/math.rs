@@ -142,25 +142,26 @@ pub fn quat_rotate<T: Scalar>(q: &Quat<T>, v: &V3<T>) -> V3<T> {
     ]
 }
 
-/// Rotation matrix (row-major) of a unit quaternion.
+/// Rotation matrix (row-major) of a unit quaternion. The diagonal is `w² + x² − y² − z²` (and
+/// its permutations), not the equal `1 − 2(y² + z²)`: this is MuJoCo's form, and the last bits
+/// matter where a contact is rounding-dominated (a cylinder resting flat on its cap).
 #[inline(always)]
 pub fn quat_to_mat<T: Scalar>(q: &Quat<T>) -> M3<T> {
     let two = T::c(2.0);
     let (w, x, y, z) = (q[0], q[1], q[2], q[3]);
-    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (ww, xx, yy, zz) = (w * w, x * x, y * y, z * z);
     let (xy, xz, yz) = (x * y, x * z, y * z);
     let (wx, wy, wz) = (w * x, w * y, w * z);
-    let one = T::one();
     [
-        one - two * (yy + zz),
+        ww + xx - yy - zz,
         two * (xy - wz),
         two * (xz + wy),
         two * (xy + wz),
-        one - two * (xx + zz),
+        ww - xx + yy - zz,
         two * (yz - wx),
         two * (xz - wy),
         two * (yz + wx),
-        one - two * (xx + yy),
+        ww - xx - yy + zz,
     ]
 }
 

@@ -530,13 +530,19 @@ fn richardson(fd_h: &[f64], fd_half: &[f64]) -> Vec<f64> {
 /// there the duals give the one-sided derivative of the exact function (∂dist/∂θ ≈ −0.057)
 /// while in `f64` `ax_z·pa − 1` rounds to 0, so finite differences see 0 and ∂qacc/∂qpos of
 /// the cylinder's x/y rotation differ by O(1) (qacc[27]: dual −3145, differences 8.0).
-const CONSTRAINT_CASES: [(&str, usize); 6] = [
-    ("humanoid", 300),
-    ("equality", 300),
-    ("frictionloss", 300),
-    ("limits", 300),
-    ("drops", 100),
-    ("mixed", 300),
+/// The third number is the difference step. `drops` needs a larger one: rotation matrices are
+/// computed like MuJoCo's, with the diagonal `w² + x² − y² − z²` (the formula that reproduces
+/// MuJoCo's `xmat` to the last bit), whose rounding noise is ~1e-16 absolute even for small
+/// rotations, and the stiff contacts of the rocking cylinder amplify it in the differences of
+/// its spin direction (qpos[29]; measured error against the duals 9.3e-6 at step 3e-6, 7.6e-6
+/// at 1e-5, 8.4e-8 at 1e-4: noise, not truncation).
+const CONSTRAINT_CASES: [(&str, usize, f64); 6] = [
+    ("humanoid", 300, H),
+    ("equality", 300, H),
+    ("frictionloss", 300, H),
+    ("limits", 300, H),
+    ("drops", 100, 1e-4),
+    ("mixed", 300, H),
 ];
 
 /// With constraints (contacts, limits, equalities, friction loss; pyramidal and elliptic cones;
@@ -548,7 +554,7 @@ const CONSTRAINT_CASES: [(&str, usize); 6] = [
 #[test]
 fn constraint_derivatives_match_finite_differences() {
     let mut failures = Vec::new();
-    for (name, steps) in CONSTRAINT_CASES {
+    for (name, steps, h) in CONSTRAINT_CASES {
         for cone in [Cone::Pyramidal, Cone::Elliptic] {
             let m = constraint_model(name, cone, Solver::Newton);
             let md = m.cast::<Dual64>();
@@ -583,8 +589,8 @@ fn constraint_derivatives_match_finite_differences() {
                     q
                 };
                 let fd = richardson(
-                    &fd_column_of(&m, &d0, dir, &out),
-                    &fd_column_step(&m, &d0, dir, H / 2.0, &out),
+                    &fd_column_step(&m, &d0, dir, h, &out),
+                    &fd_column_step(&m, &d0, dir, h / 2.0, &out),
                 );
                 let label = match dir {
                     Dir::Qpos(k) => format!("dqacc/dqpos[{k}]"),
