@@ -75,8 +75,8 @@ pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
     (m.tendon_damping[t] + b, [q[0] + p[0], q[1] + p[1]])
 }
 
-/// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos) → (qfrc_spring, qfrc_damper,
-/// qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
+/// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos, qfrc_adhesion) → (qfrc_spring,
+/// qfrc_damper, qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
 ///
 /// Springs pull each joint towards `qpos_spring` (`−(k + p₀|x| + p₁x²) x` with `x = q −
 /// q_spring`, MuJoCo 4.0's polynomial stiffness; ball and free rotations use the rotation vector
@@ -84,7 +84,9 @@ pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
 /// actuators reflect), tendon
 /// springs act outside the dead band `tendon_lengthspring`, gravity compensation applies
 /// `−gravcomp · m · g` at each body's centre of mass. `qfrc_passive` is the sum, except
-/// gravity compensation of joints whose `actuatorgravcomp` routes it to `qfrc_actuator`.
+/// gravity compensation of joints whose `actuatorgravcomp` routes it to `qfrc_actuator`, plus
+/// the contact adhesion `qfrc_adhesion` of the position stage (MuJoCo 4.x, computation
+/// chapter "Adhesion": "accumulated into the passive force").
 pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for v in [
         &mut d.qfrc_spring,
@@ -97,8 +99,10 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     let has_spring = !m.disabled(disable::SPRING);
     let has_damper = !m.disabled(disable::DAMPER);
-    // with both disabled MuJoCo skips the whole stage, gravity compensation and fluid included
+    // with both disabled MuJoCo skips the whole stage, gravity compensation, fluid and
+    // adhesion included (its qfrc_adhesion then reads zero)
     if !has_spring && !has_damper {
+        d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
 
@@ -220,6 +224,6 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         if !m.jnt_actgravcomp[m.dof_jntid[i]] {
             f += d.qfrc_gravcomp[i];
         }
-        d.qfrc_passive[i] = f;
+        d.qfrc_passive[i] = f + d.qfrc_adhesion[i];
     }
 }
