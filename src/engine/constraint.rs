@@ -178,6 +178,8 @@ pub struct ConstraintScratch<T> {
     pub(crate) jac2: Vec<T>,
     /// Dofs of a contact's two kinematic chains, ascending (nv).
     pub(crate) chain: Vec<usize>,
+    /// An accumulator over dofs (nv), used by the adhesion transmission.
+    pub(crate) acc: Vec<T>,
 }
 
 impl<T> Default for ConstraintScratch<T> {
@@ -186,6 +188,7 @@ impl<T> Default for ConstraintScratch<T> {
             jac: Vec::new(),
             jac2: Vec::new(),
             chain: Vec::new(),
+            acc: Vec::new(),
         }
     }
 }
@@ -197,7 +200,46 @@ impl<T: Scalar> ConstraintScratch<T> {
             jac: vec![T::zero(); 6 * m.nv],
             jac2: vec![T::zero(); 6 * m.nv],
             chain: vec![0; m.nv],
+            acc: vec![T::zero(); m.nv],
         }
+    }
+}
+
+/// `out += n·(J_p(b₂, pos) − J_p(b₁, pos))`: the normal row of contact `c`'s Jacobian (the
+/// translational point Jacobians of the contact point on the bodies of its two geoms, their
+/// difference projected on the frame's normal), on the dofs of the two chains. `jac` (3 × nv at
+/// least) and `chain` (nv) are work buffers. Computation chapter, "Contact".
+pub(crate) fn add_contact_normal<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    c: &ActiveContact<T>,
+    jac: &mut [T],
+    chain: &mut [usize],
+    out: &mut [T],
+) {
+    let nv = m.nv;
+    let b1 = m.geom_bodyid[c.geom[0]];
+    let b2 = m.geom_bodyid[c.geom[1]];
+    let nc = merged_chain(m, b1, b2, chain);
+    for &col in &chain[..nc] {
+        for r in 0..3 {
+            jac[r * nv + col] = T::zero();
+        }
+    }
+    for (b, sgn) in [(b2, T::one()), (b1, -T::one())] {
+        let com = d.subtree_com[m.body_rootid[b]];
+        let mut k = body_last_dof(m, b);
+        while k != NONE {
+            let (jp, _) = dof_point_jac(&d.cdof[k], &c.pos, &com);
+            for r in 0..3 {
+                jac[r * nv + k] += sgn * jp[r];
+            }
+            k = m.dof_parentid[k];
+        }
+    }
+    let n = c.normal();
+    for &col in &chain[..nc] {
+        out[col] += dot3(&n, &[jac[col], jac[nv + col], jac[2 * nv + col]]);
     }
 }
 
