@@ -420,6 +420,28 @@ fn constraint_rows_and_solution_match_mujoco() {
     );
 }
 
+/// The compiled MuJoCo 4.x contact parameters (`geom_adhesion`, `geom_surfacevel`,
+/// `pair_adhesion`, in files that have them) equal MuJoCo's exactly: class defaults, partial
+/// `surfacevel` and pair classes resolved as MuJoCo's compiler does.
+#[test]
+fn compiled_adhesion_and_surfacevel_match_mujoco() {
+    let mut n = 0;
+    for path in files() {
+        let g = read_json(&path);
+        let c = &g["compiled"];
+        if c.get("geom_adhesion").is_none() {
+            continue;
+        }
+        let m = load(&g);
+        let sv: Vec<f64> = m.geom_surfacevel.iter().flatten().copied().collect();
+        assert_eq!(m.geom_adhesion, nums(&c["geom_adhesion"]), "{path:?}");
+        assert_eq!(sv, nums(&c["geom_surfacevel"]), "{path:?}");
+        assert_eq!(m.pair_adhesion, nums(&c["pair_adhesion"]), "{path:?}");
+        n += 1;
+    }
+    assert!(n > 0, "no file with the adhesion fields");
+}
+
 /// CG and PGS on the same states reach diffmj's Newton solution (the unique minimum of the
 /// convex problem): CG within [`TOL_CG`]; PGS within [`TOL_PGS`] when it stops on its own
 /// criterion, and when it runs out of iterations (stiff equality constraints make the dual
