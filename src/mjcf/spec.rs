@@ -1428,6 +1428,14 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
                     "gain cannot be negative",
                 ));
             }
+            // MuJoCo checks the range in effect, inherited ones included (no repulsion)
+            if x.ctrlrange[0] < 0.0 || x.ctrlrange[1] < 0.0 {
+                return Err(a.err(
+                    Some("ctrlrange"),
+                    ErrorKind::InvalidValue,
+                    "adhesion control range cannot be negative",
+                ));
+            }
             x.dyntype = DynType::None;
             x.dynprm = prm(&[1.0]);
             x.gaintype = GainType::Fixed;
