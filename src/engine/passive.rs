@@ -227,3 +227,39 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qfrc_passive[i] = f + d.qfrc_adhesion[i];
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Data;
+
+    /// MuJoCo 4.0 (oracle): `qfrc_adhesion = −δ J_nᵀ` is part of `qfrc_passive`; with spring and
+    /// damper both disabled the passive stage is skipped and `qfrc_adhesion` reads zero, while
+    /// the adhesion bias `R·δ` of the contact's reference acceleration stays.
+    #[test]
+    fn adhesion_is_passive_and_skipped_with_the_stage() {
+        let xml = |flags: &str| {
+            format!(
+                r#"<mujoco><option cone="elliptic">{flags}</option><worldbody>
+                <geom type="plane" size="1 1 1"/>
+                <body pos="0 0 0.099"><freejoint/><geom size="0.1" adhesion="0.5"/></body>
+                </worldbody></mujoco>"#
+            )
+        };
+        for (flags, on) in [
+            ("", true),
+            (r#"<flag spring="disable" damper="disable"/>"#, false),
+        ] {
+            let m = crate::mjcf::load_str(&xml(flags)).unwrap();
+            let mut d = Data::new(&m);
+            crate::forward(&m, &mut d).unwrap();
+            let want = if on { -0.5 } else { 0.0 };
+            assert_eq!(d.qfrc_adhesion, [0.0, 0.0, want, 0.0, 0.0, 0.0]);
+            assert_eq!(d.qfrc_passive, d.qfrc_adhesion);
+            let [k, b, imp, _] = d.efc_KBIP[0];
+            let base = -b * d.efc_vel[0] - k * imp * (d.efc_pos[0] - d.efc_margin[0]);
+            assert!((d.efc_aref[0] - base - d.efc_R[0] * 0.5).abs() < 1e-12);
+            // MuJoCo: R·δ = 0.006282431964153769 for this contact
+            assert!((d.efc_R[0] * 0.5 - 0.006282431964153769).abs() < 1e-15);
+        }
+    }
+}
