@@ -191,6 +191,13 @@ pub struct Data<T> {
     pub efc_force: Vec<T>,
     /// State of each row at the solution.
     pub efc_state: Vec<ConstraintState>,
+    /// Number of constraint islands: groups of kinematic trees coupled by constraint rows
+    /// (MuJoCo's `nisland`); the constraint problem splits into one independent problem each.
+    pub nisland: usize,
+    /// Island of each row (MuJoCo's `efc_island`).
+    pub efc_island: Vec<usize>,
+    /// Island of each dof, `usize::MAX` for a dof no row acts on (MuJoCo's `dof_island`, −1).
+    pub dof_island: Vec<usize>,
     /// Number of solver iterations of the last constraint solve.
     pub solver_niter: usize,
     /// Statistics of the first [`NSOLVER`] iterations of the last solve.
@@ -359,6 +366,9 @@ impl<T: Scalar> Data<T> {
             efc_aref: z(nefc),
             efc_force: z(nefc),
             efc_state: vec![ConstraintState::Satisfied; nefc],
+            nisland: 0,
+            efc_island: vec![0; nefc],
+            dof_island: vec![usize::MAX; m.nv],
             solver_niter: 0,
             solver: vec![SolverStat::default(); NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),

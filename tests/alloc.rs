@@ -182,20 +182,26 @@ fn collision_does_not_allocate() {
 
 /// With constraints active (contacts, limits, equalities, friction loss) neither `forward` nor
 /// `step` allocates, for Newton and CG with both cones, over a few hundred steps in which
-/// contacts appear and change. PGS sizes its dense `A + R` (nefc²) on first use and grows it
-/// when a state has more rows than any before (documented on `SolverScratch`), so PGS is
-/// checked after a warm-up: the same trajectory run once on the same `Data`, then reset.
+/// contacts appear and change. PGS and noslip size their dense `A + R` (nefc²) on first use and
+/// grow it when a state has more rows than any before (documented on `SolverScratch`), so they
+/// are checked after a warm-up: the same trajectory run once on the same `Data`, then reset.
 #[test]
 fn constraint_models_do_not_allocate() {
     use diffmj::model::{Cone, Solver};
     let root = env!("CARGO_MANIFEST_DIR");
     for name in ["humanoid", "drops", "equality", "mixed", "adhesion"] {
         let mut m = mjcf::load_file(format!("{root}/models/constraints/{name}.xml")).unwrap();
-        for solver in [Solver::Newton, Solver::Cg, Solver::Pgs] {
+        for (solver, noslip) in [
+            (Solver::Newton, 0),
+            (Solver::Cg, 0),
+            (Solver::Pgs, 0),
+            (Solver::Newton, 20),
+        ] {
             for cone in [Cone::Pyramidal, Cone::Elliptic] {
                 m.opt.solver = solver;
                 m.opt.cone = cone;
-                let label = format!("{name} {} {}", solver.name(), cone.name());
+                m.opt.noslip_iterations = noslip;
+                let label = format!("{name} {} {} noslip {noslip}", solver.name(), cone.name());
                 let init = |d: &mut Data<f64>| {
                     d.reset(&m);
                     for (i, c) in d.ctrl.iter_mut().enumerate() {
@@ -208,8 +214,9 @@ fn constraint_models_do_not_allocate() {
                 };
                 let mut d = Data::new(&m);
                 init(&mut d);
-                if solver == Solver::Pgs {
-                    // warm-up: the same trajectory once, so PGS's A + R has its largest size
+                if solver == Solver::Pgs || noslip > 0 {
+                    // warm-up: the same trajectory once, so the dual A + R (PGS, noslip) has
+                    // its largest size
                     for _ in 0..301 {
                         diffmj::forward(&m, &mut d).unwrap();
                         diffmj::step(&m, &mut d).unwrap();

@@ -180,6 +180,9 @@ pub struct ConstraintScratch<T> {
     pub(crate) chain: Vec<usize>,
     /// An accumulator over dofs (nv), used by the adhesion transmission.
     pub(crate) acc: Vec<T>,
+    /// Union–find parent of each body's tree (by root body) while islands are found (nbody),
+    /// then the island of each tree root.
+    pub(crate) tree: Vec<usize>,
 }
 
 impl<T> Default for ConstraintScratch<T> {
@@ -189,6 +192,7 @@ impl<T> Default for ConstraintScratch<T> {
             jac2: Vec::new(),
             chain: Vec::new(),
             acc: Vec::new(),
+            tree: Vec::new(),
         }
     }
 }
@@ -201,6 +205,7 @@ impl<T: Scalar> ConstraintScratch<T> {
             jac2: vec![T::zero(); 6 * m.nv],
             chain: vec![0; m.nv],
             acc: vec![T::zero(); m.nv],
+            tree: vec![0; m.nbody],
         }
     }
 }
@@ -255,6 +260,7 @@ fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
     d.efc_J.resize(n * m.nv, z);
     d.efc_J_rownnz.resize(n, 0);
     d.efc_J_colind.resize(n * m.nv, 0);
+    d.efc_island.resize(n, 0);
     d.efc_pos.resize(n, z);
     d.efc_margin.resize(n, z);
     d.efc_frictionloss.resize(n, z);
@@ -344,6 +350,81 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
+/// Constraint islands (MuJoCo's `mj_island`): kinematic trees (identified by their root body)
+/// are joined when a row acts on dofs of both, by union–find over the rows' column patterns;
+/// each group with rows is an island, numbered in the order its first row appears. Writes
+/// `nisland`, `efc_island` and `dof_island`. `tree` is scratch of `nbody` entries.
+fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
+    fn root(tree: &mut [usize], mut a: usize) -> usize {
+        while tree[a] != a {
+            tree[a] = tree[tree[a]];
+            a = tree[a];
+        }
+        a
+    }
+    let nv = m.nv;
+    for (b, t) in tree.iter_mut().enumerate() {
+        *t = b;
+    }
+    let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
+    for i in 0..d.nefc {
+        let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+        if let Some(&c0) = cols.first() {
+            let r0 = root(tree, tree_of(c0));
+            for &c in &cols[1..] {
+                let r = root(tree, tree_of(c));
+                if r != r0 {
+                    // keep the smaller root so that r0 stays a root
+                    let (lo, hi) = if r < r0 { (r, r0) } else { (r0, r) };
+                    tree[hi] = lo;
+                }
+            }
+        }
+    }
+    // every tree points at its group's root directly; a root then holds nbody + its island
+    let nb = tree.len();
+    for b in 0..nb {
+        tree[b] = root(tree, b);
+    }
+    let group = |tree: &[usize], b: usize| -> usize {
+        let t = tree[b];
+        if t >= nb {
+            b
+        } else {
+            t
+        }
+    };
+    let mut n = 0;
+    for i in 0..d.nefc {
+        let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+        let island = match cols.first() {
+            Some(&c0) => {
+                let r = group(tree, tree_of(c0));
+                if tree[r] < nb {
+                    tree[r] = nb + n;
+                    n += 1;
+                }
+                tree[r] - nb
+            }
+            // a row without dofs (it cannot act on anything) is an island of its own
+            None => {
+                n += 1;
+                n - 1
+            }
+        };
+        d.efc_island[i] = island;
+    }
+    d.nisland = n;
+    for k in 0..nv {
+        let r = group(tree, tree_of(k));
+        d.dof_island[k] = if tree[r] >= nb {
+            tree[r] - nb
+        } else {
+            usize::MAX
+        };
+    }
+}
+
 /// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
 /// ascending, into `out`; returns how many (MuJoCo's merged chain of a contact).
 fn merged_chain<T>(m: &Model<T>, b1: usize, b2: usize, out: &mut [usize]) -> usize {
@@ -409,6 +490,8 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     let n = count_rows(m, d);
     if n == 0 {
+        d.nisland = 0;
+        d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
         return;
     }
     ensure_rows(m, d, n);
@@ -428,8 +511,9 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     if !m.disabled(disable::CONTACT) {
         contact_rows_all(m, d, &mut s);
     }
-    d.constraint_scratch = s;
     row_patterns(m, d);
+    find_islands(m, d, &mut s.tree);
+    d.constraint_scratch = s;
     make_impedance(m, d);
 }
 

@@ -69,7 +69,13 @@ pub struct SolverScratch<T> {
     pub(crate) ar: Vec<T>,
     pub(crate) pgs_f: Vec<T>,
     pub(crate) pgs_g: Vec<T>,
+    pub(crate) pgs_gprev: Vec<T>,
     pub(crate) tmp: Vec<T>,
+    /// Per island: noslip's improvement of the current sweep, its scale `1/trace(M_island)` and
+    /// whether it has stopped.
+    pub(crate) isl_impr: Vec<T>,
+    pub(crate) isl_scale: Vec<f64>,
+    pub(crate) isl_done: Vec<bool>,
 }
 
 impl<T> Default for SolverScratch<T> {
@@ -93,7 +99,11 @@ impl<T> Default for SolverScratch<T> {
             ar: Vec::new(),
             pgs_f: Vec::new(),
             pgs_g: Vec::new(),
+            pgs_gprev: Vec::new(),
             tmp: Vec::new(),
+            isl_impr: Vec::new(),
+            isl_scale: Vec::new(),
+            isl_done: Vec::new(),
         }
     }
 }
@@ -137,6 +147,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.tmp,
             &mut self.pgs_f,
             &mut self.pgs_g,
+            &mut self.pgs_gprev,
         ] {
             if v.len() < nefc.max(nv) {
                 v.resize(nefc.max(nv), z);
@@ -144,6 +155,11 @@ impl<T: Scalar> SolverScratch<T> {
         }
         if self.state.len() < nefc {
             self.state.resize(nefc, ConstraintState::Satisfied);
+        }
+        if self.isl_impr.len() < nefc {
+            self.isl_impr.resize(nefc, z);
+            self.isl_scale.resize(nefc, 0.0);
+            self.isl_done.resize(nefc, false);
         }
     }
 }
@@ -861,25 +877,7 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
 fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     let nv = m.nv;
     let nefc = d.nefc;
-    if s.ar.len() < nefc * nefc {
-        s.ar.resize(nefc * nefc, T::zero());
-    }
-    // A + R, symmetric: column i is M⁻¹ J_iᵀ dotted with the rows k ≥ i, mirrored
-    for i in 0..nefc {
-        s.mv[..nv].copy_from_slice(&d.efc_J[i * nv..(i + 1) * nv]);
-        inertia::solve_m(m, d, &mut s.mv[..nv]);
-        for k in i..nefc {
-            let v = row_dot(d, nv, k, &s.mv);
-            s.ar[k * nefc + i] = v;
-            s.ar[i * nefc + k] = v;
-        }
-        s.ar[i * nefc + i] += d.efc_R[i];
-    }
-    // b = J qacc_smooth − aref
-    mul_j(d, nv, &d.qacc_smooth, &mut s.jv);
-    for i in 0..nefc {
-        s.jv[i] -= d.efc_aref[i];
-    }
+    build_ar(m, d, s);
     // warm start: force of the primal at the chosen start
     warm_start(m, d, s);
     let scale = stat_scale(m, d);
@@ -918,8 +916,10 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     // accelerates its PGS the same way): after a sweep, try the extrapolation
     // f + β (f − f_prev), projected, and keep it when it lowers the dual cost
     let mut f_prev = std::mem::take(&mut s.pgs_f);
+    let mut g_prev = std::mem::take(&mut s.pgs_gprev);
     let mut y = std::mem::take(&mut s.jar);
     f_prev[..nefc].copy_from_slice(&f[..nefc]);
+    g_prev[..nefc].copy_from_slice(&g[..nefc]);
     let mut tk = 1.0f64;
     for it in 0..m.opt.iterations {
         let old = cost;
@@ -963,17 +963,31 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                 y[k] = f[k] + beta * (f[k] - f_prev[k]);
             }
             project_dual(d, &mut y);
-            // δ = y − f in place of y; the cost at y from g and (A+R)δ (in s.tmp)
+            // (A+R)δ for δ = y − f, in s.tmp: β (g − g_prev) = (A+R) β (f − f_prev), corrected
+            // by the columns of the entries the projection moved
+            for k in 0..nefc {
+                s.tmp[k] = beta * (g[k] - g_prev[k]);
+            }
+            for k in 0..nefc {
+                let d0 = beta * (f[k] - f_prev[k]);
+                if !(y[k] - (f[k] + d0)).is_zero_exact() {
+                    let clip = (y[k] - f[k]) - d0;
+                    for (t, &a) in s.tmp[..nefc]
+                        .iter_mut()
+                        .zip(&s.ar[k * nefc..(k + 1) * nefc])
+                    {
+                        *t += a * clip;
+                    }
+                }
+            }
+            // δ in place of y, and the cost change δᵀ g + ½ δᵀ (A+R) δ
             let mut dc = T::zero();
             for k in 0..nefc {
                 y[k] -= f[k];
-                dc += y[k] * g[k];
-            }
-            for k in 0..nefc {
-                s.tmp[k] = dot(&s.ar[k * nefc..(k + 1) * nefc], &y[..nefc]);
-                dc += T::c(0.5) * y[k] * s.tmp[k];
+                dc += y[k] * (g[k] + T::c(0.5) * s.tmp[k]);
             }
             f_prev[..nefc].copy_from_slice(&f[..nefc]);
+            g_prev[..nefc].copy_from_slice(&g[..nefc]);
             if dc.re() <= 0.0 {
                 for k in 0..nefc {
                     f[k] += y[k];
@@ -999,6 +1013,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     }
     s.pgs_f = f_prev;
     s.pgs_g = g;
+    s.pgs_gprev = g_prev;
     s.jar = y;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f
     mul_jt(d, nv, &f, &mut s.mv);
@@ -1007,6 +1022,427 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         s.x[i] = d.qacc_smooth[i] + s.mv[i];
     }
     s.force = f;
+}
+
+/// The dual solvers' data: the dense `A + R` (`A = J M⁻¹ Jᵀ`) in `s.ar` and `b = J·qacc_smooth −
+/// a_ref` in `s.jv`. Allocates `s.ar` on first use.
+fn build_ar<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    let nefc = d.nefc;
+    if s.ar.len() < nefc * nefc {
+        s.ar.resize(nefc * nefc, T::zero());
+    }
+    // symmetric: column i is M⁻¹ J_iᵀ dotted with the rows k ≥ i, mirrored
+    for i in 0..nefc {
+        s.mv[..nv].copy_from_slice(&d.efc_J[i * nv..(i + 1) * nv]);
+        inertia::solve_m(m, d, &mut s.mv[..nv]);
+        for k in i..nefc {
+            let v = row_dot(d, nv, k, &s.mv);
+            s.ar[k * nefc + i] = v;
+            s.ar[i * nefc + k] = v;
+        }
+        s.ar[i * nefc + i] += d.efc_R[i];
+    }
+    mul_j(d, nv, &d.qacc_smooth, &mut s.jv);
+    for i in 0..nefc {
+        s.jv[i] -= d.efc_aref[i];
+    }
+}
+
+/// Noslip post-processing (MuJoCo's `mj_solNoSlip`; 000, "Algorithms"): Gauss–Seidel sweeps over
+/// the friction forces alone, on the dual problem without the regularizer (`A = J M⁻¹ Jᵀ`, so
+/// that friction becomes hard and contacts stop slipping), with every other force fixed:
+/// friction-loss rows are clamped to `±frictionloss`; each pair of opposing pyramid edges keeps
+/// its sum (the normal force it carries) and redistributes it within `[0, sum]`; an elliptic
+/// contact's friction is the QCQP minimum inside the ellipse of its fixed normal force. A block
+/// update that would raise the cost by more than 1e-10 is undone. Each island (see
+/// `Data::nisland`) stops on its own, after `noslip_iterations` sweeps or when its improvement
+/// scaled by `1/trace(M)` of its dofs falls below `noslip_tolerance` (MuJoCo 4.0 runs noslip
+/// per island); the statistics, appended to the main solver's, record per sweep the largest
+/// scaled improvement among the islands still running. Works on `s.force`, then sets `s.tmp = Jᵀ f`,
+/// `s.x = qacc_smooth + M⁻¹ Jᵀ f` and the dual states in `s.state`.
+fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
+    let nv = m.nv;
+    let nefc = d.nefc;
+    build_ar(m, d, s);
+    let mut f = std::mem::take(&mut s.force);
+    let mut g = std::mem::take(&mut s.pgs_g);
+    // A without R: the off-diagonal entries of A + R, diagonal A_ii − R_i (floored)
+    let a_ii = |s: &SolverScratch<T>, i: usize| s.ar[i * nefc + i] - d.efc_R[i];
+    // g = A f + b
+    for i in 0..nefc {
+        g[i] = s.jv[i] + dot(&s.ar[i * nefc..(i + 1) * nefc], &f[..nefc]) - d.efc_R[i] * f[i];
+    }
+    // g += A[:, i..i+n] δ
+    let apply = |s: &SolverScratch<T>, g: &mut [T], i: usize, delta: &[T]| {
+        for (p, &dp) in delta.iter().enumerate() {
+            if dp.is_zero_exact() {
+                continue;
+            }
+            let col = &s.ar[(i + p) * nefc..(i + p + 1) * nefc];
+            for (gk, &a) in g[..nefc].iter_mut().zip(col) {
+                *gk += a * dp;
+            }
+            g[i + p] -= d.efc_R[i + p] * dp;
+        }
+    };
+    // block of A (diagonal floored at 1e-10) and the cost change ½ δᵀ A δ + δᵀ g_old
+    let block = |s: &SolverScratch<T>, i: usize, n: usize| -> [[T; 5]; 5] {
+        let mut ac = [[T::zero(); 5]; 5];
+        for p in 0..n {
+            for q in 0..n {
+                ac[p][q] = s.ar[(i + p) * nefc + i + q];
+            }
+            ac[p][p] = (ac[p][p] - d.efc_R[i + p]).select_max(T::c(1e-10));
+        }
+        ac
+    };
+    let change = |ac: &[[T; 5]; 5], res: &[T], delta: &[T]| -> T {
+        let n = delta.len();
+        let mut c = T::zero();
+        for p in 0..n {
+            let mut ad = T::zero();
+            for q in 0..n {
+                ad += ac[p][q] * delta[q];
+            }
+            c += delta[p] * (T::c(0.5) * ad + res[p]);
+        }
+        c
+    };
+    let tol = m.opt.noslip_tolerance.re();
+    let nis = d.nisland;
+    let mut impr = std::mem::take(&mut s.isl_impr);
+    let mut done = std::mem::take(&mut s.isl_done);
+    let mut scale = std::mem::take(&mut s.isl_scale);
+    scale[..nis].iter_mut().for_each(|x| *x = 0.0);
+    for k in 0..nv {
+        if d.dof_island[k] < nis {
+            scale[d.dof_island[k]] += d.qM[m.dof_madr[k]].re();
+        }
+    }
+    for x in &mut scale[..nis] {
+        *x = 1.0 / x.max(MINVAL);
+    }
+    done[..nis].iter_mut().for_each(|x| *x = false);
+    let niter0 = d.solver_niter;
+    let mut it = 0;
+    while it < m.opt.noslip_iterations {
+        impr[..nis].iter_mut().for_each(|x| *x = T::zero());
+        if it == 0 {
+            // dropping R lowers the cost by ½ Σ R f² at the start
+            for i in 0..nefc {
+                impr[d.efc_island[i]] += T::c(0.5) * d.efc_R[i] * f[i] * f[i];
+            }
+        }
+        // friction loss
+        for i in 0..nefc {
+            if done[d.efc_island[i]]
+                || !matches!(
+                    d.efc_type[i],
+                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon
+                )
+            {
+                continue;
+            }
+            let a = a_ii(s, i).select_max(T::c(MINVAL));
+            let fl = d.efc_frictionloss[i];
+            let fi = (f[i] - g[i] / a).clamp_to(-fl, fl);
+            let delta = fi - f[i];
+            impr[d.efc_island[i]] -= T::c(0.5) * a * delta * delta + delta * g[i];
+            f[i] = fi;
+            apply(s, &mut g, i, &[delta]);
+        }
+        // contact friction
+        let mut i = 0;
+        while i < nefc {
+            let isl = d.efc_island[i];
+            if done[isl] {
+                i += 1;
+                continue;
+            }
+            match d.efc_type[i] {
+                ConstraintType::ContactPyramidal => {
+                    let dim = d.contact[d.efc_id[i]].dim;
+                    for j in (i..i + 2 * (dim - 1)).step_by(2) {
+                        let ac = block(s, j, 2);
+                        let res = [g[j], g[j + 1]];
+                        let old = [f[j], f[j + 1]];
+                        // linear term without the pair's own forces
+                        let bc0 = res[0] - ac[0][0] * old[0] - ac[0][1] * old[1];
+                        let bc1 = res[1] - ac[1][0] * old[0] - ac[1][1] * old[1];
+                        // f = (mid + y, mid − y): minimize over y ∈ [−mid, mid]
+                        let mid = T::c(0.5) * (old[0] + old[1]);
+                        let k1 = ac[0][0] + ac[1][1] - ac[0][1] - ac[1][0];
+                        let k0 = mid * (ac[0][0] - ac[1][1]) + bc0 - bc1;
+                        let new = if k1.re() < MINVAL {
+                            [mid, mid]
+                        } else {
+                            let y = (-k0 / k1).clamp_to(-mid, mid);
+                            [mid + y, mid - y]
+                        };
+                        let delta = [new[0] - old[0], new[1] - old[1]];
+                        let c = change(&ac, &res, &delta);
+                        if c.re() > 1e-10 {
+                            continue;
+                        }
+                        impr[isl] -= c;
+                        f[j] = new[0];
+                        f[j + 1] = new[1];
+                        apply(s, &mut g, j, &delta);
+                    }
+                    i += 2 * (dim - 1);
+                }
+                ConstraintType::ContactElliptic => {
+                    let c = &d.contact[d.efc_id[i]];
+                    let dim = c.dim;
+                    let k = dim - 1;
+                    let ac = block(s, i + 1, k);
+                    let mut res = [T::zero(); 5];
+                    let mut old = [T::zero(); 5];
+                    let mut bc = [T::zero(); 5];
+                    for p in 0..k {
+                        res[p] = g[i + 1 + p];
+                        old[p] = f[i + 1 + p];
+                    }
+                    for p in 0..k {
+                        bc[p] = res[p];
+                        for q in 0..k {
+                            bc[p] -= ac[p][q] * old[q];
+                        }
+                    }
+                    let fr = c.friction;
+                    let fn_ = f[i];
+                    let mut new = [T::zero(); 5];
+                    if fn_.re() >= MINVAL {
+                        let active;
+                        (new, active) = noslip_qcqp(&ac, &bc, &fr, k, fn_);
+                        // on the boundary: put the force exactly on the ellipsoid
+                        if active {
+                            let mut w = T::zero();
+                            for p in 0..k {
+                                w += new[p] * new[p] / (fr[p] * fr[p]);
+                            }
+                            let sc = (fn_ * fn_ / w.select_max(T::c(MINVAL))).sqrt();
+                            for x in &mut new[..k] {
+                                *x *= sc;
+                            }
+                        }
+                    }
+                    let mut delta = [T::zero(); 5];
+                    for p in 0..k {
+                        delta[p] = new[p] - old[p];
+                    }
+                    let cc = change(&ac, &res[..k], &delta[..k]);
+                    if cc.re() <= 1e-10 {
+                        impr[isl] -= cc;
+                        f[i + 1..i + dim].copy_from_slice(&new[..k]);
+                        apply(s, &mut g, i + 1, &delta[..k]);
+                    }
+                    i += dim;
+                }
+                _ => i += 1,
+            }
+        }
+        let mut improvement = f64::NEG_INFINITY;
+        let mut running = false;
+        for k in 0..nis {
+            if done[k] {
+                continue;
+            }
+            let v = scale[k] * impr[k].re();
+            improvement = improvement.max(v);
+            done[k] = v < tol;
+            running |= !done[k];
+        }
+        let slot = niter0 + it;
+        if slot < NSOLVER {
+            d.solver[slot] = SolverStat {
+                improvement,
+                nactive: f[..nefc].iter().filter(|x| !x.is_zero_exact()).count(),
+                ..Default::default()
+            };
+        }
+        it += 1;
+        if !running {
+            break;
+        }
+    }
+    d.solver_niter = niter0 + it;
+    s.pgs_g = g;
+    s.isl_impr = impr;
+    s.isl_done = done;
+    s.isl_scale = scale;
+    // qacc = qacc_smooth + M⁻¹ Jᵀ f, and the states of the forces
+    mul_jt(d, nv, &f, &mut s.tmp);
+    s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
+    inertia::solve_m(m, d, &mut s.mv[..nv]);
+    for i in 0..nv {
+        s.x[i] = d.qacc_smooth[i] + s.mv[i];
+    }
+    dual_states(d, &f, &mut s.state);
+    s.force = f;
+}
+
+/// Noslip's friction QCQP `min ½ xᵀ A x + cᵀ x` s.t. `Σ (x_j/fr_j)² ≤ r²` as MuJoCo solves it
+/// (`mju_QCQP2/3/QCQP`, whose approximations noslip's result inherits): in the coordinates
+/// `y_j = x_j/fr_j` (`A' = F A F`, `c' = F c`, constraint `‖y‖ ≤ r`), Newton's method on the
+/// multiplier `λ ≥ 0` of `φ(λ) = ‖y(λ)‖² − r²`, `y(λ) = −(A' + λI)⁻¹ c'`, from `λ = 0`: at most
+/// 20 steps `λ += −φ/φ'` (`φ' = −2 yᵀ(A' + λI)⁻¹ y`), stopping when `φ < 1e-10` or the step is
+/// below 1e-10. When `A' + λI` is not safely positive definite (determinant below 1e-10 for
+/// two or three unknowns, a Cholesky pivot below 1e-10 otherwise) the result is zero and
+/// unconstrained. Returns `x` and whether the constraint was active (`λ ≠ 0`).
+fn noslip_qcqp<T: Scalar>(
+    a: &[[T; 5]; 5],
+    c: &[T; 5],
+    fr: &[T; 5],
+    k: usize,
+    r: T,
+) -> ([T; 5], bool) {
+    let mut ap = [[T::zero(); 5]; 5];
+    let mut cp = [T::zero(); 5];
+    for p in 0..k {
+        cp[p] = c[p] * fr[p];
+        for q in 0..k {
+            ap[p][q] = a[p][q] * fr[p] * fr[q];
+        }
+    }
+    // (A' + λI)⁻¹ v by Cholesky, or None when not safely positive definite
+    let solve = |lam: T, v: &[T; 5]| -> Option<[T; 5]> {
+        let mut l = ap;
+        for p in 0..k {
+            l[p][p] += lam;
+        }
+        if k <= 3 {
+            let det = match k {
+                1 => l[0][0],
+                2 => l[0][0] * l[1][1] - l[0][1] * l[1][0],
+                _ => {
+                    l[0][0] * (l[1][1] * l[2][2] - l[1][2] * l[2][1])
+                        - l[0][1] * (l[1][0] * l[2][2] - l[1][2] * l[2][0])
+                        + l[0][2] * (l[1][0] * l[2][1] - l[1][1] * l[2][0])
+                }
+            };
+            if det.re() < 1e-10 {
+                return None;
+            }
+        }
+        for j in 0..k {
+            let mut d = l[j][j];
+            for q in 0..j {
+                d -= l[j][q] * l[j][q];
+            }
+            if d.re() < 1e-10 {
+                return None;
+            }
+            let dj = d.sqrt();
+            l[j][j] = dj;
+            for i in j + 1..k {
+                let mut x = l[i][j];
+                for q in 0..j {
+                    x -= l[i][q] * l[j][q];
+                }
+                l[i][j] = x / dj;
+            }
+        }
+        let mut x = *v;
+        for i in 0..k {
+            for q in 0..i {
+                let t = l[i][q] * x[q];
+                x[i] -= t;
+            }
+            x[i] /= l[i][i];
+        }
+        for i in (0..k).rev() {
+            for q in i + 1..k {
+                let t = l[q][i] * x[q];
+                x[i] -= t;
+            }
+            x[i] /= l[i][i];
+        }
+        Some(x)
+    };
+    let mut lam = T::zero();
+    let mut y = [T::zero(); 5];
+    for _ in 0..20 {
+        let Some(z) = solve(lam, &cp) else {
+            return ([T::zero(); 5], false);
+        };
+        let mut yy = T::zero();
+        for p in 0..k {
+            y[p] = -z[p];
+            yy += y[p] * y[p];
+        }
+        let phi = yy - r * r;
+        if phi.re() < 1e-10 {
+            break;
+        }
+        let Some(w) = solve(lam, &y) else {
+            return ([T::zero(); 5], false);
+        };
+        let mut yw = T::zero();
+        for p in 0..k {
+            yw += y[p] * w[p];
+        }
+        let step = phi / (T::c(2.0) * yw);
+        if step.re() < 1e-10 {
+            break;
+        }
+        lam += step;
+    }
+    let mut x = [T::zero(); 5];
+    for p in 0..k {
+        x[p] = y[p] * fr[p];
+    }
+    (x, lam.re() != 0.0)
+}
+
+/// States of dual forces `f` (MuJoCo's dual constraint states): equality quadratic; friction
+/// loss linear at its bounds (`LinearPos` at `−η`, `LinearNeg` at `+η`, the primal's opposite
+/// sign convention) and quadratic inside; limits, frictionless contacts and pyramid edges
+/// satisfied at zero force and quadratic above; an elliptic contact, in the coordinates
+/// `N = f₀/μ`, `T = ‖f_j/μ_j‖`, satisfied when `μN ≥ T`, quadratic when `N + μT ≤ 0` and in the
+/// cone state otherwise, the same for all its rows.
+fn dual_states<T: Scalar>(d: &Data<T>, f: &[T], state: &mut [ConstraintState]) {
+    let mut i = 0;
+    while i < d.nefc {
+        let st = match d.efc_type[i] {
+            ConstraintType::Equality => ConstraintState::Quadratic,
+            ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
+                let fl = d.efc_frictionloss[i].re();
+                if f[i].re() <= -fl {
+                    ConstraintState::LinearPos
+                } else if f[i].re() >= fl {
+                    ConstraintState::LinearNeg
+                } else {
+                    ConstraintState::Quadratic
+                }
+            }
+            ConstraintType::ContactElliptic => {
+                let c = &d.contact[d.efc_id[i]];
+                let dim = c.dim;
+                let mu = c.mu.re();
+                let n = f[i].re() / mu;
+                let t = (1..dim)
+                    .map(|j| (f[i + j].re() / c.friction[j - 1].re()).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let st = if mu * n >= t {
+                    ConstraintState::Satisfied
+                } else if n + mu * t <= 0.0 {
+                    ConstraintState::Quadratic
+                } else {
+                    ConstraintState::Cone
+                };
+                state[i..i + dim].iter_mut().for_each(|x| *x = st);
+                i += dim;
+                continue;
+            }
+            _ if f[i].re() <= 0.0 => ConstraintState::Satisfied,
+            _ => ConstraintState::Quadratic,
+        };
+        state[i] = st;
+        i += 1;
+    }
 }
 
 /// Block update of one elliptic contact in PGS: minimize the dual cost over the contact's force
@@ -1077,69 +1513,19 @@ fn pgs_cone<T: Scalar>(
     let fn_ = g[0];
     if fn_.re() > 0.0 {
         // minimize over friction x (dim−1): ½ xᵀ A_tt x + xᵀ (b_t + A_tn fn) s.t. Σ(x_j/fr_j)² ≤
-        // fn², via Newton on the multiplier λ: (A_tt + λ W) x = −c, W = diag(1/fr_j²)
+        // fn²
         let k = dim - 1;
         let mut cvec = [T::zero(); 5];
         for p in 0..k {
             cvec[p] = b[p + 1] + a[p + 1][0] * fn_;
         }
-        let rad2 = fn_ * fn_;
-        // A_tt + λ W
-        let shifted = |lam: T| -> [[T; 5]; 5] {
-            let mut mtx = [[T::zero(); 5]; 5];
-            for p in 0..k {
-                for q in 0..k {
-                    mtx[p][q] = a[p + 1][q + 1];
-                }
-                mtx[p][p] += lam / (fr[p] * fr[p]);
+        let mut att = [[T::zero(); 5]; 5];
+        for p in 0..k {
+            for q in 0..k {
+                att[p][q] = a[p + 1][q + 1];
             }
-            mtx
-        };
-        let solve = |lam: T| -> [T; 5] {
-            let mut mtx = shifted(lam);
-            let mut x = [T::zero(); 5];
-            for p in 0..k {
-                x[p] = -cvec[p];
-            }
-            small_solve(&mut mtx, &mut x, k);
-            x
-        };
-        let wnorm = |x: &[T; 5]| -> T {
-            let mut v = T::zero();
-            for p in 0..k {
-                v += x[p] * x[p] / (fr[p] * fr[p]);
-            }
-            v
-        };
-        let mut x = solve(T::zero());
-        if wnorm(&x).re() > rad2.re() {
-            // find λ > 0 with ‖x(λ)‖²_W = rad²: Newton on φ(λ) = 1/‖x‖_W − 1/rad
-            let mut lam = T::zero();
-            for _ in 0..50 {
-                let xn = solve(lam);
-                let nn = wnorm(&xn);
-                let nrm = nn.sqrt();
-                // dx/dλ = −(A + λW)⁻¹ W x
-                let mut mtx = shifted(lam);
-                let mut dx = [T::zero(); 5];
-                for p in 0..k {
-                    dx[p] = -xn[p] / (fr[p] * fr[p]);
-                }
-                small_solve(&mut mtx, &mut dx, k);
-                let mut dnn = T::zero();
-                for p in 0..k {
-                    dnn += T::c(2.0) * xn[p] * dx[p] / (fr[p] * fr[p]);
-                }
-                let phi = T::one() / nrm - T::one() / rad2.sqrt();
-                let dphi = -dnn / (T::c(2.0) * nn * nrm);
-                let step = phi / dphi;
-                lam = (lam - step).select_max(T::zero());
-                if step.re().abs() < 1e-14 * lam.re().max(1e-30) {
-                    break;
-                }
-            }
-            x = solve(lam);
         }
+        let x = qcqp_ellipse(&att, &cvec, &fr, k, fn_ * fn_);
         let mut g2 = g;
         g2[1..dim].copy_from_slice(&x[..k]);
         project_cone(&mut g2, dim, &fr);
@@ -1198,6 +1584,67 @@ fn pgs_cone<T: Scalar>(
     if cost(&g).re() <= cost(&old).re() {
         f[i..i + dim].copy_from_slice(&g[..dim]);
     }
+}
+
+/// `argmin ½ xᵀ A x + cᵀ x` over `x ∈ ℝᵏ` (k ≤ 5) subject to `Σ (x_j/fr_j)² ≤ rad2`: the
+/// unconstrained minimum when it is feasible, else the point on the ellipsoid where
+/// `(A + λ W) x = −c`, `W = diag(1/fr_j²)`, with the multiplier `λ > 0` found by Newton's method on
+/// `φ(λ) = 1/‖x(λ)‖_W − 1/√rad2` (the QCQP of PGS's and noslip's elliptic friction update, 000
+/// "Algorithms").
+fn qcqp_ellipse<T: Scalar>(a: &[[T; 5]; 5], c: &[T; 5], fr: &[T; 5], k: usize, rad2: T) -> [T; 5] {
+    // A + λ W
+    let shifted = |lam: T| -> [[T; 5]; 5] {
+        let mut mtx = *a;
+        for p in 0..k {
+            mtx[p][p] += lam / (fr[p] * fr[p]);
+        }
+        mtx
+    };
+    let solve = |lam: T| -> [T; 5] {
+        let mut mtx = shifted(lam);
+        let mut x = [T::zero(); 5];
+        for p in 0..k {
+            x[p] = -c[p];
+        }
+        small_solve(&mut mtx, &mut x, k);
+        x
+    };
+    let wnorm = |x: &[T; 5]| -> T {
+        let mut v = T::zero();
+        for p in 0..k {
+            v += x[p] * x[p] / (fr[p] * fr[p]);
+        }
+        v
+    };
+    let x = solve(T::zero());
+    if wnorm(&x).re() <= rad2.re() {
+        return x;
+    }
+    let mut lam = T::zero();
+    for _ in 0..50 {
+        let xn = solve(lam);
+        let nn = wnorm(&xn);
+        let nrm = nn.sqrt();
+        // dx/dλ = −(A + λW)⁻¹ W x
+        let mut mtx = shifted(lam);
+        let mut dx = [T::zero(); 5];
+        for p in 0..k {
+            dx[p] = -xn[p] / (fr[p] * fr[p]);
+        }
+        small_solve(&mut mtx, &mut dx, k);
+        let mut dnn = T::zero();
+        for p in 0..k {
+            dnn += T::c(2.0) * xn[p] * dx[p] / (fr[p] * fr[p]);
+        }
+        let phi = T::one() / nrm - T::one() / rad2.sqrt();
+        let dphi = -dnn / (T::c(2.0) * nn * nrm);
+        let step = phi / dphi;
+        lam = (lam - step).select_max(T::zero());
+        if step.re().abs() < 1e-14 * lam.re().max(1e-30) {
+            break;
+        }
+    }
+    solve(lam)
 }
 
 /// Project dual forces onto the constraint set: friction loss into `[−η, η]`, limits, frictionless
@@ -1361,11 +1808,16 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             s.force[i] = f;
         }
     }
+    let slip = m.opt.noslip_iterations > 0;
+    if slip {
+        noslip(m, d, &mut s);
+    }
     d.qacc.copy_from_slice(&s.x[..nv]);
     d.efc_force[..d.nefc].copy_from_slice(&s.force[..d.nefc]);
     d.efc_state[..d.nefc].copy_from_slice(&s.state[..d.nefc]);
-    // the last evaluation left Jᵀ·force in s.tmp, unless PGS's forces replaced its own
-    if pgs_force {
+    // the last evaluation (or noslip) left Jᵀ·force in s.tmp, unless PGS's forces replaced its
+    // own
+    if pgs_force && !slip {
         mul_jt(d, nv, &s.force, &mut s.tmp);
     }
     d.qfrc_constraint.copy_from_slice(&s.tmp[..nv]);
