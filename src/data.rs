@@ -108,6 +108,11 @@ pub struct Data<T> {
     pub qfrc_gravcomp: Vec<T>,
     /// Fluid forces (nv).
     pub qfrc_fluid: Vec<T>,
+    /// Passive contact adhesion `−Σ δ_c J_n,cᵀ` over the active contacts with adhesion δ_c
+    /// (nv; MuJoCo 4.x `qfrc_adhesion`, computation chapter "Adhesion"). A position quantity:
+    /// written by constraint assembly from the contact normal rows, added to `qfrc_passive` by
+    /// the passive stage (zero when that stage is skipped, as in MuJoCo).
+    pub qfrc_adhesion: Vec<T>,
     /// Total passive force (nv).
     pub qfrc_passive: Vec<T>,
 
@@ -329,6 +334,7 @@ impl<T: Scalar> Data<T> {
             qfrc_damper: z(m.nv),
             qfrc_gravcomp: z(m.nv),
             qfrc_fluid: z(m.nv),
+            qfrc_adhesion: z(m.nv),
             qfrc_passive: z(m.nv),
             act_dot: z(m.na),
             actuator_force: z(m.nu),

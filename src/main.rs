@@ -269,6 +269,7 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
         ("qacc", &d.qacc),
         ("qfrc_bias", &d.qfrc_bias),
         ("qfrc_passive", &d.qfrc_passive),
+        ("qfrc_adhesion", &d.qfrc_adhesion),
         ("qfrc_actuator", &d.qfrc_actuator),
         ("qfrc_smooth", &d.qfrc_smooth),
         ("qfrc_constraint", &d.qfrc_constraint),
@@ -307,6 +308,8 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
                 "includemargin": c.includemargin,
                 "exclude": c.exclude,
                 "efc_address": c.efc_address,
+                "adhesion": c.adhesion,
+                "surfacevel": c.surfacevel.to_vec(),
             })
         })
         .collect();

@@ -768,6 +768,13 @@ pub struct Model<T> {
     pub geom_margin: Vec<T>,
     /// Contact gap.
     pub geom_gap: Vec<T>,
+    /// Surface velocity field of each geom in its own frame, `[v; ω]`: the surface at world
+    /// point `x` moves with `R (v + ω × Rᵀ(x − p))` (MuJoCo 4.x `geom_surfacevel`; XML
+    /// reference, "geom/surfacevel").
+    pub geom_surfacevel: Vec<[T; 6]>,
+    /// Adhesive force of each geom's contacts (MuJoCo 4.x `geom_adhesion`; XML reference,
+    /// "geom/adhesion"; computation chapter, "Adhesion").
+    pub geom_adhesion: Vec<T>,
     /// Fluid model: `[enable, blunt, slender, angular, kutta, magnus, virtual mass (3), virtual
     /// inertia (3)]` as in MuJoCo's `geom_fluid`.
     pub geom_fluid: Vec<[T; 12]>,
@@ -790,6 +797,9 @@ pub struct Model<T> {
     /// Gap of each explicit pair: contacts are detected up to `margin + gap` but those beyond
     /// the margin are inactive (MuJoCo 4.0's `pair_gap`).
     pub pair_gap: Vec<T>,
+    /// Adhesive force of each explicit pair's contacts, replacing the geoms' values (MuJoCo
+    /// 4.x `pair_adhesion`; XML reference, "contact/pair").
+    pub pair_adhesion: Vec<T>,
 
     /// Site position in the body frame.
     pub site_pos: Vec<V3<T>>,
@@ -982,6 +992,8 @@ impl Model<f64> {
             geom_solimp: cv(&self.geom_solimp),
             geom_margin: cs(&self.geom_margin),
             geom_gap: cs(&self.geom_gap),
+            geom_surfacevel: cv(&self.geom_surfacevel),
+            geom_adhesion: cs(&self.geom_adhesion),
             geom_fluid: cv(&self.geom_fluid),
             geom_rgba: self.geom_rgba.clone(),
             pair_friction: cv(&self.pair_friction),
@@ -990,6 +1002,7 @@ impl Model<f64> {
             pair_solimp: cv(&self.pair_solimp),
             pair_margin: cs(&self.pair_margin),
             pair_gap: cs(&self.pair_gap),
+            pair_adhesion: cs(&self.pair_adhesion),
             site_pos: cv(&self.site_pos),
             site_quat: cv(&self.site_quat),
             site_size: cv(&self.site_size),

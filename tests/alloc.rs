@@ -2,7 +2,8 @@
 //! warning), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
 //! actuators of every kind, tendons, and each integrator, and on constraint models (contacts,
-//! limits, equalities, friction loss) with each solver and cone.
+//! limits, equalities, friction loss, adhesion and surface velocities, adhesion actuators) with
+//! each solver and cone.
 
 use diffmj::model::Integrator;
 use diffmj::{mjcf, Data};
@@ -188,7 +189,7 @@ fn collision_does_not_allocate() {
 fn constraint_models_do_not_allocate() {
     use diffmj::model::{Cone, Solver};
     let root = env!("CARGO_MANIFEST_DIR");
-    for name in ["humanoid", "drops", "equality", "mixed"] {
+    for name in ["humanoid", "drops", "equality", "mixed", "adhesion"] {
         let mut m = mjcf::load_file(format!("{root}/models/constraints/{name}.xml")).unwrap();
         for (solver, noslip) in [
             (Solver::Newton, 0),

@@ -4,11 +4,14 @@
 //! Each file holds one model solved with Newton at `tolerance = 1e-12` and one cone, at states
 //! sampled along a MuJoCo trajectory. diffmj runs `forward` from the recorded input (qpos, qvel,
 //! act, ctrl, applied forces, eq_active, warm start) with the same options and must reproduce:
-//! - the contact set: same geom pairs in the same order, `dist` and the frame normal within
-//!   [`TOL_GEOM`];
+//! - the contact set: same geom pairs in the same order, same `exclude` and `dim`, `dist` and
+//!   the frame normal within [`TOL_GEOM`], and (in files that have them) `adhesion` and
+//!   `surfacevel` within [`TOL_ROW`];
 //! - the rows: same count, kinds and elements (`efc_type`, `efc_id`), and `efc_J`, `efc_pos`,
 //!   `efc_margin`, `efc_frictionloss`, `efc_diagA`, `efc_KBIP`, `efc_R`, `efc_D`, `efc_vel`,
-//!   `efc_aref` within [`TOL_ROW`] (relative to `max(1, |MuJoCo|)` per field);
+//!   `efc_aref` within [`TOL_ROW`] (relative to `max(1, |MuJoCo|)` per field), and (in files
+//!   that have them) `qfrc_adhesion`, `qfrc_passive`, `qfrc_actuator`, `actuator_length` and
+//!   `actuator_moment` (adhesion actuators act through the contacts) within [`TOL_ROW`];
 //! - the solution: `qfrc_constraint`, `qacc` and `efc_force` within [`TOL_SOL`] relative to
 //!   `max(1, |MuJoCo|)` of MuJoCo's exact minimum (`alt.newton_exact`: Newton at tolerance 0,
 //!   one island). MuJoCo's own elliptic Newton at tolerance 1e-12 can stop a few 1e-6 short of
@@ -123,8 +126,8 @@ fn constraint_rows_and_solution_match_mujoco() {
     let mut failures = Vec::new();
     let mut known_seen: Vec<String> = Vec::new();
     println!(
-        "{:<44} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "file", "rows", "aref", "qacc", "qfrc_c", "force", "vs 1e-12"
+        "{:<44} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "file", "rows", "aref", "adh/act", "qacc", "qfrc_c", "force", "vs 1e-12"
     );
     for path in files() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
@@ -144,6 +147,7 @@ fn constraint_rows_and_solution_match_mujoco() {
         ];
         let mut w_rows = Worst::default();
         let mut w_aref = Worst::default();
+        let mut w_extra = Worst::default();
         let mut w_qacc = Worst::default();
         let mut w_qfrc = Worst::default();
         let mut w_force = Worst::default();
@@ -185,11 +189,29 @@ fn constraint_rows_and_solution_match_mujoco() {
                         .map(|i| (fr[i] - ours.frame[i]).abs())
                         .fold(0.0, f64::max);
                     let ex = gc["exclude"][k].as_u64().unwrap() as u8;
-                    if !same || dd > TOL_GEOM || dn > TOL_GEOM || ex != ours.exclude {
+                    let dim = gc["dim"][k].as_u64().unwrap() as usize;
+                    // MuJoCo 4.x fields, in files generated since they were added
+                    let mut dx = 0.0f64;
+                    if let Some(a) = gc.get("adhesion") {
+                        let a = a[k].as_f64().unwrap();
+                        dx = dx.max((a - ours.adhesion).abs() / a.abs().max(1.0));
+                        for (x, y) in nums(&gc["surfacevel"][k]).iter().zip(&ours.surfacevel) {
+                            dx = dx.max((x - y).abs() / x.abs().max(1.0));
+                        }
+                    }
+                    if !same
+                        || dd > TOL_GEOM
+                        || dn > TOL_GEOM
+                        || ex != ours.exclude
+                        || dim != ours.dim
+                        || dx.is_nan()
+                        || dx > TOL_ROW
+                    {
                         probs.push(format!(
                         "{name} step {step} contact {k}: geoms {:?} vs MuJoCo {geom:?}, dist err \
-                         {dd:.2e}, normal err {dn:.2e}, exclude {} vs {ex}",
-                        ours.geom, ours.exclude
+                         {dd:.2e}, normal err {dn:.2e}, exclude {} vs {ex}, dim {} vs {dim}, \
+                         adhesion/surfacevel err {dx:.2e}",
+                        ours.geom, ours.exclude, ours.dim
                     ));
                         bad_contact = true;
                         break;
@@ -268,6 +290,27 @@ fn constraint_rows_and_solution_match_mujoco() {
                         ty[i], d.efc_aref[i], aref[i]
                     )
                 };
+                // passive adhesion and the adhesion actuators' transmission (MuJoCo 4.x; in files
+                // generated since these fields were added): per entry against max(1, |MuJoCo|)
+                let mut st_extra = 0.0f64;
+                let mut st_extra_at = String::new();
+                let nu = m.nu;
+                for (f, ours) in [
+                    ("qfrc_adhesion", &d.qfrc_adhesion[..]),
+                    ("qfrc_passive", &d.qfrc_passive[..]),
+                    ("qfrc_actuator", &d.qfrc_actuator[..]),
+                    ("actuator_length", &d.actuator_length[..]),
+                    ("actuator_moment", &d.actuator_moment[..nu * nv]),
+                ] {
+                    let Some(v) = out.get(f) else { continue };
+                    for (i, (a, b)) in ours.iter().zip(nums(v)).enumerate() {
+                        let e = (a - b).abs() / b.abs().max(1.0);
+                        if e > st_extra || e.is_nan() {
+                            st_extra = if e.is_nan() { f64::INFINITY } else { e };
+                            st_extra_at = format!("{f} step {step} entry {i}: {a} vs {b}");
+                        }
+                    }
+                }
                 // the solution against MuJoCo's exact minimum (Newton to convergence), and, for the
                 // report, against its tolerance-1e-12 answer
                 let ex = &st["alt"]["newton_exact"];
@@ -277,18 +320,34 @@ fn constraint_rows_and_solution_match_mujoco() {
                 let e12 = rel_err(&d.qacc, &nums(&out["qacc"]))
                     .max(rel_err(&d.qfrc_constraint, &nums(&out["qfrc_constraint"])));
                 w_tol12.add(e12, || format!("step {step}"));
-                for (e, tol, what) in [
-                    (st_rows, TOL_ROW, "rows"),
-                    (st_aref, TOL_ROW, "efc_aref"),
-                    (eq, TOL_SOL, "qacc"),
-                    (ef, TOL_SOL, "qfrc_constraint"),
-                    (eforce, TOL_SOL, "efc_force"),
+                for (e, tol, what, at) in [
+                    (st_rows, TOL_ROW, "rows", st_rows_at.as_str()),
+                    (st_aref, TOL_ROW, "efc_aref", st_aref_at.as_str()),
+                    (
+                        st_extra,
+                        TOL_ROW,
+                        "adhesion/actuation",
+                        st_extra_at.as_str(),
+                    ),
+                    (eq, TOL_SOL, "qacc", ""),
+                    (ef, TOL_SOL, "qfrc_constraint", ""),
+                    (eforce, TOL_SOL, "efc_force", ""),
                 ] {
                     if e.is_nan() || e > tol {
-                        probs.push(format!("{name} step {step}: {what} error {e:.3e}"));
+                        probs.push(format!("{name} step {step}: {what} error {e:.3e} {at}"));
                     }
                 }
-                Some((st_rows, st_rows_at, st_aref, st_aref_at, eq, ef, eforce))
+                Some((
+                    st_rows,
+                    st_rows_at,
+                    st_aref,
+                    st_aref_at,
+                    st_extra,
+                    st_extra_at,
+                    eq,
+                    ef,
+                    eforce,
+                ))
             };
             if !probs.is_empty() {
                 match known {
@@ -305,18 +364,37 @@ fn constraint_rows_and_solution_match_mujoco() {
                 ));
             }
             // worst errors over the passing states
-            let Some((st_rows, st_rows_at, st_aref, st_aref_at, eq, ef, eforce)) = measured else {
+            let Some((
+                st_rows,
+                st_rows_at,
+                st_aref,
+                st_aref_at,
+                st_extra,
+                st_extra_at,
+                eq,
+                ef,
+                eforce,
+            )) = measured
+            else {
                 continue;
             };
             w_rows.add(st_rows, || st_rows_at.clone());
             w_aref.add(st_aref, || st_aref_at.clone());
+            w_extra.add(st_extra, || st_extra_at.clone());
             w_qacc.add(eq, || format!("step {step}"));
             w_qfrc.add(ef, || format!("step {step}"));
             w_force.add(eforce, || format!("step {step}"));
         }
         println!(
-            "{:<44} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e}",
-            name, w_rows.err, w_aref.err, w_qacc.err, w_qfrc.err, w_force.err, w_tol12.err
+            "{:<44} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e}",
+            name,
+            w_rows.err,
+            w_aref.err,
+            w_extra.err,
+            w_qacc.err,
+            w_qfrc.err,
+            w_force.err,
+            w_tol12.err
         );
     }
     for k in &known_seen {
@@ -328,6 +406,28 @@ fn constraint_rows_and_solution_match_mujoco() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The compiled MuJoCo 4.x contact parameters (`geom_adhesion`, `geom_surfacevel`,
+/// `pair_adhesion`, in files that have them) equal MuJoCo's exactly: class defaults, partial
+/// `surfacevel` and pair classes resolved as MuJoCo's compiler does.
+#[test]
+fn compiled_adhesion_and_surfacevel_match_mujoco() {
+    let mut n = 0;
+    for path in files() {
+        let g = read_json(&path);
+        let c = &g["compiled"];
+        if c.get("geom_adhesion").is_none() {
+            continue;
+        }
+        let m = load(&g);
+        let sv: Vec<f64> = m.geom_surfacevel.iter().flatten().copied().collect();
+        assert_eq!(m.geom_adhesion, nums(&c["geom_adhesion"]), "{path:?}");
+        assert_eq!(sv, nums(&c["geom_surfacevel"]), "{path:?}");
+        assert_eq!(m.pair_adhesion, nums(&c["pair_adhesion"]), "{path:?}");
+        n += 1;
+    }
+    assert!(n > 0, "no file with the adhesion fields");
 }
 
 /// CG and PGS on the same states reach diffmj's Newton solution (the unique minimum of the

@@ -536,13 +536,18 @@ fn richardson(fd_h: &[f64], fd_half: &[f64]) -> Vec<f64> {
 /// rotations, and the stiff contacts of the rocking cylinder amplify it in the differences of
 /// its spin direction (qpos[29]; measured error against the duals 9.3e-6 at step 3e-6, 7.6e-6
 /// at 1e-5, 8.4e-8 at 1e-4: noise, not truncation).
-const CONSTRAINT_CASES: [(&str, usize, f64); 6] = [
+///
+/// `adhesion` (MuJoCo 4.x contact extras) carries the surface velocities in `efc_vel`, the
+/// adhesion bias in `efc_aref`, `qfrc_adhesion` in `qfrc_passive` and the adhesion actuators'
+/// contact-normal moments, all of which move with the configuration.
+const CONSTRAINT_CASES: [(&str, usize, f64); 7] = [
     ("humanoid", 300, H),
     ("equality", 300, H),
     ("frictionloss", 300, H),
     ("limits", 300, H),
     ("drops", 100, 1e-4),
     ("mixed", 300, H),
+    ("adhesion", 300, H),
 ];
 
 /// With constraints (contacts, limits, equalities, friction loss; pyramidal and elliptic cones;
@@ -637,6 +642,135 @@ fn constraint_derivatives_match_finite_differences() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// ∂qacc/∂θ on `Dual64` for the MuJoCo 4.x contact parameters of `models/constraints/adhesion`
+/// match Richardson-extrapolated central differences of the `f64` pipeline within 1e-6
+/// relative (both cones, Newton to 1e-12, the settled state of `constraint_derivatives_…`):
+/// the adhesion of a sticky geom (aref bias R·δ and `qfrc_adhesion`), of the magnet whose
+/// contact is active only because it is adhesive (in the gap band), of an explicit pair, the
+/// linear and angular surface velocity of the conveyor, the turntable and the puck (efc_vel of
+/// the friction rows), and the gain of the suction gripper's adhesion actuator (through the
+/// contact-normal moment). The finite differences must not change the active set.
+///
+/// The resting sticky box and the glued sphere are in compression: there the contact force
+/// grows by exactly δ and `qfrc_adhesion` takes it back (computation chapter, "Adhesion":
+/// resting penetration is unaffected), so their ∂qacc/∂δ vanishes, which is checked too; the
+/// other derivatives must be non-zero.
+#[test]
+fn adhesion_and_surfacevel_parameter_derivatives_match_finite_differences() {
+    for cone in [Cone::Pyramidal, Cone::Elliptic] {
+        let m = constraint_model("adhesion", cone, Solver::Newton);
+        let d0 = settled_state(&m, 300);
+        let geom = |n: &str| m.geom_name.iter().position(|x| x == n).unwrap();
+        let (tape, magnet, belt, table, puck) = (
+            geom("tape"),
+            geom("magnet"),
+            geom("belt"),
+            geom("turntable"),
+            geom("puck"),
+        );
+        let suction = m.actuator_id("suction").unwrap();
+        type Param = (
+            &'static str,
+            bool,
+            Box<dyn Fn(&mut Model<f64>, f64)>,
+            Box<dyn Fn(&mut Model<Dual64>)>,
+        );
+        let params: Vec<Param> = vec![
+            (
+                "geom_adhesion[tape]",
+                false,
+                Box::new(move |m, s| m.geom_adhesion[tape] += s),
+                Box::new(move |m| m.geom_adhesion[tape].eps = 1.0),
+            ),
+            (
+                "geom_adhesion[magnet]",
+                true,
+                Box::new(move |m, s| m.geom_adhesion[magnet] += s),
+                Box::new(move |m| m.geom_adhesion[magnet].eps = 1.0),
+            ),
+            (
+                "pair_adhesion[0]",
+                false,
+                Box::new(|m, s| m.pair_adhesion[0] += s),
+                Box::new(|m| m.pair_adhesion[0].eps = 1.0),
+            ),
+            (
+                "geom_surfacevel[belt][0]",
+                true,
+                Box::new(move |m, s| m.geom_surfacevel[belt][0] += s),
+                Box::new(move |m| m.geom_surfacevel[belt][0].eps = 1.0),
+            ),
+            (
+                "geom_surfacevel[turntable][5]",
+                true,
+                Box::new(move |m, s| m.geom_surfacevel[table][5] += s),
+                Box::new(move |m| m.geom_surfacevel[table][5].eps = 1.0),
+            ),
+            (
+                "geom_surfacevel[puck][3]",
+                true,
+                Box::new(move |m, s| m.geom_surfacevel[puck][3] += s),
+                Box::new(move |m| m.geom_surfacevel[puck][3].eps = 1.0),
+            ),
+            (
+                "actuator_gainprm[suction]",
+                true,
+                Box::new(move |m, s| m.actuator_gainprm[suction][0] += s),
+                Box::new(move |m| m.actuator_gainprm[suction][0].eps = 1.0),
+            ),
+        ];
+        let mut dc = d0.clone();
+        qacc(&m, &mut dc);
+        let sig0 = signature(&dc);
+        for (name, nonzero, set_f, set_d) in params {
+            let sigs = RefCell::new(Vec::new());
+            let eval = |s: f64| {
+                let mut mp = m.clone();
+                set_f(&mut mp, s);
+                let mut d = d0.clone();
+                let q = qacc(&mp, &mut d);
+                sigs.borrow_mut().push(signature(&d));
+                q
+            };
+            let central = |h: f64| -> Vec<f64> {
+                let (p, n) = (eval(h), eval(-h));
+                p.iter().zip(&n).map(|(a, b)| (a - b) / (2.0 * h)).collect()
+            };
+            let fd = richardson(&central(H), &central(H / 2.0));
+            assert!(
+                sigs.borrow().iter().all(|s| *s == sig0),
+                "{name} {}: the difference crosses an active-set change",
+                cone.name()
+            );
+            let mut md = m.cast::<Dual64>();
+            set_d(&mut md);
+            let mut d = lift_constrained(&md, &d0);
+            diffmj::forward(&md, &mut d).unwrap();
+            let ad: Vec<f64> = d.qacc.iter().map(|x| x.eps).collect();
+            let err = rel_err(&ad, &fd);
+            let size = ad.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+            println!(
+                "{} {name}: max |dqacc| {size:.3e}, error {err:.2e}",
+                cone.name()
+            );
+            assert!(
+                err < TOL,
+                "{name} {}: dual vs finite difference error {err:.3e}\n dual {ad:?}\n fd   {fd:?}",
+                cone.name()
+            );
+            if nonzero {
+                assert!(size > 1e-6, "{name} {}: derivative is zero", cone.name());
+            } else {
+                assert!(
+                    size < 1e-12,
+                    "{name} {}: derivative {size:.3e}",
+                    cone.name()
+                );
+            }
+        }
+    }
 }
 
 /// CG and PGS on `Dual64`: after their iterations the derivative correction replaces the

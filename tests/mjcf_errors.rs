@@ -406,3 +406,35 @@ fn contact_pairs_and_excludes() {
         "malformed",
     );
 }
+
+/// MuJoCo 4.x contact extras: an adhesion actuator may not pull with a negative control, also
+/// when the negative range comes from a default class; `surfacevel` takes at most 6 numbers.
+#[test]
+fn adhesion_and_surfacevel() {
+    let world = "<mujoco>\n<worldbody>\n<body name=\"b\"><freejoint/><geom size=\"1\"/></body>\n</worldbody>\n";
+    check(
+        &format!(
+            "{world}<actuator>\n<adhesion body=\"b\" ctrlrange=\"-1 1\"/>\n</actuator>\n</mujoco>"
+        ),
+        ErrorKind::InvalidValue,
+        6,
+        20,
+        "adhesion control range cannot be negative",
+    );
+    check(
+        "<mujoco>\n<default><general ctrlrange=\"-1 1\"/></default>\n<worldbody>\n<body \
+         name=\"b\"><freejoint/><geom size=\"1\"/></body>\n</worldbody>\n<actuator>\n\
+         <adhesion body=\"b\"/>\n</actuator>\n</mujoco>",
+        ErrorKind::InvalidValue,
+        7,
+        1,
+        "adhesion control range cannot be negative",
+    );
+    check(
+        &format!("{B}<geom size=\"1\" surfacevel=\"1 2 3 4 5 6 7\"/>\n{E}"),
+        ErrorKind::WrongCount,
+        4,
+        16,
+        "surfacevel",
+    );
+}

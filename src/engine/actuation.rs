@@ -3,22 +3,27 @@
 
 use crate::data::{Data, Warning};
 use crate::math::*;
-use crate::model::{disable, BiasType, DynType, GainType, JointType, Model, TrnType};
+use crate::model::{disable, BiasType, Cone, DynType, GainType, JointType, Model, TrnType};
 use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 
+use super::collision::{EXCLUDE_GAP, EXCLUDE_NONE};
+use super::constraint::{add_contact_normal, ConstraintScratch};
 use super::inertia::NONE;
 use super::jacobian::body_last_dof;
 use super::jacobian::dof_point_jac;
 use super::muscle;
 
-/// `(qpos, ten_length, ten_J, site frames, cdof) → (actuator_length, actuator_moment)`.
+/// `(qpos, ten_length, ten_J, site frames, cdof, contact, efc_J) → (actuator_length,
+/// actuator_moment)`.
 ///
 /// Scalar joints: `length = gear₀ q`, `moment = gear₀`. Ball and free joints: the gear's
 /// rotational part acts on the rotational dofs (in the child frame, or rotated into the parent
 /// frame for `jointinparent`), the length is the projection of the rotation vector. Tendons:
 /// `length = gear₀ L`, `moment = gear₀ ∂L/∂q`. Sites: the gear is a wrench in the site frame,
 /// `moment = J_pᵀ f + J_rᵀ τ`; the length is zero without a reference site. Slider-cranks:
-/// the rod geometry of `slider_crank` below.
+/// the rod geometry of `slider_crank` below. Bodies (adhesion actuators): the averaged contact
+/// normals of `adhesion_moment` below, length zero; this needs the contacts and constraint
+/// rows of the current state, so it runs after constraint assembly.
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     let mut moment = std::mem::take(&mut d.actuator_moment);
@@ -116,14 +121,76 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
             TrnType::SliderCrank => len = slider_crank(m, d, u, row),
             TrnType::Body => {
-                // adhesion: the moment averages contact normal Jacobians, and the smooth
-                // pipeline has no contacts, so length and moment stay zero (as in MuJoCo
-                // without contacts)
+                let mut cs = std::mem::take(&mut d.constraint_scratch);
+                if cs.acc.len() < nv {
+                    cs = ConstraintScratch::new(m);
+                }
+                adhesion_moment(m, d, id as usize, row, &mut cs);
+                d.constraint_scratch = cs;
             }
         }
         d.actuator_length[u] = len;
     }
     d.actuator_moment = moment;
+}
+
+/// Moment row of a body transmission (the `adhesion` actuator; computation chapter,
+/// "Actuation model", transmission `body`; XML reference, "actuator/adhesion"; measured on
+/// MuJoCo 4.0): `−(1/N) Σ_c J_n,c` over the `N` contacts that involve one of `body`'s geoms
+/// (as geom1 or geom2) and are active or in the gap band, with `J_n,c` the contact's normal
+/// Jacobian row. For an active contact that is its constraint row (frictionless or elliptic) or
+/// the mean of its `2(n−1)` pyramid edges `J_n ± μ_k J_k` (the same row up to rounding); for a
+/// contact in the gap band it is computed from the contact frame. A positive force therefore
+/// pulls the touching bodies together, divided equally over the contacts; `gear` is not used,
+/// and without such contacts the moment is zero. The length is always 0. Expects `row` zeroed
+/// and the contact rows of the current state (constraint assembly runs first).
+fn adhesion_moment<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    body: usize,
+    row: &mut [T],
+    s: &mut ConstraintScratch<T>,
+) {
+    let nv = m.nv;
+    let elliptic = m.opt.cone == Cone::Elliptic;
+    s.acc[..nv].iter_mut().for_each(|x| *x = T::zero());
+    let mut count = 0usize;
+    for c in d.contacts() {
+        if m.geom_bodyid[c.geom[0]] != body && m.geom_bodyid[c.geom[1]] != body {
+            continue;
+        }
+        match c.exclude {
+            EXCLUDE_NONE => {
+                count += 1;
+                if c.efc_address < 0 {
+                    continue;
+                }
+                let a = c.efc_address as usize;
+                let (n, w) = if c.dim == 1 || elliptic {
+                    (1, T::one())
+                } else {
+                    (2 * (c.dim - 1), T::c(0.5 / (c.dim - 1) as f64))
+                };
+                for i in a..a + n {
+                    let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+                    for &col in cols {
+                        row[col] += d.efc_J[i * nv + col] * w;
+                    }
+                }
+            }
+            EXCLUDE_GAP => {
+                count += 1;
+                add_contact_normal(m, d, c, &mut s.jac, &mut s.chain, &mut s.acc);
+            }
+            _ => {}
+        }
+    }
+    if count > 0 {
+        let scale = -T::one() / T::c(count as f64);
+        for (r, a) in row.iter_mut().zip(&s.acc[..nv]) {
+            *r = (*a + *r) * scale;
+        }
+    }
 }
 
 /// Slider-crank transmission of actuator `u` (computation chapter, "Actuation model",
@@ -420,6 +487,64 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             let [lo, hi] = m.jnt_actfrcrange[j];
             let k = m.jnt_dofadr[j];
             d.qfrc_actuator[k] = d.qfrc_actuator[k].clamp_to(lo, hi);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Cone;
+    use crate::Data;
+
+    /// The adhesion actuator's body transmission against MuJoCo 4.0 (values read from the
+    /// oracle for this scene, both cones): a tilted box on the floor (three active contacts)
+    /// with a sphere inside its gap band (one contact with `exclude = 1`) gives the moment
+    /// `−(1/4) Σ J_n` over all four contacts; `qfrc_actuator = gain · ctrl · moment`; an
+    /// adhesion actuator on a body without contacts has a zero moment; the length is zero.
+    #[test]
+    fn adhesion_moment_matches_mujoco() {
+        let xml = r#"<mujoco><worldbody>
+            <geom type="plane" size="1 1 1"/>
+            <body name="b" pos="0 0 0.098" euler="2 3 10"><freejoint/>
+              <geom type="box" size="0.1 0.1 0.1"/>
+              <geom size="0.05" pos="0.3 0 -0.03" gap="0.05"/></body>
+            <body name="idle" pos="0 0 1"><freejoint/><geom size="0.05"/></body>
+            </worldbody><actuator><adhesion body="b" ctrlrange="0 1" gain="4"/>
+            <adhesion body="idle" ctrlrange="0 1"/></actuator></mujoco>"#;
+        let want = [
+            [
+                0.0,
+                0.0,
+                -1.0,
+                0.021365756236874974,
+                0.09605255866847162,
+                -0.003208949612415674,
+            ],
+            [
+                0.0,
+                0.0,
+                -1.0,
+                0.02136575623687497,
+                0.09605255866847162,
+                -0.0032089496124156733,
+            ],
+        ];
+        for (cone, want) in [Cone::Elliptic, Cone::Pyramidal].into_iter().zip(want) {
+            let mut m = crate::mjcf::load_str(xml).unwrap();
+            m.opt.cone = cone;
+            let mut d = Data::new(&m);
+            d.ctrl.copy_from_slice(&[0.5, 1.0]);
+            crate::forward(&m, &mut d).unwrap();
+            let ex: Vec<u8> = d.contacts().iter().map(|c| c.exclude).collect();
+            assert_eq!(ex, [0, 0, 0, 1]);
+            let nv = m.nv;
+            for k in 0..nv {
+                let w = if k < 6 { want[k] } else { 0.0 };
+                assert!((d.actuator_moment[k] - w).abs() < 1e-15, "{cone:?} dof {k}");
+                assert!((d.qfrc_actuator[k] - 2.0 * w).abs() < 1e-15);
+                assert_eq!(d.actuator_moment[nv + k], 0.0);
+            }
+            assert_eq!(d.actuator_length, [0.0, 0.0]);
         }
     }
 }

@@ -59,9 +59,9 @@ use crate::collision::{
     collide_pair_with, pair_method, CollisionError, Contact, ConvexBuffers, PairMethod,
 };
 use crate::data::{Data, Warning};
-use crate::math::{M3, V3};
+use crate::math::{add3, cross, dot3, mat_vec, sub3, M3, V3};
 use crate::model::{disable, enable, GeomType, Model};
-use crate::scalar::{Scalar, MINVAL};
+use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 use std::cmp::Ordering::{Equal, Less};
 
 /// Smallest friction coefficient a contact gets (MuJoCo's `mjMINMU`): every coefficient is
@@ -118,6 +118,12 @@ pub struct ActiveContact<T> {
     /// Slope of the elliptic friction cone after the impratio scaling, `friction[0]/√impratio`
     /// (MuJoCo's `mu`); set by constraint assembly.
     pub mu: T,
+    /// Adhesive force δ of the contact (MuJoCo 4.x `adhesion`; see [`pair_adhesion`]). A
+    /// non-zero δ keeps a contact in the gap band active, as a frictionless one.
+    pub adhesion: T,
+    /// Velocity of geom2's surface relative to geom1's at the contact point, in the contact
+    /// frame: `(tangent1, tangent2, spin)` (MuJoCo 4.x `surfacevel`; see [`surface_velocity`]).
+    pub surfacevel: [T; 3],
 }
 
 impl<T: Scalar> Default for ActiveContact<T> {
@@ -139,6 +145,8 @@ impl<T: Scalar> Default for ActiveContact<T> {
             exclude: EXCLUDE_NONE,
             efc_address: -1,
             mu: z,
+            adhesion: z,
+            surfacevel: [z; 3],
         }
     }
 }
@@ -268,6 +276,60 @@ pub fn pair_margin_gap<T: Scalar>(
     } else {
         (margin, gap)
     }
+}
+
+/// Adhesion δ of a contact between geoms `g1`, `g2` (XML reference, "geom/adhesion" and
+/// "contact/pair/adhesion"; measured on MuJoCo 4.0): explicit pair `k`: `pair_adhesion[k]`
+/// (even when zero); otherwise the adhesion of the geom of higher `priority`, or the sum of the
+/// two when their priorities are equal. The override flag does not change it.
+pub fn pair_adhesion<T: Scalar>(m: &Model<T>, g1: usize, g2: usize, pair: Option<usize>) -> T {
+    if let Some(k) = pair {
+        return m.pair_adhesion[k];
+    }
+    let (p1, p2) = (m.geom_priority[g1], m.geom_priority[g2]);
+    match p1.cmp(&p2) {
+        std::cmp::Ordering::Greater => m.geom_adhesion[g1],
+        std::cmp::Ordering::Less => m.geom_adhesion[g2],
+        std::cmp::Ordering::Equal => m.geom_adhesion[g1] + m.geom_adhesion[g2],
+    }
+}
+
+/// Relative surface velocity at a contact (XML reference, "geom/surfacevel"; MuJoCo 4.x
+/// `mjContact.surfacevel`, measured): each geom's surface moves with the field
+/// `σ(x) = R v + (R ω) × (x − p)` (`[v; ω]` = `geom_surfacevel` in the geom frame, `R`, `p`
+/// the geom's pose). At contact point `pos` with frame rows `(n, t1, t2)` the result is
+/// `(t1·Δσ, t2·Δσ, n·Δω)` with `Δσ = σ₂(pos) − σ₁(pos)` and `Δω = R₂ω₂ − R₁ω₁` (geom2 minus
+/// geom1, in the contact's geom order): the tangential part of the relative surface velocity
+/// and the relative spin. Zero (exactly) when neither geom has a surface velocity.
+pub fn surface_velocity<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    geom: [usize; 2],
+    pos: &V3<T>,
+    frame: &M3<T>,
+) -> [T; 3] {
+    let z = T::zero();
+    if all_zero_exact(&m.geom_surfacevel[geom[0]]) && all_zero_exact(&m.geom_surfacevel[geom[1]]) {
+        return [z; 3];
+    }
+    let mut dv = [z; 3];
+    let mut dw = [z; 3];
+    for (g, s) in [(geom[1], T::one()), (geom[0], -T::one())] {
+        let sv = &m.geom_surfacevel[g];
+        if all_zero_exact(sv) {
+            continue;
+        }
+        let r = &d.geom_xmat[g];
+        let v = mat_vec(r, &[sv[0], sv[1], sv[2]]);
+        let w = mat_vec(r, &[sv[3], sv[4], sv[5]]);
+        let field = add3(&v, &cross(&w, &sub3(pos, &d.geom_xpos[g])));
+        for k in 0..3 {
+            dv[k] += s * field[k];
+            dw[k] += s * w[k];
+        }
+    }
+    let row = |i: usize| [frame[3 * i], frame[3 * i + 1], frame[3 * i + 2]];
+    [dot3(&row(1), &dv), dot3(&row(2), &dv), dot3(&row(0), &dw)]
 }
 
 /// The bounding-sphere filter (filter 2 of "Collision detection"): true when geoms `g1`, `g2`
@@ -634,13 +696,17 @@ fn narrow<T: Scalar>(
     }
     let minmu = T::c(MINMU);
     let friction = p.friction.map(|f| if f.re() < MINMU { minmu } else { f });
+    let adhesion = pair_adhesion(m, c1, c2, pair);
+    let adhesive = adhesion.re() != 0.0;
     for c in &s.narrow[..n] {
+        // the gap band: listed without force, unless adhesive (then active and frictionless)
+        let in_gap = c.dist.re() >= margin.re();
         d.contact[d.ncon] = ActiveContact {
             geom: c.geom,
             dist: c.dist,
             pos: c.pos,
             frame: c.frame,
-            dim: p.dim,
+            dim: if in_gap && adhesive { 1 } else { p.dim },
             friction,
             solref: p.solref,
             solreffriction: p.solreffriction,
@@ -648,13 +714,15 @@ fn narrow<T: Scalar>(
             margin,
             gap,
             includemargin: margin,
-            exclude: if c.dist.re() >= margin.re() {
+            exclude: if in_gap && !adhesive {
                 EXCLUDE_GAP
             } else {
                 EXCLUDE_NONE
             },
             efc_address: -1,
             mu: friction[0],
+            adhesion,
+            surfacevel: surface_velocity(m, d, c.geom, &c.pos, &c.frame),
         };
         d.ncon += 1;
     }
@@ -900,6 +968,72 @@ mod tests {
         let p = mix_geom_params(&m, 0, 3);
         assert_eq!(p.solref, [-50.0, -5.0]);
         assert_eq!(p.solimp, m.geom_solimp[0]);
+    }
+
+    /// Adhesion and surface velocity of contacts against MuJoCo 4.0 (values read from the
+    /// oracle for this scene): equal priorities sum the geoms' adhesion, a higher priority
+    /// takes its own, an explicit pair overrides both (here with its default 0); an adhesive
+    /// contact inside the gap band stays active with condim 1, a contact whose adhesions sum to
+    /// zero stays excluded; `surfacevel` is geom2's surface velocity field minus geom1's at the
+    /// contact point, in the contact frame (tangent1, tangent2, spin).
+    #[test]
+    fn adhesion_and_surface_velocity_match_mujoco() {
+        let (m, mut d) = load(
+            r#"<mujoco><worldbody>
+            <geom name="p" type="plane" size="1 1 1" adhesion="0.3"
+                  surfacevel="0.3 -0.2 0.1 0.5 0.4 0.7" euler="0 0 30"/>
+            <body pos="0.2 -0.1 0.099"><freejoint/>
+              <geom size="0.1" adhesion="0.5" surfacevel="0 0.1 0 0 0 -1"/></body>
+            <body pos="0.6 0 0.099"><freejoint/><geom size="0.1" adhesion="0.2" priority="1"/></body>
+            <body pos="-0.6 0 0.099"><freejoint/><geom name="c" size="0.1" adhesion="0.5"/></body>
+            <body pos="0 0.6 0.11"><freejoint/><geom size="0.1" adhesion="0.7" gap="0.02"/></body>
+            <body pos="0 -0.6 0.11"><freejoint/><geom size="0.1" adhesion="-0.3" gap="0.02"/></body>
+            </worldbody><contact><pair geom1="c" geom2="p"/></contact></mujoco>"#,
+        );
+        assert_eq!(collision(&m, &mut d), Ok(5));
+        // (geom2, dim, exclude, adhesion, surfacevel) from MuJoCo 4.0.0
+        let want: [(usize, usize, u8, f64, [f64; 3]); 5] = [
+            (
+                1,
+                3,
+                0,
+                0.8,
+                [-0.01691142559405831, 0.4295094160545747, -1.7],
+            ),
+            (
+                2,
+                3,
+                0,
+                0.2,
+                [-0.39691142559405834, 0.3595094160545747, -0.7],
+            ),
+            (3, 3, 0, 0.0, [0.4430885744059416, 0.3595094160545747, -0.7]),
+            (
+                4,
+                1,
+                0,
+                1.0,
+                [0.024370144266348887, -0.057210328057099524, -0.7],
+            ),
+            (
+                5,
+                3,
+                1,
+                0.0,
+                [0.024370144266348887, 0.7827896719429004, -0.7],
+            ),
+        ];
+        for (c, (g2, dim, ex, adh, sv)) in d.contacts().iter().zip(want) {
+            assert_eq!((c.geom, c.dim, c.exclude), ([0, g2], dim, ex));
+            assert!((c.adhesion - adh).abs() < 1e-15, "{} vs {adh}", c.adhesion);
+            for k in 0..3 {
+                assert!(
+                    (c.surfacevel[k] - sv[k]).abs() < 1e-15,
+                    "{:?} vs {sv:?}",
+                    c.surfacevel
+                );
+            }
+        }
     }
 
     /// On dual numbers the contacts carry derivatives: seeding a sphere's height gives

@@ -18,7 +18,7 @@ use crate::engine::collision::ActiveContact;
 use crate::engine::jacobian::{body_last_dof, dof_point_jac};
 use crate::math::*;
 use crate::model::{disable, Cone, EqType, JointType, Model, ObjType};
-use crate::scalar::{Scalar, MINVAL};
+use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 
 use super::inertia::NONE;
 
@@ -178,6 +178,8 @@ pub struct ConstraintScratch<T> {
     pub(crate) jac2: Vec<T>,
     /// Dofs of a contact's two kinematic chains, ascending (nv).
     pub(crate) chain: Vec<usize>,
+    /// An accumulator over dofs (nv), used by the adhesion transmission.
+    pub(crate) acc: Vec<T>,
     /// Union–find parent of each body's tree (by root body) while islands are found (nbody),
     /// then the island of each tree root.
     pub(crate) tree: Vec<usize>,
@@ -189,6 +191,7 @@ impl<T> Default for ConstraintScratch<T> {
             jac: Vec::new(),
             jac2: Vec::new(),
             chain: Vec::new(),
+            acc: Vec::new(),
             tree: Vec::new(),
         }
     }
@@ -201,8 +204,47 @@ impl<T: Scalar> ConstraintScratch<T> {
             jac: vec![T::zero(); 6 * m.nv],
             jac2: vec![T::zero(); 6 * m.nv],
             chain: vec![0; m.nv],
+            acc: vec![T::zero(); m.nv],
             tree: vec![0; m.nbody],
         }
+    }
+}
+
+/// `out += n·(J_p(b₂, pos) − J_p(b₁, pos))`: the normal row of contact `c`'s Jacobian (the
+/// translational point Jacobians of the contact point on the bodies of its two geoms, their
+/// difference projected on the frame's normal), on the dofs of the two chains. `jac` (3 × nv at
+/// least) and `chain` (nv) are work buffers. Computation chapter, "Contact".
+pub(crate) fn add_contact_normal<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    c: &ActiveContact<T>,
+    jac: &mut [T],
+    chain: &mut [usize],
+    out: &mut [T],
+) {
+    let nv = m.nv;
+    let b1 = m.geom_bodyid[c.geom[0]];
+    let b2 = m.geom_bodyid[c.geom[1]];
+    let nc = merged_chain(m, b1, b2, chain);
+    for &col in &chain[..nc] {
+        for r in 0..3 {
+            jac[r * nv + col] = T::zero();
+        }
+    }
+    for (b, sgn) in [(b2, T::one()), (b1, -T::one())] {
+        let com = d.subtree_com[m.body_rootid[b]];
+        let mut k = body_last_dof(m, b);
+        while k != NONE {
+            let (jp, _) = dof_point_jac(&d.cdof[k], &c.pos, &com);
+            for r in 0..3 {
+                jac[r * nv + k] += sgn * jp[r];
+            }
+            k = m.dof_parentid[k];
+        }
+    }
+    let n = c.normal();
+    for &col in &chain[..nc] {
+        out[col] += dot3(&n, &[jac[col], jac[nv + col], jac[2 * nv + col]]);
     }
 }
 
@@ -428,9 +470,13 @@ fn add_point_jac<T: Scalar>(m: &Model<T>, d: &Data<T>, p: &V3<T>, b: usize, s: T
 /// Assemble every constraint row of the current state (MuJoCo's `mj_makeConstraint` followed by
 /// `mj_makeImpedance`). Reads the position stage and `d.contact[..ncon]`; writes `nefc`,
 /// `efc_type`, `efc_id`, `efc_J`, `efc_pos`, `efc_margin`, `efc_frictionloss`,
-/// `efc_diagA`, `efc_KBIP`, `efc_R`, `efc_D` and each contact's `efc_address`.
+/// `efc_diagA`, `efc_KBIP`, `efc_R`, `efc_D`, each contact's `efc_address`, and the passive
+/// adhesion `qfrc_adhesion = −Σ δ J_nᵀ` of the active contacts with adhesion δ ≠ 0 (MuJoCo 4.x
+/// computes it in `mj_passive`; it depends on positions only, and the normal rows are at hand
+/// here).
 pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.nefc = 0;
+    d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
     for ci in 0..d.ncon {
         let c = &mut d.contact[ci];
         c.efc_address = -1;
@@ -817,6 +863,14 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                 s.jac2[(3 + k) * nv + col] = dot3(&axis, &jr);
             }
         }
+        // passive adhesion along the normal row, in contact order (MuJoCo 4.x, computation
+        // chapter "Adhesion")
+        if !c.adhesion.is_zero_exact() {
+            let neg = -c.adhesion;
+            for &col in chain {
+                d.qfrc_adhesion[col] += neg * s.jac2[col];
+            }
+        }
         let iw1 = m.body_invweight0[b1];
         let iw2 = m.body_invweight0[b2];
         let tran = iw1[0] + iw2[0];
@@ -1114,17 +1168,62 @@ pub fn make_impedance<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-/// Constraint velocities and reference accelerations (MuJoCo's `mj_referenceConstraint`):
-/// `efc_vel = J·qvel`, `efc_aref = −b·efc_vel − k·d·(pos − margin)`; connect and weld rows also
-/// subtract the velocity-product term `J̇·qvel` of their residual (MuJoCo 4.0). Needs the
-/// velocity stage's `cvel` and the bias accelerations `cacc`.
+/// Constraint velocities and reference accelerations (MuJoCo's `mj_referenceConstraint`;
+/// computation chapter, "Parameters" and "Adhesion"):
+/// - `efc_vel = J·qvel`, plus on contact friction rows the relative surface velocity
+///   `surfacevel = (t1, t2, spin)` of the contact (MuJoCo 4.x `geom/surfacevel`): an elliptic
+///   friction row `j = 1, 2, 3` gets `+surfacevel[j−1]`, a pyramid edge pair `k = 1, 2, 3` gets
+///   `±μ_k·surfacevel[k−1]`; rolling rows and frictionless contacts get nothing;
+/// - `efc_aref = −b·efc_vel − k·d·(pos − margin)`, plus for a contact with adhesion `δ ≠ 0` the
+///   bias `R·δ` on its normal row (frictionless, elliptic) or `R·δ/(2(n−1))` on each of its
+///   `2(n−1)` pyramid edges (MuJoCo 4.x `geom/adhesion`);
+/// - connect and weld rows also subtract the velocity-product term `J̇·qvel` of their residual
+///   (MuJoCo 4.0).
+///
+/// Needs the velocity stage's `cvel` and the bias accelerations `cacc`.
 pub fn reference_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for i in 0..d.nefc {
-        let v = row_dot(d, nv, i, &d.qvel);
-        d.efc_vel[i] = v;
+        d.efc_vel[i] = row_dot(d, nv, i, &d.qvel);
+    }
+    let elliptic = m.opt.cone == Cone::Elliptic;
+    for ci in 0..d.ncon {
+        let c = &d.contact[ci];
+        if c.efc_address < 0 || c.dim < 2 || all_zero_exact(&c.surfacevel) {
+            continue;
+        }
+        let a = c.efc_address as usize;
+        for k in 1..c.dim.min(4) {
+            let sv = c.surfacevel[k - 1];
+            if elliptic {
+                d.efc_vel[a + k] += sv;
+            } else {
+                let msv = c.friction[k - 1] * sv;
+                d.efc_vel[a + 2 * (k - 1)] += msv;
+                d.efc_vel[a + 2 * (k - 1) + 1] -= msv;
+            }
+        }
+    }
+    for i in 0..d.nefc {
         let [k, b, imp, _] = d.efc_KBIP[i];
-        d.efc_aref[i] = -b * v - k * imp * (d.efc_pos[i] - d.efc_margin[i]);
+        d.efc_aref[i] = -b * d.efc_vel[i] - k * imp * (d.efc_pos[i] - d.efc_margin[i]);
+    }
+    for ci in 0..d.ncon {
+        let c = &d.contact[ci];
+        if c.efc_address < 0 || c.adhesion.is_zero_exact() {
+            continue;
+        }
+        let a = c.efc_address as usize;
+        let n = if elliptic {
+            1
+        } else {
+            contact_rows(c.dim, m.opt.cone)
+        };
+        let delta = c.adhesion;
+        for i in a..a + n {
+            let bias = d.efc_R[i] * delta;
+            d.efc_aref[i] += if n == 1 { bias } else { bias / T::c(n as f64) };
+        }
     }
     let mut i = 0;
     while i < d.nefc && d.efc_type[i] == ConstraintType::Equality {

@@ -75,8 +75,8 @@ pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
     (m.tendon_damping[t] + b, [q[0] + p[0], q[1] + p[1]])
 }
 
-/// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos) → (qfrc_spring, qfrc_damper,
-/// qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
+/// `(qpos, qvel, ten_length, ten_velocity, ten_J, xipos, qfrc_adhesion) → (qfrc_spring,
+/// qfrc_damper, qfrc_gravcomp, qfrc_fluid, qfrc_passive)`.
 ///
 /// Springs pull each joint towards `qpos_spring` (`−(k + p₀|x| + p₁x²) x` with `x = q −
 /// q_spring`, MuJoCo 4.0's polynomial stiffness; ball and free rotations use the rotation vector
@@ -84,7 +84,9 @@ pub fn tendon_damping_total<T: Scalar>(m: &Model<T>, t: usize) -> (T, [T; 2]) {
 /// actuators reflect), tendon
 /// springs act outside the dead band `tendon_lengthspring`, gravity compensation applies
 /// `−gravcomp · m · g` at each body's centre of mass. `qfrc_passive` is the sum, except
-/// gravity compensation of joints whose `actuatorgravcomp` routes it to `qfrc_actuator`.
+/// gravity compensation of joints whose `actuatorgravcomp` routes it to `qfrc_actuator`, plus
+/// the contact adhesion `qfrc_adhesion` of the position stage (MuJoCo 4.x, computation
+/// chapter "Adhesion": "accumulated into the passive force").
 pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for v in [
         &mut d.qfrc_spring,
@@ -97,8 +99,10 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     let has_spring = !m.disabled(disable::SPRING);
     let has_damper = !m.disabled(disable::DAMPER);
-    // with both disabled MuJoCo skips the whole stage, gravity compensation and fluid included
+    // with both disabled MuJoCo skips the whole stage, gravity compensation, fluid and
+    // adhesion included (its qfrc_adhesion then reads zero)
     if !has_spring && !has_damper {
+        d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
 
@@ -220,6 +224,42 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         if !m.jnt_actgravcomp[m.dof_jntid[i]] {
             f += d.qfrc_gravcomp[i];
         }
-        d.qfrc_passive[i] = f;
+        d.qfrc_passive[i] = f + d.qfrc_adhesion[i];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Data;
+
+    /// MuJoCo 4.0 (oracle): `qfrc_adhesion = −δ J_nᵀ` is part of `qfrc_passive`; with spring and
+    /// damper both disabled the passive stage is skipped and `qfrc_adhesion` reads zero, while
+    /// the adhesion bias `R·δ` of the contact's reference acceleration stays.
+    #[test]
+    fn adhesion_is_passive_and_skipped_with_the_stage() {
+        let xml = |flags: &str| {
+            format!(
+                r#"<mujoco><option cone="elliptic">{flags}</option><worldbody>
+                <geom type="plane" size="1 1 1"/>
+                <body pos="0 0 0.099"><freejoint/><geom size="0.1" adhesion="0.5"/></body>
+                </worldbody></mujoco>"#
+            )
+        };
+        for (flags, on) in [
+            ("", true),
+            (r#"<flag spring="disable" damper="disable"/>"#, false),
+        ] {
+            let m = crate::mjcf::load_str(&xml(flags)).unwrap();
+            let mut d = Data::new(&m);
+            crate::forward(&m, &mut d).unwrap();
+            let want = if on { -0.5 } else { 0.0 };
+            assert_eq!(d.qfrc_adhesion, [0.0, 0.0, want, 0.0, 0.0, 0.0]);
+            assert_eq!(d.qfrc_passive, d.qfrc_adhesion);
+            let [k, b, imp, _] = d.efc_KBIP[0];
+            let base = -b * d.efc_vel[0] - k * imp * (d.efc_pos[0] - d.efc_margin[0]);
+            assert!((d.efc_aref[0] - base - d.efc_R[0] * 0.5).abs() < 1e-12);
+            // MuJoCo: R·δ = 0.006282431964153769 for this contact
+            assert!((d.efc_R[0] * 0.5 - 0.006282431964153769).abs() < 1e-15);
+        }
     }
 }

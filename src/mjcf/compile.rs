@@ -704,6 +704,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             m.geom_solimp.push(g.solimp);
             m.geom_margin.push(g.margin);
             m.geom_gap.push(g.gap);
+            m.geom_surfacevel.push(g.surfacevel);
+            m.geom_adhesion.push(g.adhesion);
             m.geom_fluid.push(geom_fluid(g));
             m.geom_rgba.push(g.rgba.map(|x| x as f32));
             t.ngeom += 1;
@@ -1601,6 +1603,7 @@ fn compile_contacts(doc: &Doc, s: &Spec, t: &mut Topology, m: &mut Model<f64>) -
         m.pair_solimp.push(p.solimp);
         m.pair_margin.push(p.margin);
         m.pair_gap.push(p.gap);
+        m.pair_adhesion.push(p.adhesion);
     }
     t.npair = pairs.len();
     for x in &s.excludes {
@@ -1657,6 +1660,8 @@ fn empty_model(s: &Spec) -> Model<f64> {
         geom_solimp: vec![],
         geom_margin: vec![],
         geom_gap: vec![],
+        geom_surfacevel: vec![],
+        geom_adhesion: vec![],
         geom_fluid: vec![],
         geom_rgba: vec![],
         pair_friction: vec![],
@@ -1665,6 +1670,7 @@ fn empty_model(s: &Spec) -> Model<f64> {
         pair_solimp: vec![],
         pair_margin: vec![],
         pair_gap: vec![],
+        pair_adhesion: vec![],
         site_pos: vec![],
         site_quat: vec![],
         site_size: vec![],

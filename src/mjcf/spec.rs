@@ -219,6 +219,12 @@ pub struct GeomS {
     pub margin: f64,
     /// Gap.
     pub gap: f64,
+    /// Surface velocity field in the geom frame: linear (3), angular (3) (MuJoCo 4.x
+    /// `geom/surfacevel`; XML reference, "geom").
+    pub surfacevel: [f64; 6],
+    /// Adhesive force of the geom's contacts (MuJoCo 4.x `geom/adhesion`; XML reference,
+    /// "geom").
+    pub adhesion: f64,
     /// `fromto` as written.
     pub fromto: Option<[f64; 6]>,
     /// Position.
@@ -262,6 +268,8 @@ impl Default for GeomS {
             solimp: SOLIMP,
             margin: 0.0,
             gap: 0.0,
+            surfacevel: [0.0; 6],
+            adhesion: 0.0,
             fromto: None,
             pos: [0.0; 3],
             quat: [1.0, 0.0, 0.0, 0.0],
@@ -633,6 +641,9 @@ pub struct PairS {
     pub margin: f64,
     /// Gap (extra detection distance beyond the margin, MuJoCo 4.0).
     pub gap: f64,
+    /// Adhesive force of the pair's contacts, replacing the geoms' (MuJoCo 4.x
+    /// `pair/adhesion`; XML reference, "contact/pair").
+    pub adhesion: f64,
     /// Where written.
     pub loc: Loc,
 }
@@ -650,6 +661,7 @@ impl Default for PairS {
             solimp: SOLIMP,
             margin: 0.0,
             gap: 0.0,
+            adhesion: 0.0,
             loc: Loc::default(),
         }
     }
@@ -1048,6 +1060,8 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     a.upto("solimp", &mut g.solimp)?;
     a.f_into("margin", &mut g.margin)?;
     a.f_into("gap", &mut g.gap)?;
+    a.upto("surfacevel", &mut g.surfacevel)?;
+    a.f_into("adhesion", &mut g.adhesion)?;
     if let Some(f) = a.exact_opt::<6>("fromto")? {
         g.fromto = Some(f);
     }
@@ -1159,6 +1173,7 @@ fn read_pair(a: &A, p: &mut PairS) -> R<()> {
     a.upto("solimp", &mut p.solimp)?;
     a.f_into("margin", &mut p.margin)?;
     a.f_into("gap", &mut p.gap)?;
+    a.f_into("adhesion", &mut p.adhesion)?;
     Ok(())
 }
 
@@ -1411,6 +1426,14 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
                     Some("gain"),
                     ErrorKind::InvalidValue,
                     "gain cannot be negative",
+                ));
+            }
+            // MuJoCo checks the range in effect, inherited ones included (no repulsion)
+            if x.ctrlrange[0] < 0.0 || x.ctrlrange[1] < 0.0 {
+                return Err(a.err(
+                    Some("ctrlrange"),
+                    ErrorKind::InvalidValue,
+                    "adhesion control range cannot be negative",
                 ));
             }
             x.dyntype = DynType::None;

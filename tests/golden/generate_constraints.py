@@ -48,7 +48,11 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
     body_parentid, body_rootid, tendon_limited, tendon_range, tendon_margin,
     tendon_solref_lim, tendon_solimp_lim, tendon_solref_fri, tendon_solimp_fri,
     tendon_frictionloss, tendon_invweight0, tendon_num, tendon_adr, wrap_type, wrap_objid,
-    wrap_prm, geom_*, pair_*, exclude_signature (as in generate_contacts.py).
+    wrap_prm, geom_*, pair_*, exclude_signature (as in generate_contacts.py), geom_adhesion,
+    geom_surfacevel (ngeom*6), pair_adhesion.
+  Fields added after the first files were written (contact adhesion/surfacevel, qfrc_adhesion,
+  qfrc_passive, qfrc_actuator, actuator_length, actuator_moment, geom/pair adhesion and
+  surfacevel) are absent from files not regenerated since; readers treat them as optional.
   names: body, joint, geom, tendon, equality, actuator names ("" if unnamed).
   eq_toggles: [{step, eq, active}] applied before the step of that number (see EQ_TOGGLES).
   warnings: MuJoCo warnings seen (always empty in committed data).
@@ -59,7 +63,8 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
       ncon, contacts: struct of arrays over the ncon contacts after mj_forward: geom ([g1, g2]),
         dist, pos (3), frame (9, normal first), dim, friction (5), solref, solreffriction,
         solimp (5), includemargin, exclude (0 active, 1 in the gap, 2 fused bodies, 3 no
-        dofs), efc_address (-1 without rows),
+        dofs), efc_address (-1 without rows), adhesion, surfacevel (3: tangent1, tangent2,
+        spin; MuJoCo 4.x),
       ne, nf, nl, nefc, and per efc row: efc_type (mjtConstraint int: 0 equality, 1 dof
         friction, 2 tendon friction, 3 joint limit, 4 tendon limit, 5 frictionless contact,
         6 pyramidal contact, 7 elliptic contact), efc_id (eq / dof / tendon / joint / contact
@@ -68,7 +73,9 @@ File format (json, floats written with repr, i.e. exactly; flat row-major lists)
         approximate diagonal of A = J M^-1 J^T used for R), efc_KBIP (nefc*4: stiffness K,
         damping B, impedance I = imp(pos), P = d imp / d pos), efc_D, efc_R,
         efc_vel, efc_aref, efc_b, efc_force, efc_state (mjtConstraintState int),
-      qfrc_smooth, qacc_smooth, qfrc_constraint, qacc,
+      qfrc_smooth, qacc_smooth, qfrc_constraint, qacc, qfrc_adhesion (4.x: passive contact
+      adhesion), qfrc_passive (includes it), qfrc_actuator, actuator_length, actuator_moment
+      (nu*nv dense; adhesion actuators' body transmission depends on the contacts),
       nisland, island_nv, island_nefc, efc_island, dof_island,
       solver_niter (one per island, first min(nisland, mjNISLAND) entries; [n] if nisland 0),
       solver_stats: per island, the first min(niter, STATS_CAP) iteration records of d.solver
@@ -126,6 +133,7 @@ MODELS = [
     ("dsbl_limit.xml", [0, 100, 200, 400, 600]),
     ("dsbl_contact.xml", [0, 100, 200, 400, 600]),
     ("dsbl_constraint.xml", [0, 100, 300]),
+    ("adhesion.xml", [0, 50, 150, 300, 600]),
 ]
 
 THIRDPARTY = [
@@ -161,6 +169,7 @@ EXPECT = {
     "dsbl_limit": ({0, 1, 2, "C"}, {3, 4}),
     "dsbl_contact": ({0, 1, 2, 3, 4}, {5, 6, 7}),
     "dsbl_constraint": (set(), {0, 1, 2, 3, 4, 5, 6, 7}),
+    "adhesion": ({3, 5, "C"}, set()),
 }
 
 DISABLE_VARIANTS = ["equality", "frictionloss", "limit", "contact", "constraint"]
@@ -178,6 +187,7 @@ COMPILED = [
     "geom_solmix", "geom_solref", "geom_solimp", "geom_margin", "geom_gap", "pair_geom1",
     "pair_geom2", "pair_dim", "pair_signature", "pair_friction", "pair_solref",
     "pair_solreffriction", "pair_solimp", "pair_margin", "pair_gap", "exclude_signature",
+    "geom_adhesion", "geom_surfacevel", "pair_adhesion",
 ]
 
 STAT_FIELDS = ["improvement", "gradient", "lineslope", "nactive", "nchange", "neval", "nupdate"]
@@ -215,10 +225,21 @@ def random_ctrl(m, rng):
 
 def contacts(d):
     """The contact list by field, as generate_contacts.py writes it, plus each contact's first
-    constraint row."""
+    constraint row, adhesion and surface velocity."""
     out = contact_fields(d)
     out["efc_address"] = [int(c.efc_address) for c in d.contact[:d.ncon]]
+    out["adhesion"] = [float(c.adhesion) for c in d.contact[:d.ncon]]
+    out["surfacevel"] = [flat(c.surfacevel) for c in d.contact[:d.ncon]]
     return out
+
+
+def dense_moment(m, d):
+    """actuator_moment as a dense nu x nv matrix (MuJoCo stores it sparse)."""
+    M = np.zeros((m.nu, m.nv))
+    if m.nu and m.nv:
+        mujoco.mju_sparse2dense(M, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
+                                d.moment_colind)
+    return flat(M)
 
 
 def stats_block(d, island, count):
@@ -360,8 +381,10 @@ def generate(rel, steps, cone_name, cone, thirdparty=False):
         mujoco.mj_forward(m, d)
         out = {"ncon": int(d.ncon), "contacts": contacts(d)}
         out.update(efc(m, d, True))
-        for f in ["qfrc_smooth", "qacc_smooth", "qfrc_constraint", "qacc"]:
+        for f in ["qfrc_smooth", "qacc_smooth", "qfrc_constraint", "qacc", "qfrc_adhesion",
+                  "qfrc_passive", "qfrc_actuator", "actuator_length"]:
             out[f] = flat(getattr(d, f))
+        out["actuator_moment"] = dense_moment(m, d)
         out["nisland"] = int(d.nisland)
         out["island_nv"] = ints(d.island_nv[:d.nisland])
         out["island_nefc"] = ints(d.island_nefc[:d.nisland])
