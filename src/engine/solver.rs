@@ -1097,18 +1097,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         }
         ac
     };
-    let change = |ac: &[[T; 5]; 5], res: &[T], delta: &[T]| -> T {
-        let n = delta.len();
-        let mut c = T::zero();
-        for p in 0..n {
-            let mut ad = T::zero();
-            for q in 0..n {
-                ad += ac[p][q] * delta[q];
-            }
-            c += delta[p] * (T::c(0.5) * ad + res[p]);
-        }
-        c
-    };
+    let change = |ac: &[[T; 5]; 5], res: &[T], delta: &[T]| small_quad(ac, delta, res);
     let tol = m.opt.noslip_tolerance.re();
     let nis = d.nisland;
     let mut impr = std::mem::take(&mut s.isl_impr);
@@ -1472,17 +1461,7 @@ fn pgs_cone<T: Scalar>(
         }
         b[p] = r;
     }
-    let cost = |g: &[T; 6]| -> T {
-        let mut v = T::zero();
-        for p in 0..dim {
-            let mut ag = T::zero();
-            for q in 0..dim {
-                ag += a[p][q] * g[q];
-            }
-            v += g[p] * (T::c(0.5) * ag + b[p]);
-        }
-        v
-    };
+    let cost = |g: &[T; 6]| -> T { small_quad(&a, &g[..dim], &b[..dim]) };
     let mut g = [T::zero(); 6];
     g[..dim].copy_from_slice(&f[i..i + dim]);
     // the force cone: ‖(g_j / μ_j)‖ ≤ g₀ with the contact's friction coefficients μ_j
@@ -1713,6 +1692,19 @@ fn project_cone<T: Scalar>(g: &mut [T; 6], dim: usize, fr: &[T; 5]) {
     for j in 1..dim {
         g[j] = h[j] * fr[j - 1];
     }
+}
+
+/// `½ xᵀ A x + bᵀ x` of a small dense block `A` (the leading `x.len()` rows and columns).
+fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b: &[T]) -> T {
+    let mut v = T::zero();
+    for (p, &xp) in x.iter().enumerate() {
+        let mut ax = T::zero();
+        for (q, &xq) in x.iter().enumerate() {
+            ax += a[p][q] * xq;
+        }
+        v += xp * (T::c(0.5) * ax + b[p]);
+    }
+    v
 }
 
 /// Solve the small dense system `a x = b` (size `n ≤ 5`) by Gaussian elimination with partial
