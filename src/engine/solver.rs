@@ -905,9 +905,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             for (q, &dq) in delta.iter().enumerate() {
                 dc += T::c(0.5) * dp * col[i + q] * dq;
             }
-            for (gk, &a) in g[..nefc].iter_mut().zip(col) {
-                *gk += a * dp;
-            }
+            add_column(ar, nefc, i + p, dp, g);
         }
         dc
     };
@@ -971,13 +969,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             for k in 0..nefc {
                 let d0 = beta * (f[k] - f_prev[k]);
                 if !(y[k] - (f[k] + d0)).is_zero_exact() {
-                    let clip = (y[k] - f[k]) - d0;
-                    for (t, &a) in s.tmp[..nefc]
-                        .iter_mut()
-                        .zip(&s.ar[k * nefc..(k + 1) * nefc])
-                    {
-                        *t += a * clip;
-                    }
+                    add_column(&s.ar, nefc, k, (y[k] - f[k]) - d0, &mut s.tmp);
                 }
             }
             // δ in place of y, and the cost change δᵀ g + ½ δᵀ (A+R) δ
@@ -1022,6 +1014,14 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         s.x[i] = d.qacc_smooth[i] + s.mv[i];
     }
     s.force = f;
+}
+
+/// `g += x · (A + R)[:, k]` (the dense symmetric `ar`, so column `k` is row `k`).
+#[inline]
+fn add_column<T: Scalar>(ar: &[T], nefc: usize, k: usize, x: T, g: &mut [T]) {
+    for (gk, &a) in g[..nefc].iter_mut().zip(&ar[k * nefc..(k + 1) * nefc]) {
+        *gk += a * x;
+    }
 }
 
 /// The dual solvers' data: the dense `A + R` (`A = J M⁻¹ Jᵀ`) in `s.ar` and `b = J·qacc_smooth −
@@ -1079,10 +1079,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             if dp.is_zero_exact() {
                 continue;
             }
-            let col = &s.ar[(i + p) * nefc..(i + p + 1) * nefc];
-            for (gk, &a) in g[..nefc].iter_mut().zip(col) {
-                *gk += a * dp;
-            }
+            add_column(&s.ar, nefc, i + p, dp, g);
             g[i + p] -= d.efc_R[i + p] * dp;
         }
     };
@@ -1204,7 +1201,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                     let mut new = [T::zero(); 5];
                     if fn_.re() >= MINVAL {
                         let active;
-                        (new, active) = noslip_qcqp(&ac, &bc, &fr, k, fn_);
+                        (new, active) = qcqp_ellipse(&ac, &bc, &fr, k, fn_);
                         // on the boundary: put the force exactly on the ellipsoid
                         if active {
                             let mut w = T::zero();
@@ -1272,15 +1269,16 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     s.force = f;
 }
 
-/// Noslip's friction QCQP `min ½ xᵀ A x + cᵀ x` s.t. `Σ (x_j/fr_j)² ≤ r²` as MuJoCo solves it
-/// (`mju_QCQP2/3/QCQP`, whose approximations noslip's result inherits): in the coordinates
+/// The elliptic friction QCQP of PGS and noslip, `min ½ xᵀ A x + cᵀ x` s.t.
+/// `Σ (x_j/fr_j)² ≤ r²` (k ≤ 5 unknowns), as MuJoCo solves it (`mju_QCQP2/3/QCQP`, whose
+/// approximations noslip's result inherits; PGS projects and cost-checks it): in the coordinates
 /// `y_j = x_j/fr_j` (`A' = F A F`, `c' = F c`, constraint `‖y‖ ≤ r`), Newton's method on the
 /// multiplier `λ ≥ 0` of `φ(λ) = ‖y(λ)‖² − r²`, `y(λ) = −(A' + λI)⁻¹ c'`, from `λ = 0`: at most
 /// 20 steps `λ += −φ/φ'` (`φ' = −2 yᵀ(A' + λI)⁻¹ y`), stopping when `φ < 1e-10` or the step is
 /// below 1e-10. When `A' + λI` is not safely positive definite (determinant below 1e-10 for
 /// two or three unknowns, a Cholesky pivot below 1e-10 otherwise) the result is zero and
 /// unconstrained. Returns `x` and whether the constraint was active (`λ ≠ 0`).
-fn noslip_qcqp<T: Scalar>(
+fn qcqp_ellipse<T: Scalar>(
     a: &[[T; 5]; 5],
     c: &[T; 5],
     fr: &[T; 5],
@@ -1504,7 +1502,7 @@ fn pgs_cone<T: Scalar>(
                 att[p][q] = a[p + 1][q + 1];
             }
         }
-        let x = qcqp_ellipse(&att, &cvec, &fr, k, fn_ * fn_);
+        let (x, _) = qcqp_ellipse(&att, &cvec, &fr, k, fn_);
         let mut g2 = g;
         g2[1..dim].copy_from_slice(&x[..k]);
         project_cone(&mut g2, dim, &fr);
@@ -1563,67 +1561,6 @@ fn pgs_cone<T: Scalar>(
     if cost(&g).re() <= cost(&old).re() {
         f[i..i + dim].copy_from_slice(&g[..dim]);
     }
-}
-
-/// `argmin ½ xᵀ A x + cᵀ x` over `x ∈ ℝᵏ` (k ≤ 5) subject to `Σ (x_j/fr_j)² ≤ rad2`: the
-/// unconstrained minimum when it is feasible, else the point on the ellipsoid where
-/// `(A + λ W) x = −c`, `W = diag(1/fr_j²)`, with the multiplier `λ > 0` found by Newton's method on
-/// `φ(λ) = 1/‖x(λ)‖_W − 1/√rad2` (the QCQP of PGS's and noslip's elliptic friction update, 000
-/// "Algorithms").
-fn qcqp_ellipse<T: Scalar>(a: &[[T; 5]; 5], c: &[T; 5], fr: &[T; 5], k: usize, rad2: T) -> [T; 5] {
-    // A + λ W
-    let shifted = |lam: T| -> [[T; 5]; 5] {
-        let mut mtx = *a;
-        for p in 0..k {
-            mtx[p][p] += lam / (fr[p] * fr[p]);
-        }
-        mtx
-    };
-    let solve = |lam: T| -> [T; 5] {
-        let mut mtx = shifted(lam);
-        let mut x = [T::zero(); 5];
-        for p in 0..k {
-            x[p] = -c[p];
-        }
-        small_solve(&mut mtx, &mut x, k);
-        x
-    };
-    let wnorm = |x: &[T; 5]| -> T {
-        let mut v = T::zero();
-        for p in 0..k {
-            v += x[p] * x[p] / (fr[p] * fr[p]);
-        }
-        v
-    };
-    let x = solve(T::zero());
-    if wnorm(&x).re() <= rad2.re() {
-        return x;
-    }
-    let mut lam = T::zero();
-    for _ in 0..50 {
-        let xn = solve(lam);
-        let nn = wnorm(&xn);
-        let nrm = nn.sqrt();
-        // dx/dλ = −(A + λW)⁻¹ W x
-        let mut mtx = shifted(lam);
-        let mut dx = [T::zero(); 5];
-        for p in 0..k {
-            dx[p] = -xn[p] / (fr[p] * fr[p]);
-        }
-        small_solve(&mut mtx, &mut dx, k);
-        let mut dnn = T::zero();
-        for p in 0..k {
-            dnn += T::c(2.0) * xn[p] * dx[p] / (fr[p] * fr[p]);
-        }
-        let phi = T::one() / nrm - T::one() / rad2.sqrt();
-        let dphi = -dnn / (T::c(2.0) * nn * nrm);
-        let step = phi / dphi;
-        lam = (lam - step).select_max(T::zero());
-        if step.re().abs() < 1e-14 * lam.re().max(1e-30) {
-            break;
-        }
-    }
-    solve(lam)
 }
 
 /// Project dual forces onto the constraint set: friction loss into `[−η, η]`, limits, frictionless
@@ -1705,38 +1642,6 @@ fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b: &[T]) -> T
         v += xp * (T::c(0.5) * ax + b[p]);
     }
     v
-}
-
-/// Solve the small dense system `a x = b` (size `n ≤ 5`) by Gaussian elimination with partial
-/// pivoting; `b` becomes `x`.
-fn small_solve<T: Scalar>(a: &mut [[T; 5]; 5], b: &mut [T; 5], n: usize) {
-    for c in 0..n {
-        let mut p = c;
-        for r in c + 1..n {
-            if a[r][c].re().abs() > a[p][c].re().abs() {
-                p = r;
-            }
-        }
-        a.swap(c, p);
-        b.swap(c, p);
-        let piv = a[c][c];
-        for r in c + 1..n {
-            let f = a[r][c] / piv;
-            for k in c..n {
-                let v = a[c][k];
-                a[r][k] -= f * v;
-            }
-            let v = b[c];
-            b[r] -= f * v;
-        }
-    }
-    for c in (0..n).rev() {
-        let mut v = b[c];
-        for k in c + 1..n {
-            v -= a[c][k] * b[k];
-        }
-        b[c] = v / a[c][c];
-    }
 }
 
 /// On dual numbers: replace the derivative parts of `s.x` by those of the exact solution, one
