@@ -104,6 +104,26 @@ fn set_input(m: &Model<f64>, d: &mut Data<f64>, inp: &Value) {
     }
 }
 
+/// Largest error of `ours` against `reference`, each entry relative to `max(1, |reference|)`,
+/// and its index; a NaN or a length mismatch counts as infinite.
+fn worst_entry(ours: &[f64], reference: &[f64]) -> (f64, usize) {
+    if ours.len() != reference.len() {
+        return (f64::INFINITY, 0);
+    }
+    ours.iter()
+        .zip(reference)
+        .map(|(a, b)| {
+            let e = (a - b).abs() / b.abs().max(1.0);
+            if e.is_nan() {
+                f64::INFINITY
+            } else {
+                e
+            }
+        })
+        .enumerate()
+        .fold((0.0, 0), |w, (i, e)| if e > w.0 { (e, i) } else { w })
+}
+
 /// Worst error of one field over a file, and where.
 #[derive(Default)]
 struct Worst {
@@ -252,36 +272,20 @@ fn constraint_rows_and_solution_match_mujoco() {
                     if refv.is_empty() && f == "efc_J" {
                         continue; // dropped for a large third-party model
                     }
-                    // per-entry relative error: each entry against max(1, |its reference|)
-                    let (e, i) = ours
-                        .iter()
-                        .zip(&refv)
-                        .enumerate()
-                        .map(|(i, (a, b))| ((a - b).abs() / b.abs().max(1.0), i))
-                        .fold(
-                            (0.0, 0),
-                            |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a },
-                        );
-                    if e > st_rows || e.is_nan() {
-                        st_rows = if e.is_nan() { f64::INFINITY } else { e };
+                    let (e, i) = worst_entry(&ours, &refv);
+                    if e > st_rows {
+                        st_rows = e;
                         st_rows_at = format!(
-                            "{f} step {step} entry {i}: {} vs {}",
+                            "{f} step {step} entry {i} ({} entries vs {}): {} vs {}",
+                            ours.len(),
+                            refv.len(),
                             ours.get(i).copied().unwrap_or(f64::NAN),
-                            refv[i]
+                            refv.get(i).copied().unwrap_or(f64::NAN)
                         );
                     }
                 }
                 let aref = nums(&out["efc_aref"]);
-                let (e, i) = d.efc_aref[..n]
-                    .iter()
-                    .zip(&aref)
-                    .enumerate()
-                    .map(|(i, (a, b))| ((a - b).abs() / b.abs().max(1.0), i))
-                    .fold(
-                        (0.0, 0),
-                        |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a },
-                    );
-                let st_aref = e;
+                let (st_aref, i) = worst_entry(&d.efc_aref[..n], &aref);
                 let st_aref_at = if n == 0 {
                     String::new()
                 } else {
@@ -303,12 +307,15 @@ fn constraint_rows_and_solution_match_mujoco() {
                     ("actuator_moment", &d.actuator_moment[..nu * nv]),
                 ] {
                     let Some(v) = out.get(f) else { continue };
-                    for (i, (a, b)) in ours.iter().zip(nums(v)).enumerate() {
-                        let e = (a - b).abs() / b.abs().max(1.0);
-                        if e > st_extra || e.is_nan() {
-                            st_extra = if e.is_nan() { f64::INFINITY } else { e };
-                            st_extra_at = format!("{f} step {step} entry {i}: {a} vs {b}");
-                        }
+                    let refv = nums(v);
+                    let (e, i) = worst_entry(ours, &refv);
+                    if e > st_extra {
+                        st_extra = e;
+                        st_extra_at = format!(
+                            "{f} step {step} entry {i}: {} vs {}",
+                            ours.get(i).copied().unwrap_or(f64::NAN),
+                            refv.get(i).copied().unwrap_or(f64::NAN)
+                        );
                     }
                 }
                 // the solution against MuJoCo's exact minimum (Newton to convergence), and, for the
@@ -494,22 +501,6 @@ fn cg_and_pgs_reach_the_newton_solution() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Largest error of `ours` against `reference`, each entry relative to `max(1, |reference|)`
-/// (infinite for a NaN or a length mismatch).
-fn rel_entry(ours: &[f64], reference: &[f64]) -> f64 {
-    ours.iter()
-        .zip(reference)
-        .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
-        .fold(
-            if ours.len() == reference.len() {
-                0.0
-            } else {
-                f64::INFINITY
-            },
-            f64::max,
-        )
-}
-
 /// Noslip (noslip_iterations = 200, noslip_tolerance = 1e-12) after the Newton solve, against
 /// MuJoCo's (tests/golden/noslip, generated by generate_noslip.py from the inputs of the
 /// constraint files, with MuJoCo's main solve at tolerance 0 so that both start from the exact
@@ -563,7 +554,7 @@ fn noslip_matches_mujoco() {
                 ("qfrc_constraint", &d.qfrc_constraint[..]),
                 ("efc_force", &d.efc_force[..d.nefc]),
             ] {
-                let e = rel_entry(ours, &nums(&ref_st[field]));
+                let (e, _) = worst_entry(ours, &nums(&ref_st[field]));
                 worst = worst.max(e);
                 if e > TOL_SOL {
                     failures.push(format!("{name} step {step}: {field} off by {e:.3e}"));
