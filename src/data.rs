@@ -198,9 +198,10 @@ pub struct Data<T> {
     pub efc_island: Vec<usize>,
     /// Island of each dof, `usize::MAX` for a dof no row acts on (MuJoCo's `dof_island`, −1).
     pub dof_island: Vec<usize>,
-    /// Number of solver iterations of the last constraint solve.
+    /// Number of solver iterations of the last constraint solve, noslip sweeps included.
     pub solver_niter: usize,
-    /// Statistics of the first [`NSOLVER`] iterations of the last solve.
+    /// Statistics of the first [`NSOLVER`] iterations of the last solve (noslip's sweeps follow
+    /// the main solver's).
     pub solver: Vec<SolverStat>,
     pub(crate) constraint_scratch: ConstraintScratch<T>,
     pub(crate) solver_scratch: SolverScratch<T>,

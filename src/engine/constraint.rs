@@ -368,7 +368,7 @@ fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
     }
     let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
     for i in 0..d.nefc {
-        let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+        let (_, cols) = row_cols(d, nv, i);
         if let Some(&c0) = cols.first() {
             let r0 = root(tree, tree_of(c0));
             for &c in &cols[1..] {
@@ -396,7 +396,7 @@ fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
     };
     let mut n = 0;
     for i in 0..d.nefc {
-        let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+        let (_, cols) = row_cols(d, nv, i);
         let island = match cols.first() {
             Some(&c0) => {
                 let r = group(tree, tree_of(c0));
@@ -1341,11 +1341,19 @@ fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
     }
 }
 
+/// Row `i` of `efc_J` and its non-zero columns.
+#[inline]
+pub(crate) fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) {
+    (
+        &d.efc_J[i * nv..(i + 1) * nv],
+        &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]],
+    )
+}
+
 /// `J_i · v` over row `i`'s non-zero columns (four partial sums).
 #[inline]
 pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
-    let row = &d.efc_J[i * nv..(i + 1) * nv];
-    let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+    let (row, cols) = row_cols(d, nv, i);
     let mut acc = [T::zero(); 4];
     let mut ch = cols.chunks_exact(4);
     for c in &mut ch {

@@ -20,7 +20,7 @@
 //! not depend on how far the iterations went.
 
 use crate::data::Data;
-use crate::engine::constraint::{row_dot, ConstraintState, ConstraintType};
+use crate::engine::constraint::{row_cols, row_dot, ConstraintState, ConstraintType};
 use crate::engine::inertia::{self, NONE};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
@@ -48,7 +48,7 @@ pub struct SolverStat {
 }
 
 /// Work buffers of the solvers; sized by [`Data::new`](crate::Data::new) for the model's row
-/// capacity, except PGS's dense `A + R` which is sized on first use.
+/// capacity, except the dense `A + R` of PGS and noslip, which is sized on first use.
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
     pub(crate) h: Vec<T>,
@@ -595,15 +595,6 @@ fn mul_j<T: Scalar>(d: &Data<T>, nv: usize, v: &[T], out: &mut [T]) {
     for i in 0..d.nefc {
         out[i] = row_dot(d, nv, i, v);
     }
-}
-
-/// Row `i` of `efc_J` and its non-zero columns.
-#[inline]
-fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) {
-    (
-        &d.efc_J[i * nv..(i + 1) * nv],
-        &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]],
-    )
 }
 
 /// `out = Jᵀ f` (nv), over each row's non-zero columns.
