@@ -4,7 +4,7 @@
 
 use crate::engine::collision::{contact_capacity, ActiveContact, CollisionScratch};
 use crate::engine::constraint::{efc_capacity, ConstraintScratch, ConstraintState, ConstraintType};
-use crate::engine::solver::{SolverScratch, SolverStat, NSOLVER};
+use crate::engine::solver::{SolverScratch, SolverStat, NISLAND, NSOLVER};
 use crate::math::{Inert, Quat, M3, V3, V6};
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -194,14 +194,16 @@ pub struct Data<T> {
     /// Number of constraint islands: groups of kinematic trees coupled by constraint rows
     /// (MuJoCo's `nisland`); the constraint problem splits into one independent problem each.
     pub nisland: usize,
-    /// Island of each row (MuJoCo's `efc_island`).
+    /// Island of each row, `usize::MAX` when islands are disabled (MuJoCo's `efc_island`, −1).
     pub efc_island: Vec<usize>,
     /// Island of each dof, `usize::MAX` for a dof no row acts on (MuJoCo's `dof_island`, −1).
     pub dof_island: Vec<usize>,
-    /// Number of solver iterations of the last constraint solve, noslip sweeps included.
-    pub solver_niter: usize,
-    /// Statistics of the first [`NSOLVER`] iterations of the last solve (noslip's sweeps follow
-    /// the main solver's).
+    /// Solver iterations of the last constraint solve, noslip sweeps included, per island (the
+    /// first [`NISLAND`]); in slot 0 when the `island` disable flag is set (MuJoCo's
+    /// `solver_niter`).
+    pub solver_niter: Vec<usize>,
+    /// Statistics of the first [`NSOLVER`] iterations of each of the first [`NISLAND`] islands,
+    /// island `k` at `k·NSOLVER..` (noslip's sweeps follow the main solver's; MuJoCo's `solver`).
     pub solver: Vec<SolverStat>,
     pub(crate) constraint_scratch: ConstraintScratch<T>,
     pub(crate) solver_scratch: SolverScratch<T>,
@@ -370,10 +372,10 @@ impl<T: Scalar> Data<T> {
             nisland: 0,
             efc_island: vec![0; nefc],
             dof_island: vec![usize::MAX; m.nv],
-            solver_niter: 0,
-            solver: vec![SolverStat::default(); NSOLVER],
+            solver_niter: vec![0; NISLAND],
+            solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
-            solver_scratch: SolverScratch::new(m.nv, nefc),
+            solver_scratch: SolverScratch::new(m.nv, m.nm, nefc),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),
@@ -416,7 +418,7 @@ impl<T: Scalar> Data<T> {
         self.warning = [WarningStat::default(); Warning::COUNT];
         self.ncon = 0;
         self.nefc = 0;
-        self.solver_niter = 0;
+        self.solver_niter.iter_mut().for_each(|x| *x = 0);
         self.eq_active.copy_from_slice(&m.eq_active0);
     }
 

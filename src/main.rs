@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
+use diffmj::engine::solver::{NISLAND, NSOLVER};
 use diffmj::model::{disable, Cone, Solver};
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
@@ -340,16 +341,25 @@ fn forward_json(m: &Model<f64>, d: &Data<f64>) -> Value {
             .map(|s| *s as u8)
             .collect::<Vec<_>>()),
     );
-    let stats: Vec<Value> = d.solver[..d.solver_niter.min(d.solver.len())]
-        .iter()
-        .map(|s| {
-            json!({"improvement": s.improvement, "gradient": s.gradient,
-                   "lineslope": s.lineslope, "nactive": s.nactive, "neval": s.neval})
+    // one slot per island (the first NISLAND), slot 0 alone when islands are disabled
+    let nslot = d.nisland.clamp(1, NISLAND);
+    let stats: Vec<Value> = (0..nslot)
+        .map(|k| {
+            let n = d.solver_niter[k].min(NSOLVER);
+            let it: Vec<Value> = d.solver[k * NSOLVER..k * NSOLVER + n]
+                .iter()
+                .map(|s| {
+                    json!({"improvement": s.improvement, "gradient": s.gradient,
+                           "lineslope": s.lineslope, "nactive": s.nactive, "neval": s.neval})
+                })
+                .collect();
+            Value::Array(it)
         })
         .collect();
     o.insert(
         "solver".into(),
-        json!({"niter": d.solver_niter, "iterations": stats}),
+        json!({"nisland": d.nisland, "niter": d.solver_niter[..nslot].to_vec(),
+               "iterations": stats}),
     );
     let warnings: Map<String, Value> = Warning::ALL
         .iter()

@@ -272,7 +272,7 @@ fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
     d.efc_aref.resize(n, z);
     d.efc_force.resize(n, z);
     d.efc_state.resize(n, ConstraintState::Satisfied);
-    d.solver_scratch.ensure(m.nv, n);
+    d.solver_scratch.ensure(m.nv, m.nm, n);
 }
 
 /// Most rows the current state can produce (the counting pass of [`make_constraint`]): the
@@ -512,7 +512,13 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         contact_rows_all(m, d, &mut s);
     }
     row_patterns(m, d);
-    find_islands(m, d, &mut s.tree);
+    if m.disabled(disable::ISLAND) {
+        d.nisland = 0;
+        d.efc_island[..n].iter_mut().for_each(|x| *x = usize::MAX);
+        d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
+    } else {
+        find_islands(m, d, &mut s.tree);
+    }
     d.constraint_scratch = s;
     make_impedance(m, d);
 }

@@ -146,11 +146,45 @@ fn sub_scaled_re<T: Scalar>(dst: &mut [T], src: &[T], s: f64) {
 /// (MuJoCo's `mj_solveLD`); on dual numbers the derivative parts come from
 /// `ẋ = A₀⁻¹ (ḃ − Ȧ x₀)`.
 pub fn ldl_solve<T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T]) {
-    ldl_sweeps::<Re, T>(t, ld, diag_inv, x);
+    ldl_solve_in(&TreeSparsity::of(t), ld, diag_inv, x);
+}
+
+/// The tree sparsity of `qM` as the solves read it, for all dofs of a model or for a subset that
+/// is closed under ancestors (a constraint island: whole kinematic trees), renumbered `0..nv`:
+/// dof `k`'s row sits at address `madr[k]` of the `qM` layout with `rownnz[k]` entries, and
+/// `colind[adr]` is the (renumbered) column of the entry at address `adr`.
+#[derive(Clone, Copy, Debug)]
+pub struct TreeSparsity<'a> {
+    /// Number of dofs.
+    pub nv: usize,
+    /// Address of each dof's row in the `qM` layout.
+    pub madr: &'a [usize],
+    /// Entries of each dof's row (itself and its ancestors).
+    pub rownnz: &'a [usize],
+    /// Column of each entry, indexed by address.
+    pub colind: &'a [usize],
+}
+
+impl<'a> TreeSparsity<'a> {
+    /// Every dof of the model, in its own numbering.
+    pub fn of(t: &'a Topology) -> Self {
+        TreeSparsity {
+            nv: t.nv,
+            madr: &t.dof_madr,
+            rownnz: &t.dof_mrownnz,
+            colind: &t.m_colind,
+        }
+    }
+}
+
+/// [`ldl_solve`] over the dofs of `sp` (`diag_inv` and `x` in its numbering, `ld` in the `qM`
+/// layout its addresses point into).
+pub fn ldl_solve_in<T: Scalar>(sp: &TreeSparsity, ld: &[T], diag_inv: &[T], x: &mut [T]) {
+    ldl_sweeps::<Re, T>(sp, ld, diag_inv, x);
     if T::HAS_DERIVATIVE {
         // Ȧ is symmetric, its lower triangle sits in the derivative parts of `ld`
-        sub_tree_matvec_eps(t, ld, ld, x);
-        ldl_sweeps::<Eps, T>(t, ld, diag_inv, x);
+        sub_tree_matvec_eps(sp, ld, ld, x);
+        ldl_sweeps::<Eps, T>(sp, ld, diag_inv, x);
     }
 }
 
@@ -158,13 +192,13 @@ pub fn ldl_solve<T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T])
 /// the tree sparsity in the derivative parts of `lo` (entries `(i, j)`, `j` = `i` or an ancestor
 /// of `i`, in the layout of `qM`) and `up` (the mirrored entries `(j, i)`); `up = lo` for a
 /// symmetric matrix.
-fn sub_tree_matvec_eps<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
+fn sub_tree_matvec_eps<T: Scalar>(t: &TreeSparsity, lo: &[T], up: &[T], x: &mut [T]) {
     for i in 0..t.nv {
-        let (ai, len) = (t.dof_madr[i], t.dof_mrownnz[i]);
+        let (ai, len) = (t.madr[i], t.rownnz[i]);
         let xi = x[i].re();
         x[i].eps_sub_scaled(&lo[ai], xi);
         for adr in ai + 1..ai + len {
-            let j = t.m_colind[adr];
+            let j = t.colind[adr];
             let xj = x[j].re();
             x[i].eps_sub_scaled(&lo[adr], xj);
             x[j].eps_sub_scaled(&up[adr], xi);
@@ -174,16 +208,13 @@ fn sub_tree_matvec_eps<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T])
 
 /// The three sweeps of an `LᵀDL` solve on one lane.
 #[inline(always)]
-fn ldl_sweeps<L: Lane, T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mut [T]) {
+fn ldl_sweeps<L: Lane, T: Scalar>(t: &TreeSparsity, ld: &[T], diag_inv: &[T], x: &mut [T]) {
     let nv = t.nv;
     // Lᵀ w = b, leaves first
     for k in (0..nv).rev() {
         let xk = x[k];
-        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
-        for (l, &i) in ld[ak + 1..ak + len]
-            .iter()
-            .zip(&t.m_colind[ak + 1..ak + len])
-        {
+        let (ak, len) = (t.madr[k], t.rownnz[k]);
+        for (l, &i) in ld[ak + 1..ak + len].iter().zip(&t.colind[ak + 1..ak + len]) {
             L::sub_scaled(&mut x[i], &xk, l.re());
         }
     }
@@ -193,12 +224,9 @@ fn ldl_sweeps<L: Lane, T: Scalar>(t: &Topology, ld: &[T], diag_inv: &[T], x: &mu
     }
     // L x = u, root first
     for k in 0..nv {
-        let (ak, len) = (t.dof_madr[k], t.dof_mrownnz[k]);
+        let (ak, len) = (t.madr[k], t.rownnz[k]);
         let mut s = x[k];
-        for (l, &i) in ld[ak + 1..ak + len]
-            .iter()
-            .zip(&t.m_colind[ak + 1..ak + len])
-        {
+        for (l, &i) in ld[ak + 1..ak + len].iter().zip(&t.colind[ak + 1..ak + len]) {
             L::sub_scaled(&mut s, &x[i], l.re());
         }
         x[k] = s;
@@ -256,7 +284,7 @@ pub fn tree_lu_factor<T: Scalar>(t: &Topology, lo: &mut [T], up: &mut [T]) -> bo
 pub fn tree_lu_solve<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
     tree_lu_sweeps::<Re, T>(t, lo, up, x);
     if T::HAS_DERIVATIVE {
-        sub_tree_matvec_eps(t, lo, up, x);
+        sub_tree_matvec_eps(&TreeSparsity::of(t), lo, up, x);
         tree_lu_sweeps::<Eps, T>(t, lo, up, x);
     }
 }

@@ -20,8 +20,9 @@
 //! not depend on how far the iterations went.
 
 use crate::data::Data;
-use crate::engine::constraint::{row_cols, row_dot, ConstraintState, ConstraintType};
-use crate::engine::inertia::{self, NONE};
+use crate::engine::collision::ActiveContact;
+use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::linalg::{self, TreeSparsity};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
 
@@ -71,11 +72,10 @@ pub struct SolverScratch<T> {
     pub(crate) pgs_g: Vec<T>,
     pub(crate) pgs_gprev: Vec<T>,
     pub(crate) tmp: Vec<T>,
-    /// Per island: noslip's improvement of the current sweep, its scale `1/trace(M_island)` and
-    /// whether it has stopped.
-    pub(crate) isl_impr: Vec<T>,
-    pub(crate) isl_scale: Vec<f64>,
-    pub(crate) isl_done: Vec<bool>,
+    /// The islands' problems.
+    pub(crate) islands: IslandScratch<T>,
+    /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
+    pub(crate) nefc_cap: usize,
 }
 
 impl<T> Default for SolverScratch<T> {
@@ -101,24 +101,25 @@ impl<T> Default for SolverScratch<T> {
             pgs_g: Vec::new(),
             pgs_gprev: Vec::new(),
             tmp: Vec::new(),
-            isl_impr: Vec::new(),
-            isl_scale: Vec::new(),
-            isl_done: Vec::new(),
+            islands: IslandScratch::default(),
+            nefc_cap: 0,
         }
     }
 }
 
 impl<T: Scalar> SolverScratch<T> {
-    /// Buffers for `nv` dofs and up to `nefc` rows.
-    pub fn new(nv: usize, nefc: usize) -> Self {
+    /// Buffers for `nv` dofs, an inertia matrix of `nm` entries and up to `nefc` rows.
+    pub fn new(nv: usize, nm: usize, nefc: usize) -> Self {
         let mut s = SolverScratch::default();
-        s.ensure(nv, nefc);
+        s.ensure(nv, nm, nefc);
         s
     }
 
-    /// Grow the buffers to `nv` dofs and `nefc` rows.
-    pub(crate) fn ensure(&mut self, nv: usize, nefc: usize) {
+    /// Grow the buffers to `nv` dofs, `nm` inertia entries and `nefc` rows.
+    pub(crate) fn ensure(&mut self, nv: usize, nm: usize, nefc: usize) {
         let z = T::zero();
+        self.nefc_cap = self.nefc_cap.max(nefc);
+        self.islands.ensure(nv, nm, nefc);
         if self.h.len() < nv * nv {
             self.h.resize(nv * nv, z);
         }
@@ -156,41 +157,468 @@ impl<T: Scalar> SolverScratch<T> {
         if self.state.len() < nefc {
             self.state.resize(nefc, ConstraintState::Satisfied);
         }
-        if self.isl_impr.len() < nefc {
-            self.isl_impr.resize(nefc, z);
-            self.isl_scale.resize(nefc, 0.0);
-            self.isl_done.resize(nefc, false);
+    }
+}
+
+/// Most islands whose statistics are kept (MuJoCo's `mjNISLAND`): islands beyond it are solved
+/// the same way, but their iteration counts and statistics are not recorded.
+pub const NISLAND: usize = 20;
+
+/// One constraint problem, the unit the solvers work on: the rows of one island and the dofs
+/// they act on, numbered `0..nefc` and `0..nv` within it (MuJoCo 4.0 solves each island on its
+/// own, with its own warm start, stopping test and statistics), or every row and dof when islands
+/// are disabled or a single island spans every dof. Field names are MuJoCo's; the rows keep their
+/// global order, so the rows of an elliptic contact stay consecutive.
+pub(crate) struct Problem<'a, T> {
+    /// Number of dofs.
+    pub nv: usize,
+    /// Number of rows.
+    pub nefc: usize,
+    /// Tree sparsity of the inertia over the problem's dofs (addresses into `qM` and `qLD`).
+    pub sp: TreeSparsity<'a>,
+    pub qM: &'a [T],
+    pub qLD: &'a [T],
+    /// `1/D` of the factor, in the problem's dof numbering.
+    pub qLDiagInv: &'a [T],
+    /// Rows of `nv` entries; only row `i`'s pattern `efc_J_colind[i·nv..][..efc_J_rownnz[i]]`
+    /// is read (the other entries may hold anything).
+    pub efc_J: &'a [T],
+    pub efc_J_rownnz: &'a [usize],
+    pub efc_J_colind: &'a [usize],
+    pub efc_type: &'a [ConstraintType],
+    pub efc_id: &'a [usize],
+    pub efc_D: &'a [T],
+    pub efc_R: &'a [T],
+    pub efc_aref: &'a [T],
+    pub efc_frictionloss: &'a [T],
+    pub contact: &'a [ActiveContact<T>],
+    pub qacc_smooth: &'a [T],
+    pub qfrc_smooth: &'a [T],
+    pub qacc_warmstart: &'a [T],
+}
+
+impl<'a, T: Scalar> Problem<'a, T> {
+    /// Every row and dof, read from `d` in place.
+    fn whole(m: &'a Model<T>, d: &'a Data<T>) -> Self {
+        let n = d.nefc;
+        Problem {
+            nv: m.nv,
+            nefc: n,
+            sp: TreeSparsity::of(m),
+            qM: &d.qM,
+            qLD: &d.qLD,
+            qLDiagInv: &d.qLDiagInv,
+            efc_J: &d.efc_J,
+            efc_J_rownnz: &d.efc_J_rownnz[..n],
+            efc_J_colind: &d.efc_J_colind,
+            efc_type: &d.efc_type[..n],
+            efc_id: &d.efc_id[..n],
+            efc_D: &d.efc_D[..n],
+            efc_R: &d.efc_R[..n],
+            efc_aref: &d.efc_aref[..n],
+            efc_frictionloss: &d.efc_frictionloss[..n],
+            contact: &d.contact,
+            qacc_smooth: &d.qacc_smooth,
+            qfrc_smooth: &d.qfrc_smooth,
+            qacc_warmstart: &d.qacc_warmstart,
+        }
+    }
+
+    /// Row `i` and its non-zero columns.
+    #[inline]
+    fn row_cols(&self, i: usize) -> (&[T], &[usize]) {
+        let nv = self.nv;
+        (
+            &self.efc_J[i * nv..(i + 1) * nv],
+            &self.efc_J_colind[i * nv..i * nv + self.efc_J_rownnz[i]],
+        )
+    }
+
+    /// `J_i · v` over row `i`'s non-zero columns.
+    #[inline]
+    fn row_dot(&self, i: usize, v: &[T]) -> T {
+        let (row, cols) = self.row_cols(i);
+        sparse_dot(row, cols, v)
+    }
+
+    /// `out = J v` (nefc).
+    fn mul_j(&self, v: &[T], out: &mut [T]) {
+        for i in 0..self.nefc {
+            out[i] = self.row_dot(i, v);
+        }
+    }
+
+    /// `out = Jᵀ f` (nv).
+    fn mul_jt(&self, f: &[T], out: &mut [T]) {
+        out[..self.nv].iter_mut().for_each(|x| *x = T::zero());
+        for i in 0..self.nefc {
+            let fi = f[i];
+            if fi.is_zero_exact() {
+                continue;
+            }
+            let (row, cols) = self.row_cols(i);
+            for &c in cols {
+                out[c] += row[c] * fi;
+            }
+        }
+    }
+
+    /// `out = M v` with the tree-sparse `qM`.
+    fn mul_m(&self, v: &[T], out: &mut [T]) {
+        let sp = &self.sp;
+        for i in 0..self.nv {
+            out[i] = self.qM[sp.madr[i]] * v[i];
+        }
+        for i in 0..self.nv {
+            let a = sp.madr[i];
+            for adr in a + 1..a + sp.rownnz[i] {
+                let j = sp.colind[adr];
+                out[i] += self.qM[adr] * v[j];
+                out[j] += self.qM[adr] * v[i];
+            }
+        }
+    }
+
+    /// `x ← M⁻¹ x` with the factor of `qM`.
+    fn solve_m(&self, x: &mut [T]) {
+        linalg::ldl_solve_in(&self.sp, self.qLD, self.qLDiagInv, &mut x[..self.nv]);
+    }
+
+    /// Dense `M` into the upper triangle of `h` (row-major `nv × nv`), zero below.
+    fn dense_m(&self, h: &mut [T]) {
+        let (nv, sp) = (self.nv, &self.sp);
+        h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
+        for i in 0..nv {
+            let a = sp.madr[i];
+            h[i * nv + i] = self.qM[a];
+            // ancestors have lower numbers: (j, i) is in the upper triangle
+            for adr in a + 1..a + sp.rownnz[i] {
+                let j = sp.colind[adr];
+                h[j * nv + i] = self.qM[adr];
+            }
+        }
+    }
+
+    /// Scale of the improvement and gradient statistics: `1/trace(M)` over the problem's dofs
+    /// at the current configuration (MuJoCo 4.0; earlier versions used `meaninertia·nv`).
+    fn scale(&self) -> f64 {
+        let tr: f64 = (0..self.nv).map(|i| self.qM[self.sp.madr[i]].re()).sum();
+        1.0 / tr.max(MINVAL)
+    }
+}
+
+/// `Σ row[c]·v[c]` over the columns `cols` (four partial sums).
+#[inline]
+fn sparse_dot<T: Scalar>(row: &[T], cols: &[usize], v: &[T]) -> T {
+    let mut acc = [T::zero(); 4];
+    let mut ch = cols.chunks_exact(4);
+    for c in &mut ch {
+        acc[0] += row[c[0]] * v[c[0]];
+        acc[1] += row[c[1]] * v[c[1]];
+        acc[2] += row[c[2]] * v[c[2]];
+        acc[3] += row[c[3]] * v[c[3]];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &c in ch.remainder() {
+        s += row[c] * v[c];
+    }
+    s
+}
+
+/// The islands' problems gathered in island order (MuJoCo's `iefc_*` arrays and `map_*`
+/// index maps): each island's dofs and rows are contiguous, its rows' Jacobians are stored with
+/// its own dof numbering, so that every island is a [`Problem`] of its own.
+#[derive(Clone, Debug)]
+pub struct IslandScratch<T> {
+    /// Start of each island's dofs (`nisland + 1`) and, in island order, the global dofs.
+    dofadr: Vec<usize>,
+    dofind: Vec<usize>,
+    /// Start of each island's rows (`nisland + 1`) and, in island order, the global rows.
+    efcadr: Vec<usize>,
+    efcind: Vec<usize>,
+    /// Start of each island's Jacobian block (`nefc_i × nv_i`).
+    jadr: Vec<usize>,
+    /// Counting-sort cursor (`nisland`).
+    fill: Vec<usize>,
+    /// Global dof → its number within its island.
+    local: Vec<usize>,
+    /// Per dof in island order: address and length of its row of `qM`.
+    madr: Vec<usize>,
+    rownnz: Vec<usize>,
+    /// `m_colind` renumbered within the islands (by address).
+    colind: Vec<usize>,
+    /// Per dof in island order.
+    dinv: Vec<T>,
+    qacc_smooth: Vec<T>,
+    qfrc_smooth: Vec<T>,
+    qacc_warmstart: Vec<T>,
+    /// Per row in island order.
+    J: Vec<T>,
+    J_rownnz: Vec<usize>,
+    J_colind: Vec<usize>,
+    ty: Vec<ConstraintType>,
+    id: Vec<usize>,
+    D: Vec<T>,
+    R: Vec<T>,
+    aref: Vec<T>,
+    frictionloss: Vec<T>,
+}
+
+impl<T> Default for IslandScratch<T> {
+    fn default() -> Self {
+        IslandScratch {
+            dofadr: Vec::new(),
+            dofind: Vec::new(),
+            efcadr: Vec::new(),
+            efcind: Vec::new(),
+            jadr: Vec::new(),
+            fill: Vec::new(),
+            local: Vec::new(),
+            madr: Vec::new(),
+            rownnz: Vec::new(),
+            colind: Vec::new(),
+            dinv: Vec::new(),
+            qacc_smooth: Vec::new(),
+            qfrc_smooth: Vec::new(),
+            qacc_warmstart: Vec::new(),
+            J: Vec::new(),
+            J_rownnz: Vec::new(),
+            J_colind: Vec::new(),
+            ty: Vec::new(),
+            id: Vec::new(),
+            D: Vec::new(),
+            R: Vec::new(),
+            aref: Vec::new(),
+            frictionloss: Vec::new(),
         }
     }
 }
 
-/// `out = M v` with the tree-sparse `qM`.
-pub fn mul_m<T: Scalar>(m: &Model<T>, qm: &[T], v: &[T], out: &mut [T]) {
-    for i in 0..m.nv {
-        out[i] = qm[m.dof_madr[i]] * v[i];
+/// `v.len() ≥ n` (allocates only when the buffer grows).
+fn grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) {
+    if v.len() < n {
+        v.resize(n, z);
     }
-    for i in 0..m.nv {
-        let mut adr = m.dof_madr[i];
-        let mut j = m.dof_parentid[i];
-        while j != NONE {
-            adr += 1;
-            out[i] += qm[adr] * v[j];
-            out[j] += qm[adr] * v[i];
-            j = m.dof_parentid[j];
+}
+
+/// Counting sort of the items `0..n` by their group (`group(k) ≥ ngroup` means none): `adr`
+/// receives the start of each group (`ngroup + 1` entries), `ind` the items group by group, in
+/// increasing order within a group.
+fn sort_by_group(
+    n: usize,
+    ngroup: usize,
+    group: impl Fn(usize) -> usize,
+    adr: &mut Vec<usize>,
+    ind: &mut Vec<usize>,
+    fill: &mut Vec<usize>,
+) {
+    adr.clear();
+    adr.resize(ngroup + 1, 0);
+    for k in 0..n {
+        let g = group(k);
+        if g < ngroup {
+            adr[g + 1] += 1;
+        }
+    }
+    for g in 0..ngroup {
+        adr[g + 1] += adr[g];
+    }
+    fill.clear();
+    fill.extend_from_slice(&adr[..ngroup]);
+    grow(ind, adr[ngroup], 0);
+    for k in 0..n {
+        let g = group(k);
+        if g < ngroup {
+            ind[fill[g]] = k;
+            fill[g] += 1;
         }
     }
 }
 
-/// Scale of the solver's improvement and gradient tests: `1/trace(M)` at the current
-/// configuration (MuJoCo 4.0; earlier versions used `meaninertia·nv` from `qpos0`).
-fn stat_scale<T: Scalar>(m: &Model<T>, d: &Data<T>) -> f64 {
-    let tr: f64 = (0..m.nv).map(|i| d.qM[m.dof_madr[i]].re()).sum();
-    1.0 / tr.max(MINVAL)
+impl<T: Scalar> IslandScratch<T> {
+    /// Size every buffer for `nv` dofs, `nm` inertia entries and `nefc` rows (at most `nefc`
+    /// islands), so that gathering never allocates.
+    fn ensure(&mut self, nv: usize, nm: usize, nefc: usize) {
+        let z = T::zero();
+        for v in [
+            &mut self.dofadr,
+            &mut self.efcadr,
+            &mut self.jadr,
+            &mut self.fill,
+        ] {
+            grow(v, nefc + 1, 0);
+        }
+        for v in [
+            &mut self.dofind,
+            &mut self.local,
+            &mut self.madr,
+            &mut self.rownnz,
+        ] {
+            grow(v, nv, 0);
+        }
+        grow(&mut self.colind, nm, 0);
+        for v in [
+            &mut self.dinv,
+            &mut self.qacc_smooth,
+            &mut self.qfrc_smooth,
+            &mut self.qacc_warmstart,
+        ] {
+            grow(v, nv, z);
+        }
+        for v in [&mut self.efcind, &mut self.J_rownnz, &mut self.id] {
+            grow(v, nefc, 0);
+        }
+        grow(&mut self.ty, nefc, ConstraintType::Equality);
+        for v in [
+            &mut self.D,
+            &mut self.R,
+            &mut self.aref,
+            &mut self.frictionloss,
+        ] {
+            grow(v, nefc, z);
+        }
+        grow(&mut self.J, nefc * nv, z);
+        grow(&mut self.J_colind, nefc * nv, 0);
+    }
+
+    /// Gather every island of `d` (after `make_constraint` found them).
+    fn gather(&mut self, m: &Model<T>, d: &Data<T>) {
+        let (nv, nis, z) = (m.nv, d.nisland, T::zero());
+        sort_by_group(
+            nv,
+            nis,
+            |k| d.dof_island[k],
+            &mut self.dofadr,
+            &mut self.dofind,
+            &mut self.fill,
+        );
+        sort_by_group(
+            d.nefc,
+            nis,
+            |i| d.efc_island[i],
+            &mut self.efcadr,
+            &mut self.efcind,
+            &mut self.fill,
+        );
+        let ndof = self.dofadr[nis];
+        let nrow = self.efcadr[nis];
+        grow(&mut self.local, nv, 0);
+        grow(&mut self.colind, m.nm, 0);
+        for v in [&mut self.madr, &mut self.rownnz] {
+            grow(v, ndof, 0);
+        }
+        for v in [
+            &mut self.dinv,
+            &mut self.qacc_smooth,
+            &mut self.qfrc_smooth,
+            &mut self.qacc_warmstart,
+        ] {
+            grow(v, ndof, z);
+        }
+        // dofs: numbers within the island, then the renumbered inertia pattern
+        for k in 0..nis {
+            let a = self.dofadr[k];
+            for p in a..self.dofadr[k + 1] {
+                self.local[self.dofind[p]] = p - a;
+            }
+        }
+        for p in 0..ndof {
+            let g = self.dofind[p];
+            let (ma, len) = (m.dof_madr[g], m.dof_mrownnz[g]);
+            self.madr[p] = ma;
+            self.rownnz[p] = len;
+            for adr in ma..ma + len {
+                self.colind[adr] = self.local[m.m_colind[adr]];
+            }
+            self.dinv[p] = d.qLDiagInv[g];
+            self.qacc_smooth[p] = d.qacc_smooth[g];
+            self.qfrc_smooth[p] = d.qfrc_smooth[g];
+            self.qacc_warmstart[p] = d.qacc_warmstart[g];
+        }
+        // rows: per-row data, and the Jacobian in the island's numbering
+        grow(&mut self.jadr, nis + 1, 0);
+        self.jadr[0] = 0;
+        for k in 0..nis {
+            let (nvk, nek) = (
+                self.dofadr[k + 1] - self.dofadr[k],
+                self.efcadr[k + 1] - self.efcadr[k],
+            );
+            self.jadr[k + 1] = self.jadr[k] + nvk * nek;
+        }
+        let nj = self.jadr[nis];
+        grow(&mut self.J, nj, z);
+        grow(&mut self.J_colind, nj, 0);
+        grow(&mut self.J_rownnz, nrow, 0);
+        grow(&mut self.ty, nrow, ConstraintType::Equality);
+        grow(&mut self.id, nrow, 0);
+        for v in [
+            &mut self.D,
+            &mut self.R,
+            &mut self.aref,
+            &mut self.frictionloss,
+        ] {
+            grow(v, nrow, z);
+        }
+        for k in 0..nis {
+            let nvk = self.dofadr[k + 1] - self.dofadr[k];
+            let ea = self.efcadr[k];
+            for r in ea..self.efcadr[k + 1] {
+                let i = self.efcind[r];
+                let base = self.jadr[k] + (r - ea) * nvk;
+                let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+                for (n, &c) in cols.iter().enumerate() {
+                    let lc = self.local[c];
+                    self.J_colind[base + n] = lc;
+                    self.J[base + lc] = d.efc_J[i * nv + c];
+                }
+                self.J_rownnz[r] = cols.len();
+                self.ty[r] = d.efc_type[i];
+                self.id[r] = d.efc_id[i];
+                self.D[r] = d.efc_D[i];
+                self.R[r] = d.efc_R[i];
+                self.aref[r] = d.efc_aref[i];
+                self.frictionloss[r] = d.efc_frictionloss[i];
+            }
+        }
+    }
+
+    /// The problem of island `k` (after [`IslandScratch::gather`]).
+    fn problem<'a>(&'a self, d: &'a Data<T>, k: usize) -> Problem<'a, T> {
+        let (da, db) = (self.dofadr[k], self.dofadr[k + 1]);
+        let (ea, eb) = (self.efcadr[k], self.efcadr[k + 1]);
+        let nv = db - da;
+        Problem {
+            nv,
+            nefc: eb - ea,
+            sp: TreeSparsity {
+                nv,
+                madr: &self.madr[da..db],
+                rownnz: &self.rownnz[da..db],
+                colind: &self.colind,
+            },
+            qM: &d.qM,
+            qLD: &d.qLD,
+            qLDiagInv: &self.dinv[da..db],
+            efc_J: &self.J[self.jadr[k]..self.jadr[k + 1]],
+            efc_J_rownnz: &self.J_rownnz[ea..eb],
+            efc_J_colind: &self.J_colind[self.jadr[k]..self.jadr[k + 1]],
+            efc_type: &self.ty[ea..eb],
+            efc_id: &self.id[ea..eb],
+            efc_D: &self.D[ea..eb],
+            efc_R: &self.R[ea..eb],
+            efc_aref: &self.aref[ea..eb],
+            efc_frictionloss: &self.frictionloss[ea..eb],
+            contact: &d.contact,
+            qacc_smooth: &self.qacc_smooth[da..db],
+            qfrc_smooth: &self.qfrc_smooth[da..db],
+            qacc_warmstart: &self.qacc_warmstart[da..db],
+        }
+    }
 }
 
 /// Rows `[i, i+n)` of an elliptic contact starting at row `i`: `(μ, friction)`.
-fn cone_params<T: Scalar>(d: &Data<T>, i: usize) -> (T, [T; 5], usize) {
-    let c = &d.contact[d.efc_id[i]];
+fn cone_params<T: Scalar>(p: &Problem<T>, i: usize) -> (T, [T; 5], usize) {
+    let c = &p.contact[p.efc_id[i]];
     (c.mu, c.friction, c.dim)
 }
 
@@ -198,11 +626,11 @@ fn cone_params<T: Scalar>(d: &Data<T>, i: usize) -> (T, [T; 5], usize) {
 /// quadratic; friction loss is linear beyond `±R·η`; limits, frictionless contacts and pyramid
 /// edges are quadratic when `x < 0` and satisfied otherwise.
 #[inline]
-fn scalar_state<T: Scalar>(d: &Data<T>, i: usize, x: T) -> ConstraintState {
-    match d.efc_type[i] {
+fn scalar_state<T: Scalar>(p: &Problem<T>, i: usize, x: T) -> ConstraintState {
+    match p.efc_type[i] {
         ConstraintType::Equality => ConstraintState::Quadratic,
         ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-            let rf = (d.efc_R[i] * d.efc_frictionloss[i]).re();
+            let rf = (p.efc_R[i] * p.efc_frictionloss[i]).re();
             if x.re() <= -rf {
                 ConstraintState::LinearNeg
             } else if x.re() >= rf {
@@ -219,7 +647,7 @@ fn scalar_state<T: Scalar>(d: &Data<T>, i: usize, x: T) -> ConstraintState {
 /// Evaluate every row at `jar`: state, force and total cost (MuJoCo's constraint update).
 /// Returns the cost `Σ s(jar)`.
 fn update_rows<T: Scalar>(
-    d: &Data<T>,
+    p: &Problem<T>,
     jar: &[T],
     force: &mut [T],
     state: &mut [ConstraintState],
@@ -227,25 +655,25 @@ fn update_rows<T: Scalar>(
     let mut cost = T::zero();
     let mut i = 0;
     let half = T::c(0.5);
-    while i < d.nefc {
-        if d.efc_type[i] == ConstraintType::ContactElliptic {
-            let (mu, fr, dim) = cone_params(d, i);
-            cost += cone_update(d, i, dim, mu, &fr, jar, force, state);
+    while i < p.nefc {
+        if p.efc_type[i] == ConstraintType::ContactElliptic {
+            let (mu, fr, dim) = cone_params(p, i);
+            cost += cone_update(p, i, dim, mu, &fr, jar, force, state);
             i += dim;
             continue;
         }
-        let (dd, x) = (d.efc_D[i], jar[i]);
-        let st = scalar_state(d, i, x);
+        let (dd, x) = (p.efc_D[i], jar[i]);
+        let st = scalar_state(p, i, x);
         let (f, c) = match st {
             ConstraintState::Quadratic => (-dd * x, half * dd * x * x),
             ConstraintState::LinearNeg | ConstraintState::LinearPos => {
-                let eta = d.efc_frictionloss[i];
+                let eta = p.efc_frictionloss[i];
                 let sg = if st == ConstraintState::LinearNeg {
                     -T::one()
                 } else {
                     T::one()
                 };
-                (-sg * eta, sg * eta * x - half * d.efc_R[i] * eta * eta)
+                (-sg * eta, sg * eta * x - half * p.efc_R[i] * eta * eta)
             }
             _ => (T::zero(), T::zero()),
         };
@@ -274,8 +702,8 @@ fn cone_nut<T: Scalar>(jar: &[T], i: usize, dim: usize, mu: T, fr: &[T; 5]) -> (
 /// `Dm = D_n / (μ²(1 + μ²))`: the weight of the elliptic cone's middle-zone cost
 /// `½ Dm (N − μT)²` of the contact whose normal row is `i`.
 #[inline]
-fn cone_dm<T: Scalar>(d: &Data<T>, i: usize, mu: T) -> T {
-    d.efc_D[i] / (mu * mu * (T::one() + mu * mu))
+fn cone_dm<T: Scalar>(p: &Problem<T>, i: usize, mu: T) -> T {
+    p.efc_D[i] / (mu * mu * (T::one() + mu * mu))
 }
 
 /// Elliptic-cone zone of a contact at `jar`.
@@ -301,7 +729,7 @@ fn cone_zone<T: Scalar>(n: T, t: T, mu: T) -> Zone {
 /// Cone update of one elliptic contact (rows `i..i+dim`); returns its cost.
 #[allow(clippy::too_many_arguments)]
 fn cone_update<T: Scalar>(
-    d: &Data<T>,
+    p: &Problem<T>,
     i: usize,
     dim: usize,
     mu: T,
@@ -323,14 +751,14 @@ fn cone_update<T: Scalar>(
         Zone::Bottom => {
             let mut c = T::zero();
             for r in i..i + dim {
-                force[r] = -d.efc_D[r] * jar[r];
+                force[r] = -p.efc_D[r] * jar[r];
                 state[r] = ConstraintState::Quadratic;
-                c += half * d.efc_D[r] * jar[r] * jar[r];
+                c += half * p.efc_D[r] * jar[r] * jar[r];
             }
             c
         }
         Zone::Middle => {
-            let dm = cone_dm(d, i, mu);
+            let dm = cone_dm(p, i, mu);
             let h = n - mu * t;
             force[i] = -dm * h * mu;
             for j in 1..dim {
@@ -346,26 +774,26 @@ fn cone_update<T: Scalar>(
 
 /// First and second derivatives along `jv` of the row costs at `jar + α·jv` (`jar` already
 /// moved by α): the line search's 1-D Newton step.
-fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
+fn rows_d1d2<T: Scalar>(p: &Problem<T>, jar: &[T], jv: &[T]) -> (T, T) {
     let mut d1 = T::zero();
     let mut d2 = T::zero();
     let mut i = 0;
-    while i < d.nefc {
-        let dd = d.efc_D[i];
-        match d.efc_type[i] {
+    while i < p.nefc {
+        let dd = p.efc_D[i];
+        match p.efc_type[i] {
             ConstraintType::ContactElliptic => {
-                let (mu, fr, dim) = cone_params(d, i);
+                let (mu, fr, dim) = cone_params(p, i);
                 let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
                 match cone_zone(n, t, mu) {
                     Zone::Top => {}
                     Zone::Bottom => {
                         for r in i..i + dim {
-                            d1 += d.efc_D[r] * jar[r] * jv[r];
-                            d2 += d.efc_D[r] * jv[r] * jv[r];
+                            d1 += p.efc_D[r] * jar[r] * jv[r];
+                            d2 += p.efc_D[r] * jv[r] * jv[r];
                         }
                     }
                     Zone::Middle => {
-                        let dm = cone_dm(d, i, mu);
+                        let dm = cone_dm(p, i, mu);
                         let h = n - mu * t;
                         // dU/dα and the derivatives of T
                         let mut uu = T::zero();
@@ -386,13 +814,13 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
                 i += dim;
             }
             _ => {
-                match scalar_state(d, i, jar[i]) {
+                match scalar_state(p, i, jar[i]) {
                     ConstraintState::Quadratic => {
                         d1 += dd * jar[i] * jv[i];
                         d2 += dd * jv[i] * jv[i];
                     }
-                    ConstraintState::LinearNeg => d1 -= d.efc_frictionloss[i] * jv[i],
-                    ConstraintState::LinearPos => d1 += d.efc_frictionloss[i] * jv[i],
+                    ConstraintState::LinearNeg => d1 -= p.efc_frictionloss[i] * jv[i],
+                    ConstraintState::LinearPos => d1 += p.efc_frictionloss[i] * jv[i],
                     _ => {}
                 }
                 i += 1;
@@ -404,25 +832,25 @@ fn rows_d1d2<T: Scalar>(d: &Data<T>, jar: &[T], jv: &[T]) -> (T, T) {
 
 /// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the upper triangle
 /// of the dense `h` (all [`cholesky`] reads).
-fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T]) {
-    let nv = m.nv;
+fn add_row_hessian<T: Scalar>(p: &Problem<T>, jar: &[T], h: &mut [T]) {
+    let nv = p.nv;
     let mut i = 0;
-    while i < d.nefc {
-        match d.efc_type[i] {
+    while i < p.nefc {
+        match p.efc_type[i] {
             ConstraintType::ContactElliptic => {
-                let (mu, fr, dim) = cone_params(d, i);
+                let (mu, fr, dim) = cone_params(p, i);
                 let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
                 match cone_zone(n, t, mu) {
                     Zone::Top => {}
                     Zone::Bottom => {
                         for r in i..i + dim {
-                            add_outer(d, nv, r, d.efc_D[r], h);
+                            add_outer(p, r, p.efc_D[r], h);
                         }
                     }
                     Zone::Middle => {
                         // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
                         // ∇h = (μ, −μ μ_j û_j), ∇²h = −μ diag(μ_j)(I − ûûᵀ)diag(μ_j)/T
-                        let dm = cone_dm(d, i, mu);
+                        let dm = cone_dm(p, i, mu);
                         let hh = n - mu * t;
                         let mut g = [T::zero(); 6];
                         g[0] = mu;
@@ -452,8 +880,8 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                                 if w.is_zero_exact() {
                                     continue;
                                 }
-                                let (ja, ca) = row_cols(d, nv, i + a);
-                                let (jb, cb) = row_cols(d, nv, i + b);
+                                let (ja, ca) = p.row_cols(i + a);
+                                let (jb, cb) = p.row_cols(i + b);
                                 for &p in ca {
                                     let wp = w * ja[p];
                                     let hp = &mut h[p * nv..(p + 1) * nv];
@@ -468,8 +896,8 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
                 i += dim;
             }
             _ => {
-                if scalar_state(d, i, jar[i]) == ConstraintState::Quadratic {
-                    add_outer(d, nv, i, d.efc_D[i], h);
+                if scalar_state(p, i, jar[i]) == ConstraintState::Quadratic {
+                    add_outer(p, i, p.efc_D[i], h);
                 }
                 i += 1;
             }
@@ -479,30 +907,14 @@ fn add_row_hessian<T: Scalar>(m: &Model<T>, d: &Data<T>, jar: &[T], h: &mut [T])
 
 /// `h += w · J_i J_iᵀ` on the upper triangle of the dense `nv × nv` `h`, over row `i`'s
 /// non-zero columns.
-fn add_outer<T: Scalar>(d: &Data<T>, nv: usize, i: usize, w: T, h: &mut [T]) {
-    let (j, cols) = row_cols(d, nv, i);
-    for (a, &p) in cols.iter().enumerate() {
-        let wp = w * j[p];
-        let row = &mut h[p * nv..(p + 1) * nv];
+fn add_outer<T: Scalar>(p: &Problem<T>, i: usize, w: T, h: &mut [T]) {
+    let nv = p.nv;
+    let (j, cols) = p.row_cols(i);
+    for (a, &c) in cols.iter().enumerate() {
+        let wp = w * j[c];
+        let row = &mut h[c * nv..(c + 1) * nv];
         for &q in &cols[a..] {
             row[q] += wp * j[q];
-        }
-    }
-}
-
-/// Dense `M` (from the tree-sparse `qM`) into `h`.
-fn dense_m<T: Scalar>(m: &Model<T>, qm: &[T], h: &mut [T]) {
-    let nv = m.nv;
-    h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
-    for i in 0..nv {
-        let mut adr = m.dof_madr[i];
-        h[i * nv + i] = qm[adr];
-        let mut j = m.dof_parentid[i];
-        while j != NONE {
-            adr += 1;
-            h[i * nv + j] = qm[adr];
-            h[j * nv + i] = qm[adr];
-            j = m.dof_parentid[j];
         }
     }
 }
@@ -590,69 +1002,47 @@ fn cholesky_solve<T: Scalar>(h: &[T], n: usize, last: &[usize], inv: &[T], x: &m
     }
 }
 
-/// `out = J v` (nefc), over each row's non-zero columns.
-fn mul_j<T: Scalar>(d: &Data<T>, nv: usize, v: &[T], out: &mut [T]) {
-    for i in 0..d.nefc {
-        out[i] = row_dot(d, nv, i, v);
-    }
-}
-
-/// `out = Jᵀ f` (nv), over each row's non-zero columns.
-fn mul_jt<T: Scalar>(d: &Data<T>, nv: usize, f: &[T], out: &mut [T]) {
-    out[..nv].iter_mut().for_each(|x| *x = T::zero());
-    for i in 0..d.nefc {
-        let fi = f[i];
-        if fi.is_zero_exact() {
-            continue;
-        }
-        let (row, cols) = row_cols(d, nv, i);
-        for &c in cols {
-            out[c] += row[c] * fi;
-        }
-    }
-}
-
 /// Total primal cost, gradient `Ma − qfrc_smooth − Jᵀf`, forces and states at `s.x`
 /// (`s.ma = M x` and `s.jar = J x − a_ref` are computed here). Returns the cost.
-fn evaluate<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T {
-    let nv = m.nv;
-    mul_m(m, &d.qM, &s.x, &mut s.ma);
-    mul_j(d, nv, &s.x, &mut s.jar);
-    for i in 0..d.nefc {
-        s.jar[i] -= d.efc_aref[i];
+fn evaluate<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
+    let nv = p.nv;
+    p.mul_m(&s.x, &mut s.ma);
+    p.mul_j(&s.x, &mut s.jar);
+    for i in 0..p.nefc {
+        s.jar[i] -= p.efc_aref[i];
     }
-    let rc = update_rows(d, &s.jar, &mut s.force, &mut s.state);
+    let rc = update_rows(p, &s.jar, &mut s.force, &mut s.state);
     // Gauss: ½ (x − a0)ᵀ M (x − a0) = ½ xᵀMx − xᵀ qfrc_smooth + ½ a0ᵀ qfrc_smooth
     let mut gauss = T::zero();
     for i in 0..nv {
-        gauss += (T::c(0.5) * s.ma[i] - d.qfrc_smooth[i]) * s.x[i]
-            + T::c(0.5) * d.qacc_smooth[i] * d.qfrc_smooth[i];
+        gauss += (T::c(0.5) * s.ma[i] - p.qfrc_smooth[i]) * s.x[i]
+            + T::c(0.5) * p.qacc_smooth[i] * p.qfrc_smooth[i];
     }
-    mul_jt(d, nv, &s.force, &mut s.tmp);
+    p.mul_jt(&s.force, &mut s.tmp);
     for i in 0..nv {
-        s.grad[i] = s.ma[i] - d.qfrc_smooth[i] - s.tmp[i];
+        s.grad[i] = s.ma[i] - p.qfrc_smooth[i] - s.tmp[i];
     }
     gauss + rc
 }
 
 /// Exact line search along `s.search` from `s.x` (1-D Newton with a bracket on the convex
 /// cost); moves `s.x` and returns `(α, number of evaluations, initial slope)`.
-fn line_search<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> (T, usize, T) {
-    let nv = m.nv;
-    mul_m(m, &d.qM, &s.search, &mut s.mv);
-    mul_j(d, nv, &s.search, &mut s.jv);
+fn line_search<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>) -> (T, usize, T) {
+    let nv = p.nv;
+    p.mul_m(&s.search, &mut s.mv);
+    p.mul_j(&s.search, &mut s.jv);
     // gauss along α: g1 = pᵀ(Mx − qfrc_smooth), g2 = pᵀMp
     let mut g1 = T::zero();
     let mut g2 = T::zero();
     for i in 0..nv {
-        g1 += s.search[i] * (s.ma[i] - d.qfrc_smooth[i]);
+        g1 += s.search[i] * (s.ma[i] - p.qfrc_smooth[i]);
         g2 += s.search[i] * s.mv[i];
     }
     let eval = |s: &mut SolverScratch<T>, a: T| -> (T, T) {
-        for i in 0..d.nefc {
+        for i in 0..p.nefc {
             s.force[i] = s.jar[i] + a * s.jv[i];
         }
-        let (r1, r2) = rows_d1d2(d, &s.force[..d.nefc], &s.jv);
+        let (r1, r2) = rows_d1d2(p, &s.force[..p.nefc], &s.jv);
         (g1 + a * g2 + r1, g2 + r2)
     };
     let (d10, d20) = eval(s, T::zero());
@@ -700,38 +1090,43 @@ fn line_search<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -
 /// Pick the starting acceleration: `qacc_warmstart` when warm starts are enabled and its cost is
 /// lower than that of `qacc_smooth` (MuJoCo's rule), else `qacc_smooth`. Leaves the chosen point
 /// evaluated in `s` and returns its cost.
-fn warm_start<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) -> T {
-    let nv = m.nv;
+fn warm_start<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
+    let nv = p.nv;
     if !m.disabled(disable::WARMSTART) {
         // at qacc_smooth the Gauss term vanishes: its cost is the rows' alone, which needs
         // J·qacc_smooth only
-        mul_j(d, nv, &d.qacc_smooth, &mut s.jar);
-        for i in 0..d.nefc {
-            s.jar[i] -= d.efc_aref[i];
+        p.mul_j(&p.qacc_smooth, &mut s.jar);
+        for i in 0..p.nefc {
+            s.jar[i] -= p.efc_aref[i];
         }
-        let c_smooth = update_rows(d, &s.jar, &mut s.force, &mut s.state);
-        s.x[..nv].copy_from_slice(&d.qacc_warmstart);
-        let c_warm = evaluate(m, d, s);
+        let c_smooth = update_rows(p, &s.jar, &mut s.force, &mut s.state);
+        s.x[..nv].copy_from_slice(&p.qacc_warmstart);
+        let c_warm = evaluate(p, s);
         if c_warm.re() < c_smooth.re() {
             return c_warm;
         }
     }
-    s.x[..nv].copy_from_slice(&d.qacc_smooth);
-    evaluate(m, d, s)
+    s.x[..nv].copy_from_slice(&p.qacc_smooth);
+    evaluate(p, s)
 }
 
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
 /// exact line search).
-fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    let scale = stat_scale(m, d);
+fn newton<T: Scalar>(
+    m: &Model<T>,
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    st: &mut [SolverStat],
+) -> usize {
+    let nv = p.nv;
+    let scale = p.scale();
     let tol = m.opt.tolerance.re();
-    let mut cost = warm_start(m, d, s);
-    d.solver_niter = 0;
+    let mut cost = warm_start(m, p, s);
+    let mut niter = 0;
     for it in 0..m.opt.iterations {
         // Hessian and Newton direction
-        dense_m(m, &d.qM, &mut s.h);
-        add_row_hessian(m, d, &s.jar, &mut s.h);
+        p.dense_m(&mut s.h);
+        add_row_hessian(p, &s.jar, &mut s.h);
         if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
             break;
         }
@@ -739,12 +1134,13 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             s.search[i] = -s.grad[i];
         }
         cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
-        let (_, neval, slope) = line_search(m, d, s);
+        let (_, neval, slope) = line_search(m, p, s);
         let old = cost;
-        cost = evaluate(m, d, s);
+        cost = evaluate(p, s);
         let (improvement, gradient) = iteration_stat(
-            d,
+            p,
             s,
+            st,
             it,
             scale,
             scale * (old - cost).re(),
@@ -752,19 +1148,22 @@ fn newton<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             neval,
             1,
         );
+        niter = it + 1;
         if improvement < tol || gradient < tol {
             break;
         }
     }
+    niter
 }
 
-/// Record iteration `it`'s statistics from its scaled improvement and line slope and the
-/// gradient in `s.grad` (times `scale`); returns `(improvement, gradient)` for the
-/// stopping tests.
+/// Record iteration `it`'s statistics in `st` (when it has room) from its scaled improvement
+/// and line slope and the gradient in `s.grad` (times `scale`); returns `(improvement,
+/// gradient)` for the stopping tests.
 #[allow(clippy::too_many_arguments)]
 fn iteration_stat<T: Scalar>(
-    d: &mut Data<T>,
+    p: &Problem<T>,
     s: &SolverScratch<T>,
+    st: &mut [SolverStat],
     it: usize,
     scale: f64,
     improvement: f64,
@@ -772,18 +1171,17 @@ fn iteration_stat<T: Scalar>(
     neval: usize,
     nupdate: usize,
 ) -> (f64, f64) {
-    let gnorm = s.grad[..d.qacc.len()]
+    let gnorm = s.grad[..p.nv]
         .iter()
         .map(|g| g.re() * g.re())
         .sum::<f64>()
         .sqrt();
     let gradient = scale * gnorm;
-    d.solver_niter = it + 1;
-    if it < NSOLVER {
-        let nactive = (0..d.nefc)
+    if it < st.len() {
+        let nactive = (0..p.nefc)
             .filter(|&i| s.state[i] != ConstraintState::Satisfied)
             .count();
-        d.solver[it] = SolverStat {
+        st[it] = SolverStat {
             improvement,
             gradient,
             lineslope,
@@ -799,29 +1197,35 @@ fn iteration_stat<T: Scalar>(
 /// Nonlinear conjugate gradient on the reduced primal problem, Polak–Ribière-plus with `M⁻¹` as
 /// preconditioner and the exact line search (000, "Algorithms"), restarted along `−M⁻¹g` when the
 /// direction is not a descent one; stops when the scaled gradient is below the tolerance.
-fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    let scale = stat_scale(m, d);
+fn cg<T: Scalar>(
+    m: &Model<T>,
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    st: &mut [SolverStat],
+) -> usize {
+    let nv = p.nv;
+    let scale = p.scale();
     let tol = m.opt.tolerance.re();
-    let mut cost = warm_start(m, d, s);
-    d.solver_niter = 0;
+    let mut cost = warm_start(m, p, s);
+    let mut niter = 0;
     // preconditioned gradient and first direction
     s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
-    inertia::solve_m(m, d, &mut s.mgrad[..nv]);
+    p.solve_m(&mut s.mgrad[..nv]);
     for i in 0..nv {
         s.search[i] = -s.mgrad[i];
     }
     for it in 0..m.opt.iterations {
-        let (_, neval, slope) = line_search(m, d, s);
+        let (_, neval, slope) = line_search(m, p, s);
         s.prev_grad[..nv].copy_from_slice(&s.grad[..nv]);
         s.prev_mgrad[..nv].copy_from_slice(&s.mgrad[..nv]);
         let old = cost;
-        cost = evaluate(m, d, s);
+        cost = evaluate(p, s);
         s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
-        inertia::solve_m(m, d, &mut s.mgrad[..nv]);
+        p.solve_m(&mut s.mgrad[..nv]);
         let (improvement, gradient) = iteration_stat(
-            d,
+            p,
             s,
+            st,
             it,
             scale,
             scale * (old - cost).re(),
@@ -829,6 +1233,7 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             neval,
             0,
         );
+        niter = it + 1;
         // CG stops on the gradient (or when a line search makes no progress): its improvement
         // per iteration can fall below the tolerance well before the minimum is reached, which
         // MuJoCo's improvement test would take for convergence
@@ -858,6 +1263,7 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             }
         }
     }
+    niter
 }
 
 /// Projected Gauss–Seidel on the dual problem `min ½ fᵀ(A+R)f + fᵀ(J·qacc_smooth − a_ref)`, `A =
@@ -865,13 +1271,18 @@ fn cg<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
 /// projections; elliptic contacts are updated one contact at a time, first along the ray from
 /// the cone's tip through the current force, then within the cone's cross-section (000,
 /// "Algorithms", PGS).
-fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    let nefc = d.nefc;
-    build_ar(m, d, s);
+fn pgs<T: Scalar>(
+    m: &Model<T>,
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    st: &mut [SolverStat],
+) -> usize {
+    let nv = p.nv;
+    let nefc = p.nefc;
+    build_ar(p, s);
     // warm start: force of the primal at the chosen start
-    warm_start(m, d, s);
-    let scale = stat_scale(m, d);
+    warm_start(m, p, s);
+    let scale = p.scale();
     let tol = m.opt.tolerance.re();
     let mut f = std::mem::take(&mut s.force);
     // g = (A + R) f + b, the gradient of the dual cost, kept up to date with every change of f;
@@ -900,7 +1311,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         }
         dc
     };
-    d.solver_niter = 0;
+    let mut niter = 0;
     // Nesterov momentum with adaptive restart on the sweeps (O'Donoghue & Candès; MuJoCo 4.0
     // accelerates its PGS the same way): after a sweep, try the extrapolation
     // f + β (f − f_prev), projected, and keep it when it lowers the dual cost
@@ -914,12 +1325,12 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
         let old = cost;
         let mut i = 0;
         while i < nefc {
-            let ty = d.efc_type[i];
+            let ty = p.efc_type[i];
             if ty == ConstraintType::ContactElliptic {
-                let dim = d.contact[d.efc_id[i]].dim;
+                let dim = p.contact[p.efc_id[i]].dim;
                 let mut delta = [T::zero(); 6];
                 delta[..dim].copy_from_slice(&f[i..i + dim]);
-                pgs_cone(d, s, &g, &mut f, i, dim);
+                pgs_cone(p, s, &g, &mut f, i, dim);
                 for p in 0..dim {
                     delta[p] = f[i + p] - delta[p];
                 }
@@ -932,7 +1343,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             match ty {
                 ConstraintType::Equality => {}
                 ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                    let fl = d.efc_frictionloss[i];
+                    let fl = p.efc_frictionloss[i];
                     fi = fi.clamp_to(-fl, fl);
                 }
                 _ => fi = fi.select_max(T::zero()),
@@ -951,7 +1362,7 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             for k in 0..nefc {
                 y[k] = f[k] + beta * (f[k] - f_prev[k]);
             }
-            project_dual(d, &mut y);
+            project_dual(p, &mut y);
             // (A+R)δ for δ = y − f, in s.tmp: β (g − g_prev) = (A+R) β (f − f_prev), corrected
             // by the columns of the entries the projection moved
             for k in 0..nefc {
@@ -982,9 +1393,9 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
             }
         }
         let improvement = scale * (old - cost).re();
-        d.solver_niter = it + 1;
-        if it < NSOLVER {
-            d.solver[it] = SolverStat {
+        niter = it + 1;
+        if it < st.len() {
+            st[it] = SolverStat {
                 improvement,
                 nactive: f[..nefc].iter().filter(|x| !x.is_zero_exact()).count(),
                 ..Default::default()
@@ -999,12 +1410,13 @@ fn pgs<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
     s.pgs_gprev = g_prev;
     s.jar = y;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f
-    mul_jt(d, nv, &f, &mut s.mv);
-    inertia::solve_m(m, d, &mut s.mv[..nv]);
+    p.mul_jt(&f, &mut s.mv);
+    p.solve_m(&mut s.mv[..nv]);
     for i in 0..nv {
-        s.x[i] = d.qacc_smooth[i] + s.mv[i];
+        s.x[i] = p.qacc_smooth[i] + s.mv[i];
     }
     s.force = f;
+    niter
 }
 
 /// `g += x · (A + R)[:, k]` (the dense symmetric `ar`, so column `k` is row `k`).
@@ -1017,26 +1429,31 @@ fn add_column<T: Scalar>(ar: &[T], nefc: usize, k: usize, x: T, g: &mut [T]) {
 
 /// The dual solvers' data: the dense `A + R` (`A = J M⁻¹ Jᵀ`) in `s.ar` and `b = J·qacc_smooth −
 /// a_ref` in `s.jv`. Allocates `s.ar` on first use.
-fn build_ar<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    let nefc = d.nefc;
+fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
+    let nv = p.nv;
+    let nefc = p.nefc;
     if s.ar.len() < nefc * nefc {
-        s.ar.resize(nefc * nefc, T::zero());
+        let n = s.nefc_cap.max(nefc);
+        s.ar.resize(n * n, T::zero());
     }
     // symmetric: column i is M⁻¹ J_iᵀ dotted with the rows k ≥ i, mirrored
     for i in 0..nefc {
-        s.mv[..nv].copy_from_slice(&d.efc_J[i * nv..(i + 1) * nv]);
-        inertia::solve_m(m, d, &mut s.mv[..nv]);
+        s.mv[..nv].iter_mut().for_each(|x| *x = T::zero());
+        let (row, cols) = p.row_cols(i);
+        for &c in cols {
+            s.mv[c] = row[c];
+        }
+        p.solve_m(&mut s.mv[..nv]);
         for k in i..nefc {
-            let v = row_dot(d, nv, k, &s.mv);
+            let v = p.row_dot(k, &s.mv);
             s.ar[k * nefc + i] = v;
             s.ar[i * nefc + k] = v;
         }
-        s.ar[i * nefc + i] += d.efc_R[i];
+        s.ar[i * nefc + i] += p.efc_R[i];
     }
-    mul_j(d, nv, &d.qacc_smooth, &mut s.jv);
+    p.mul_j(&p.qacc_smooth, &mut s.jv);
     for i in 0..nefc {
-        s.jv[i] -= d.efc_aref[i];
+        s.jv[i] -= p.efc_aref[i];
     }
 }
 
@@ -1046,100 +1463,84 @@ fn build_ar<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) {
 /// friction-loss rows are clamped to `±frictionloss`; each pair of opposing pyramid edges keeps
 /// its sum (the normal force it carries) and redistributes it within `[0, sum]`; an elliptic
 /// contact's friction is the QCQP minimum inside the ellipse of its fixed normal force. A block
-/// update that would raise the cost by more than 1e-10 is undone. Each island (see
-/// `Data::nisland`) stops on its own, after `noslip_iterations` sweeps or when its improvement
-/// scaled by `1/trace(M)` of its dofs falls below `noslip_tolerance` (MuJoCo 4.0 runs noslip
-/// per island); the statistics, appended to the main solver's, record per sweep the largest
-/// scaled improvement among the islands still running. Works on `s.force`, then sets `s.tmp = Jᵀ f`,
-/// `s.x = qacc_smooth + M⁻¹ Jᵀ f` and the dual states in `s.state`.
-fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    let nefc = d.nefc;
-    build_ar(m, d, s);
+/// update that would raise the cost by more than 1e-10 is undone. Runs on one problem (an
+/// island, as MuJoCo 4.0 does), for `noslip_iterations` sweeps or until a sweep's improvement
+/// scaled by [`Problem::scale`] falls below `noslip_tolerance`; its statistics go to
+/// `st[niter0..]`, after the main solver's, and it returns the total count. Works on `s.force`,
+/// then sets `s.tmp = Jᵀ f`, `s.x = qacc_smooth + M⁻¹ Jᵀ f` and the dual states in `s.state`.
+fn noslip<T: Scalar>(
+    m: &Model<T>,
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    st: &mut [SolverStat],
+    niter0: usize,
+) -> usize {
+    let nv = p.nv;
+    let nefc = p.nefc;
+    build_ar(p, s);
     let mut f = std::mem::take(&mut s.force);
     let mut g = std::mem::take(&mut s.pgs_g);
     // A without R: the off-diagonal entries of A + R, diagonal A_ii − R_i (floored)
-    let a_ii = |s: &SolverScratch<T>, i: usize| s.ar[i * nefc + i] - d.efc_R[i];
+    let a_ii = |s: &SolverScratch<T>, i: usize| s.ar[i * nefc + i] - p.efc_R[i];
     // g = A f + b
     for i in 0..nefc {
-        g[i] = s.jv[i] + dot(&s.ar[i * nefc..(i + 1) * nefc], &f[..nefc]) - d.efc_R[i] * f[i];
+        g[i] = s.jv[i] + dot(&s.ar[i * nefc..(i + 1) * nefc], &f[..nefc]) - p.efc_R[i] * f[i];
     }
     // g += A[:, i..i+n] δ
     let apply = |s: &SolverScratch<T>, g: &mut [T], i: usize, delta: &[T]| {
-        for (p, &dp) in delta.iter().enumerate() {
-            if dp.is_zero_exact() {
+        for (k, &dk) in delta.iter().enumerate() {
+            if dk.is_zero_exact() {
                 continue;
             }
-            add_column(&s.ar, nefc, i + p, dp, g);
-            g[i + p] -= d.efc_R[i + p] * dp;
+            add_column(&s.ar, nefc, i + k, dk, g);
+            g[i + k] -= p.efc_R[i + k] * dk;
         }
     };
     // block of A (diagonal floored at 1e-10) and the cost change ½ δᵀ A δ + δᵀ g_old
     let block = |s: &SolverScratch<T>, i: usize, n: usize| -> [[T; 5]; 5] {
         let mut ac = [[T::zero(); 5]; 5];
-        for p in 0..n {
-            for q in 0..n {
-                ac[p][q] = s.ar[(i + p) * nefc + i + q];
+        for a in 0..n {
+            for b in 0..n {
+                ac[a][b] = s.ar[(i + a) * nefc + i + b];
             }
-            ac[p][p] = (ac[p][p] - d.efc_R[i + p]).select_max(T::c(1e-10));
+            ac[a][a] = (ac[a][a] - p.efc_R[i + a]).select_max(T::c(1e-10));
         }
         ac
     };
     let change = |ac: &[[T; 5]; 5], res: &[T], delta: &[T]| small_quad(ac, delta, res);
     let tol = m.opt.noslip_tolerance.re();
-    let nis = d.nisland;
-    let mut impr = std::mem::take(&mut s.isl_impr);
-    let mut done = std::mem::take(&mut s.isl_done);
-    let mut scale = std::mem::take(&mut s.isl_scale);
-    scale[..nis].iter_mut().for_each(|x| *x = 0.0);
-    for k in 0..nv {
-        if d.dof_island[k] < nis {
-            scale[d.dof_island[k]] += d.qM[m.dof_madr[k]].re();
-        }
-    }
-    for x in &mut scale[..nis] {
-        *x = 1.0 / x.max(MINVAL);
-    }
-    done[..nis].iter_mut().for_each(|x| *x = false);
-    let niter0 = d.solver_niter;
+    let scale = p.scale();
     let mut it = 0;
     while it < m.opt.noslip_iterations {
-        impr[..nis].iter_mut().for_each(|x| *x = T::zero());
+        let mut impr = T::zero();
         if it == 0 {
             // dropping R lowers the cost by ½ Σ R f² at the start
             for i in 0..nefc {
-                impr[d.efc_island[i]] += T::c(0.5) * d.efc_R[i] * f[i] * f[i];
+                impr += T::c(0.5) * p.efc_R[i] * f[i] * f[i];
             }
         }
         // friction loss
         for i in 0..nefc {
-            if done[d.efc_island[i]]
-                || !matches!(
-                    d.efc_type[i],
-                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon
-                )
-            {
+            if !matches!(
+                p.efc_type[i],
+                ConstraintType::FrictionDof | ConstraintType::FrictionTendon
+            ) {
                 continue;
             }
             let a = a_ii(s, i).select_max(T::c(MINVAL));
-            let fl = d.efc_frictionloss[i];
+            let fl = p.efc_frictionloss[i];
             let fi = (f[i] - g[i] / a).clamp_to(-fl, fl);
             let delta = fi - f[i];
-            impr[d.efc_island[i]] -= T::c(0.5) * a * delta * delta + delta * g[i];
+            impr -= T::c(0.5) * a * delta * delta + delta * g[i];
             f[i] = fi;
             apply(s, &mut g, i, &[delta]);
         }
         // contact friction
         let mut i = 0;
         while i < nefc {
-            let isl = d.efc_island[i];
-            if done[isl] {
-                i += 1;
-                continue;
-            }
-            match d.efc_type[i] {
+            match p.efc_type[i] {
                 ConstraintType::ContactPyramidal => {
-                    let dim = d.contact[d.efc_id[i]].dim;
+                    let dim = p.contact[p.efc_id[i]].dim;
                     for j in (i..i + 2 * (dim - 1)).step_by(2) {
                         let ac = block(s, j, 2);
                         let res = [g[j], g[j + 1]];
@@ -1162,7 +1563,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                         if c.re() > 1e-10 {
                             continue;
                         }
-                        impr[isl] -= c;
+                        impr -= c;
                         f[j] = new[0];
                         f[j + 1] = new[1];
                         apply(s, &mut g, j, &delta);
@@ -1170,7 +1571,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                     i += 2 * (dim - 1);
                 }
                 ConstraintType::ContactElliptic => {
-                    let c = &d.contact[d.efc_id[i]];
+                    let c = &p.contact[p.efc_id[i]];
                     let dim = c.dim;
                     let k = dim - 1;
                     let ac = block(s, i + 1, k);
@@ -1211,7 +1612,7 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                     }
                     let cc = change(&ac, &res[..k], &delta[..k]);
                     if cc.re() <= 1e-10 {
-                        impr[isl] -= cc;
+                        impr -= cc;
                         f[i + 1..i + dim].copy_from_slice(&new[..k]);
                         apply(s, &mut g, i + 1, &delta[..k]);
                     }
@@ -1220,44 +1621,31 @@ fn noslip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut SolverScratch<T>) {
                 _ => i += 1,
             }
         }
-        let mut improvement = f64::NEG_INFINITY;
-        let mut running = false;
-        for k in 0..nis {
-            if done[k] {
-                continue;
-            }
-            let v = scale[k] * impr[k].re();
-            improvement = improvement.max(v);
-            done[k] = v < tol;
-            running |= !done[k];
-        }
+        let improvement = scale * impr.re();
         let slot = niter0 + it;
-        if slot < NSOLVER {
-            d.solver[slot] = SolverStat {
+        if slot < st.len() {
+            st[slot] = SolverStat {
                 improvement,
                 nactive: f[..nefc].iter().filter(|x| !x.is_zero_exact()).count(),
                 ..Default::default()
             };
         }
         it += 1;
-        if !running {
+        if improvement < tol {
             break;
         }
     }
-    d.solver_niter = niter0 + it;
     s.pgs_g = g;
-    s.isl_impr = impr;
-    s.isl_done = done;
-    s.isl_scale = scale;
     // qacc = qacc_smooth + M⁻¹ Jᵀ f, and the states of the forces
-    mul_jt(d, nv, &f, &mut s.tmp);
+    p.mul_jt(&f, &mut s.tmp);
     s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
-    inertia::solve_m(m, d, &mut s.mv[..nv]);
+    p.solve_m(&mut s.mv[..nv]);
     for i in 0..nv {
-        s.x[i] = d.qacc_smooth[i] + s.mv[i];
+        s.x[i] = p.qacc_smooth[i] + s.mv[i];
     }
-    dual_states(d, &f, &mut s.state);
+    dual_states(p, &f, &mut s.state);
     s.force = f;
+    niter0 + it
 }
 
 /// The elliptic friction QCQP of PGS and noslip, `min ½ xᵀ A x + cᵀ x` s.t.
@@ -1380,13 +1768,13 @@ fn qcqp_ellipse<T: Scalar>(
 /// satisfied at zero force and quadratic above; an elliptic contact, in the coordinates
 /// `N = f₀/μ`, `T = ‖f_j/μ_j‖`, satisfied when `μN ≥ T`, quadratic when `N + μT ≤ 0` and in the
 /// cone state otherwise, the same for all its rows.
-fn dual_states<T: Scalar>(d: &Data<T>, f: &[T], state: &mut [ConstraintState]) {
+fn dual_states<T: Scalar>(p: &Problem<T>, f: &[T], state: &mut [ConstraintState]) {
     let mut i = 0;
-    while i < d.nefc {
-        let st = match d.efc_type[i] {
+    while i < p.nefc {
+        let st = match p.efc_type[i] {
             ConstraintType::Equality => ConstraintState::Quadratic,
             ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                let fl = d.efc_frictionloss[i].re();
+                let fl = p.efc_frictionloss[i].re();
                 if f[i].re() <= -fl {
                     ConstraintState::LinearPos
                 } else if f[i].re() >= fl {
@@ -1396,7 +1784,7 @@ fn dual_states<T: Scalar>(d: &Data<T>, f: &[T], state: &mut [ConstraintState]) {
                 }
             }
             ConstraintType::ContactElliptic => {
-                let c = &d.contact[d.efc_id[i]];
+                let c = &p.contact[p.efc_id[i]];
                 let dim = c.dim;
                 let mu = c.mu.re();
                 let n = f[i].re() / mu;
@@ -1430,15 +1818,15 @@ fn dual_states<T: Scalar>(d: &Data<T>, f: &[T], state: &mut [ConstraintState]) {
 /// Newton on its multiplier); then a projected-gradient refinement that can leave the tip.
 /// `grad` is the dual gradient `(A + R) f + b` at the current forces.
 fn pgs_cone<T: Scalar>(
-    d: &Data<T>,
+    p: &Problem<T>,
     s: &SolverScratch<T>,
     grad: &[T],
     f: &mut [T],
     i: usize,
     dim: usize,
 ) {
-    let nefc = d.nefc;
-    let c = &d.contact[d.efc_id[i]];
+    let nefc = p.nefc;
+    let c = &p.contact[p.efc_id[i]];
     // local quadratic: ½ gᵀ A_c g + gᵀ b_c with b_c = residual without the contact's own part
     let mut a = [[T::zero(); 6]; 6];
     let mut b = [T::zero(); 6];
@@ -1556,18 +1944,18 @@ fn pgs_cone<T: Scalar>(
 
 /// Project dual forces onto the constraint set: friction loss into `[−η, η]`, limits, frictionless
 /// contacts and pyramid edges to `≥ 0`, elliptic contacts onto their cones.
-fn project_dual<T: Scalar>(d: &Data<T>, f: &mut [T]) {
+fn project_dual<T: Scalar>(p: &Problem<T>, f: &mut [T]) {
     let mut i = 0;
-    while i < d.nefc {
-        match d.efc_type[i] {
+    while i < p.nefc {
+        match p.efc_type[i] {
             ConstraintType::Equality => i += 1,
             ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
-                let fl = d.efc_frictionloss[i];
+                let fl = p.efc_frictionloss[i];
                 f[i] = f[i].clamp_to(-fl, fl);
                 i += 1;
             }
             ConstraintType::ContactElliptic => {
-                let c = &d.contact[d.efc_id[i]];
+                let c = &p.contact[p.efc_id[i]];
                 let dim = c.dim;
                 let mut g = [T::zero(); 6];
                 g[..dim].copy_from_slice(&f[i..i + dim]);
@@ -1637,11 +2025,11 @@ fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b: &[T]) -> T
 
 /// On dual numbers: replace the derivative parts of `s.x` by those of the exact solution, one
 /// Newton step `x − H⁻¹ ∇` evaluated at the converged point with the real parts kept.
-fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScratch<T>) {
-    let nv = m.nv;
-    evaluate(m, d, s);
-    dense_m(m, &d.qM, &mut s.h);
-    add_row_hessian(m, d, &s.jar, &mut s.h);
+fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
+    let nv = p.nv;
+    evaluate(p, s);
+    p.dense_m(&mut s.h);
+    add_row_hessian(p, &s.jar, &mut s.h);
     if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
         return;
     }
@@ -1654,40 +2042,36 @@ fn derivative_correction<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut SolverScr
     }
 }
 
-/// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
-/// with the model's solver and cone. Writes `qacc`, `qfrc_constraint`, `efc_force`,
-/// `efc_state`, `solver_niter`, `solver`. Without rows, `qacc = qacc_smooth`.
-pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    let nv = m.nv;
-    d.solver_niter = 0;
-    if d.nefc == 0 {
-        d.qacc.copy_from_slice(&d.qacc_smooth);
-        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
-        return;
-    }
-    let mut s = std::mem::take(&mut d.solver_scratch);
-    s.ensure(nv, d.nefc);
-    match m.opt.solver {
-        Solver::Newton => newton(m, d, &mut s),
-        Solver::Cg => cg(m, d, &mut s),
-        Solver::Pgs => pgs(m, d, &mut s),
-    }
+/// Solve one problem with the model's solver (then noslip): leaves `qacc` in `s.x`, the forces
+/// in `s.force`, their states in `s.state` and `Jᵀ·force` in `s.tmp`, records statistics in `st`
+/// (as far as it has room) and returns the iteration count.
+fn solve<T: Scalar>(
+    m: &Model<T>,
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    st: &mut [SolverStat],
+) -> usize {
+    let mut niter = match m.opt.solver {
+        Solver::Newton => newton(m, p, s, st),
+        Solver::Cg => cg(m, p, s, st),
+        Solver::Pgs => pgs(m, p, s, st),
+    };
     // PGS's forces are its dual iterate; Newton and CG's come from the primal cost at qacc
     let pgs_force = m.opt.solver == Solver::Pgs;
     if pgs_force {
         std::mem::swap(&mut s.force, &mut s.pgs_f);
     }
     if T::HAS_DERIVATIVE {
-        derivative_correction(m, d, &mut s);
+        derivative_correction(p, s);
     }
     // Newton and CG end with their iterate evaluated (forces and states); PGS's acceleration
     // and a corrected derivative need the primal evaluation
     if pgs_force || T::HAS_DERIVATIVE {
-        evaluate(m, d, &mut s);
+        evaluate(p, s);
     }
     if pgs_force {
         // keep the real parts of PGS's own forces (on f64 the forces are exactly PGS's)
-        for i in 0..d.nefc {
+        for i in 0..p.nefc {
             let mut f = s.force[i];
             *f.re_mut() = s.pgs_f[i].re();
             if !T::HAS_DERIVATIVE {
@@ -1698,16 +2082,82 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     let slip = m.opt.noslip_iterations > 0;
     if slip {
-        noslip(m, d, &mut s);
+        niter = noslip(m, p, s, st, niter);
     }
-    d.qacc.copy_from_slice(&s.x[..nv]);
-    d.efc_force[..d.nefc].copy_from_slice(&s.force[..d.nefc]);
-    d.efc_state[..d.nefc].copy_from_slice(&s.state[..d.nefc]);
     // the last evaluation (or noslip) left Jᵀ·force in s.tmp, unless PGS's forces replaced its
     // own
     if pgs_force && !slip {
-        mul_jt(d, nv, &s.force, &mut s.tmp);
+        p.mul_jt(&s.force, &mut s.tmp);
     }
-    d.qfrc_constraint.copy_from_slice(&s.tmp[..nv]);
+    niter
+}
+
+/// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
+/// with the model's solver and cone, one island at a time as MuJoCo 4.0 does (each island has
+/// its own warm-start choice, stopping test and statistics), or all rows together when the
+/// `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
+/// `solver_niter` and `solver` (per island, the first [`NISLAND`] islands). Without rows, and on
+/// dofs no row acts on, `qacc = qacc_smooth`.
+pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    let nefc = d.nefc;
+    d.solver_niter.iter_mut().for_each(|x| *x = 0);
+    if nefc == 0 {
+        d.qacc.copy_from_slice(&d.qacc_smooth);
+        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
+    let mut s = std::mem::take(&mut d.solver_scratch);
+    s.ensure(nv, m.nm, nefc);
+    let mut isl = std::mem::take(&mut s.islands);
+    let mut stats = std::mem::take(&mut d.solver);
+    let mut niter = std::mem::take(&mut d.solver_niter);
+    let mut qacc = std::mem::take(&mut d.qacc);
+    let mut qfrc = std::mem::take(&mut d.qfrc_constraint);
+    let mut force = std::mem::take(&mut d.efc_force);
+    let mut state = std::mem::take(&mut d.efc_state);
+    let whole = m.disabled(disable::ISLAND)
+        || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
+    if whole {
+        let p = Problem::whole(m, d);
+        niter[0] = solve(m, &p, &mut s, &mut stats[..NSOLVER]);
+        qacc.copy_from_slice(&s.x[..nv]);
+        qfrc.copy_from_slice(&s.tmp[..nv]);
+        force[..nefc].copy_from_slice(&s.force[..nefc]);
+        state[..nefc].copy_from_slice(&s.state[..nefc]);
+    } else {
+        isl.gather(m, d);
+        // dofs outside every island
+        qacc.copy_from_slice(&d.qacc_smooth);
+        qfrc.iter_mut().for_each(|x| *x = T::zero());
+        for k in 0..d.nisland {
+            let p = isl.problem(d, k);
+            let st = match stats.get_mut(k * NSOLVER..(k + 1) * NSOLVER) {
+                Some(st) => st,
+                None => &mut [],
+            };
+            let n = solve(m, &p, &mut s, st);
+            if k < niter.len() {
+                niter[k] = n;
+            }
+            let da = isl.dofadr[k];
+            for (j, &g) in isl.dofind[da..da + p.nv].iter().enumerate() {
+                qacc[g] = s.x[j];
+                qfrc[g] = s.tmp[j];
+            }
+            let ea = isl.efcadr[k];
+            for (r, &i) in isl.efcind[ea..ea + p.nefc].iter().enumerate() {
+                force[i] = s.force[r];
+                state[i] = s.state[r];
+            }
+        }
+    }
+    d.qacc = qacc;
+    d.qfrc_constraint = qfrc;
+    d.efc_force = force;
+    d.efc_state = state;
+    d.solver = stats;
+    d.solver_niter = niter;
+    s.islands = isl;
     d.solver_scratch = s;
 }
