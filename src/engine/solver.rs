@@ -1095,18 +1095,18 @@ fn warm_start<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>)
     if !m.disabled(disable::WARMSTART) {
         // at qacc_smooth the Gauss term vanishes: its cost is the rows' alone, which needs
         // J·qacc_smooth only
-        p.mul_j(&p.qacc_smooth, &mut s.jar);
+        p.mul_j(p.qacc_smooth, &mut s.jar);
         for i in 0..p.nefc {
             s.jar[i] -= p.efc_aref[i];
         }
         let c_smooth = update_rows(p, &s.jar, &mut s.force, &mut s.state);
-        s.x[..nv].copy_from_slice(&p.qacc_warmstart);
+        s.x[..nv].copy_from_slice(p.qacc_warmstart);
         let c_warm = evaluate(p, s);
         if c_warm.re() < c_smooth.re() {
             return c_warm;
         }
     }
-    s.x[..nv].copy_from_slice(&p.qacc_smooth);
+    s.x[..nv].copy_from_slice(p.qacc_smooth);
     evaluate(p, s)
 }
 
@@ -1451,7 +1451,7 @@ fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
         }
         s.ar[i * nefc + i] += p.efc_R[i];
     }
-    p.mul_j(&p.qacc_smooth, &mut s.jv);
+    p.mul_j(p.qacc_smooth, &mut s.jv);
     for i in 0..nefc {
         s.jv[i] -= p.efc_aref[i];
     }
