@@ -1389,7 +1389,8 @@ fn refine_with<T: Scalar>(
             for step in 0..30 {
                 let r = resid(phi);
                 // at least one step on dual numbers, as in `refine_normal`
-                if r.re().abs() < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
+                let converged = r.re().abs() < 1e-13;
+                if converged && (step > 0 || !T::HAS_DERIVATIVE) {
                     return Some(from_unique(dir(phi), flat_a));
                 }
                 let h = 1e-6;
@@ -1398,7 +1399,13 @@ fn refine_with<T: Scalar>(
                 if !slope.is_finite() || slope.abs() < 1e-300 {
                     return None;
                 }
+                let re = phi.re();
                 phi -= r * T::c(1.0 / slope);
+                if converged {
+                    // the derivative-only step: the real part stays the f64 result
+                    *phi.re_mut() = re;
+                    return Some(from_unique(dir(phi), flat_a));
+                }
                 if phi.re().abs() > 1e-1 || !phi.re().is_finite() {
                     return None;
                 }
@@ -1472,8 +1479,11 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> O
         let (_, r) = resid(&d, &t1, &t2);
         let rn = (r[0].re() * r[0].re() + r[1].re() * r[1].re()).sqrt();
         // on dual numbers one Newton step is always taken: it carries the derivatives of the
-        // exact normal (implicit function theorem), which the starting estimate does not
-        if rn < 1e-13 && (step > 0 || !T::HAS_DERIVATIVE) {
+        // exact normal (implicit function theorem), which the starting estimate does not; when
+        // the real parts had already converged, that step keeps them (so the real parts are
+        // the f64 result bit for bit)
+        let converged = rn < 1e-13;
+        if converged && (step > 0 || !T::HAS_DERIVATIVE) {
             ok = true;
             break;
         }
@@ -1500,7 +1510,14 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> O
         ];
         let du0 = r[0] * T::c(inv[0][0]) + r[1] * T::c(inv[0][1]);
         let du1 = r[0] * T::c(inv[1][0]) + r[1] * T::c(inv[1][1]);
+        let re = [u[0].re(), u[1].re()];
         u = [u[0] - du0, u[1] - du1];
+        if converged {
+            *u[0].re_mut() = re[0];
+            *u[1].re_mut() = re[1];
+            ok = true;
+            break;
+        }
         if u[0].re().abs() > 1e-2 || u[1].re().abs() > 1e-2 || !u[0].re().is_finite() {
             break;
         }
