@@ -553,7 +553,8 @@ const CONSTRAINT_CASES: [(&str, usize, f64); 7] = [
 /// With constraints (contacts, limits, equalities, friction loss; pyramidal and elliptic cones;
 /// Newton to 1e-12), ∂qacc/∂qpos (tangent space) and ∂qacc/∂qvel on `Dual64` match central
 /// finite differences of the `f64` pipeline within 1e-6 relative, and the dual real parts are
-/// the `f64` `qacc` bit for bit. The soft-constraint cost is piecewise, so a difference whose
+/// the `f64` `qacc` to 1e-12 (or to the `f64` pipeline's own sensitivity to the last bit of
+/// `qpos`, where that is larger). The soft-constraint cost is piecewise, so a difference whose
 /// `±h` states have another active set than the center (a row switching, a contact appearing)
 /// is not a derivative: such directions are skipped and counted, and most must be checked.
 #[test]
@@ -571,14 +572,28 @@ fn constraint_derivatives_match_finite_differences() {
             assert!(dc.nefc > 0, "{name} {}: no constraint rows", cone.name());
             let mut dd = lift_constrained(&md, &d0);
             diffmj::forward(&md, &mut dd).unwrap();
-            // not bit for bit: see `constraint_dual_real_parts_equal_f64_bit_for_bit`
+            // not bit for bit (num-dual divides by multiplying with the reciprocal), so within
+            // 1e-12, or within the f64 pipeline's own change under a last-bit change of qpos
+            // where that is larger: a convex-collider contact (cylinder–box) can sit where its
+            // GJK/EPA/refinement path is only as exact as `ccd_tolerance`
             let re: Vec<f64> = dd.qacc.iter().map(|x| x.re).collect();
             let re_err = rel_err(&re, &q0);
+            let mut du = d0.clone();
+            du.qpos.iter_mut().for_each(|x| *x *= 1.0 + f64::EPSILON);
+            let ulp_err = rel_err(&qacc(&m, &mut du), &q0);
             assert!(
-                re_err < 1e-12,
-                "{name} {}: Dual64 real part differs from the f64 qacc by {re_err:.3e}",
+                re_err < 1e-12f64.max(ulp_err),
+                "{name} {}: Dual64 real part differs from the f64 qacc by {re_err:.3e} (a \
+                 last-bit change of qpos moves it by {ulp_err:.3e})",
                 cone.name()
             );
+            if ulp_err > 1e-12 {
+                println!(
+                    "{name} {}: the f64 qacc moves by {ulp_err:.3e} under a last-bit change of \
+                     qpos; the Dual64 real part is {re_err:.3e} from it",
+                    cone.name()
+                );
+            }
             assert_eq!(signature(&dd), sig0, "{name}: dual active set differs");
             let dirs: Vec<Dir> = (0..m.nv)
                 .map(Dir::Qpos)

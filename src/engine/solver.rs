@@ -76,6 +76,8 @@ pub struct SolverScratch<T> {
     pub(crate) islands: IslandScratch<T>,
     /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
     pub(crate) nefc_cap: usize,
+    /// A contact's compact Hessian block and its weighted row (`nv² + nv`).
+    pub(crate) blk: Vec<T>,
 }
 
 impl<T> Default for SolverScratch<T> {
@@ -103,6 +105,7 @@ impl<T> Default for SolverScratch<T> {
             tmp: Vec::new(),
             islands: IslandScratch::default(),
             nefc_cap: 0,
+            blk: Vec::new(),
         }
     }
 }
@@ -125,6 +128,9 @@ impl<T: Scalar> SolverScratch<T> {
         }
         if self.last.len() < nv {
             self.last.resize(nv, 0);
+        }
+        if self.blk.len() < nv * nv + nv {
+            self.blk.resize(nv * nv + nv, z);
         }
         for v in [
             &mut self.x,
@@ -198,40 +204,11 @@ pub(crate) struct Problem<'a, T> {
 }
 
 impl<'a, T: Scalar> Problem<'a, T> {
-    /// Every row and dof, read from `d` in place.
-    fn whole(m: &'a Model<T>, d: &'a Data<T>) -> Self {
-        let n = d.nefc;
-        Problem {
-            nv: m.nv,
-            nefc: n,
-            sp: TreeSparsity::of(m),
-            qM: &d.qM,
-            qLD: &d.qLD,
-            qLDiagInv: &d.qLDiagInv,
-            efc_J: &d.efc_J,
-            efc_J_rownnz: &d.efc_J_rownnz[..n],
-            efc_J_colind: &d.efc_J_colind,
-            efc_type: &d.efc_type[..n],
-            efc_id: &d.efc_id[..n],
-            efc_D: &d.efc_D[..n],
-            efc_R: &d.efc_R[..n],
-            efc_aref: &d.efc_aref[..n],
-            efc_frictionloss: &d.efc_frictionloss[..n],
-            contact: &d.contact,
-            qacc_smooth: &d.qacc_smooth,
-            qfrc_smooth: &d.qfrc_smooth,
-            qacc_warmstart: &d.qacc_warmstart,
-        }
-    }
-
-    /// Row `i` and its non-zero columns.
+    /// Row `i`'s non-zero values and their columns (compact, in increasing column order).
     #[inline]
     fn row_cols(&self, i: usize) -> (&[T], &[usize]) {
-        let nv = self.nv;
-        (
-            &self.efc_J[i * nv..(i + 1) * nv],
-            &self.efc_J_colind[i * nv..i * nv + self.efc_J_rownnz[i]],
-        )
+        let (a, n) = (i * self.nv, self.efc_J_rownnz[i]);
+        (&self.efc_J[a..a + n], &self.efc_J_colind[a..a + n])
     }
 
     /// `J_i · v` over row `i`'s non-zero columns.
@@ -256,9 +233,9 @@ impl<'a, T: Scalar> Problem<'a, T> {
             if fi.is_zero_exact() {
                 continue;
             }
-            let (row, cols) = self.row_cols(i);
-            for &c in cols {
-                out[c] += row[c] * fi;
+            let (vals, cols) = self.row_cols(i);
+            for (&v, &c) in vals.iter().zip(cols) {
+                out[c] += v * fi;
             }
         }
     }
@@ -284,21 +261,6 @@ impl<'a, T: Scalar> Problem<'a, T> {
         linalg::ldl_solve_in(&self.sp, self.qLD, self.qLDiagInv, &mut x[..self.nv]);
     }
 
-    /// Dense `M` into the upper triangle of `h` (row-major `nv × nv`), zero below.
-    fn dense_m(&self, h: &mut [T]) {
-        let (nv, sp) = (self.nv, &self.sp);
-        h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
-        for i in 0..nv {
-            let a = sp.madr[i];
-            h[i * nv + i] = self.qM[a];
-            // ancestors have lower numbers: (j, i) is in the upper triangle
-            for adr in a + 1..a + sp.rownnz[i] {
-                let j = sp.colind[adr];
-                h[j * nv + i] = self.qM[adr];
-            }
-        }
-    }
-
     /// Scale of the improvement and gradient statistics: `1/trace(M)` over the problem's dofs
     /// at the current configuration (MuJoCo 4.0; earlier versions used `meaninertia·nv`).
     fn scale(&self) -> f64 {
@@ -307,20 +269,23 @@ impl<'a, T: Scalar> Problem<'a, T> {
     }
 }
 
-/// `Σ row[c]·v[c]` over the columns `cols` (four partial sums).
+/// `Σ_n vals[n]·v[cols[n]]` (a compact sparse row times a dense vector, four partial sums).
 #[inline]
-fn sparse_dot<T: Scalar>(row: &[T], cols: &[usize], v: &[T]) -> T {
+fn sparse_dot<T: Scalar>(vals: &[T], cols: &[usize], v: &[T]) -> T {
+    let n = vals.len().min(cols.len());
+    let (vals, cols) = (&vals[..n], &cols[..n]);
     let mut acc = [T::zero(); 4];
-    let mut ch = cols.chunks_exact(4);
-    for c in &mut ch {
-        acc[0] += row[c[0]] * v[c[0]];
-        acc[1] += row[c[1]] * v[c[1]];
-        acc[2] += row[c[2]] * v[c[2]];
-        acc[3] += row[c[3]] * v[c[3]];
+    let mut cv = vals.chunks_exact(4);
+    let mut cc = cols.chunks_exact(4);
+    for (x, c) in (&mut cv).zip(&mut cc) {
+        acc[0] += x[0] * v[c[0]];
+        acc[1] += x[1] * v[c[1]];
+        acc[2] += x[2] * v[c[2]];
+        acc[3] += x[3] * v[c[3]];
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for &c in ch.remainder() {
-        s += row[c] * v[c];
+    for (&x, &c) in cv.remainder().iter().zip(cc.remainder()) {
+        s += x * v[c];
     }
     s
 }
@@ -481,13 +446,15 @@ impl<T: Scalar> IslandScratch<T> {
         grow(&mut self.J_colind, nefc * nv, 0);
     }
 
-    /// Gather every island of `d` (after `make_constraint` found them).
-    fn gather(&mut self, m: &Model<T>, d: &Data<T>) {
-        let (nv, nis, z) = (m.nv, d.nisland, T::zero());
+    /// Gather every island of `d` (after `make_constraint` found them), or with `whole` a
+    /// single problem of every row and dof. Returns the number of problems.
+    fn gather(&mut self, m: &Model<T>, d: &Data<T>, whole: bool) -> usize {
+        let (nv, z) = (m.nv, T::zero());
+        let nis = if whole { 1 } else { d.nisland };
         sort_by_group(
             nv,
             nis,
-            |k| d.dof_island[k],
+            |k| if whole { 0 } else { d.dof_island[k] },
             &mut self.dofadr,
             &mut self.dofind,
             &mut self.fill,
@@ -495,7 +462,7 @@ impl<T: Scalar> IslandScratch<T> {
         sort_by_group(
             d.nefc,
             nis,
-            |i| d.efc_island[i],
+            |i| if whole { 0 } else { d.efc_island[i] },
             &mut self.efcadr,
             &mut self.efcind,
             &mut self.fill,
@@ -535,7 +502,7 @@ impl<T: Scalar> IslandScratch<T> {
             self.qfrc_smooth[p] = d.qfrc_smooth[g];
             self.qacc_warmstart[p] = d.qacc_warmstart[g];
         }
-        // rows: per-row data, and the Jacobian in the island's numbering
+        // rows: per-row data, and the Jacobian as compact rows in the island's numbering
         grow(&mut self.jadr, nis + 1, 0);
         self.jadr[0] = 0;
         for k in 0..nis {
@@ -566,10 +533,10 @@ impl<T: Scalar> IslandScratch<T> {
                 let i = self.efcind[r];
                 let base = self.jadr[k] + (r - ea) * nvk;
                 let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+                let row = &d.efc_J[i * nv..(i + 1) * nv];
                 for (n, &c) in cols.iter().enumerate() {
-                    let lc = self.local[c];
-                    self.J_colind[base + n] = lc;
-                    self.J[base + lc] = d.efc_J[i * nv + c];
+                    self.J_colind[base + n] = self.local[c];
+                    self.J[base + n] = row[c];
                 }
                 self.J_rownnz[r] = cols.len();
                 self.ty[r] = d.efc_type[i];
@@ -580,6 +547,7 @@ impl<T: Scalar> IslandScratch<T> {
                 self.frictionloss[r] = d.efc_frictionloss[i];
             }
         }
+        nis
     }
 
     /// The problem of island `k` (after [`IslandScratch::gather`]).
@@ -830,91 +798,168 @@ fn rows_d1d2<T: Scalar>(p: &Problem<T>, jar: &[T], jv: &[T]) -> (T, T) {
     (d1, d2)
 }
 
-/// Add the Hessian of the row costs at the current states, `Jᵀ H_s J`, to the upper triangle
-/// of the dense `h` (all [`cholesky`] reads).
-fn add_row_hessian<T: Scalar>(p: &Problem<T>, jar: &[T], h: &mut [T]) {
-    let nv = p.nv;
+/// The Newton Hessian `M + Jᵀ H_s J` at the current row states (`H_s` the second derivative of
+/// the row costs at `jar`), in the upper triangle of the dense `nv × nv` `s.h`, with the last
+/// non-zero column of each row in `s.last` (all [`cholesky`] reads).
+///
+/// Rows that share one column pattern (the rows of a contact) are accumulated in a compact
+/// block over their columns first, so that the inner loops run over contiguous values, and the
+/// block is added to `h` once.
+fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
+    let (nv, sp) = (p.nv, &p.sp);
+    let h = &mut s.h;
+    let last = &mut s.last;
+    h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
+    for i in 0..nv {
+        last[i] = i;
+    }
+    for i in 0..nv {
+        let a = sp.madr[i];
+        h[i * nv + i] = p.qM[a];
+        // ancestors have lower numbers: (j, i) is in the upper triangle
+        for adr in a + 1..a + sp.rownnz[i] {
+            let j = sp.colind[adr];
+            h[j * nv + i] = p.qM[adr];
+            last[j] = last[j].max(i);
+        }
+    }
+    let mut w = [[T::zero(); 6]; 6];
     let mut i = 0;
     while i < p.nefc {
-        match p.efc_type[i] {
-            ConstraintType::ContactElliptic => {
-                let (mu, fr, dim) = cone_params(p, i);
-                let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
-                match cone_zone(n, t, mu) {
-                    Zone::Top => {}
-                    Zone::Bottom => {
-                        for r in i..i + dim {
-                            add_outer(p, r, p.efc_D[r], h);
-                        }
+        if p.efc_type[i] == ConstraintType::ContactElliptic {
+            let (mu, fr, dim) = cone_params(p, i);
+            let (n, u, t) = cone_nut(jar, i, dim, mu, &fr);
+            match cone_zone(n, t, mu) {
+                Zone::Top => {}
+                Zone::Bottom => {
+                    w = [[T::zero(); 6]; 6];
+                    for r in 0..dim {
+                        w[r][r] = p.efc_D[i + r];
                     }
-                    Zone::Middle => {
-                        // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
-                        // ∇h = (μ, −μ μ_j û_j), ∇²h = −μ diag(μ_j)(I − ûûᵀ)diag(μ_j)/T
-                        let dm = cone_dm(p, i, mu);
-                        let hh = n - mu * t;
-                        let mut g = [T::zero(); 6];
-                        g[0] = mu;
-                        let mut uh = [T::zero(); 5];
-                        for j in 1..dim {
-                            uh[j - 1] = u[j - 1] / t;
-                            g[j] = -mu * fr[j - 1] * uh[j - 1];
-                        }
-                        let mut hs = [[T::zero(); 6]; 6];
-                        for a in 0..dim {
-                            for b in 0..dim {
-                                hs[a][b] = dm * g[a] * g[b];
-                            }
-                        }
-                        for a in 1..dim {
-                            for b in 1..dim {
-                                let id = if a == b { T::one() } else { T::zero() };
-                                let c2 =
-                                    -mu * fr[a - 1] * fr[b - 1] * (id - uh[a - 1] * uh[b - 1]) / t;
-                                hs[a][b] += dm * hh * c2;
-                            }
-                        }
-                        // h += J_cᵀ hs J_c (upper triangle)
-                        for a in 0..dim {
-                            for b in 0..dim {
-                                let w = hs[a][b];
-                                if w.is_zero_exact() {
-                                    continue;
-                                }
-                                let (ja, ca) = p.row_cols(i + a);
-                                let (jb, cb) = p.row_cols(i + b);
-                                for &p in ca {
-                                    let wp = w * ja[p];
-                                    let hp = &mut h[p * nv..(p + 1) * nv];
-                                    for &q in cb.iter().skip_while(|&&q| q < p) {
-                                        hp[q] += wp * jb[q];
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    add_block(p, i, dim, &w, false, h, last, &mut s.blk);
                 }
-                i += dim;
+                Zone::Middle => {
+                    // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
+                    // ∇h = (μ, −μ μ_j û_j), ∇²h = −μ diag(μ_j)(I − ûûᵀ)diag(μ_j)/T
+                    let dm = cone_dm(p, i, mu);
+                    let hh = n - mu * t;
+                    let mut g = [T::zero(); 6];
+                    g[0] = mu;
+                    let mut uh = [T::zero(); 5];
+                    for j in 1..dim {
+                        uh[j - 1] = u[j - 1] / t;
+                        g[j] = -mu * fr[j - 1] * uh[j - 1];
+                    }
+                    for a in 0..dim {
+                        for b in 0..dim {
+                            w[a][b] = dm * g[a] * g[b];
+                        }
+                    }
+                    for a in 1..dim {
+                        for b in 1..dim {
+                            let id = if a == b { T::one() } else { T::zero() };
+                            let c2 = -mu * fr[a - 1] * fr[b - 1] * (id - uh[a - 1] * uh[b - 1]) / t;
+                            w[a][b] += dm * hh * c2;
+                        }
+                    }
+                    add_block(p, i, dim, &w, true, h, last, &mut s.blk);
+                }
             }
-            _ => {
-                if scalar_state(p, i, jar[i]) == ConstraintState::Quadratic {
-                    add_outer(p, i, p.efc_D[i], h);
-                }
-                i += 1;
+            i += dim;
+            continue;
+        }
+        // a run of rows with one pattern (at most 6: a pyramidal contact has up to 10 rows,
+        // taken in runs), each weighted by D when quadratic
+        let mut n = 1;
+        while n < 6 && i + n < p.nefc && same_pattern(p, i, i + n) {
+            n += 1;
+        }
+        w = [[T::zero(); 6]; 6];
+        let mut any = false;
+        for r in 0..n {
+            if scalar_state(p, i + r, jar[i + r]) == ConstraintState::Quadratic {
+                w[r][r] = p.efc_D[i + r];
+                any = true;
             }
         }
+        if any {
+            add_block(p, i, n, &w, false, h, last, &mut s.blk);
+        }
+        i += n;
     }
 }
 
-/// `h += w · J_i J_iᵀ` on the upper triangle of the dense `nv × nv` `h`, over row `i`'s
-/// non-zero columns.
-fn add_outer<T: Scalar>(p: &Problem<T>, i: usize, w: T, h: &mut [T]) {
+/// Whether rows `a` and `b` have the same non-zero columns.
+#[inline]
+fn same_pattern<T: Scalar>(p: &Problem<T>, a: usize, b: usize) -> bool {
+    p.efc_type[b] != ConstraintType::ContactElliptic && p.row_cols(a).1 == p.row_cols(b).1
+}
+
+/// `h += J_gᵀ W J_g` (upper triangle) for the `n ≤ 6` rows `J_g` from row `i` on, which share one
+/// column pattern, with the symmetric `W` (`full`) or its diagonal: accumulated in the compact
+/// `k × k` block `blk` over the `k` shared columns, then added to `h`; `last` is extended.
+#[allow(clippy::too_many_arguments)]
+fn add_block<T: Scalar>(
+    p: &Problem<T>,
+    i: usize,
+    n: usize,
+    w: &[[T; 6]; 6],
+    full: bool,
+    h: &mut [T],
+    last: &mut [usize],
+    blk: &mut [T],
+) {
     let nv = p.nv;
-    let (j, cols) = p.row_cols(i);
-    for (a, &c) in cols.iter().enumerate() {
-        let wp = w * j[c];
-        let row = &mut h[c * nv..(c + 1) * nv];
-        for &q in &cols[a..] {
-            row[q] += wp * j[q];
+    let cols = p.row_cols(i).1;
+    let k = cols.len();
+    if k == 0 {
+        return;
+    }
+    let (b, y) = blk.split_at_mut(k * k);
+    let b = &mut b[..k * k];
+    b.iter_mut().for_each(|x| *x = T::zero());
+    for r in 0..n {
+        // y = Σ_q W[r][q] J_q (or W[r][r] J_r)
+        let y = &mut y[..k];
+        if full {
+            y.iter_mut().for_each(|x| *x = T::zero());
+            for q in 0..n {
+                let wq = w[r][q];
+                if wq.is_zero_exact() {
+                    continue;
+                }
+                for (yc, &v) in y.iter_mut().zip(p.row_cols(i + q).0) {
+                    *yc += wq * v;
+                }
+            }
+        } else {
+            let wr = w[r][r];
+            if wr.is_zero_exact() {
+                continue;
+            }
+            for (yc, &v) in y.iter_mut().zip(p.row_cols(i + r).0) {
+                *yc = wr * v;
+            }
+        }
+        // B += J_r yᵀ, upper triangle: contiguous rows of the block
+        let jr = p.row_cols(i + r).0;
+        for a in 0..k {
+            let ja = jr[a];
+            if ja.is_zero_exact() {
+                continue;
+            }
+            for (bc, &yc) in b[a * k + a..(a + 1) * k].iter_mut().zip(&y[a..k]) {
+                *bc += ja * yc;
+            }
+        }
+    }
+    let lc = cols[k - 1];
+    for a in 0..k {
+        let ca = cols[a];
+        last[ca] = last[ca].max(lc);
+        let hr = &mut h[ca * nv..(ca + 1) * nv];
+        for (c, &bv) in b[a * k + a..(a + 1) * k].iter().enumerate() {
+            hr[cols[a + c]] += bv;
         }
     }
 }
@@ -944,9 +989,9 @@ fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
 /// In-place Cholesky `h = Uᵀ U` of the dense symmetric `n × n` matrix `h`, given and factored
 /// in its upper triangle (row-major, so that every update is a contiguous row operation).
 /// Right-looking: once row `j` of `U` is final, it is subtracted from the rows below it that it
-/// touches, and only up to `last[j]`, the last non-zero column of that row, which is recorded
-/// (a block-diagonal Hessian, e.g. bodies in separate contacts, costs the sum of its blocks).
-/// `inv[j]` receives `1/U_jj`. Returns false when the matrix is not positive definite.
+/// touches, and only up to `last[j]`, the last non-zero column of that row (given for the
+/// matrix by [`hessian`], extended here by the fill-in), so a block-diagonal Hessian (bodies in
+/// separate contacts) costs the sum of its blocks. `inv[j]` receives `1/U_jj`. Returns false when the matrix is not positive definite.
 fn cholesky<T: Scalar>(h: &mut [T], n: usize, last: &mut [usize], inv: &mut [T]) -> bool {
     for j in 0..n {
         let (top, rest) = h.split_at_mut((j + 1) * n);
@@ -959,11 +1004,7 @@ fn cholesky<T: Scalar>(h: &mut [T], n: usize, last: &mut [usize], inv: &mut [T])
         let ij = T::one() / r;
         rowj[j] = r;
         inv[j] = ij;
-        let l = (j + 1..n)
-            .rev()
-            .find(|&k| !rowj[k].is_zero_exact())
-            .unwrap_or(j);
-        last[j] = l;
+        let l = last[j];
         for u in &mut rowj[j + 1..=l] {
             *u *= ij;
         }
@@ -972,6 +1013,8 @@ fn cholesky<T: Scalar>(h: &mut [T], n: usize, last: &mut [usize], inv: &mut [T])
             if u.is_zero_exact() {
                 continue;
             }
+            // fill-in: row i now reaches column l
+            last[i] = last[i].max(l);
             let rowi = &mut rest[(i - j - 1) * n + i..(i - j - 1) * n + l + 1];
             for (a, &b) in rowi.iter_mut().zip(&rowj[i..=l]) {
                 *a -= u * b;
@@ -1125,8 +1168,9 @@ fn newton<T: Scalar>(
     let mut niter = 0;
     for it in 0..m.opt.iterations {
         // Hessian and Newton direction
-        p.dense_m(&mut s.h);
-        add_row_hessian(p, &s.jar, &mut s.h);
+        let jar = std::mem::take(&mut s.jar);
+        hessian(p, &jar, s);
+        s.jar = jar;
         if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
             break;
         }
@@ -1439,9 +1483,9 @@ fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     // symmetric: column i is M⁻¹ J_iᵀ dotted with the rows k ≥ i, mirrored
     for i in 0..nefc {
         s.mv[..nv].iter_mut().for_each(|x| *x = T::zero());
-        let (row, cols) = p.row_cols(i);
-        for &c in cols {
-            s.mv[c] = row[c];
+        let (vals, cols) = p.row_cols(i);
+        for (&v, &c) in vals.iter().zip(cols) {
+            s.mv[c] = v;
         }
         p.solve_m(&mut s.mv[..nv]);
         for k in i..nefc {
@@ -2028,8 +2072,9 @@ fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b: &[T]) -> T
 fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nv = p.nv;
     evaluate(p, s);
-    p.dense_m(&mut s.h);
-    add_row_hessian(p, &s.jar, &mut s.h);
+    let jar = std::mem::take(&mut s.jar);
+    hessian(p, &jar, s);
+    s.jar = jar;
     if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
         return;
     }
@@ -2116,40 +2161,32 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let mut qfrc = std::mem::take(&mut d.qfrc_constraint);
     let mut force = std::mem::take(&mut d.efc_force);
     let mut state = std::mem::take(&mut d.efc_state);
+    // one problem of every row and dof when islands are disabled or one island spans all dofs
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
-    if whole {
-        let p = Problem::whole(m, d);
-        niter[0] = solve(m, &p, &mut s, &mut stats[..NSOLVER]);
-        qacc.copy_from_slice(&s.x[..nv]);
-        qfrc.copy_from_slice(&s.tmp[..nv]);
-        force[..nefc].copy_from_slice(&s.force[..nefc]);
-        state[..nefc].copy_from_slice(&s.state[..nefc]);
-    } else {
-        isl.gather(m, d);
-        // dofs outside every island
-        qacc.copy_from_slice(&d.qacc_smooth);
-        qfrc.iter_mut().for_each(|x| *x = T::zero());
-        for k in 0..d.nisland {
-            let p = isl.problem(d, k);
-            let st = match stats.get_mut(k * NSOLVER..(k + 1) * NSOLVER) {
-                Some(st) => st,
-                None => &mut [],
-            };
-            let n = solve(m, &p, &mut s, st);
-            if k < niter.len() {
-                niter[k] = n;
-            }
-            let da = isl.dofadr[k];
-            for (j, &g) in isl.dofind[da..da + p.nv].iter().enumerate() {
-                qacc[g] = s.x[j];
-                qfrc[g] = s.tmp[j];
-            }
-            let ea = isl.efcadr[k];
-            for (r, &i) in isl.efcind[ea..ea + p.nefc].iter().enumerate() {
-                force[i] = s.force[r];
-                state[i] = s.state[r];
-            }
+    let nprob = isl.gather(m, d, whole);
+    // dofs outside every island
+    qacc.copy_from_slice(&d.qacc_smooth);
+    qfrc.iter_mut().for_each(|x| *x = T::zero());
+    for k in 0..nprob {
+        let p = isl.problem(d, k);
+        let st = match stats.get_mut(k * NSOLVER..(k + 1) * NSOLVER) {
+            Some(st) => st,
+            None => &mut [],
+        };
+        let n = solve(m, &p, &mut s, st);
+        if k < niter.len() {
+            niter[k] = n;
+        }
+        let da = isl.dofadr[k];
+        for (j, &g) in isl.dofind[da..da + p.nv].iter().enumerate() {
+            qacc[g] = s.x[j];
+            qfrc[g] = s.tmp[j];
+        }
+        let ea = isl.efcadr[k];
+        for (r, &i) in isl.efcind[ea..ea + p.nefc].iter().enumerate() {
+            force[i] = s.force[r];
+            state[i] = s.state[r];
         }
     }
     d.qacc = qacc;
