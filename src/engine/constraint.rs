@@ -180,9 +180,10 @@ pub struct ConstraintScratch<T> {
     pub(crate) chain: Vec<usize>,
     /// An accumulator over dofs (nv), used by the adhesion transmission.
     pub(crate) acc: Vec<T>,
-    /// Union–find parent of each body's tree (by root body) while islands are found (nbody),
-    /// then the island of each tree root.
+    /// Union–find parent of each body's tree (by root body) while islands are found (nbody).
     pub(crate) tree: Vec<usize>,
+    /// Island of each group root while islands are numbered (nbody).
+    pub(crate) island: Vec<usize>,
 }
 
 impl<T> Default for ConstraintScratch<T> {
@@ -193,6 +194,7 @@ impl<T> Default for ConstraintScratch<T> {
             chain: Vec::new(),
             acc: Vec::new(),
             tree: Vec::new(),
+            island: Vec::new(),
         }
     }
 }
@@ -206,6 +208,7 @@ impl<T: Scalar> ConstraintScratch<T> {
             chain: vec![0; m.nv],
             acc: vec![T::zero(); m.nv],
             tree: vec![0; m.nbody],
+            island: vec![0; m.nbody],
         }
     }
 }
@@ -352,9 +355,16 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 
 /// Constraint islands (MuJoCo's `mj_island`): kinematic trees (identified by their root body)
 /// are joined when a row acts on dofs of both, by union–find over the rows' column patterns;
-/// each group with rows is an island, numbered in the order its first row appears. Writes
-/// `nisland`, `efc_island` and `dof_island`. `tree` is scratch of `nbody` entries.
-fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
+/// each group with rows is an island, numbered in the order of its first tree (as MuJoCo
+/// numbers them); a row without dofs joins its constraint's other rows, or when they have no
+/// dofs either is an island of its own, numbered after those. Writes `nisland`, `efc_island` and `dof_island`. `tree` and `island`
+/// are scratch of `nbody` entries.
+fn find_islands<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    tree: &mut [usize],
+    island: &mut [usize],
+) {
     fn root(tree: &mut [usize], mut a: usize) -> usize {
         while tree[a] != a {
             tree[a] = tree[tree[a]];
@@ -362,6 +372,7 @@ fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
         }
         a
     }
+    const MARK: usize = usize::MAX - 1;
     let nv = m.nv;
     for (b, t) in tree.iter_mut().enumerate() {
         *t = b;
@@ -370,58 +381,69 @@ fn find_islands<T: Scalar>(m: &Model<T>, d: &mut Data<T>, tree: &mut [usize]) {
     for i in 0..d.nefc {
         let (_, cols) = row_cols(d, nv, i);
         if let Some(&c0) = cols.first() {
-            let r0 = root(tree, tree_of(c0));
+            let t0 = tree_of(c0);
+            let mut r0 = root(tree, t0);
+            // a tree's dofs are contiguous: look a tree up once per run of its columns
+            let mut last = t0;
             for &c in &cols[1..] {
-                let r = root(tree, tree_of(c));
+                let t = tree_of(c);
+                if t == last {
+                    continue;
+                }
+                last = t;
+                let r = root(tree, t);
                 if r != r0 {
-                    // keep the smaller root so that r0 stays a root
+                    // the smaller root stays: a group's root is its first tree
                     let (lo, hi) = if r < r0 { (r, r0) } else { (r0, r) };
                     tree[hi] = lo;
+                    r0 = lo;
                 }
             }
         }
     }
-    // every tree points at its group's root directly; a root then holds nbody + its island
+    // every body points at its group's root (the group's first tree) directly
     let nb = tree.len();
     for b in 0..nb {
         tree[b] = root(tree, b);
     }
-    let group = |tree: &[usize], b: usize| -> usize {
-        let t = tree[b];
-        if t >= nb {
-            b
-        } else {
-            t
-        }
-    };
-    let mut n = 0;
+    // groups with rows, numbered in tree order
+    island.iter_mut().for_each(|x| *x = usize::MAX);
     for i in 0..d.nefc {
         let (_, cols) = row_cols(d, nv, i);
-        let island = match cols.first() {
-            Some(&c0) => {
-                let r = group(tree, tree_of(c0));
-                if tree[r] < nb {
-                    tree[r] = nb + n;
-                    n += 1;
-                }
-                tree[r] - nb
-            }
-            // a row without dofs (it cannot act on anything) is an island of its own
+        if let Some(&c0) = cols.first() {
+            island[tree[tree_of(c0)]] = MARK;
+        }
+    }
+    let mut n = 0;
+    for b in 0..nb {
+        if island[b] == MARK {
+            island[b] = n;
+            n += 1;
+        }
+    }
+    // a row without dofs belongs with the other rows of its constraint (a connect or weld row
+    // whose Jacobian vanishes, as MuJoCo assigns it); alone, it is an island of its own
+    let first_col = |d: &Data<T>, i: usize| row_cols(d, nv, i).1.first().copied();
+    let same = |d: &Data<T>, i: usize, j: usize| {
+        d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j]
+    };
+    for i in 0..d.nefc {
+        let col = first_col(d, i).or_else(|| {
+            let before = (0..i).rev().take_while(|&j| same(d, i, j));
+            let after = (i + 1..d.nefc).take_while(|&j| same(d, i, j));
+            before.chain(after).find_map(|j| first_col(d, j))
+        });
+        d.efc_island[i] = match col {
+            Some(c0) => island[tree[tree_of(c0)]],
             None => {
                 n += 1;
                 n - 1
             }
         };
-        d.efc_island[i] = island;
     }
     d.nisland = n;
     for k in 0..nv {
-        let r = group(tree, tree_of(k));
-        d.dof_island[k] = if tree[r] >= nb {
-            tree[r] - nb
-        } else {
-            usize::MAX
-        };
+        d.dof_island[k] = island[tree[tree_of(k)]];
     }
 }
 
@@ -517,7 +539,7 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.efc_island[..n].iter_mut().for_each(|x| *x = usize::MAX);
         d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
     } else {
-        find_islands(m, d, &mut s.tree);
+        find_islands(m, d, &mut s.tree, &mut s.island);
     }
     d.constraint_scratch = s;
     make_impedance(m, d);

@@ -72,6 +72,8 @@ pub struct SolverScratch<T> {
     pub(crate) pgs_g: Vec<T>,
     pub(crate) pgs_gprev: Vec<T>,
     pub(crate) tmp: Vec<T>,
+    /// `J x − a_ref` at the line search's trial point.
+    pub(crate) jtrial: Vec<T>,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
     /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
@@ -103,6 +105,7 @@ impl<T> Default for SolverScratch<T> {
             pgs_g: Vec::new(),
             pgs_gprev: Vec::new(),
             tmp: Vec::new(),
+            jtrial: Vec::new(),
             islands: IslandScratch::default(),
             nefc_cap: 0,
             blk: Vec::new(),
@@ -152,6 +155,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.jv,
             &mut self.force,
             &mut self.tmp,
+            &mut self.jtrial,
             &mut self.pgs_f,
             &mut self.pgs_g,
             &mut self.pgs_gprev,
@@ -242,18 +246,7 @@ impl<'a, T: Scalar> Problem<'a, T> {
 
     /// `out = M v` with the tree-sparse `qM`.
     fn mul_m(&self, v: &[T], out: &mut [T]) {
-        let sp = &self.sp;
-        for i in 0..self.nv {
-            out[i] = self.qM[sp.madr[i]] * v[i];
-        }
-        for i in 0..self.nv {
-            let a = sp.madr[i];
-            for adr in a + 1..a + sp.rownnz[i] {
-                let j = sp.colind[adr];
-                out[i] += self.qM[adr] * v[j];
-                out[j] += self.qM[adr] * v[i];
-            }
-        }
+        tree_mul(&self.sp, self.qM, v, out);
     }
 
     /// `x ← M⁻¹ x` with the factor of `qM`.
@@ -266,6 +259,21 @@ impl<'a, T: Scalar> Problem<'a, T> {
     fn scale(&self) -> f64 {
         let tr: f64 = (0..self.nv).map(|i| self.qM[self.sp.madr[i]].re()).sum();
         1.0 / tr.max(MINVAL)
+    }
+}
+
+/// `out = M v` for the symmetric `M` with the tree sparsity `sp` (entries in `qm`'s layout).
+fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
+    for i in 0..sp.nv {
+        out[i] = qm[sp.madr[i]] * v[i];
+    }
+    for i in 0..sp.nv {
+        let a = sp.madr[i];
+        for adr in a + 1..a + sp.rownnz[i] {
+            let j = sp.colind[adr];
+            out[i] += qm[adr] * v[j];
+            out[j] += qm[adr] * v[i];
+        }
     }
 }
 
@@ -1081,11 +1089,12 @@ fn line_search<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>
         g1 += s.search[i] * (s.ma[i] - p.qfrc_smooth[i]);
         g2 += s.search[i] * s.mv[i];
     }
+    // the rows at the trial point go to s.jtrial (s.force keeps the forces at s.x)
     let eval = |s: &mut SolverScratch<T>, a: T| -> (T, T) {
         for i in 0..p.nefc {
-            s.force[i] = s.jar[i] + a * s.jv[i];
+            s.jtrial[i] = s.jar[i] + a * s.jv[i];
         }
-        let (r1, r2) = rows_d1d2(p, &s.force[..p.nefc], &s.jv);
+        let (r1, r2) = rows_d1d2(p, &s.jtrial[..p.nefc], &s.jv);
         (g1 + a * g2 + r1, g2 + r2)
     };
     let (d10, d20) = eval(s, T::zero());
@@ -1130,55 +1139,104 @@ fn line_search<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>
     (a, neval, slope0)
 }
 
-/// Pick the starting acceleration: `qacc_warmstart` when warm starts are enabled and its cost is
-/// lower than that of `qacc_smooth` (MuJoCo's rule), else `qacc_smooth`. Leaves the chosen point
-/// evaluated in `s` and returns its cost.
-fn warm_start<T: Scalar>(m: &Model<T>, p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
-    let nv = p.nv;
-    if !m.disabled(disable::WARMSTART) {
-        // at qacc_smooth the Gauss term vanishes: its cost is the rows' alone, which needs
-        // J·qacc_smooth only
-        p.mul_j(p.qacc_smooth, &mut s.jar);
-        for i in 0..p.nefc {
-            s.jar[i] -= p.efc_aref[i];
-        }
-        let c_smooth = update_rows(p, &s.jar, &mut s.force, &mut s.state);
-        s.x[..nv].copy_from_slice(p.qacc_warmstart);
-        let c_warm = evaluate(p, s);
-        if c_warm.re() < c_smooth.re() {
-            return c_warm;
-        }
-    }
-    s.x[..nv].copy_from_slice(p.qacc_smooth);
+/// Start at `qacc_warmstart` (`warm`, see [`choose_warm_start`]) or at `qacc_smooth`. Leaves
+/// the start evaluated in `s` and returns its cost.
+fn warm_start<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, warm: bool) -> T {
+    let x0 = if warm {
+        p.qacc_warmstart
+    } else {
+        p.qacc_smooth
+    };
+    s.x[..p.nv].copy_from_slice(x0);
     evaluate(p, s)
 }
 
+/// The row costs `Σ s(J x − a_ref)` of `p` at `x` (`s.jar`, `s.force` and `s.state` are
+/// overwritten).
+fn row_cost<T: Scalar>(p: &Problem<T>, x: &[T], s: &mut SolverScratch<T>) -> T {
+    p.mul_j(x, &mut s.jar);
+    for i in 0..p.nefc {
+        s.jar[i] -= p.efc_aref[i];
+    }
+    update_rows(p, &s.jar, &mut s.force, &mut s.state)
+}
+
+/// MuJoCo's warm-start choice, made once for the whole model (before the islands are solved,
+/// each from the chosen point): `qacc_warmstart` when warm starts are enabled and its total
+/// cost (the Gauss term over every dof plus every row's cost) is below that of `qacc_smooth`
+/// (where the Gauss term vanishes).
+fn choose_warm_start<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    isl: &IslandScratch<T>,
+    nprob: usize,
+    s: &mut SolverScratch<T>,
+) -> bool {
+    if m.disabled(disable::WARMSTART) {
+        return false;
+    }
+    let nv = m.nv;
+    for i in 0..nv {
+        s.mv[i] = d.qacc_warmstart[i] - d.qacc_smooth[i];
+    }
+    tree_mul(&TreeSparsity::of(m), &d.qM, &s.mv, &mut s.ma);
+    let mut c_warm = T::c(0.5) * dot(&s.mv[..nv], &s.ma[..nv]);
+    let mut c_smooth = T::zero();
+    for k in 0..nprob {
+        let p = isl.problem(d, k);
+        c_warm += row_cost(&p, p.qacc_warmstart, s);
+        c_smooth += row_cost(&p, p.qacc_smooth, s);
+    }
+    c_warm.re() < c_smooth.re()
+}
+
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
-/// exact line search).
+/// exact line search). MuJoCo 4.0's stopping rules: no iteration when the start's scaled
+/// gradient and ½ gᵀM⁻¹g are both below the tolerance; after an iteration, when its scaled
+/// improvement or gradient is, or the Newton decrement ½ gᵀH⁻¹g of the next step is; when a
+/// line search makes no progress.
 fn newton<T: Scalar>(
     m: &Model<T>,
     p: &Problem<T>,
     s: &mut SolverScratch<T>,
     st: &mut [SolverStat],
+    warm: bool,
 ) -> usize {
     let nv = p.nv;
     let scale = p.scale();
     let tol = m.opt.tolerance.re();
-    let mut cost = warm_start(m, p, s);
+    let mut cost = warm_start(p, s, warm);
     let mut niter = 0;
-    for it in 0..m.opt.iterations {
-        // Hessian and Newton direction
+    // MuJoCo 4.0's zero-iteration certificate: the start is taken as the solution when both
+    // its scaled gradient and its scaled ½ gᵀM⁻¹g are below the tolerance
+    s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
+    p.solve_m(&mut s.mgrad[..nv]);
+    if scale * grad_norm(p, s) < tol && scale * half_gmg(p, s) < tol {
+        return 0;
+    }
+    // the Newton direction −H⁻¹g at the current point; false when H is not positive definite
+    let direction = |s: &mut SolverScratch<T>| -> bool {
         let jar = std::mem::take(&mut s.jar);
         hessian(p, &jar, s);
         s.jar = jar;
         if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
-            break;
+            return false;
         }
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
         cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
-        let (_, neval, slope) = line_search(m, p, s);
+        true
+    };
+    if !direction(s) {
+        return 0;
+    }
+    for it in 0..m.opt.iterations {
+        let (alpha, neval, slope) = line_search(m, p, s);
+        // no progress along the direction: done (not counted as an iteration, as in MuJoCo)
+        if alpha.re() == 0.0 {
+            break;
+        }
         let old = cost;
         cost = evaluate(p, s);
         let (improvement, gradient) = iteration_stat(
@@ -1196,8 +1254,38 @@ fn newton<T: Scalar>(
         if improvement < tol || gradient < tol {
             break;
         }
+        // the next direction, and MuJoCo 4.0's third test: stop when the Newton decrement
+        // ½ gᵀH⁻¹g (scaled), the cost reduction the next step would bring, is below the
+        // tolerance
+        if !direction(s) {
+            break;
+        }
+        let decrement: f64 = -0.5
+            * (0..nv)
+                .map(|i| s.grad[i].re() * s.search[i].re())
+                .sum::<f64>();
+        if scale * decrement < tol {
+            break;
+        }
     }
     niter
+}
+
+/// `‖g‖₂` of the gradient in `s.grad`.
+fn grad_norm<T: Scalar>(p: &Problem<T>, s: &SolverScratch<T>) -> f64 {
+    s.grad[..p.nv]
+        .iter()
+        .map(|g| g.re() * g.re())
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// `½ gᵀM⁻¹g` of the gradient in `s.grad` with `s.mgrad = M⁻¹g`: the cost reduction a step to
+/// the unconstrained minimum along the preconditioned gradient would bring.
+fn half_gmg<T: Scalar>(p: &Problem<T>, s: &SolverScratch<T>) -> f64 {
+    0.5 * (0..p.nv)
+        .map(|i| s.grad[i].re() * s.mgrad[i].re())
+        .sum::<f64>()
 }
 
 /// Record iteration `it`'s statistics in `st` (when it has room) from its scaled improvement
@@ -1215,12 +1303,7 @@ fn iteration_stat<T: Scalar>(
     neval: usize,
     nupdate: usize,
 ) -> (f64, f64) {
-    let gnorm = s.grad[..p.nv]
-        .iter()
-        .map(|g| g.re() * g.re())
-        .sum::<f64>()
-        .sqrt();
-    let gradient = scale * gnorm;
+    let gradient = scale * grad_norm(p, s);
     if it < st.len() {
         let nactive = (0..p.nefc)
             .filter(|&i| s.state[i] != ConstraintState::Satisfied)
@@ -1240,21 +1323,29 @@ fn iteration_stat<T: Scalar>(
 
 /// Nonlinear conjugate gradient on the reduced primal problem, Polak–Ribière-plus with `M⁻¹` as
 /// preconditioner and the exact line search (000, "Algorithms"), restarted along `−M⁻¹g` when the
-/// direction is not a descent one; stops when the scaled gradient is below the tolerance.
+/// direction is not a descent one. No iteration when the start's scaled ½ gᵀM⁻¹g is below the
+/// tolerance (MuJoCo 4.0's certificate); else it stops when the scaled gradient is below the
+/// tolerance or an iteration makes no progress.
 fn cg<T: Scalar>(
     m: &Model<T>,
     p: &Problem<T>,
     s: &mut SolverScratch<T>,
     st: &mut [SolverStat],
+    warm: bool,
 ) -> usize {
     let nv = p.nv;
     let scale = p.scale();
     let tol = m.opt.tolerance.re();
-    let mut cost = warm_start(m, p, s);
+    let mut cost = warm_start(p, s, warm);
     let mut niter = 0;
     // preconditioned gradient and first direction
     s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
     p.solve_m(&mut s.mgrad[..nv]);
+    // MuJoCo 4.0's zero-iteration certificate: the start is taken as the solution when its
+    // scaled ½ gᵀM⁻¹g is below the tolerance
+    if scale * half_gmg(p, s) < tol {
+        return 0;
+    }
     for i in 0..nv {
         s.search[i] = -s.mgrad[i];
     }
@@ -1280,7 +1371,8 @@ fn cg<T: Scalar>(
         niter = it + 1;
         // CG stops on the gradient (or when a line search makes no progress): its improvement
         // per iteration can fall below the tolerance well before the minimum is reached, which
-        // MuJoCo's improvement test would take for convergence
+        // MuJoCo's improvement test takes for convergence (its CG then stops up to ~1e-2 short
+        // of the minimum on the golden states)
         if gradient < tol || improvement <= 0.0 {
             break;
         }
@@ -1291,11 +1383,7 @@ fn cg<T: Scalar>(
             num += s.grad[i] * (s.mgrad[i] - s.prev_mgrad[i]);
             den += s.prev_grad[i] * s.prev_mgrad[i];
         }
-        let beta = if den.re().abs() > MINVAL {
-            (num / den).select_max(T::zero())
-        } else {
-            T::zero()
-        };
+        let beta = (num / den.select_max(T::c(MINVAL))).select_max(T::zero());
         for i in 0..nv {
             s.search[i] = -s.mgrad[i] + beta * s.search[i];
         }
@@ -1320,12 +1408,13 @@ fn pgs<T: Scalar>(
     p: &Problem<T>,
     s: &mut SolverScratch<T>,
     st: &mut [SolverStat],
+    warm: bool,
 ) -> usize {
     let nv = p.nv;
     let nefc = p.nefc;
     build_ar(p, s);
     // warm start: force of the primal at the chosen start
-    warm_start(m, p, s);
+    warm_start(p, s, warm);
     let scale = p.scale();
     let tol = m.opt.tolerance.re();
     let mut f = std::mem::take(&mut s.force);
@@ -2087,7 +2176,8 @@ fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     }
 }
 
-/// Solve one problem with the model's solver (then noslip): leaves `qacc` in `s.x`, the forces
+/// Solve one problem with the model's solver (then noslip), from `qacc_warmstart` when `warm`
+/// (else `qacc_smooth`): leaves `qacc` in `s.x`, the forces
 /// in `s.force`, their states in `s.state` and `Jᵀ·force` in `s.tmp`, records statistics in `st`
 /// (as far as it has room) and returns the iteration count.
 fn solve<T: Scalar>(
@@ -2095,11 +2185,12 @@ fn solve<T: Scalar>(
     p: &Problem<T>,
     s: &mut SolverScratch<T>,
     st: &mut [SolverStat],
+    warm: bool,
 ) -> usize {
     let mut niter = match m.opt.solver {
-        Solver::Newton => newton(m, p, s, st),
-        Solver::Cg => cg(m, p, s, st),
-        Solver::Pgs => pgs(m, p, s, st),
+        Solver::Newton => newton(m, p, s, st, warm),
+        Solver::Cg => cg(m, p, s, st, warm),
+        Solver::Pgs => pgs(m, p, s, st, warm),
     };
     // PGS's forces are its dual iterate; Newton and CG's come from the primal cost at qacc
     let pgs_force = m.opt.solver == Solver::Pgs;
@@ -2165,6 +2256,7 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
     let nprob = isl.gather(m, d, whole);
+    let warm = choose_warm_start(m, d, &isl, nprob, &mut s);
     // dofs outside every island
     qacc.copy_from_slice(&d.qacc_smooth);
     qfrc.iter_mut().for_each(|x| *x = T::zero());
@@ -2174,7 +2266,7 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             Some(st) => st,
             None => &mut [],
         };
-        let n = solve(m, &p, &mut s, st);
+        let n = solve(m, &p, &mut s, st, warm);
         if k < niter.len() {
             niter[k] = n;
         }
