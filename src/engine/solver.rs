@@ -74,6 +74,8 @@ pub struct SolverScratch<T> {
     pub(crate) tmp: Vec<T>,
     /// `J x − a_ref` at the line search's trial point.
     pub(crate) jtrial: Vec<T>,
+    /// The row states the Newton factor in `h` was made for.
+    pub(crate) hstate: Vec<ConstraintState>,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
     /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
@@ -106,6 +108,7 @@ impl<T> Default for SolverScratch<T> {
             pgs_gprev: Vec::new(),
             tmp: Vec::new(),
             jtrial: Vec::new(),
+            hstate: Vec::new(),
             islands: IslandScratch::default(),
             nefc_cap: 0,
             blk: Vec::new(),
@@ -166,6 +169,7 @@ impl<T: Scalar> SolverScratch<T> {
         }
         if self.state.len() < nefc {
             self.state.resize(nefc, ConstraintState::Satisfied);
+            self.hstate.resize(nefc, ConstraintState::Satisfied);
         }
     }
 }
@@ -1214,13 +1218,27 @@ fn newton<T: Scalar>(
     if scale * grad_norm(p, s) < tol && scale * half_gmg(p, s) < tol {
         return 0;
     }
-    // the Newton direction −H⁻¹g at the current point; false when H is not positive definite
-    let direction = |s: &mut SolverScratch<T>| -> bool {
-        let jar = std::mem::take(&mut s.jar);
-        hessian(p, &jar, s);
-        s.jar = jar;
-        if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
-            return false;
+    // the Newton direction −H⁻¹g at the current point; false when H is not positive definite.
+    // H depends on the rows' states alone unless an elliptic contact is in its cone zone (there
+    // it moves with jar): with the same states as at the last factorization, that factor is
+    // reused
+    let mut factored = false;
+    let mut direction = |s: &mut SolverScratch<T>| -> bool {
+        let nefc = p.nefc;
+        let same = factored
+            && s.state[..nefc] == s.hstate[..nefc]
+            && !s.state[..nefc].contains(&ConstraintState::Cone);
+        if !same {
+            let jar = std::mem::take(&mut s.jar);
+            hessian(p, &jar, s);
+            s.jar = jar;
+            if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
+                factored = false;
+                return false;
+            }
+            factored = true;
+            let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
+            hst.copy_from_slice(st);
         }
         for i in 0..nv {
             s.search[i] = -s.grad[i];
