@@ -989,7 +989,8 @@ pub(super) fn convex<T: Scalar>(
                     b: add_scl(&w.b, &w.normal, -r2),
                     normal: w.normal,
                 };
-                return finish(sink, margin, g1, s1, g2, s2, w, status);
+                let flat = super::multi::flat_tol(cfg.tolerance, polishes(cfg));
+                return finish(sink, margin, g1, s1, g2, s2, w, status, flat);
             }
         }
     }
@@ -1038,7 +1039,8 @@ pub(super) fn convex<T: Scalar>(
     } else {
         w
     };
-    finish(sink, margin, g1, s1, g2, s2, w, status)
+    let flat = super::multi::flat_tol(cfg.tolerance, polishes(cfg));
+    finish(sink, margin, g1, s1, g2, s2, w, status, flat)
 }
 
 /// `ccd_tolerance` at or below which GJK/EPA's answer is refined to the exact contact (see
@@ -1137,12 +1139,13 @@ fn finish<T: Scalar>(
     s2: Shape<T>,
     w: Witness<T>,
     status: ConvexStatus,
+    flat: f64,
 ) -> ConvexStatus {
     if !within_margin(w.dist.re(), margin.re()) {
         return status;
     }
     if super::multi::applies(&s1, &s2)
-        && super::multi::multi_contact(sink, margin, g1, &s1, g2, &s2, &w) > 0
+        && super::multi::multi_contact(sink, margin, g1, &s1, g2, &s2, &w, flat) > 0
     {
         return status;
     }

@@ -44,8 +44,25 @@ const FACE_TOL: f64 = 0.996;
 /// turned towards the other geom by more than this cosine.
 const EDGE_TOL: f64 = 0.0888;
 /// Components of a unit support direction below this count as zero when classifying the
-/// touching feature of a box or cylinder (a face or edge of a box, the side of a cylinder).
+/// touching feature of a box or cylinder (a face or edge of a box, the side of a cylinder), for a
+/// refined (exact to rounding) contact normal; see [`flat_tol`].
 const FLAT_TOL: f64 = 1e-9;
+
+/// The classification tolerance for a contact normal from GJK/EPA stopped at `ccd_tolerance`
+/// (`refined`: polished to rounding): [`FLAT_TOL`], or `√ccd_tolerance` for an unrefined normal,
+/// whose direction is only that accurate (EPA stops on the depth, which is first-order
+/// stationary in the direction). MuJoCo reads the touching features off its EPA polytope's
+/// support points instead, which does not depend on the normal's accuracy: a box resting with a
+/// face on a cylinder's side, whose unrefined normal leans ~1e-8 towards the box's side faces,
+/// must still touch with that face (else a side face, barely turned towards the cylinder, takes
+/// the cylinder's side line and gives contacts ~100× too deep).
+pub(super) fn flat_tol(ccd_tolerance: f64, refined: bool) -> f64 {
+    if refined {
+        FLAT_TOL
+    } else {
+        ccd_tolerance.sqrt().max(FLAT_TOL)
+    }
+}
 /// Most contacts one pair gets from the multi-contact search.
 pub(super) const MAX_MULTI: usize = 4;
 /// Vertices of a cylinder cap polygon.
@@ -109,13 +126,13 @@ struct Feature<T> {
     p0: V3<T>,
 }
 
-fn classify<T: Scalar>(g: &Geom<T>, s: &Shape<T>, u: &V3<T>, p: &V3<T>) -> Feature<T> {
+fn classify<T: Scalar>(g: &Geom<T>, s: &Shape<T>, u: &V3<T>, p: &V3<T>, flat: f64) -> Feature<T> {
     let l = mat_t_vec(&g.mat, u);
     let lr = [l[0].re(), l[1].re(), l[2].re()];
     match *s {
         Shape::Box(_) => {
             let corner = (0..3).fold(0u8, |c, k| c | (((lr[k] >= 0.0) as u8) << k));
-            let small = [0, 1, 2].map(|k| lr[k].abs() < FLAT_TOL);
+            let small = [0, 1, 2].map(|k| lr[k].abs() < flat);
             match small.iter().filter(|&&x| x).count() {
                 0 => Feature {
                     dim: 1,
@@ -154,7 +171,7 @@ fn classify<T: Scalar>(g: &Geom<T>, s: &Shape<T>, u: &V3<T>, p: &V3<T>) -> Featu
             };
             let z = if cap == 0 { h } else { -h };
             let p0 = add3(&mat_vec(&g.mat, &[x, y, z]), &g.pos);
-            if lr[2].abs() < FLAT_TOL {
+            if lr[2].abs() < flat {
                 Feature {
                     dim: 2,
                     ids: [cap, 1 - cap],
@@ -554,6 +571,8 @@ fn edge_in_face<T: Scalar>(
 /// when the features do not match (the caller then keeps the single contact). `margin` is the
 /// pair margin; MuJoCo inflates the geoms (but for a capsule, whose contact point is already on
 /// its surface) by half the margin each and measures the depths from the inflated surfaces.
+/// `flat` is the feature classification tolerance ([`flat_tol`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn multi_contact<T: Scalar>(
     sink: &mut Sink<'_, T>,
     margin: T,
@@ -562,6 +581,7 @@ pub(super) fn multi_contact<T: Scalar>(
     g2: &Geom<T>,
     s2: &Shape<T>,
     w: &Witness<T>,
+    flat: f64,
 ) -> usize {
     let half = margin * T::c(0.5);
     // MuJoCo's witness points, on the geoms inflated by half the margin
@@ -570,8 +590,8 @@ pub(super) fn multi_contact<T: Scalar>(
     let dir = sub3(&x2, &x1);
     let dir_neg = sub3(&x1, &x2);
     let minus_n = scl3(&w.normal, -T::one());
-    let f1 = classify(g1, s1, &w.normal, &x1);
-    let f2 = classify(g2, s2, &minus_n, &x2);
+    let f1 = classify(g1, s1, &w.normal, &x1, flat);
+    let f2 = classify(g2, s2, &minus_n, &x2, flat);
     let n1 = faces(g1, s1, &f1);
     let n2 = faces(g2, s2, &f2);
 
@@ -710,6 +730,65 @@ mod tests {
         let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
         let n = collide_pair(&m, &d, 0, 1, 0.0, &mut out).unwrap();
         out[..n].to_vec()
+    }
+
+    /// A cylinder standing beside a box, its side against the box's +y face and tilted 7e-4 rad
+    /// from it, at the default `ccd_tolerance` (a pose from a `constraints/drops` trajectory):
+    /// EPA's unrefined normal is the cylinder's side normal, which leans ~4e-9 towards the box's
+    /// ±x faces. MuJoCo 4.0 clips the side line against the +y face: two contacts at the line's
+    /// ends, each with its own depth, along the face normal (MuJoCo's numbers). Classified with
+    /// the refined-normal tolerance, the box's +x face took the side line instead and gave two
+    /// contacts 0.225 deep.
+    #[test]
+    fn cylinder_side_against_a_box_face_at_the_default_tolerance() {
+        let xml = r#"<mujoco><worldbody>
+            <body pos="-0.10279434814831663 0.495317030430531 0.06007237898235317"
+                  quat="0.999765341030905 0.0005095902822944876 6.279868845193163e-05 -0.02165639045238493">
+              <freejoint/><geom type="cylinder" size="0.07 0.06"/></body>
+            <body pos="-0.000451784163724598 0.32572723241047413 0.05989110371812738"
+                  quat="0.9999623791650188 0.00016274690346311312 -4.1972540956780046e-05 -0.008672485594442182">
+              <freejoint/><geom type="box" size="0.12 0.1 0.06"/></body>
+            </worldbody></mujoco>"#;
+        let m = mjcf::load_str(xml).unwrap();
+        let mut d = Data::new(&m);
+        kinematics(&m, &mut d);
+        let mut out = [Contact::<f64>::default(); MAX_CONTACT_PAIR];
+        let n = collide_pair(&m, &d, 0, 1, 0.0, &mut out).unwrap();
+        let mujoco = [
+            (
+                -0.0021690947762784832,
+                [
+                    -0.10400798292118704,
+                    0.42647349191046424,
+                    1.385993953156578e-06,
+                ],
+            ),
+            (
+                -0.00225225515522394,
+                [
+                    -0.1039948511605071,
+                    0.42639255487208105,
+                    0.11991481464020329,
+                ],
+            ),
+        ];
+        let normal = [
+            -0.017344304994783125,
+            -0.9998495230141193,
+            -0.0003262095740910479,
+        ];
+        // the side line passes through the rim point at the azimuth of EPA's normal, MuJoCo's
+        // through an EPA vertex's; at the default tolerance these differ by ~√1e-6 rad, which
+        // moves the points along the face by ~r·√1e-6 and, with the 7e-4 tilt, the depths by
+        // ~1e-9
+        assert_eq!(n, 2, "{:?}", &out[..n]);
+        let near =
+            |a: &[f64], b: &[f64], tol: f64| a.iter().zip(b).all(|(x, y)| (x - y).abs() < tol);
+        for (c, (dist, pos)) in out[..n].iter().zip(mujoco) {
+            assert!((c.dist - dist).abs() < 1e-8, "{} vs {dist}", c.dist);
+            assert!(near(&c.pos, &pos, 1e-4), "{:?} vs {pos:?}", c.pos);
+            assert!(near(&c.normal(), &normal, 1e-5), "{:?}", c.normal());
+        }
     }
 
     fn close(a: &[f64], b: &[f64]) -> bool {
