@@ -1213,10 +1213,12 @@ fn newton<T: Scalar>(
     let mut niter = 0;
     // MuJoCo 4.0's zero-iteration certificate: the start is taken as the solution when both
     // its scaled gradient and its scaled ½ gᵀM⁻¹g are below the tolerance
-    s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
-    p.solve_m(&mut s.mgrad[..nv]);
-    if scale * grad_norm(p, s) < tol && scale * half_gmg(p, s) < tol {
-        return 0;
+    if scale * grad_norm(p, s) < tol {
+        s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
+        p.solve_m(&mut s.mgrad[..nv]);
+        if scale * half_gmg(p, s) < tol {
+            return 0;
+        }
     }
     // the Newton direction −H⁻¹g at the current point; false when H is not positive definite.
     // H depends on the rows' states alone unless an elliptic contact is in its cone zone (there
