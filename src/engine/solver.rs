@@ -901,6 +901,15 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
     }
 }
 
+/// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored in `s.h`
+/// ([`cholesky`]); false when it is not positive definite.
+fn factor_hessian<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> bool {
+    let jar = std::mem::take(&mut s.jar);
+    hessian(p, &jar, s);
+    s.jar = jar;
+    cholesky(&mut s.h, p.nv, &mut s.last, &mut s.hinv)
+}
+
 /// Whether rows `a` and `b` have the same non-zero columns.
 #[inline]
 fn same_pattern<T: Scalar>(p: &Problem<T>, a: usize, b: usize) -> bool {
@@ -1231,14 +1240,10 @@ fn newton<T: Scalar>(
             && s.state[..nefc] == s.hstate[..nefc]
             && !s.state[..nefc].contains(&ConstraintState::Cone);
         if !same {
-            let jar = std::mem::take(&mut s.jar);
-            hessian(p, &jar, s);
-            s.jar = jar;
-            if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
-                factored = false;
+            factored = factor_hessian(p, s);
+            if !factored {
                 return false;
             }
-            factored = true;
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
             hst.copy_from_slice(st);
         }
@@ -2181,10 +2186,7 @@ fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b: &[T]) -> T
 fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nv = p.nv;
     evaluate(p, s);
-    let jar = std::mem::take(&mut s.jar);
-    hessian(p, &jar, s);
-    s.jar = jar;
-    if !cholesky(&mut s.h, nv, &mut s.last, &mut s.hinv) {
+    if !factor_hessian(p, s) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
