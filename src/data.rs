@@ -218,6 +218,9 @@ pub struct Data<T> {
     /// Warning counters of the pipeline, indexed by [`Warning`] (MuJoCo's `mjData.warning`);
     /// fixed size, so recording a warning never allocates.
     pub warning: [WarningStat; Warning::COUNT],
+    /// State and scratch of the PBAD integrator (created by its first step; `None` for the
+    /// other integrators). Holds the collocation history the next step builds on.
+    pub pbad: Option<Box<crate::pbad::PbadWorkspace<T>>>,
 }
 
 /// Kinds of warnings the pipeline records (the part of MuJoCo's `mjtWarning` that applies).
@@ -383,6 +386,7 @@ impl<T: Scalar> Data<T> {
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
             warning: [WarningStat::default(); Warning::COUNT],
+            pbad: None,
         };
         d.reset(m);
         d
