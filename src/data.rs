@@ -422,6 +422,9 @@ impl<T: Scalar> Data<T> {
         self.nefc = 0;
         self.solver_niter = 0;
         self.eq_active.copy_from_slice(&m.eq_active0);
+        if let Some(w) = &mut self.pbad {
+            w.invalidate();
+        }
     }
 
     /// The detected contacts, `contact[..ncon]`.

@@ -44,6 +44,8 @@ fn random_eval(m: &Model<f64>, order: usize, seed: u64) -> (Chain<f64>, Scheme, 
     let mut ev = Eval::new(m, &sc);
     ev.set_moments(&c);
     ev.h = 0.03;
+    // the drag of Section 6.2 takes part in every derivative test
+    ev.drag = 0.8;
     let mut rng = Lcg(seed);
     let base = random_q(m, &mut rng, 0.8);
     for j in 0..sc.tau.len() {
@@ -504,6 +506,32 @@ fn large_steps_are_stable() {
         blew_up,
         "semi-implicit Euler was expected to diverge at h = 0.128"
     );
+}
+
+/// Drag (Section 6.2): a free brick without gravity slows down as `v₀ e^{−b t}` (linear and
+/// angular velocity alike, since every point feels `−b ρ v`), to first order in `h` for PBAD-2.
+#[test]
+fn drag_slows_a_free_body_exponentially() {
+    let mut m = pbad_model("ball", 2, PbadOptimizer::Lm, 0.002);
+    m.opt.gravity = [0.0; 3];
+    m.opt.pbad.drag = 1.5;
+    let mut d = Data::new(&m);
+    let da = m.jnt_dofadr[2];
+    d.qvel[da] = 0.4;
+    d.qvel[da + 1] = -0.2;
+    d.qvel[da + 3] = 1.0; // spin about the brick's long axis (a principal axis)
+    for _ in 0..250 {
+        diffmj::step(&m, &mut d).expect("step");
+    }
+    let f = (-1.5f64 * 0.5).exp();
+    for (k, v0) in [(0, 0.4), (1, -0.2), (3, 1.0)] {
+        let v = d.qvel[da + k];
+        assert!(
+            (v - v0 * f).abs() < 2e-3 * v0.abs(),
+            "dof {k}: {v} vs {}",
+            v0 * f
+        );
+    }
 }
 
 /// Bad input gives typed errors: an unsupported order is reported, not a panic.

@@ -119,6 +119,8 @@ pub struct Chain<S> {
     pub qpos_spring: Vec<S>,
     /// Dof damping (nv); zero when dampers are disabled.
     pub dof_damping: Vec<S>,
+    /// Dof armature (nv).
+    pub dof_armature: Vec<S>,
     /// Gravity (zero when disabled).
     pub gravity: V3<S>,
 }
@@ -136,6 +138,7 @@ impl<S: Scalar> Chain<S> {
             qpos0: vec![S::zero(); m.nq],
             qpos_spring: vec![S::zero(); m.nq],
             dof_damping: vec![S::zero(); m.nv],
+            dof_armature: vec![S::zero(); m.nv],
             gravity: zero3(),
         }
     }
@@ -172,6 +175,7 @@ impl<S: Scalar> Chain<S> {
         }
         let dampers = !m.disabled(disable::DAMPER);
         for i in 0..m.nv {
+            self.dof_armature[i] = f(m.dof_armature[i]);
             self.dof_damping[i] = if dampers {
                 f(m.dof_damping[i])
             } else {

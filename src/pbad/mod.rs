@@ -6,8 +6,8 @@
 //! optimization: for order 2, `q_{k+1} = argmin E(q)` with `E` the energy of Eq. 5; for order
 //! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
 //! collocation residuals of Eq. 7. The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS
-//! (argmin), both with a decrease guarantee (trust-region damping or line search), warm-started
-//! from the previous step's velocity.
+//! (argmin), both with a decrease guarantee (damping or line search), warm-started by
+//! extrapolating the previous step's end velocity.
 //!
 //! Select it for a model with [`Integrator::Pbad`](crate::model::Integrator::Pbad) and the
 //! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
@@ -20,8 +20,8 @@
 //! Newton step on the collocation residuals with the exact Jacobian (Algorithms 2–3) carries
 //! the derivative parts, which is the implicit-function-theorem derivative of the step.
 //!
-//! Scope: gravity, joint springs and damping, applied and actuator generalized forces (held
-//! constant over a step). Contacts, constraints, tendons and fluid forces of the MuJoCo
+//! Scope: gravity, joint springs and damping, linear drag ([`PbadOptions::drag`]), applied and
+//! actuator generalized forces (held constant over a step). Contacts, constraints, tendons and fluid forces of the MuJoCo
 //! pipeline are not part of the PBAD objective.
 
 pub mod chain;
@@ -40,7 +40,8 @@ pub enum PbadOptimizer {
     /// Levenberg–Marquardt on the sum-of-squares form ([`lm::LevenbergMarquardt`]).
     #[default]
     Lm,
-    /// argmin's L-BFGS with a Moré–Thuente line search.
+    /// argmin's L-BFGS, preconditioned by the Gauss–Newton Hessian at the warm start, with an
+    /// Armijo backtracking line search.
     Lbfgs,
 }
 
@@ -65,6 +66,10 @@ pub struct PbadOptions {
     /// exact Hessian (Algorithms 2–3). The Gauss–Newton form converges only linearly on long
     /// chains, where the mass matrix is ill-conditioned.
     pub gauss_newton: bool,
+    /// Linear drag of every point of every body, force `−b ρ v` with this `b` (1/s): the
+    /// drag energy of Section 6.2 (for order 2 the potential `b/(2h) ∫ρ |P(q_{k+1}) −
+    /// P(q_k)|²`, for higher orders the force with the collocation polynomial's velocity).
+    pub drag: f64,
 }
 
 impl Default for PbadOptions {
@@ -76,6 +81,7 @@ impl Default for PbadOptions {
             tolerance: 1e-10,
             lbfgs_memory: 8,
             gauss_newton: false,
+            drag: 0.0,
         }
     }
 }
@@ -95,7 +101,8 @@ use crate::model::Model;
 use crate::scalar::Scalar;
 use crate::Data;
 
-/// Total mechanical energy `½ Σ_b v_bᵀ I_b v_b − Σ_b m_b g·x_b + spring energy` of the state in
+/// Total mechanical energy `½ Σ_b v_bᵀ I_b v_b + ½ Σ_d a_d v_d² − Σ_b m_b g·x_b + spring
+/// energy` (`a_d` the armature) of the state in
 /// `d`, from the com-based velocities and inertias: call [`crate::forward`] (or a step) at the
 /// state first. Used to compare integrators (Pan & Manocha, Fig. 2).
 pub fn mechanical_energy<T: Scalar>(m: &Model<T>, d: &Data<T>) -> T {
@@ -110,6 +117,9 @@ pub fn mechanical_energy<T: Scalar>(m: &Model<T>, d: &Data<T>) -> T {
         e += T::c(0.5) * dot6(&d.cvel[b], &iv);
         let x = d.xipos[b];
         e -= m.body_mass[b] * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+    }
+    for (a, v) in m.dof_armature.iter().zip(&d.qvel) {
+        e += T::c(0.5) * *a * *v * *v;
     }
     let mut c = chain::Chain::<T>::new(m);
     c.fill(m, |x| x);

@@ -2,7 +2,9 @@
 //! Eq. 6 whose squared norm is Eq. 7 (any order), with their derivatives, generic over the
 //! scalar type.
 //!
-//! The forces are gravity (the potential `−m g·x_com` of every body), joint springs
+//! Besides the bodies' inertia, each dof's armature (rotor inertia, `dof_armature`) adds
+//! `a_d q̈_d` with the joint-space acceleration of the collocation polynomial. The forces are
+//! gravity (the potential `−m g·x_com` of every body), joint springs
 //! (`½ k |q ⊖ q_spring|²`), joint damping (the force `−c v` with `v` the collocation
 //! polynomial's velocity; for order 2 the backward difference, i.e. the Rayleigh potential
 //! `c |q_{k+1} ⊖ q_k|² / 2h`) and a generalized force held constant over the step (applied
@@ -27,6 +29,9 @@ pub struct Eval<S> {
     pub tau_ext: Vec<S>,
     /// Time step.
     pub h: S,
+    /// Linear drag coefficient `b` (1/s): every point of every body feels the force `−b ρ v`
+    /// (Section 6.2's drag energy, `Q = b/(2h) ∫ρ |P(q_{k+1}) − P(q_k)|²` for order 2).
+    pub drag: S,
     wbar: Vec<Mat34<S>>,
     cbar: Vec<Mat44<S>>,
     mtil: Vec<Mat44<S>>,
@@ -43,6 +48,7 @@ impl<S: Scalar> Eval<S> {
             frames: vec![Frames::new(t.nbody, t.nv); n],
             tau_ext: vec![S::zero(); t.nv],
             h: S::one(),
+            drag: S::zero(),
             wbar: vec![[S::zero(); 12]; t.nbody],
             cbar: vec![[S::zero(); 16]; t.nbody],
             mtil: vec![[S::zero(); 16]; t.nbody],
@@ -83,17 +89,25 @@ impl<S: Scalar> Eval<S> {
     }
 
     /// Seeds of new node `i` (inertial `D_b M̃_b` minus gravity), moved to the world frame and
-    /// summed over subtrees into `wbar`. Returns `Σ_b ½ h² D_b M̃ D_bᵀ` (the inertial part of
-    /// Eq. 5 when the scheme has order 2) for free.
+    /// summed over subtrees into `wbar`; with drag, the drag seed is added. Returns
+    /// `Σ_b ½ h² D_b M̃ D_bᵀ` (the inertial part of Eq. 5 when the scheme has order 2) for free.
     fn seeds(&mut self, t: &Topology, c: &Chain<S>, sc: &Scheme, i: usize) -> S {
         let n = i + 2;
         let ih2 = S::one() / (self.h * self.h);
         let g = c.gravity;
         let mut e = S::zero();
         self.wbar[0] = [S::zero(); 12];
+        let with_drag = !self.drag.is_zero_exact();
+        let bh = self.drag / self.h;
         for b in 1..t.nbody {
             let d = self.combo(b, &sc.d2[i], ih2);
             let mm = &self.mtil[b];
+            // the drag seed b (Σ_j L_j'(τ_i) T_j / h) M̃ joins the inertial one (not the energy)
+            let v = if with_drag {
+                self.combo(b, &sc.d1[i], bh)
+            } else {
+                [S::zero(); 12]
+            };
             let mut s = [S::zero(); 12];
             for r in 0..3 {
                 for col in 0..4 {
@@ -102,6 +116,12 @@ impl<S: Scalar> Eval<S> {
                         + d[4 * r + 2] * mm[8 + col]
                         + d[4 * r + 3] * mm[12 + col];
                     e += s[4 * r + col] * d[4 * r + col];
+                    if with_drag {
+                        s[4 * r + col] += v[4 * r] * mm[col]
+                            + v[4 * r + 1] * mm[4 + col]
+                            + v[4 * r + 2] * mm[8 + col]
+                            + v[4 * r + 3] * mm[12 + col];
+                    }
                 }
             }
             let mo = &c.moment[b];
@@ -117,18 +137,18 @@ impl<S: Scalar> Eval<S> {
         e * S::c(0.5) * self.h * self.h
     }
 
-    /// Velocity of the collocation polynomial at new node `i` into `self.dq`:
-    /// `v = −Σ_j L_j'(τ_i) (q_i ⊖ q_j) / h` (exact for scalar joints, through the chart for
-    /// rotations).
-    fn node_velocity(&mut self, t: &Topology, sc: &Scheme, i: usize, out: &mut [S]) {
-        let n = i + 2;
+    /// A joint-space rate of the collocation polynomial at new node `n` into `out`:
+    /// `−Σ_j w_j (q_n ⊖ q_j) · scale` (with `w = L'(τ_i)`, `scale = 1/h` the velocity, with
+    /// `w = L''(τ_i)`, `scale = 1/h²` the acceleration; exact for scalar joints, through the
+    /// chart for rotations).
+    fn node_rate(&mut self, t: &Topology, n: usize, weights: &[f64], scale: S, out: &mut [S]) {
         out.iter_mut().for_each(|v| *v = S::zero());
-        for (j, &w) in sc.d1[i].iter().enumerate() {
+        for (j, &w) in weights.iter().enumerate() {
             if w == 0.0 || j == n {
                 continue;
             }
             difference(t, &self.q[j], &self.q[n], &mut self.dq);
-            let s = S::c(w) / self.h;
+            let s = S::c(w) * scale;
             for (o, x) in out.iter_mut().zip(&self.dq) {
                 *o -= s * *x;
             }
@@ -145,9 +165,15 @@ impl<S: Scalar> Eval<S> {
         contract_twists(t, &self.frames[n], &self.wbar, out);
         spring_force(t, c, &self.q[n], out);
         let mut vel = std::mem::take(&mut self.vel);
-        self.node_velocity(t, sc, i, &mut vel);
+        let ih = S::one() / self.h;
+        self.node_rate(t, n, &sc.d1[i], ih, &mut vel);
         for d in 0..t.nv {
             out[d] += c.dof_damping[d] * vel[d] - self.tau_ext[d];
+        }
+        // armature (rotor inertia of each dof) times the joint-space acceleration
+        self.node_rate(t, n, &sc.d2[i], ih * ih, &mut vel);
+        for d in 0..t.nv {
+            out[d] += c.dof_armature[d] * vel[d];
         }
         self.vel = vel;
     }
@@ -172,6 +198,32 @@ impl<S: Scalar> Eval<S> {
             }
         }
         e += spring_energy(t, c, &self.q[n]);
+        // armature: h²/2 Σ_d a_d (joint-space finite-difference acceleration)²
+        let mut acc = std::mem::take(&mut self.vel);
+        let ih = S::one() / self.h;
+        self.node_rate(t, n, &sc.d2[0], ih * ih, &mut acc);
+        let hh = S::c(0.5) * self.h * self.h;
+        for d in 0..t.nv {
+            e += hh * c.dof_armature[d] * acc[d] * acc[d];
+        }
+        self.vel = acc;
+        if !self.drag.is_zero_exact() {
+            // b/(2h) Σ_b tr(ΔT M̃ ΔTᵀ), ΔT = T_{k+1} − T_k
+            let half = S::c(0.5) * self.drag / self.h;
+            for b in 1..t.nbody {
+                let dt = self.combo(b, &sc.d1[0], S::one());
+                let mm = &self.mtil[b];
+                for r in 0..3 {
+                    for col in 0..4 {
+                        let s = dt[4 * r] * mm[col]
+                            + dt[4 * r + 1] * mm[4 + col]
+                            + dt[4 * r + 2] * mm[8 + col]
+                            + dt[4 * r + 3] * mm[12 + col];
+                        e += half * s * dt[4 * r + col];
+                    }
+                }
+            }
+        }
         difference(t, &self.q[1], &self.q[n], &mut self.dq);
         let half_h = S::c(0.5) / self.h;
         for d in 0..t.nv {
@@ -204,7 +256,7 @@ impl<S: Scalar> Eval<S> {
         let nv = t.nv;
         let (n, m) = (i + 2, j + 2);
         out.iter_mut().for_each(|x| *x = S::zero());
-        let coef = S::c(sc.d2[i][m]) / (self.h * self.h);
+        let coef = S::c(sc.d2[i][m]) / (self.h * self.h) + self.drag * S::c(sc.d1[i][m]) / self.h;
         self.cbar[0] = [S::zero(); 16];
         for b in 1..t.nbody {
             let mut cm = cross_moment(&self.frames[n].x[b], &self.mtil[b], &self.frames[m].x[b]);
@@ -263,8 +315,9 @@ impl<S: Scalar> Eval<S> {
             }
         }
         let w1 = S::c(sc.d1[i][m]) / self.h;
+        let w2 = S::c(sc.d2[i][m]) / (self.h * self.h);
         for d in 0..nv {
-            out[d * nv + d] += c.dof_damping[d] * w1;
+            out[d * nv + d] += c.dof_damping[d] * w1 + c.dof_armature[d] * w2;
         }
     }
 }

@@ -12,7 +12,8 @@ use crate::engine::{SimError, MAXVAL};
 use crate::model::{Integrator, Model};
 use crate::scalar::Scalar;
 use argmin::core::{Executor, State};
-use argmin::solver::linesearch::MoreThuenteLineSearch;
+use argmin::solver::linesearch::condition::ArmijoCondition;
+use argmin::solver::linesearch::BacktrackingLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use nalgebra::{DMatrix, DVector};
 use std::cell::RefCell;
@@ -82,6 +83,11 @@ impl<T: Scalar> PbadWorkspace<T> {
             scheme,
             stats: PbadStats::default(),
         })
+    }
+
+    /// Forget the history: the next step rebuilds it from `(qpos, qvel)`.
+    pub fn invalidate(&mut self) {
+        self.valid = false;
     }
 
     /// The collocation scheme in use.
@@ -169,6 +175,7 @@ fn step_with<T: Scalar>(
         let ev = &mut ws.obj.ev;
         ev.set_moments(&ws.chain_f);
         ev.h = hf;
+        ev.drag = ws.opts.drag;
         for j in 0..2 {
             for (a, b) in ev.q[j].iter_mut().zip(&ws.hist[j]) {
                 *a = b.re();
@@ -245,12 +252,21 @@ fn step_with<T: Scalar>(
                     precond: Some(&p),
                     ..obj
                 };
-                let solver = LBFGS::new(MoreThuenteLineSearch::new(), ws.opts.lbfgs_memory.max(1))
+                // Armijo backtracking from the unit step: with the preconditioner the unit step
+                // is usually accepted, and backtracking always ends (Moré–Thuente can cycle
+                // forever once the cost changes are at round-off level, and argmin runs it
+                // without an iteration limit)
+                let ls = ArmijoCondition::new(1e-4)
+                    .map(BacktrackingLineSearch::new)
+                    .and_then(|l| l.rho(0.5))
+                    .map_err(fail)?;
+                let solver = LBFGS::new(ls, ws.opts.lbfgs_memory.max(1))
                     .with_tolerance_grad(match form {
                         Form::Energy => gtol * (n as f64).sqrt(),
                         Form::Residual => 0.0,
                     })
-                    .and_then(|s| s.with_tolerance_cost(0.0))
+                    // stop when a line search can no longer change the cost at all
+                    .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
                     .map_err(fail)?;
                 let res = Executor::new(obj, solver)
                     .configure(|s| {
@@ -369,6 +385,7 @@ fn newton_correction<T: Scalar>(
     ws.chain_t.fill(m, |x| x);
     ws.ev_t.set_moments(&ws.chain_t);
     ws.ev_t.h = m.opt.timestep;
+    ws.ev_t.drag = T::c(ws.opts.drag);
     for k in 0..nv {
         ws.ev_t.tau_ext[k] = d.qfrc_applied[k] + d.qfrc_actuator[k];
     }
