@@ -103,7 +103,7 @@ use crate::Data;
 
 /// Total mechanical energy `½ Σ_b v_bᵀ I_b v_b + ½ Σ_d a_d v_d² − Σ_b m_b g·x_b + spring
 /// energy` (`a_d` the armature) of the state in
-/// `d`, from the com-based velocities and inertias: call [`crate::forward`] (or a step) at the
+/// `d`, from the com-based velocities and inertias: call [`crate::forward()`] (or a step) at the
 /// state first. Used to compare integrators (Pan & Manocha, Fig. 2).
 pub fn mechanical_energy<T: Scalar>(m: &Model<T>, d: &Data<T>) -> T {
     let mut e = T::zero();
