@@ -534,6 +534,31 @@ fn drag_slows_a_free_body_exponentially() {
     }
 }
 
+/// Constraints PBAD does not model are reported, not ignored: a chain falling onto a floor
+/// (contacts enabled) gets a typed error once a contact becomes active.
+#[test]
+fn active_contacts_are_an_error() {
+    let xml = r#"<mujoco><option timestep="0.01"/><worldbody>
+        <geom type="plane" size="5 5 0.1"/>
+        <body pos="0 0 0.3"><joint type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body>
+        </worldbody></mujoco>"#;
+    let mut m = mjcf::load_str(xml).unwrap();
+    m.opt.integrator = Integrator::Pbad;
+    let mut d = Data::new(&m);
+    let mut err = None;
+    for _ in 0..200 {
+        if let Err(e) = diffmj::step(&m, &mut d) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert!(
+        matches!(err, Some(diffmj::SimError::Unsupported(_))),
+        "expected an error once the link touches the floor, got {err:?}"
+    );
+}
+
 /// Bad input gives typed errors: an unsupported order is reported, not a panic.
 #[test]
 fn unsupported_order_is_an_error() {

@@ -21,8 +21,10 @@
 //! the derivative parts, which is the implicit-function-theorem derivative of the step.
 //!
 //! Scope: gravity, joint springs and damping, linear drag ([`PbadOptions::drag`]), applied and
-//! actuator generalized forces (held constant over a step). Contacts, constraints, tendons and fluid forces of the MuJoCo
-//! pipeline are not part of the PBAD objective.
+//! actuator generalized forces (held constant over a step). Contacts, constraints, tendons and
+//! fluid forces of the MuJoCo pipeline are not part of the PBAD objective; a step with active
+//! constraint rows (contacts, limits, equality, friction loss) returns
+//! [`SimError::Unsupported`](crate::SimError::Unsupported).
 
 pub mod chain;
 pub mod collocation;

@@ -137,8 +137,20 @@ fn rebuild_history<T: Scalar>(
 /// run at the current state (for the actuator forces), as [`crate::step`] does.
 ///
 /// Returns [`SimError::Diverged`] (state left as it was) if the new configuration is not
-/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order.
+/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order or when
+/// `forward` found active constraint rows (contacts, joint limits, equality constraints,
+/// friction loss), which the PBAD objective does not model: they are reported rather than
+/// silently ignored.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    if d.nefc > 0 {
+        return Err(SimError::Unsupported(format!(
+            "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
+             contacts, limits, equality constraints or friction loss",
+            d.time.re(),
+            d.nefc,
+            d.ncon
+        )));
+    }
     let opts = m.opt.pbad;
     let mut ws = match d.pbad.take() {
         Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
