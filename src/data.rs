@@ -220,6 +220,9 @@ pub struct Data<T> {
     /// Warning counters of the pipeline, indexed by [`Warning`] (MuJoCo's `mjData.warning`);
     /// fixed size, so recording a warning never allocates.
     pub warning: [WarningStat; Warning::COUNT],
+    /// State and scratch of the PBAD integrator (created by its first step; `None` for the
+    /// other integrators). Holds the collocation history the next step builds on.
+    pub pbad: Option<Box<crate::pbad::PbadWorkspace<T>>>,
 }
 
 /// Kinds of warnings the pipeline records (the part of MuJoCo's `mjtWarning` that applies).
@@ -385,6 +388,7 @@ impl<T: Scalar> Data<T> {
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
             warning: [WarningStat::default(); Warning::COUNT],
+            pbad: None,
         };
         d.reset(m);
         d
@@ -420,6 +424,9 @@ impl<T: Scalar> Data<T> {
         self.nefc = 0;
         self.solver_niter.iter_mut().for_each(|x| *x = 0);
         self.eq_active.copy_from_slice(&m.eq_active0);
+        if let Some(w) = &mut self.pbad {
+            w.invalidate();
+        }
     }
 
     /// The detected contacts, `contact[..ncon]`.

@@ -29,6 +29,7 @@ pub mod engine;
 pub mod math;
 pub mod mjcf;
 pub mod model;
+pub mod pbad;
 pub mod scalar;
 
 pub use data::Data;

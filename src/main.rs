@@ -4,7 +4,8 @@
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
 use diffmj::engine::solver::{NISLAND, NSOLVER};
-use diffmj::model::{disable, Cone, Solver};
+use diffmj::model::{disable, Cone, Integrator, Solver};
+use diffmj::pbad::PbadOptimizer;
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -54,7 +55,9 @@ enum Cmd {
         model: PathBuf,
         /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, integrator (Euler, RK4,
+        /// implicit, implicitfast, PBAD), timestep, and for PBAD pbad_order (2-6),
+        /// pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter, pbad_gauss_newton (0/1), pbad_drag.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON initial state (as for `forward`).
@@ -134,6 +137,29 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
             "iterations" => o.iterations = int()?,
             "ls_iterations" => o.ls_iterations = int()?,
             "noslip_iterations" => o.noslip_iterations = int()?,
+            "integrator" => {
+                o.integrator = match v.to_ascii_lowercase().as_str() {
+                    "euler" => Integrator::Euler,
+                    "rk4" => Integrator::Rk4,
+                    "implicit" => Integrator::Implicit,
+                    "implicitfast" => Integrator::ImplicitFast,
+                    "pbad" => Integrator::Pbad,
+                    _ => return Err(format!("--option integrator: unknown integrator '{v}'")),
+                }
+            }
+            "timestep" => o.timestep = num()?,
+            "pbad_order" => o.pbad.order = int()?,
+            "pbad_optimizer" => {
+                o.pbad.optimizer = match v.to_ascii_lowercase().as_str() {
+                    "lm" => PbadOptimizer::Lm,
+                    "lbfgs" => PbadOptimizer::Lbfgs,
+                    _ => return Err(format!("--option pbad_optimizer: unknown optimizer '{v}'")),
+                }
+            }
+            "pbad_tolerance" => o.pbad.tolerance = num()?,
+            "pbad_max_iter" => o.pbad.max_iter = int()?,
+            "pbad_gauss_newton" => o.pbad.gauss_newton = int()? != 0,
+            "pbad_drag" => o.pbad.drag = num()?,
             "disable" => {
                 for flag in v.split(',') {
                     o.disableflags |= match flag {

@@ -98,16 +98,22 @@ pub enum Integrator {
     Implicit,
     /// Implicit in velocity, symmetric part of the derivative, Coriolis terms skipped.
     ImplicitFast,
+    /// Position-based articulated dynamics of Pan & Manocha (not a MuJoCo integrator: chosen
+    /// through the API or the command line, never read from MJCF), with the options of
+    /// [`Options::pbad`]; see [`crate::pbad`].
+    Pbad,
 }
 
 impl Integrator {
-    /// MuJoCo's integer code (`mjINT_*`).
+    /// MuJoCo's integer code (`mjINT_*`); `-1` for [`Integrator::Pbad`], which MuJoCo does
+    /// not have.
     pub fn code(self) -> i32 {
         match self {
             Integrator::Euler => 0,
             Integrator::Rk4 => 1,
             Integrator::Implicit => 2,
             Integrator::ImplicitFast => 3,
+            Integrator::Pbad => -1,
         }
     }
     /// Name as written in MJCF.
@@ -117,6 +123,7 @@ impl Integrator {
             Integrator::Rk4 => "RK4",
             Integrator::Implicit => "implicit",
             Integrator::ImplicitFast => "implicitfast",
+            Integrator::Pbad => "PBAD",
         }
     }
     /// From MuJoCo's integer code.
@@ -289,6 +296,9 @@ pub struct Options<T> {
     pub disableflags: u32,
     /// Bit flags of [`enable`].
     pub enableflags: u32,
+    /// Options of the PBAD integrator (used when `integrator` is [`Integrator::Pbad`]; not
+    /// part of MJCF).
+    pub pbad: crate::pbad::PbadOptions,
 }
 
 /// Actuator transmission type (`mjtTrn`).
@@ -952,6 +962,7 @@ impl Model<f64> {
                 ccd_iterations: o.ccd_iterations,
                 disableflags: o.disableflags,
                 enableflags: o.enableflags,
+                pbad: o.pbad,
             },
             qpos0: cs(&self.qpos0),
             stat_meaninertia: U::c(self.stat_meaninertia),

@@ -36,6 +36,9 @@ pub enum SimError {
     /// The state became non-finite or exceeded the divergence threshold.
     #[error("simulation diverged: {0}")]
     Diverged(String),
+    /// The model asks for something this integrator does not support.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 /// Full forward dynamics: `(qpos, qvel, act, ctrl, applied forces) → qacc, act_dot` and every
@@ -54,6 +57,7 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
         Integrator::Euler => integrate::euler(m, d),
         Integrator::Rk4 => integrate::rk4(m, d),
         Integrator::Implicit | Integrator::ImplicitFast => integrate::implicit(m, d),
+        Integrator::Pbad => return crate::pbad::step(m, d),
     }
     Ok(())
 }

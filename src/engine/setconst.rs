@@ -76,7 +76,11 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
             super::forward::fwd_constraint(&mm, &mut d);
             match mm.opt.integrator {
                 Integrator::Euler | Integrator::Rk4 => super::integrate::euler(&mm, &mut d),
-                _ => super::integrate::implicit(&mm, &mut d),
+                // PBAD's own objective has no actuators in the loop that matters here:
+                // the length-range simulation uses the implicit integrator instead
+                Integrator::Implicit | Integrator::ImplicitFast | Integrator::Pbad => {
+                    super::integrate::implicit(&mm, &mut d)
+                }
             }
             if !d.qpos.iter().chain(&d.qvel).all(|v| v.is_finite()) {
                 return Err(format!("actuator {name}: unstable length range simulation"));

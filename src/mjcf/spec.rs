@@ -854,6 +854,7 @@ pub fn default_options() -> Options<f64> {
         ccd_iterations: 35,
         disableflags: 0,
         enableflags: 0,
+        pbad: crate::pbad::PbadOptions::default(),
     }
 }
 

@@ -1,0 +1,129 @@
+//! Position-based articulated dynamics (PBAD): the time integrator of Pan & Manocha, "Time
+//! Integrating Articulated Body Dynamics Using Position-Based Collocation Methods" (WAFR 2018).
+//!
+//! Instead of integrating `M q̈ + c = τ`, PBAD writes the acceleration of every point of every
+//! body as a finite difference of positions and solves for the next configuration as an
+//! optimization: for order 2, `q_{k+1} = argmin E(q)` with `E` the energy of Eq. 5; for order
+//! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
+//! collocation residuals of Eq. 7. The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS
+//! (argmin), both with a decrease guarantee (damping or line search), warm-started by
+//! extrapolating the previous step's end velocity.
+//!
+//! Select it for a model with [`Integrator::Pbad`](crate::model::Integrator::Pbad) and the
+//! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
+//! integrator keeps its collocation history in [`Data::pbad`](crate::Data::pbad); when the
+//! state is changed from outside (or on the first step), the history is rebuilt by integrating
+//! backwards from `(qpos, qvel)` with RK4. After a step, `qvel` is the velocity of the
+//! collocation polynomial at the end of the step.
+//!
+//! Generic over the scalar: the optimization runs on the real parts; on dual numbers one
+//! Newton step on the collocation residuals with the exact Jacobian (Algorithms 2–3) carries
+//! the derivative parts, which is the implicit-function-theorem derivative of the step.
+//!
+//! Scope: gravity, joint springs and damping, linear drag ([`PbadOptions::drag`]), applied and
+//! actuator generalized forces (held constant over a step). Contacts, constraints, tendons and
+//! fluid forces of the MuJoCo pipeline are not part of the PBAD objective; a step with active
+//! constraint rows (contacts, limits, equality, friction loss) returns
+//! [`SimError::Unsupported`](crate::SimError::Unsupported).
+
+pub mod chain;
+pub mod collocation;
+pub mod inertial;
+pub mod lm;
+pub mod objective;
+pub mod residual;
+mod step;
+
+pub use step::{step, PbadStats, PbadWorkspace};
+
+/// Optimizer of a PBAD step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PbadOptimizer {
+    /// Levenberg–Marquardt on the sum-of-squares form ([`lm::LevenbergMarquardt`]).
+    #[default]
+    Lm,
+    /// argmin's L-BFGS, preconditioned by the Gauss–Newton Hessian at the warm start, with an
+    /// Armijo backtracking line search.
+    Lbfgs,
+}
+
+/// Options of the PBAD integrator (`Options::pbad`). Not part of MJCF: set them through the
+/// API or the command line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PbadOptions {
+    /// Collocation order `K` (2 ..= [`collocation::MAX_ORDER`]); 2 is Eq. 5, higher orders
+    /// Eq. 7.
+    pub order: usize,
+    /// Optimizer.
+    pub optimizer: PbadOptimizer,
+    /// Maximum optimizer iterations per step.
+    pub max_iter: usize,
+    /// Convergence tolerance, in radians (or meters) of configuration: the residual scaled by
+    /// `h²` and divided by the model's mean inertia, and the step length.
+    pub tolerance: f64,
+    /// Number of correction pairs kept by L-BFGS.
+    pub lbfgs_memory: usize,
+    /// Levenberg–Marquardt on Eq. 5 with the Gauss–Newton Hessian of the integral of squares
+    /// (`M(q)/h²` plus spring and damping terms: the paper's choice, Table 1) instead of the
+    /// exact Hessian (Algorithms 2–3). The Gauss–Newton form converges only linearly on long
+    /// chains, where the mass matrix is ill-conditioned.
+    pub gauss_newton: bool,
+    /// Linear drag of every point of every body, force `−b ρ v` with this `b` (1/s): the
+    /// drag energy of Section 6.2 (for order 2 the potential `b/(2h) ∫ρ |P(q_{k+1}) −
+    /// P(q_k)|²`, for higher orders the force with the collocation polynomial's velocity).
+    pub drag: f64,
+}
+
+impl Default for PbadOptions {
+    fn default() -> Self {
+        PbadOptions {
+            order: 2,
+            optimizer: PbadOptimizer::Lm,
+            max_iter: 200,
+            tolerance: 1e-10,
+            lbfgs_memory: 8,
+            gauss_newton: false,
+            drag: 0.0,
+        }
+    }
+}
+
+impl PbadOptions {
+    /// Default options with collocation order `order`.
+    pub fn with_order(order: usize) -> Self {
+        PbadOptions {
+            order,
+            ..Default::default()
+        }
+    }
+}
+
+use crate::math::{dot6, inert_mul};
+use crate::model::Model;
+use crate::scalar::Scalar;
+use crate::Data;
+
+/// Total mechanical energy `½ Σ_b v_bᵀ I_b v_b + ½ Σ_d a_d v_d² − Σ_b m_b g·x_b + spring
+/// energy` (`a_d` the armature) of the state in
+/// `d`, from the com-based velocities and inertias: call [`crate::forward()`] (or a step) at the
+/// state first. Used to compare integrators (Pan & Manocha, Fig. 2).
+pub fn mechanical_energy<T: Scalar>(m: &Model<T>, d: &Data<T>) -> T {
+    let mut e = T::zero();
+    let g = if m.disabled(crate::model::disable::GRAVITY) {
+        [T::zero(); 3]
+    } else {
+        m.opt.gravity
+    };
+    for b in 1..m.nbody {
+        let iv = inert_mul(&d.cinert[b], &d.cvel[b]);
+        e += T::c(0.5) * dot6(&d.cvel[b], &iv);
+        let x = d.xipos[b];
+        e -= m.body_mass[b] * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+    }
+    for (a, v) in m.dof_armature.iter().zip(&d.qvel) {
+        e += T::c(0.5) * *a * *v * *v;
+    }
+    let mut c = chain::Chain::<T>::new(m);
+    c.fill(m, |x| x);
+    e + residual::spring_energy(m, &c, &d.qpos)
+}

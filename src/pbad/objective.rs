@@ -1,0 +1,319 @@
+//! The PBAD step as an argmin problem on `f64`: the unknowns are the new collocation
+//! configurations in charts around a warm start, `q_i = q_i^ref ⊕ x_i`; the objective is the
+//! energy of Eq. 5 (order 2) or the squared collocation residuals of Eq. 7.
+
+use super::chain::{chart_block, retract, right_jacobian, Chain};
+use super::collocation::Scheme;
+use super::residual::Eval;
+use crate::model::Topology;
+use argmin::core::{CostFunction, Error, Gradient, Hessian};
+use nalgebra::{DMatrix, DVector};
+use std::cell::RefCell;
+
+/// Which objective a step minimizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Eq. 5: the position-based energy (order 2, conservative forces plus Rayleigh damping).
+    Energy,
+    /// Eq. 7: the sum of squared collocation residuals (any order, any forces).
+    Residual,
+}
+
+/// Scratch of the objective, kept between steps so evaluations do not allocate beyond what
+/// argmin's own vectors need.
+#[derive(Clone, Debug)]
+pub struct ObjScratch {
+    /// The evaluator on `f64`.
+    pub ev: Eval<f64>,
+    x: Vec<f64>,
+    have_x: bool,
+    res: Vec<f64>,
+    have_res: bool,
+    jac: Vec<f64>,
+    have_jac: bool,
+    blk: Vec<f64>,
+    /// Number of objective evaluations (kinematics passes) in the last solve.
+    pub evals: usize,
+}
+
+impl ObjScratch {
+    /// Allocate for a topology and scheme.
+    pub fn new(t: &Topology, sc: &Scheme) -> Self {
+        let n = sc.nnew() * t.nv;
+        ObjScratch {
+            ev: Eval::new(t, sc),
+            x: vec![0.0; n],
+            have_x: false,
+            res: vec![0.0; n],
+            have_res: false,
+            jac: vec![0.0; n * n],
+            have_jac: false,
+            blk: vec![0.0; t.nv * t.nv],
+            evals: 0,
+        }
+    }
+
+    /// Forget the cached point (the history or the references changed).
+    pub fn invalidate(&mut self) {
+        self.have_x = false;
+        self.have_res = false;
+        self.have_jac = false;
+    }
+}
+
+/// The argmin problem of one step.
+pub struct Objective<'a> {
+    /// Topology.
+    pub t: &'a Topology,
+    /// Model parameters on `f64`.
+    pub c: &'a Chain<f64>,
+    /// Collocation scheme.
+    pub sc: &'a Scheme,
+    /// Objective form.
+    pub form: Form,
+    /// Chart centres of the new nodes.
+    pub qref: &'a [Vec<f64>],
+    /// For Eq. 5: give the optimizer the exact Hessian (Algorithms 2–3) instead of the
+    /// Gauss–Newton one (`M/h²` plus spring and damping terms).
+    pub exact_hessian: bool,
+    /// Optional linear change of variables `x = P y` (the optimizer sees `y`): the
+    /// preconditioner of L-BFGS ([`Objective::preconditioner`]).
+    pub precond: Option<&'a DMatrix<f64>>,
+    /// Scratch.
+    pub ws: RefCell<&'a mut ObjScratch>,
+}
+
+impl Objective<'_> {
+    fn set_point(&self, w: &mut ObjScratch, x: &[f64]) {
+        if w.have_x && w.x.as_slice() == x {
+            return;
+        }
+        let nv = self.t.nv;
+        for i in 0..self.sc.nnew() {
+            let (left, right) = w.ev.q.split_at_mut(i + 2);
+            let _ = left;
+            retract(
+                self.t,
+                &self.qref[i],
+                &x[i * nv..(i + 1) * nv],
+                &mut right[0],
+            );
+            w.ev.update_node(self.t, self.c, i + 2);
+        }
+        w.x.copy_from_slice(x);
+        w.have_x = true;
+        w.have_res = false;
+        w.have_jac = false;
+        w.evals += 1;
+    }
+
+    fn residuals(&self, w: &mut ObjScratch) {
+        if w.have_res {
+            return;
+        }
+        let nv = self.t.nv;
+        let h2 = w.ev.h * w.ev.h;
+        let mut res = std::mem::take(&mut w.res);
+        for i in 0..self.sc.nnew() {
+            w.ev.residual(self.t, self.c, self.sc, i, &mut res[i * nv..(i + 1) * nv]);
+        }
+        res.iter_mut().for_each(|r| *r *= h2);
+        w.res = res;
+        w.have_res = true;
+    }
+
+    /// Jacobian of the scaled residuals with respect to `x` (chart Jacobians applied).
+    fn jacobian(&self, w: &mut ObjScratch, second: bool) {
+        if w.have_jac && second {
+            return;
+        }
+        let nv = self.t.nv;
+        let nn = self.sc.nnew();
+        let n = nn * nv;
+        let h2 = w.ev.h * w.ev.h;
+        let mut blk = std::mem::take(&mut w.blk);
+        for i in 0..nn {
+            for j in 0..nn {
+                w.ev.jacobian(self.t, self.c, self.sc, i, j, second, &mut blk);
+                for d in 0..nv {
+                    for e in 0..nv {
+                        w.jac[(i * nv + d) * n + j * nv + e] = h2 * blk[d * nv + e];
+                    }
+                }
+            }
+        }
+        w.blk = blk;
+        // columns of node j's rotation blocks: times J_r(x_j)
+        for j in 0..nn {
+            let mut e = 0;
+            while e < nv {
+                if chart_block(self.t, e) == Some(e) {
+                    let c0 = j * nv + e;
+                    let xr = [w.x[c0], w.x[c0 + 1], w.x[c0 + 2]];
+                    let jr = right_jacobian(&xr);
+                    for r in 0..n {
+                        let row = &mut w.jac[r * n + c0..r * n + c0 + 3];
+                        let old = [row[0], row[1], row[2]];
+                        for k in 0..3 {
+                            row[k] = old[0] * jr[k] + old[1] * jr[3 + k] + old[2] * jr[6 + k];
+                        }
+                    }
+                    e += 3;
+                } else {
+                    e += 1;
+                }
+            }
+        }
+        w.have_jac = second;
+    }
+
+    /// `Jᵀ v` restricted to the chart blocks: maps a local-chart gradient to `x`.
+    fn chart_transpose(&self, w: &ObjScratch, g: &mut [f64]) {
+        let nv = self.t.nv;
+        for j in 0..self.sc.nnew() {
+            let mut e = 0;
+            while e < nv {
+                if chart_block(self.t, e) == Some(e) {
+                    let c0 = j * nv + e;
+                    let jr = right_jacobian(&[w.x[c0], w.x[c0 + 1], w.x[c0 + 2]]);
+                    let old = [g[c0], g[c0 + 1], g[c0 + 2]];
+                    for k in 0..3 {
+                        g[c0 + k] = jr[k] * old[0] + jr[3 + k] * old[1] + jr[6 + k] * old[2];
+                    }
+                    e += 3;
+                } else {
+                    e += 1;
+                }
+            }
+        }
+    }
+
+    fn unscale(&self, y: &DVector<f64>) -> DVector<f64> {
+        match self.precond {
+            Some(p) => p * y,
+            None => y.clone(),
+        }
+    }
+
+    fn gradient_to_y(&self, g: DVector<f64>) -> DVector<f64> {
+        match self.precond {
+            Some(p) => p.tr_mul(&g),
+            None => g,
+        }
+    }
+
+    /// `P = L⁻ᵀ` with `L Lᵀ` the Cholesky factor of the Gauss–Newton Hessian at the chart
+    /// centres (for Eq. 5 the mass matrix over `h²`, for Eq. 7 `JᵀJ`): in `y = P⁻¹ x` the objective's Hessian is close to
+    /// the identity at the start of the step, which L-BFGS needs on long chains, whose mass
+    /// matrices are ill-conditioned. `None` if the matrix is not positive definite.
+    pub fn preconditioner(&self) -> Option<DMatrix<f64>> {
+        let n = self.sc.nnew() * self.t.nv;
+        let h = {
+            let mut w = self.ws.borrow_mut();
+            let zero = vec![0.0; n];
+            self.set_point(&mut w, &zero);
+            let exact = self.form == Form::Residual;
+            self.jacobian(&mut w, exact);
+            let j = DMatrix::from_row_slice(n, n, &w.jac);
+            w.have_jac = exact;
+            match self.form {
+                Form::Energy => 0.5 * (&j + j.transpose()),
+                Form::Residual => j.transpose() * j,
+            }
+        };
+        let l = h.cholesky()?.unpack();
+        let linv = l.solve_lower_triangular(&DMatrix::identity(n, n))?;
+        Some(linv.transpose())
+    }
+
+    /// Infinity norm of the scaled residuals at `x` (the convergence measure of a step).
+    pub fn residual_norm(&self, x: &[f64]) -> f64 {
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        self.residuals(&mut w);
+        w.res.iter().fold(0.0, |a, r| a.max(r.abs()))
+    }
+}
+
+impl CostFunction for Objective<'_> {
+    type Param = DVector<f64>;
+    type Output = f64;
+    fn cost(&self, y: &DVector<f64>) -> Result<f64, Error> {
+        let x = &self.unscale(y);
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x.as_slice());
+        match self.form {
+            Form::Energy => {
+                let h2 = w.ev.h * w.ev.h;
+                Ok(h2 * w.ev.energy(self.t, self.c, self.sc))
+            }
+            Form::Residual => {
+                self.residuals(&mut w);
+                Ok(0.5 * w.res.iter().map(|r| r * r).sum::<f64>())
+            }
+        }
+    }
+}
+
+impl Gradient for Objective<'_> {
+    type Param = DVector<f64>;
+    type Gradient = DVector<f64>;
+    fn gradient(&self, y: &DVector<f64>) -> Result<DVector<f64>, Error> {
+        let x = &self.unscale(y);
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x.as_slice());
+        self.residuals(&mut w);
+        match self.form {
+            Form::Energy => {
+                let mut g = DVector::from_column_slice(&w.res);
+                self.chart_transpose(&w, g.as_mut_slice());
+                Ok(self.gradient_to_y(g))
+            }
+            Form::Residual => {
+                self.jacobian(&mut w, true);
+                let n = w.res.len();
+                let j = DMatrix::from_row_slice(n, n, &w.jac);
+                Ok(self.gradient_to_y(j.transpose() * DVector::from_column_slice(&w.res)))
+            }
+        }
+    }
+}
+
+impl Hessian for Objective<'_> {
+    type Param = DVector<f64>;
+    type Hessian = DMatrix<f64>;
+    /// The Gauss–Newton Hessian `JᵀJ`; for Eq. 5 the mass matrix over `h²` plus spring and
+    /// damping terms (the integral of squares), in the chart of `x`.
+    fn hessian(&self, y: &DVector<f64>) -> Result<DMatrix<f64>, Error> {
+        if self.precond.is_some() {
+            return Err(Error::msg(
+                "PBAD objective: the Hessian is for the unscaled form",
+            ));
+        }
+        let x = y;
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x.as_slice());
+        let n = w.res.len();
+        match self.form {
+            Form::Energy => {
+                self.jacobian(&mut w, self.exact_hessian);
+                let j = DMatrix::from_row_slice(n, n, &w.jac);
+                // J here is H_GN · J_r; the chart map applies on the left too
+                let mut h = j.clone();
+                for c in 0..n {
+                    let mut colv: Vec<f64> = (0..n).map(|r| j[(r, c)]).collect();
+                    self.chart_transpose(&w, &mut colv);
+                    for r in 0..n {
+                        h[(r, c)] = colv[r];
+                    }
+                }
+                Ok(0.5 * (&h + h.transpose()))
+            }
+            Form::Residual => {
+                self.jacobian(&mut w, true);
+                let j = DMatrix::from_row_slice(n, n, &w.jac);
+                Ok(j.transpose() * j)
+            }
+        }
+    }
+}

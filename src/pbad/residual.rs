@@ -1,0 +1,390 @@
+//! The PBAD objective: the energy of Eq. 5 (second order) and the collocation residuals of
+//! Eq. 6 whose squared norm is Eq. 7 (any order), with their derivatives, generic over the
+//! scalar type.
+//!
+//! Besides the bodies' inertia, each dof's armature (rotor inertia, `dof_armature`) adds
+//! `a_d q̈_d` with the joint-space acceleration of the collocation polynomial. The forces are
+//! gravity (the potential `−m g·x_com` of every body), joint springs
+//! (`½ k |q ⊖ q_spring|²`), joint damping (the force `−c v` with `v` the collocation
+//! polynomial's velocity; for order 2 the backward difference, i.e. the Rayleigh potential
+//! `c |q_{k+1} ⊖ q_k|² / 2h`) and a generalized force held constant over the step (applied
+//! plus actuator forces at the start of the step).
+
+use super::chain::{chart_block, difference, kinematics, Chain, Frames};
+use super::collocation::Scheme;
+use super::inertial::*;
+use crate::math::{dot3, quat_sub};
+use crate::model::{JointType, Topology};
+use crate::scalar::Scalar;
+
+/// The configurations, frames and scratch of one PBAD step in scalar `S`: node `j` of
+/// [`Scheme::tau`] has configuration `q[j]` and frames `frames[j]`; nodes 0 and 1 are history.
+#[derive(Clone, Debug)]
+pub struct Eval<S> {
+    /// Configuration of each node (K + 1 vectors of nq).
+    pub q: Vec<Vec<S>>,
+    /// Frames of each node (K + 1).
+    pub frames: Vec<Frames<S>>,
+    /// Generalized force held constant over the step (nv).
+    pub tau_ext: Vec<S>,
+    /// Time step.
+    pub h: S,
+    /// Linear drag coefficient `b` (1/s): every point of every body feels the force `−b ρ v`
+    /// (Section 6.2's drag energy, `Q = b/(2h) ∫ρ |P(q_{k+1}) − P(q_k)|²` for order 2).
+    pub drag: S,
+    wbar: Vec<Mat34<S>>,
+    cbar: Vec<Mat44<S>>,
+    mtil: Vec<Mat44<S>>,
+    dq: Vec<S>,
+    vel: Vec<S>,
+}
+
+impl<S: Scalar> Eval<S> {
+    /// Allocate for a topology and a scheme.
+    pub fn new(t: &Topology, scheme: &Scheme) -> Self {
+        let n = scheme.tau.len();
+        Eval {
+            q: vec![vec![S::zero(); t.nq]; n],
+            frames: vec![Frames::new(t.nbody, t.nv); n],
+            tau_ext: vec![S::zero(); t.nv],
+            h: S::one(),
+            drag: S::zero(),
+            wbar: vec![[S::zero(); 12]; t.nbody],
+            cbar: vec![[S::zero(); 16]; t.nbody],
+            mtil: vec![[S::zero(); 16]; t.nbody],
+            dq: vec![S::zero(); t.nv],
+            vel: vec![S::zero(); t.nv],
+        }
+    }
+
+    /// Cache the chain's moment matrices (call after [`Chain::fill`]).
+    pub fn set_moments(&mut self, c: &Chain<S>) {
+        for (m, mo) in self.mtil.iter_mut().zip(&c.moment) {
+            *m = mo.matrix();
+        }
+    }
+
+    /// Recompute the frames of node `j` from `q[j]`.
+    pub fn update_node(&mut self, t: &Topology, c: &Chain<S>, j: usize) {
+        kinematics(t, c, &self.q[j], &mut self.frames[j]);
+    }
+
+    /// `D_b = Σ_j w_j T_j^b` (top rows) for weights `w` over the nodes.
+    fn combo(&self, b: usize, w: &[f64], scale: S) -> Mat34<S> {
+        let mut d = [S::zero(); 12];
+        for (j, &wj) in w.iter().enumerate() {
+            if wj == 0.0 {
+                continue;
+            }
+            let x = &self.frames[j].x[b];
+            let s = scale * S::c(wj);
+            for r in 0..3 {
+                for k in 0..3 {
+                    d[4 * r + k] += s * x.r[3 * r + k];
+                }
+                d[4 * r + 3] += s * x.t[r];
+            }
+        }
+        d
+    }
+
+    /// Seeds of new node `i` (inertial `D_b M̃_b` minus gravity), moved to the world frame and
+    /// summed over subtrees into `wbar`; with drag, the drag seed is added. Returns
+    /// `Σ_b ½ h² D_b M̃ D_bᵀ` (the inertial part of Eq. 5 when the scheme has order 2) for free.
+    fn seeds(&mut self, t: &Topology, c: &Chain<S>, sc: &Scheme, i: usize) -> S {
+        let n = i + 2;
+        let ih2 = S::one() / (self.h * self.h);
+        let g = c.gravity;
+        let mut e = S::zero();
+        self.wbar[0] = [S::zero(); 12];
+        let with_drag = !self.drag.is_zero_exact();
+        let bh = self.drag / self.h;
+        for b in 1..t.nbody {
+            let d = self.combo(b, &sc.d2[i], ih2);
+            let mm = &self.mtil[b];
+            // the drag seed b (Σ_j L_j'(τ_i) T_j / h) M̃ joins the inertial one (not the energy)
+            let v = if with_drag {
+                self.combo(b, &sc.d1[i], bh)
+            } else {
+                [S::zero(); 12]
+            };
+            let mut s = [S::zero(); 12];
+            for r in 0..3 {
+                for col in 0..4 {
+                    s[4 * r + col] = d[4 * r] * mm[col]
+                        + d[4 * r + 1] * mm[4 + col]
+                        + d[4 * r + 2] * mm[8 + col]
+                        + d[4 * r + 3] * mm[12 + col];
+                    e += s[4 * r + col] * d[4 * r + col];
+                    if with_drag {
+                        s[4 * r + col] += v[4 * r] * mm[col]
+                            + v[4 * r + 1] * mm[4 + col]
+                            + v[4 * r + 2] * mm[8 + col]
+                            + v[4 * r + 3] * mm[12 + col];
+                    }
+                }
+            }
+            let mo = &c.moment[b];
+            for r in 0..3 {
+                for col in 0..3 {
+                    s[4 * r + col] -= g[r] * mo.first[col];
+                }
+                s[4 * r + 3] -= g[r] * mo.mass;
+            }
+            self.wbar[b] = seed_to_world(&s, &self.frames[n].x[b]);
+        }
+        subtree_sum(t, &mut self.wbar);
+        e * S::c(0.5) * self.h * self.h
+    }
+
+    /// A joint-space rate of the collocation polynomial at new node `n` into `out`:
+    /// `−Σ_j w_j (q_n ⊖ q_j) · scale` (with `w = L'(τ_i)`, `scale = 1/h` the velocity, with
+    /// `w = L''(τ_i)`, `scale = 1/h²` the acceleration; exact for scalar joints, through the
+    /// chart for rotations).
+    fn node_rate(&mut self, t: &Topology, n: usize, weights: &[f64], scale: S, out: &mut [S]) {
+        out.iter_mut().for_each(|v| *v = S::zero());
+        for (j, &w) in weights.iter().enumerate() {
+            if w == 0.0 || j == n {
+                continue;
+            }
+            difference(t, &self.q[j], &self.q[n], &mut self.dq);
+            let s = S::c(w) * scale;
+            for (o, x) in out.iter_mut().zip(&self.dq) {
+                *o -= s * *x;
+            }
+        }
+    }
+
+    /// The residual of Eq. 6 at new node `i` (generalized force, nv, in the local chart of
+    /// `q_i`): `∫ ∂P/∂q_iᵀ (ρ P̈(t_i) − f) dp` plus spring, damping and constant forces. For
+    /// order 2 this is the gradient of Eq. 5. The inertial and gravity parts use the O(N)
+    /// adjoint pass (Algorithm 1). Leaves the subtree sums of node `i` for [`Eval::jacobian`].
+    pub fn residual(&mut self, t: &Topology, c: &Chain<S>, sc: &Scheme, i: usize, out: &mut [S]) {
+        let n = i + 2;
+        self.seeds(t, c, sc, i);
+        contract_twists(t, &self.frames[n], &self.wbar, out);
+        spring_force(t, c, &self.q[n], out);
+        let mut vel = std::mem::take(&mut self.vel);
+        let ih = S::one() / self.h;
+        self.node_rate(t, n, &sc.d1[i], ih, &mut vel);
+        for d in 0..t.nv {
+            out[d] += c.dof_damping[d] * vel[d] - self.tau_ext[d];
+        }
+        // armature (rotor inertia of each dof) times the joint-space acceleration
+        self.node_rate(t, n, &sc.d2[i], ih * ih, &mut vel);
+        for d in 0..t.nv {
+            out[d] += c.dof_armature[d] * vel[d];
+        }
+        self.vel = vel;
+    }
+
+    /// The energy of Eq. 5 (order 2 only; node 2 is `q_{k+1}`): `Σ_b ∫ ρ |P(q_{k+1}) −
+    /// 2P(q_k) + P(q_{k−1})|² / 2h² dp` (from the moment matrices, Eq. 8) plus the gravity,
+    /// spring, damping (Rayleigh) and constant-force potentials. Its gradient is
+    /// [`Eval::residual`] with `i = 0`.
+    pub fn energy(&mut self, t: &Topology, c: &Chain<S>, sc: &Scheme) -> S {
+        let mut e = self.seeds(t, c, sc, 0);
+        let n = 2;
+        for b in 1..t.nbody {
+            let x = &self.frames[n].x[b];
+            let mo = &c.moment[b];
+            // −g · (R (m c) + m t)
+            for r in 0..3 {
+                let p = x.r[3 * r] * mo.first[0]
+                    + x.r[3 * r + 1] * mo.first[1]
+                    + x.r[3 * r + 2] * mo.first[2]
+                    + x.t[r] * mo.mass;
+                e -= c.gravity[r] * p;
+            }
+        }
+        e += spring_energy(t, c, &self.q[n]);
+        // armature: h²/2 Σ_d a_d (joint-space finite-difference acceleration)²
+        let mut acc = std::mem::take(&mut self.vel);
+        let ih = S::one() / self.h;
+        self.node_rate(t, n, &sc.d2[0], ih * ih, &mut acc);
+        let hh = S::c(0.5) * self.h * self.h;
+        for d in 0..t.nv {
+            e += hh * c.dof_armature[d] * acc[d] * acc[d];
+        }
+        self.vel = acc;
+        if !self.drag.is_zero_exact() {
+            // b/(2h) Σ_b tr(ΔT M̃ ΔTᵀ), ΔT = T_{k+1} − T_k
+            let half = S::c(0.5) * self.drag / self.h;
+            for b in 1..t.nbody {
+                let dt = self.combo(b, &sc.d1[0], S::one());
+                let mm = &self.mtil[b];
+                for r in 0..3 {
+                    for col in 0..4 {
+                        let s = dt[4 * r] * mm[col]
+                            + dt[4 * r + 1] * mm[4 + col]
+                            + dt[4 * r + 2] * mm[8 + col]
+                            + dt[4 * r + 3] * mm[12 + col];
+                        e += half * s * dt[4 * r + col];
+                    }
+                }
+            }
+        }
+        difference(t, &self.q[1], &self.q[n], &mut self.dq);
+        let half_h = S::c(0.5) / self.h;
+        for d in 0..t.nv {
+            let x = self.dq[d];
+            e += half_h * c.dof_damping[d] * x * x - self.tau_ext[d] * x;
+        }
+        e
+    }
+
+    /// The block `∂r_i/∂δ_j` (nv × nv, row-major, rows the residual's dofs) of the Jacobian of
+    /// the residuals of new nodes `i` and `j` with respect to the local chart of node `j`.
+    /// With `second = false` only the mass-like part is formed: for order 2 that is the
+    /// Gauss–Newton Hessian of Eq. 5, `M(q)/h²` plus spring and damping terms.
+    ///
+    /// The mass-like part is Algorithm 3 in composite form: `L_j''(τ_i)/h² · ξ̂_d^{(i)} C̄ ξ̂_e^{(j)ᵀ}`
+    /// with `C̄` the subtree sums of `T_i M̃ T_jᵀ`. The second-derivative part (diagonal blocks)
+    /// is Algorithm 2: `ξ̂_a ξ̂_b : W̄` with the outer dof on the left (for the dofs of one ball
+    /// or free rotation, the chart is at the point, and the derivative's twist is the outer one).
+    #[allow(clippy::too_many_arguments)]
+    pub fn jacobian(
+        &mut self,
+        t: &Topology,
+        c: &Chain<S>,
+        sc: &Scheme,
+        i: usize,
+        j: usize,
+        second: bool,
+        out: &mut [S],
+    ) {
+        let nv = t.nv;
+        let (n, m) = (i + 2, j + 2);
+        out.iter_mut().for_each(|x| *x = S::zero());
+        let coef = S::c(sc.d2[i][m]) / (self.h * self.h) + self.drag * S::c(sc.d1[i][m]) / self.h;
+        self.cbar[0] = [S::zero(); 16];
+        for b in 1..t.nbody {
+            let mut cm = cross_moment(&self.frames[n].x[b], &self.mtil[b], &self.frames[m].x[b]);
+            cm.iter_mut().for_each(|x| *x *= coef);
+            self.cbar[b] = cm;
+        }
+        subtree_sum(t, &mut self.cbar);
+        let (fi, fj) = (&self.frames[n], &self.frames[m]);
+        for e in 0..nv {
+            let cb = &self.cbar[t.dof_bodyid[e]];
+            let mut d = e;
+            loop {
+                out[d * nv + e] += twist_moment(&fi.xi[d], cb, &fj.xi[e]);
+                if d != e {
+                    out[e * nv + d] += twist_moment(&fi.xi[e], cb, &fj.xi[d]);
+                }
+                d = t.dof_parentid[d];
+                if d == usize::MAX {
+                    break;
+                }
+            }
+        }
+        if n == m {
+            if second {
+                self.seeds(t, c, sc, i);
+                let f = &self.frames[n];
+                for e in 0..nv {
+                    let w = &self.wbar[t.dof_bodyid[e]];
+                    let mut d = e;
+                    loop {
+                        if d == e {
+                            out[d * nv + d] += twist2_dot(&f.xi[d], &f.xi[d], w);
+                        } else {
+                            let same = chart_block(t, d).is_some()
+                                && chart_block(t, d) == chart_block(t, e);
+                            out[d * nv + e] += if same {
+                                twist2_dot(&f.xi[e], &f.xi[d], w)
+                            } else {
+                                twist2_dot(&f.xi[d], &f.xi[e], w)
+                            };
+                            out[e * nv + d] += twist2_dot(&f.xi[d], &f.xi[e], w);
+                        }
+                        d = t.dof_parentid[d];
+                        if d == usize::MAX {
+                            break;
+                        }
+                    }
+                }
+            }
+            for jn in 0..t.njnt {
+                let k = c.jnt_stiffness[jn];
+                let da = t.jnt_dofadr[jn];
+                for dd in da..da + t.jnt_type[jn].nv() {
+                    out[dd * nv + dd] += k;
+                }
+            }
+        }
+        let w1 = S::c(sc.d1[i][m]) / self.h;
+        let w2 = S::c(sc.d2[i][m]) / (self.h * self.h);
+        for d in 0..nv {
+            out[d * nv + d] += c.dof_damping[d] * w1 + c.dof_armature[d] * w2;
+        }
+    }
+}
+
+/// Add the spring force `k (q ⊖ q_spring)` of every joint to `out` (the gradient of
+/// [`spring_energy`]; for rotations MuJoCo's `k · subQuat(q, q_spring)`).
+fn spring_force<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S], out: &mut [S]) {
+    for j in 0..t.njnt {
+        let k = c.jnt_stiffness[j];
+        if k.is_zero_exact() {
+            continue;
+        }
+        let (a, da) = (t.jnt_qposadr[j], t.jnt_dofadr[j]);
+        match t.jnt_type[j] {
+            JointType::Hinge | JointType::Slide => out[da] += k * (q[a] - c.qpos_spring[a]),
+            JointType::Ball | JointType::Free => {
+                let off = if t.jnt_type[j] == JointType::Free {
+                    for x in 0..3 {
+                        out[da + x] += k * (q[a + x] - c.qpos_spring[a + x]);
+                    }
+                    3
+                } else {
+                    0
+                };
+                let r = rot_offset(q, &c.qpos_spring, a + off);
+                for x in 0..3 {
+                    out[da + off + x] += k * r[x];
+                }
+            }
+        }
+    }
+}
+
+fn rot_offset<S: Scalar>(q: &[S], qs: &[S], a: usize) -> [S; 3] {
+    let q1 = [q[a], q[a + 1], q[a + 2], q[a + 3]];
+    let q0 = [qs[a], qs[a + 1], qs[a + 2], qs[a + 3]];
+    quat_sub(&q1, &q0)
+}
+
+/// `Σ_j ½ k_j |q ⊖ q_spring|²` over the joints (spring potential of the chain `c`).
+pub fn spring_energy<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S]) -> S {
+    let mut e = S::zero();
+    for j in 0..t.njnt {
+        let k = c.jnt_stiffness[j];
+        if k.is_zero_exact() {
+            continue;
+        }
+        let a = t.jnt_qposadr[j];
+        let half = S::c(0.5) * k;
+        match t.jnt_type[j] {
+            JointType::Hinge | JointType::Slide => {
+                let x = q[a] - c.qpos_spring[a];
+                e += half * x * x;
+            }
+            JointType::Ball => {
+                let r = rot_offset(q, &c.qpos_spring, a);
+                e += half * dot3(&r, &r);
+            }
+            JointType::Free => {
+                for x in 0..3 {
+                    let y = q[a + x] - c.qpos_spring[a + x];
+                    e += half * y * y;
+                }
+                let r = rot_offset(q, &c.qpos_spring, a + 3);
+                e += half * dot3(&r, &r);
+            }
+        }
+    }
+    e
+}

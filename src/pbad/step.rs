@@ -1,0 +1,443 @@
+//! One PBAD time step: history, warm start, optimization on `f64`, the derivative-carrying
+//! Newton correction on dual numbers, and the state update.
+
+use super::chain::{difference, retract, Chain};
+use super::collocation::Scheme;
+use super::lm::LevenbergMarquardt;
+use super::objective::{Form, ObjScratch, Objective};
+use super::residual::Eval;
+use super::{PbadOptimizer, PbadOptions};
+use crate::data::Data;
+use crate::engine::{SimError, MAXVAL};
+use crate::model::{Integrator, Model};
+use crate::scalar::Scalar;
+use argmin::core::{Executor, State};
+use argmin::solver::linesearch::condition::ArmijoCondition;
+use argmin::solver::linesearch::BacktrackingLineSearch;
+use argmin::solver::quasinewton::LBFGS;
+use nalgebra::{DMatrix, DVector};
+use std::cell::RefCell;
+
+/// Counters of the PBAD integrator, updated by every step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PbadStats {
+    /// Optimizer iterations of the last step.
+    pub iterations: usize,
+    /// Objective evaluations (forward kinematics of all new nodes) of the last step.
+    pub evaluations: usize,
+    /// Infinity norm of the collocation residual (times `h²` over the mean inertia) at the
+    /// end of the last step.
+    pub residual: f64,
+    /// Whether the last step met the tolerance.
+    pub converged: bool,
+    /// Steps taken.
+    pub steps: usize,
+    /// Optimizer iterations summed over all steps.
+    pub total_iterations: usize,
+    /// Times the history was rebuilt from `(qpos, qvel)`.
+    pub rebuilds: usize,
+}
+
+/// The state PBAD keeps between steps (in [`Data::pbad`]) and its preallocated scratch.
+#[derive(Clone, Debug)]
+pub struct PbadWorkspace<T> {
+    opts: PbadOptions,
+    scheme: Scheme,
+    chain_f: Chain<f64>,
+    obj: ObjScratch,
+    chain_t: Chain<T>,
+    ev_t: Eval<T>,
+    hist: [Vec<T>; 2],
+    stamp_q: Vec<f64>,
+    stamp_v: Vec<f64>,
+    stamp_t: f64,
+    stamp_h: f64,
+    valid: bool,
+    qref: Vec<Vec<f64>>,
+    res_t: Vec<T>,
+    xs: Vec<f64>,
+    /// Counters.
+    pub stats: PbadStats,
+}
+
+impl<T: Scalar> PbadWorkspace<T> {
+    /// Allocate for model `m` and options `opts`; `None` if the order is not supported.
+    pub fn new(m: &Model<T>, opts: PbadOptions) -> Option<Self> {
+        let scheme = Scheme::new(opts.order)?;
+        let nn = scheme.nnew();
+        Some(PbadWorkspace {
+            opts,
+            chain_f: Chain::new(m),
+            obj: ObjScratch::new(m, &scheme),
+            chain_t: Chain::new(m),
+            ev_t: Eval::new(m, &scheme),
+            hist: [vec![T::zero(); m.nq], vec![T::zero(); m.nq]],
+            stamp_q: vec![0.0; m.nq],
+            stamp_v: vec![0.0; m.nv],
+            stamp_t: 0.0,
+            stamp_h: 0.0,
+            valid: false,
+            qref: vec![vec![0.0; m.nq]; nn],
+            res_t: vec![T::zero(); nn * m.nv],
+            xs: vec![0.0; m.nv],
+            scheme,
+            stats: PbadStats::default(),
+        })
+    }
+
+    /// Forget the history: the next step rebuilds it from `(qpos, qvel)`.
+    pub fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    /// The collocation scheme in use.
+    pub fn scheme(&self) -> &Scheme {
+        &self.scheme
+    }
+
+    fn matches<U>(&self, d: &Data<U>, h: f64) -> bool
+    where
+        U: Scalar,
+    {
+        self.valid
+            && self.stamp_h == h
+            && self.stamp_t == d.time.re()
+            && self.stamp_q.iter().zip(&d.qpos).all(|(a, b)| *a == b.re())
+            && self.stamp_v.iter().zip(&d.qvel).all(|(a, b)| *a == b.re())
+    }
+}
+
+fn bad(v: &[f64]) -> bool {
+    v.iter().any(|x| !x.is_finite() || x.abs() > MAXVAL)
+}
+
+/// Rebuild the history nodes from `(qpos, qvel)`: node 1 is the current configuration, node 0
+/// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps).
+fn rebuild_history<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    ws: &mut PbadWorkspace<T>,
+) -> Result<(), SimError> {
+    const NSUB: usize = 8;
+    ws.hist[1].copy_from_slice(&d.qpos);
+    let mut mb = m.clone();
+    mb.opt.integrator = Integrator::Rk4;
+    mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / NSUB as f64);
+    let mut db = d.clone();
+    db.pbad = None;
+    for _ in 0..NSUB {
+        crate::engine::step(&mb, &mut db)?;
+    }
+    ws.hist[0].copy_from_slice(&db.qpos);
+    ws.stats.rebuilds += 1;
+    Ok(())
+}
+
+/// Advance `d` by one PBAD step of model `m` (`Integrator::Pbad`): expects `forward` to have
+/// run at the current state (for the actuator forces), as [`crate::step`] does.
+///
+/// Returns [`SimError::Diverged`] (state left as it was) if the new configuration is not
+/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order or when
+/// `forward` found active constraint rows (contacts, joint limits, equality constraints,
+/// friction loss), which the PBAD objective does not model: they are reported rather than
+/// silently ignored.
+pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    if d.nefc > 0 {
+        return Err(SimError::Unsupported(format!(
+            "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
+             contacts, limits, equality constraints or friction loss",
+            d.time.re(),
+            d.nefc,
+            d.ncon
+        )));
+    }
+    let opts = m.opt.pbad;
+    let mut ws = match d.pbad.take() {
+        Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
+        _ => Box::new(PbadWorkspace::new(m, opts).ok_or_else(|| {
+            SimError::Unsupported(format!("PBAD order {} (supported: 2..=6)", opts.order))
+        })?),
+    };
+    ws.opts = opts;
+    let r = step_with(m, d, &mut ws);
+    if r.is_err() {
+        ws.valid = false;
+    }
+    d.pbad = Some(ws);
+    r
+}
+
+fn step_with<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    ws: &mut PbadWorkspace<T>,
+) -> Result<(), SimError> {
+    let (nq, nv) = (m.nq, m.nv);
+    let h = m.opt.timestep;
+    let hf = h.re();
+    if !ws.matches(d, hf) {
+        rebuild_history(m, d, ws)?;
+    }
+    let nn = ws.scheme.nnew();
+    let kk = ws.scheme.order; // index of the last node
+
+    // ---- f64 problem ----
+    ws.chain_f.fill(m, |x| x.re());
+    {
+        let ev = &mut ws.obj.ev;
+        ev.set_moments(&ws.chain_f);
+        ev.h = hf;
+        ev.drag = ws.opts.drag;
+        for j in 0..2 {
+            for (a, b) in ev.q[j].iter_mut().zip(&ws.hist[j]) {
+                *a = b.re();
+            }
+            ev.update_node(m, &ws.chain_f, j);
+        }
+        for k in 0..nv {
+            ev.tau_ext[k] = (d.qfrc_applied[k] + d.qfrc_actuator[k]).re();
+        }
+    }
+    ws.obj.invalidate();
+    ws.obj.evals = 0;
+    // warm start: q_k ⊕ τ_i h v_k
+    {
+        let vk: &mut Vec<f64> = &mut ws.stamp_v; // scratch until re-stamped below
+        for (a, b) in vk.iter_mut().zip(&d.qvel) {
+            *a = b.re();
+        }
+        for i in 0..nn {
+            let s = ws.scheme.warm[i] * hf;
+            for (x, v) in ws.xs.iter_mut().zip(vk.iter()) {
+                *x = v * s;
+            }
+            retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
+        }
+    }
+    let mi = m.stat_meaninertia.re().max(1e-12);
+    let form = if ws.scheme.order == 2 {
+        Form::Energy
+    } else {
+        Form::Residual
+    };
+    let n = nn * nv;
+    let tol = ws.opts.tolerance;
+    let (iters, xbest) = {
+        let obj = Objective {
+            t: m,
+            c: &ws.chain_f,
+            sc: &ws.scheme,
+            form,
+            qref: &ws.qref,
+            exact_hessian: !ws.opts.gauss_newton,
+            precond: None,
+            ws: RefCell::new(&mut ws.obj),
+        };
+        let x0 = DVector::<f64>::zeros(n);
+        // Eq. 5: stop on the gradient (which is the residual); Eq. 7: on the residual itself
+        // through the target cost (its gradient Jᵀr can be small while r is not, when J is
+        // ill-conditioned)
+        let (gtol, target) = match form {
+            Form::Energy => (tol * mi, f64::NEG_INFINITY),
+            Form::Residual => (0.0, 0.5 * (tol * mi).powi(2)),
+        };
+        let fail = |e: argmin::core::Error| SimError::Diverged(format!("PBAD optimizer: {e}"));
+        let (it, x) = match ws.opts.optimizer {
+            PbadOptimizer::Lm => {
+                let res = Executor::new(obj, LevenbergMarquardt::new(gtol, tol))
+                    .configure(|s| {
+                        s.param(x0)
+                            .max_iters(ws.opts.max_iter as u64)
+                            .target_cost(target)
+                    })
+                    .run()
+                    .map_err(fail)?;
+                let st = res.state();
+                (st.get_iter(), st.get_best_param().cloned())
+            }
+            PbadOptimizer::Lbfgs => {
+                // preconditioned by the Gauss–Newton Hessian at the warm start: y = P⁻¹ x
+                let p = obj
+                    .preconditioner()
+                    .unwrap_or_else(|| DMatrix::identity(n, n));
+                let obj = Objective {
+                    precond: Some(&p),
+                    ..obj
+                };
+                // Armijo backtracking from the unit step: with the preconditioner the unit step
+                // is usually accepted, and backtracking always ends (Moré–Thuente can cycle
+                // forever once the cost changes are at round-off level, and argmin runs it
+                // without an iteration limit)
+                let ls = ArmijoCondition::new(1e-4)
+                    .map(BacktrackingLineSearch::new)
+                    .and_then(|l| l.rho(0.5))
+                    .map_err(fail)?;
+                let solver = LBFGS::new(ls, ws.opts.lbfgs_memory.max(1))
+                    .with_tolerance_grad(match form {
+                        Form::Energy => gtol * (n as f64).sqrt(),
+                        Form::Residual => 0.0,
+                    })
+                    // stop when a line search can no longer change the cost at all
+                    .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
+                    .map_err(fail)?;
+                let res = Executor::new(obj, solver)
+                    .configure(|s| {
+                        s.param(x0)
+                            .max_iters(ws.opts.max_iter as u64)
+                            .target_cost(target)
+                    })
+                    .run()
+                    .map_err(fail)?;
+                let st = res.state();
+                let y = st.get_best_param().cloned();
+                (st.get_iter(), y.map(|y| &p * y))
+            }
+        };
+        (it as usize, x.unwrap_or_else(|| DVector::zeros(n)))
+    };
+    if bad(xbest.as_slice()) {
+        return Err(SimError::Diverged(format!(
+            "PBAD step at time {:.6}: the optimizer left the finite range",
+            d.time.re()
+        )));
+    }
+    let resid = Objective {
+        t: m,
+        c: &ws.chain_f,
+        sc: &ws.scheme,
+        form,
+        qref: &ws.qref,
+        exact_hessian: !ws.opts.gauss_newton,
+        precond: None,
+        ws: RefCell::new(&mut ws.obj),
+    }
+    .residual_norm(xbest.as_slice())
+        / mi;
+    for i in 0..nn {
+        if bad(&ws.obj.ev.q[i + 2]) {
+            return Err(SimError::Diverged(format!(
+                "PBAD step at time {:.6}: qpos is not finite or exceeds {MAXVAL:e}",
+                d.time.re()
+            )));
+        }
+    }
+    ws.stats.iterations = iters;
+    ws.stats.evaluations = ws.obj.evals;
+    ws.stats.residual = resid;
+    ws.stats.converged = resid <= tol.max(1e-300) * 10.0 || iters < ws.opts.max_iter;
+    ws.stats.steps += 1;
+    ws.stats.total_iterations += iters;
+
+    // ---- nodes in T ----
+    for j in 0..2 {
+        ws.ev_t.q[j].copy_from_slice(&ws.hist[j]);
+    }
+    for i in 0..nn {
+        for (a, b) in ws.ev_t.q[i + 2].iter_mut().zip(&ws.obj.ev.q[i + 2]) {
+            *a = T::c(*b);
+        }
+    }
+    if T::HAS_DERIVATIVE {
+        newton_correction(m, d, ws)?;
+    }
+
+    // ---- state update ----
+    let q_end = &ws.ev_t.q[kk];
+    let ih = T::one() / h;
+    for k in 0..nv {
+        d.qvel[k] = T::zero();
+    }
+    let mut dq = std::mem::take(&mut ws.res_t);
+    for j in 0..kk {
+        let w = ws.scheme.end[j];
+        if w == 0.0 {
+            continue;
+        }
+        difference(m, &ws.ev_t.q[j], q_end, &mut dq[..nv]);
+        for k in 0..nv {
+            d.qvel[k] -= T::c(w) * ih * dq[k];
+        }
+    }
+    ws.res_t = dq;
+    d.qpos.copy_from_slice(&ws.ev_t.q[kk]);
+    for k in 0..m.na {
+        let a = d.act_dot[k];
+        d.act[k] += h * a;
+    }
+    d.time += h;
+    let (prev, last) = (kk - 1, kk);
+    let (h0, h1) = ws.hist.split_at_mut(1);
+    h0[0].copy_from_slice(&ws.ev_t.q[prev]);
+    h1[0].copy_from_slice(&ws.ev_t.q[last]);
+    for k in 0..nq {
+        ws.stamp_q[k] = d.qpos[k].re();
+    }
+    for k in 0..nv {
+        ws.stamp_v[k] = d.qvel[k].re();
+    }
+    ws.stamp_t = d.time.re();
+    ws.stamp_h = hf;
+    ws.valid = true;
+    Ok(())
+}
+
+/// On dual numbers: one Newton step on the stacked collocation residuals from the `f64`
+/// solution, `q_* ← q_* ⊕ (−J⁻¹ r(q_*))`, with `r` evaluated in `T` (history and model
+/// parameters carry derivative parts) and `J` the exact real Jacobian (Algorithms 2–3). The real
+/// part moves by a negligible amount; the derivative part becomes `−J⁻¹ ∂r/∂θ`, the
+/// implicit-function-theorem derivative of the step.
+fn newton_correction<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    ws: &mut PbadWorkspace<T>,
+) -> Result<(), SimError> {
+    let nv = m.nv;
+    let nn = ws.scheme.nnew();
+    let n = nn * nv;
+    ws.chain_t.fill(m, |x| x);
+    ws.ev_t.set_moments(&ws.chain_t);
+    ws.ev_t.h = m.opt.timestep;
+    ws.ev_t.drag = T::c(ws.opts.drag);
+    for k in 0..nv {
+        ws.ev_t.tau_ext[k] = d.qfrc_applied[k] + d.qfrc_actuator[k];
+    }
+    for j in 0..ws.ev_t.q.len() {
+        ws.ev_t.update_node(m, &ws.chain_t, j);
+    }
+    let mut r = std::mem::take(&mut ws.res_t);
+    for i in 0..nn {
+        ws.ev_t
+            .residual(m, &ws.chain_t, &ws.scheme, i, &mut r[i * nv..(i + 1) * nv]);
+    }
+    let mut jac = DMatrix::<f64>::zeros(n, n);
+    let mut blk = vec![0.0; nv * nv];
+    for i in 0..nn {
+        for j in 0..nn {
+            ws.obj
+                .ev
+                .jacobian(m, &ws.chain_f, &ws.scheme, i, j, true, &mut blk);
+            for a in 0..nv {
+                for b in 0..nv {
+                    jac[(i * nv + a, j * nv + b)] = blk[a * nv + b];
+                }
+            }
+        }
+    }
+    let lu = jac.map(T::c).lu();
+    let rhs = DVector::<T>::from_iterator(n, r.iter().map(|x| -*x));
+    let delta = lu
+        .solve(&rhs)
+        .ok_or_else(|| SimError::Diverged("PBAD: singular collocation Jacobian".into()))?;
+    ws.res_t = r;
+    let mut q = vec![T::zero(); m.nq];
+    for i in 0..nn {
+        retract(
+            m,
+            &ws.ev_t.q[i + 2],
+            &delta.as_slice()[i * nv..(i + 1) * nv],
+            &mut q,
+        );
+        ws.ev_t.q[i + 2].copy_from_slice(&q);
+    }
+    Ok(())
+}

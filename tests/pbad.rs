@@ -1,0 +1,571 @@
+//! PBAD (Pan & Manocha): derivatives of the objective against finite differences and dual
+//! numbers, agreement of its kinematics with the engine's, convergence to RK4, energy
+//! behaviour, quaternion joints, exact derivatives of a step, and large-step stability.
+
+use diffmj::model::{Integrator, Model};
+use diffmj::pbad::chain::{kinematics, retract, Chain, Frames};
+use diffmj::pbad::collocation::Scheme;
+use diffmj::pbad::inertial::{inertial_gradient, inertial_integral};
+use diffmj::pbad::residual::Eval;
+use diffmj::pbad::{mechanical_energy, PbadOptimizer, PbadOptions};
+use diffmj::{mjcf, Data};
+use num_dual::Dual64;
+
+fn load(name: &str) -> Model<f64> {
+    let p = format!("{}/models/pbad/{name}.xml", env!("CARGO_MANIFEST_DIR"));
+    mjcf::load_file(p).expect("model loads")
+}
+
+/// Deterministic pseudo-random numbers in [−1, 1).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+}
+
+/// `qpos0 ⊕ x` with `x` random of size `scale`.
+fn random_q(m: &Model<f64>, rng: &mut Lcg, scale: f64) -> Vec<f64> {
+    let x: Vec<f64> = (0..m.nv).map(|_| scale * rng.next()).collect();
+    let mut q = vec![0.0; m.nq];
+    retract(m, &m.qpos0, &x, &mut q);
+    q
+}
+
+/// An evaluator with random node configurations near a random base pose.
+fn random_eval(m: &Model<f64>, order: usize, seed: u64) -> (Chain<f64>, Scheme, Eval<f64>) {
+    let sc = Scheme::new(order).unwrap();
+    let mut c = Chain::new(m);
+    c.fill(m, |x| x);
+    let mut ev = Eval::new(m, &sc);
+    ev.set_moments(&c);
+    ev.h = 0.03;
+    // the drag of Section 6.2 takes part in every derivative test
+    ev.drag = 0.8;
+    let mut rng = Lcg(seed);
+    let base = random_q(m, &mut rng, 0.8);
+    for j in 0..sc.tau.len() {
+        let x: Vec<f64> = (0..m.nv).map(|_| 0.05 * rng.next()).collect();
+        retract(m, &base, &x, &mut ev.q[j]);
+        ev.update_node(m, &c, j);
+    }
+    for k in 0..m.nv {
+        ev.tau_ext[k] = 0.3 * rng.next();
+    }
+    (c, sc, ev)
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |a, x| a.max(x.abs()))
+}
+
+/// Perturb node `j` of `ev` along dof `e` by `s` in its local chart.
+fn nudge(
+    m: &Model<f64>,
+    c: &Chain<f64>,
+    ev: &mut Eval<f64>,
+    q0: &[f64],
+    j: usize,
+    e: usize,
+    s: f64,
+) {
+    let mut x = vec![0.0; m.nv];
+    x[e] = s;
+    retract(m, q0, &x, &mut ev.q[j]);
+    ev.update_node(m, c, j);
+}
+
+/// The PBAD kinematics reproduce the engine's body poses for every joint type.
+#[test]
+fn kinematics_match_engine() {
+    for name in ["mixed", "ball", "chain10"] {
+        let m = load(name);
+        let mut rng = Lcg(7);
+        let mut c = Chain::new(&m);
+        c.fill(&m, |x| x);
+        let mut f = Frames::new(m.nbody, m.nv);
+        let mut d = Data::new(&m);
+        for _ in 0..3 {
+            let q = random_q(&m, &mut rng, 1.0);
+            d.qpos.copy_from_slice(&q);
+            diffmj::engine::kinematics::kinematics(&m, &mut d);
+            kinematics(&m, &c, &q, &mut f);
+            for b in 1..m.nbody {
+                for k in 0..3 {
+                    assert!(
+                        (f.x[b].t[k] - d.xpos[b][k]).abs() < 1e-12,
+                        "{name} body {b}"
+                    );
+                }
+                for k in 0..9 {
+                    assert!(
+                        (f.x[b].r[k] - d.xmat[b][k]).abs() < 1e-12,
+                        "{name} body {b}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `I(q, q)` of Eq. 8 from the moment matrices equals `Σ_b ∫ρ|P|² = Σ_b m|x_com|² +
+/// tr(I_com)/2` computed from the engine's body poses and the model's inertias.
+#[test]
+fn moment_matrices_integrate_squared_positions() {
+    let m = load("mixed");
+    let mut c = Chain::new(&m);
+    c.fill(&m, |x| x);
+    let mut f = Frames::new(m.nbody, m.nv);
+    let mut d = Data::new(&m);
+    let q = random_q(&m, &mut Lcg(3), 1.0);
+    d.qpos.copy_from_slice(&q);
+    diffmj::engine::kinematics::kinematics(&m, &mut d);
+    kinematics(&m, &c, &q, &mut f);
+    let i = inertial_integral(&m, &c.moment, &f, &f);
+    let mut want = 0.0;
+    for b in 1..m.nbody {
+        let x = d.xipos[b];
+        let tr: f64 = m.body_inertia[b].iter().sum();
+        want += m.body_mass[b] * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) + 0.5 * tr;
+    }
+    assert!((i - want).abs() < 1e-12 * want, "{i} vs {want}");
+}
+
+/// Algorithm 1 (O(N) adjoint pass) gives the same `∂I(q_a, q_b)/∂q_b` as differentiating the
+/// kinematics once per dof with dual numbers (the naive O(N²) evaluation).
+#[test]
+fn adjoint_gradient_matches_naive_dual_evaluation() {
+    for name in ["mixed", "chain10", "ball"] {
+        let m = load(name);
+        let md = m.cast::<Dual64>();
+        let mut rng = Lcg(11);
+        let qa = random_q(&m, &mut rng, 1.0);
+        let qb = random_q(&m, &mut rng, 1.0);
+        let mut c = Chain::new(&m);
+        c.fill(&m, |x| x);
+        let (mut fa, mut fb) = (Frames::new(m.nbody, m.nv), Frames::new(m.nbody, m.nv));
+        kinematics(&m, &c, &qa, &mut fa);
+        kinematics(&m, &c, &qb, &mut fb);
+        let mut wbar = vec![[0.0; 12]; m.nbody];
+        let mut g = vec![0.0; m.nv];
+        inertial_gradient(&m, &c.moment, &fa, &fb, &mut wbar, &mut g);
+
+        let mut cd = Chain::<Dual64>::new(&md);
+        cd.fill(&md, |x| x);
+        let qad: Vec<Dual64> = qa.iter().map(|&x| Dual64::from(x)).collect();
+        let qbd: Vec<Dual64> = qb.iter().map(|&x| Dual64::from(x)).collect();
+        let (mut fad, mut fbd) = (Frames::new(m.nbody, m.nv), Frames::new(m.nbody, m.nv));
+        kinematics(&md, &cd, &qad, &mut fad);
+        let mut naive = vec![0.0; m.nv];
+        let mut q = vec![Dual64::from(0.0); m.nq];
+        for dof in 0..m.nv {
+            let mut x = vec![Dual64::from(0.0); m.nv];
+            x[dof] = Dual64::new(0.0, 1.0);
+            retract(&md, &qbd, &x, &mut q);
+            kinematics(&md, &cd, &q, &mut fbd);
+            naive[dof] = inertial_integral(&md, &cd.moment, &fad, &fbd).eps;
+        }
+        let err: Vec<f64> = g.iter().zip(&naive).map(|(a, b)| a - b).collect();
+        assert!(
+            max_abs(&err) < 1e-11 * max_abs(&naive).max(1.0),
+            "{name}: adjoint {g:?} naive {naive:?}"
+        );
+    }
+}
+
+/// The gradient of the Eq. 5 energy (the order-2 residual, by the adjoint pass) matches
+/// central finite differences of the energy in every dof's chart.
+#[test]
+fn energy_gradient_matches_central_differences() {
+    for name in ["mixed", "chain10", "ball"] {
+        let m = load(name);
+        let (c, sc, mut ev) = random_eval(&m, 2, 5);
+        // a constant torque on a rotation has no exact potential: keep those at zero here
+        for e in 0..m.nv {
+            if diffmj::pbad::chain::chart_block(&m, e).is_some() {
+                ev.tau_ext[e] = 0.0;
+            }
+        }
+        let mut g = vec![0.0; m.nv];
+        ev.residual(&m, &c, &sc, 0, &mut g);
+        let q2 = ev.q[2].clone();
+        let eps = 1e-6;
+        let mut fd = vec![0.0; m.nv];
+        for (e, f) in fd.iter_mut().enumerate() {
+            nudge(&m, &c, &mut ev, &q2, 2, e, eps);
+            let ep = ev.energy(&m, &c, &sc);
+            nudge(&m, &c, &mut ev, &q2, 2, e, -eps);
+            let em = ev.energy(&m, &c, &sc);
+            *f = (ep - em) / (2.0 * eps);
+        }
+        let err: Vec<f64> = g.iter().zip(&fd).map(|(a, b)| a - b).collect();
+        let rel = max_abs(&err) / max_abs(&fd);
+        println!("{name}: energy gradient relative error {rel:.2e}");
+        assert!(rel < 1e-6, "{name}: gradient {g:?} fd {fd:?}");
+    }
+}
+
+/// The Jacobian blocks of the collocation residuals (Algorithms 2 and 3, orders 2–4) match
+/// central finite differences of the residuals.
+#[test]
+fn residual_jacobian_matches_central_differences() {
+    for name in ["mixed", "ball"] {
+        let m = load(name);
+        for order in 2..=4 {
+            let (c, sc, mut ev) = random_eval(&m, order, 9 + order as u64);
+            let nv = m.nv;
+            let nn = sc.nnew();
+            let mut worst: f64 = 0.0;
+            for j in 0..nn {
+                let qj = ev.q[j + 2].clone();
+                for e in 0..nv {
+                    let eps = 1e-6;
+                    let mut rp = vec![vec![0.0; nv]; nn];
+                    let mut rm = vec![vec![0.0; nv]; nn];
+                    nudge(&m, &c, &mut ev, &qj, j + 2, e, eps);
+                    for (i, r) in rp.iter_mut().enumerate() {
+                        ev.residual(&m, &c, &sc, i, r);
+                    }
+                    nudge(&m, &c, &mut ev, &qj, j + 2, e, -eps);
+                    for (i, r) in rm.iter_mut().enumerate() {
+                        ev.residual(&m, &c, &sc, i, r);
+                    }
+                    nudge(&m, &c, &mut ev, &qj, j + 2, e, 0.0);
+                    let mut blk = vec![0.0; nv * nv];
+                    for i in 0..nn {
+                        ev.jacobian(&m, &c, &sc, i, j, true, &mut blk);
+                        let scale = max_abs(&blk).max(1.0);
+                        for d in 0..nv {
+                            let fd = (rp[i][d] - rm[i][d]) / (2.0 * eps);
+                            let err = (fd - blk[d * nv + e]).abs() / scale;
+                            worst = worst.max(err);
+                            assert!(
+                                err < 1e-6,
+                                "{name} K={order} block ({i},{j}) entry ({d},{e}): analytic {} fd {fd}",
+                                blk[d * nv + e]
+                            );
+                        }
+                    }
+                }
+            }
+            println!("{name} K={order}: Jacobian relative error {worst:.2e}");
+        }
+    }
+}
+
+fn pbad_model(name: &str, order: usize, opt: PbadOptimizer, h: f64) -> Model<f64> {
+    let mut m = load(name);
+    m.opt.integrator = Integrator::Pbad;
+    m.opt.pbad = PbadOptions {
+        optimizer: opt,
+        ..PbadOptions::with_order(order)
+    };
+    m.opt.timestep = h;
+    m
+}
+
+fn simulate(m: &Model<f64>, q0: &[f64], v0: &[f64], t_end: f64) -> Data<f64> {
+    let mut d = Data::new(m);
+    d.qpos.copy_from_slice(q0);
+    d.qvel.copy_from_slice(v0);
+    let n = (t_end / m.opt.timestep).round() as usize;
+    for _ in 0..n {
+        diffmj::step(m, &mut d).expect("step");
+    }
+    d
+}
+
+/// As `h → 0`, PBAD of orders 2, 3 and 4 converges to diffmj's RK4 solution of a double
+/// pendulum; the measured convergence order of each collocation order is at least its
+/// expected value (`K − 1`, Section 6.1 of the paper).
+#[test]
+fn pbad_converges_to_rk4_with_its_order() {
+    let t_end = 0.48;
+    let q0 = [0.9, -0.5];
+    let v0 = [0.3, 0.0];
+    let mut rk = load("pendulum");
+    rk.opt.integrator = Integrator::Rk4;
+    rk.opt.timestep = 1e-4;
+    let reference = simulate(&rk, &q0, &v0, t_end);
+    for (order, min_rate) in [(2, 0.8), (3, 1.8), (4, 2.6)] {
+        let mut errs = Vec::new();
+        for h in [0.04, 0.02, 0.01] {
+            let m = pbad_model("pendulum", order, PbadOptimizer::Lm, h);
+            let d = simulate(&m, &q0, &v0, t_end);
+            let e = (0..2)
+                .map(|k| (d.qpos[k] - reference.qpos[k]).abs())
+                .fold(0.0, f64::max);
+            errs.push(e);
+        }
+        let rates: Vec<f64> = errs.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
+        println!("PBAD-{order}: errors {errs:?}, observed orders {rates:.2?}");
+        assert!(
+            errs[2] < errs[0],
+            "PBAD-{order} does not converge: {errs:?}"
+        );
+        assert!(
+            rates[1] >= min_rate,
+            "PBAD-{order}: observed order {:.2} below {min_rate}",
+            rates[1]
+        );
+    }
+}
+
+fn energy_of(m: &Model<f64>, d: &mut Data<f64>) -> f64 {
+    diffmj::forward(m, d).expect("forward");
+    mechanical_energy(m, d)
+}
+
+/// Energy behaviour on the 10-link chain at the paper's step, h = 2.5 ms (Fig. 2a): PBAD-2 is
+/// dissipative (energy decreases, never grows beyond round-off) and PBAD-3 keeps it within a
+/// fifth of PBAD-2's loss.
+#[test]
+fn energy_behaviour_on_the_chain() {
+    let mut drift = Vec::new();
+    for order in [2, 3] {
+        let m = pbad_model("chain10", order, PbadOptimizer::Lm, 0.0025);
+        let mut d = Data::new(&m);
+        d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+        let e0 = energy_of(&m, &mut d);
+        let mut prev = e0;
+        let mut max_rise: f64 = 0.0;
+        for _ in 0..400 {
+            diffmj::step(&m, &mut d).expect("step");
+            let e = energy_of(&m, &mut d);
+            max_rise = max_rise.max(e - prev);
+            prev = e;
+        }
+        let scale = m.body_mass.iter().sum::<f64>() * 9.81 * 1.0;
+        let rel = (prev - e0) / scale;
+        println!("PBAD-{order}: energy change over 1 s {rel:.3e} (of m g L), largest rise {max_rise:.2e}");
+        if order == 2 {
+            assert!(rel < 0.0, "PBAD-2 should lose energy");
+            assert!(max_rise < 1e-3 * scale, "PBAD-2 energy rose by {max_rise}");
+        }
+        drift.push(rel.abs());
+    }
+    assert!(
+        drift[1] < 0.2 * drift[0],
+        "PBAD-3 drift {} vs PBAD-2 {}",
+        drift[1],
+        drift[0]
+    );
+}
+
+/// Ball and free joints: PBAD-3 follows RK4 on a spherical double pendulum and a tumbling free
+/// brick, and keeps the quaternions unit.
+#[test]
+fn ball_and_free_joints_follow_rk4() {
+    let mut rk = load("ball");
+    let mut rng = Lcg(21);
+    let q0 = random_q(&rk, &mut rng, 0.7);
+    let v0: Vec<f64> = (0..rk.nv).map(|_| 1.5 * rng.next()).collect();
+    rk.opt.integrator = Integrator::Rk4;
+    rk.opt.timestep = 1e-4;
+    let t_end = 0.3;
+    let reference = simulate(&rk, &q0, &v0, t_end);
+    let mut errs = Vec::new();
+    for h in [0.01, 0.005] {
+        let m = pbad_model("ball", 3, PbadOptimizer::Lm, h);
+        let d = simulate(&m, &q0, &v0, t_end);
+        let mut dq = vec![0.0; m.nv];
+        diffmj::pbad::chain::difference(&m, &reference.qpos, &d.qpos, &mut dq);
+        errs.push(max_abs(&dq));
+        for j in 0..m.njnt {
+            let a = m.jnt_qposadr[j] + if j == 2 { 3 } else { 0 };
+            let n: f64 = d.qpos[a..a + 4].iter().map(|x| x * x).sum();
+            assert!((n - 1.0).abs() < 1e-12, "quaternion norm {n}");
+        }
+    }
+    println!("ball/free PBAD-3 errors {errs:?}");
+    assert!(errs[1] < 5e-3, "PBAD-3 far from RK4: {errs:?}");
+    assert!(
+        errs[0] / errs[1] > 3.0,
+        "PBAD-3 not converging at order 2: {errs:?}"
+    );
+}
+
+/// L-BFGS and Levenberg–Marquardt reach the same step (both minimize the same objective), for
+/// the energy of Eq. 5 and the residuals of Eq. 7.
+#[test]
+fn lbfgs_and_lm_agree() {
+    for order in [2, 3] {
+        let mut finals = Vec::new();
+        for opt in [PbadOptimizer::Lm, PbadOptimizer::Lbfgs] {
+            let m = pbad_model("chain10", order, opt, 0.005);
+            let mut d = Data::new(&m);
+            d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+            for _ in 0..10 {
+                diffmj::step(&m, &mut d).expect("step");
+            }
+            let st = d.pbad.as_ref().unwrap().stats;
+            println!(
+                "order {order} {opt:?}: {} iterations in 10 steps",
+                st.total_iterations
+            );
+            finals.push(d.qpos.clone());
+        }
+        let diff: Vec<f64> = finals[0]
+            .iter()
+            .zip(&finals[1])
+            .map(|(a, b)| a - b)
+            .collect();
+        println!(
+            "order {order}: LM and L-BFGS differ by {:.2e}",
+            max_abs(&diff)
+        );
+        // both stop at the same residual tolerance; L-BFGS's line search ends less precisely
+        assert!(
+            max_abs(&diff) < 1e-5,
+            "order {order}: LM and L-BFGS differ by {}",
+            max_abs(&diff)
+        );
+    }
+}
+
+/// Exact derivatives of PBAD steps on dual numbers: `∂qpos(T)/∂qvel₀` after 10 steps of PBAD-2
+/// and PBAD-3 matches central finite differences of the `f64` simulation.
+#[test]
+fn dual_derivative_of_steps_matches_finite_differences() {
+    for order in [2, 3] {
+        let m = pbad_model("mixed", order, PbadOptimizer::Lm, 0.01);
+        let md = m.cast::<Dual64>();
+        let mut rng = Lcg(33);
+        let q0 = random_q(&m, &mut rng, 0.5);
+        let v0: Vec<f64> = (0..m.nv).map(|_| 0.5 * rng.next()).collect();
+        let seed_dof = 7;
+        let mut dd = Data::new(&md);
+        for (a, b) in dd.qpos.iter_mut().zip(&q0) {
+            *a = Dual64::from(*b);
+        }
+        for (a, b) in dd.qvel.iter_mut().zip(&v0) {
+            *a = Dual64::from(*b);
+        }
+        dd.qvel[seed_dof].eps = 1.0;
+        for _ in 0..10 {
+            diffmj::step(&md, &mut dd).expect("dual step");
+        }
+        let eps = 1e-6;
+        let run = |s: f64| {
+            let mut v = v0.clone();
+            v[seed_dof] += s;
+            let mut d = Data::new(&m);
+            d.qpos.copy_from_slice(&q0);
+            d.qvel.copy_from_slice(&v);
+            for _ in 0..10 {
+                diffmj::step(&m, &mut d).expect("step");
+            }
+            d.qpos
+        };
+        let (qp, qm) = (run(eps), run(-eps));
+        let mut worst: f64 = 0.0;
+        for k in 0..m.nq {
+            let fd = (qp[k] - qm[k]) / (2.0 * eps);
+            worst = worst.max((fd - dd.qpos[k].eps).abs());
+        }
+        println!("PBAD-{order}: dual vs finite-difference derivative error {worst:.2e}");
+        assert!(worst < 1e-5, "PBAD-{order}: derivative error {worst}");
+    }
+}
+
+/// Large steps: at h = 0.128 s PBAD-2 on the 10-link chain stays bounded and loses energy,
+/// where semi-implicit Euler at the same step diverges.
+#[test]
+fn large_steps_are_stable() {
+    let m = pbad_model("chain10", 2, PbadOptimizer::Lm, 0.128);
+    let mut d = Data::new(&m);
+    d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+    let e0 = energy_of(&m, &mut d);
+    for _ in 0..40 {
+        diffmj::step(&m, &mut d).expect("PBAD step");
+    }
+    let e = energy_of(&m, &mut d);
+    assert!(e <= e0 + 1e-9, "energy grew from {e0} to {e}");
+    let mut eu = load("chain10");
+    eu.opt.timestep = 0.128;
+    eu.opt.integrator = Integrator::Euler;
+    let mut d = Data::new(&eu);
+    d.qpos.copy_from_slice(&eu.key_qpos[..eu.nq]);
+    let e0 = energy_of(&eu, &mut d);
+    let mut blew_up = false;
+    for _ in 0..40 {
+        if diffmj::step(&eu, &mut d).is_err() {
+            blew_up = true;
+            break;
+        }
+        if energy_of(&eu, &mut d) > e0 + 10.0 {
+            blew_up = true;
+            break;
+        }
+    }
+    assert!(
+        blew_up,
+        "semi-implicit Euler was expected to diverge at h = 0.128"
+    );
+}
+
+/// Drag (Section 6.2): a free brick without gravity slows down as `v₀ e^{−b t}` (linear and
+/// angular velocity alike, since every point feels `−b ρ v`), to first order in `h` for PBAD-2.
+#[test]
+fn drag_slows_a_free_body_exponentially() {
+    let mut m = pbad_model("ball", 2, PbadOptimizer::Lm, 0.002);
+    m.opt.gravity = [0.0; 3];
+    m.opt.pbad.drag = 1.5;
+    let mut d = Data::new(&m);
+    let da = m.jnt_dofadr[2];
+    d.qvel[da] = 0.4;
+    d.qvel[da + 1] = -0.2;
+    d.qvel[da + 3] = 1.0; // spin about the brick's long axis (a principal axis)
+    for _ in 0..250 {
+        diffmj::step(&m, &mut d).expect("step");
+    }
+    let f = (-1.5f64 * 0.5).exp();
+    for (k, v0) in [(0, 0.4), (1, -0.2), (3, 1.0)] {
+        let v = d.qvel[da + k];
+        assert!(
+            (v - v0 * f).abs() < 2e-3 * v0.abs(),
+            "dof {k}: {v} vs {}",
+            v0 * f
+        );
+    }
+}
+
+/// Constraints PBAD does not model are reported, not ignored: a chain falling onto a floor
+/// (contacts enabled) gets a typed error once a contact becomes active.
+#[test]
+fn active_contacts_are_an_error() {
+    let xml = r#"<mujoco><option timestep="0.01"/><worldbody>
+        <geom type="plane" size="5 5 0.1"/>
+        <body pos="0 0 0.3"><joint type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body>
+        </worldbody></mujoco>"#;
+    let mut m = mjcf::load_str(xml).unwrap();
+    m.opt.integrator = Integrator::Pbad;
+    let mut d = Data::new(&m);
+    let mut err = None;
+    for _ in 0..200 {
+        if let Err(e) = diffmj::step(&m, &mut d) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert!(
+        matches!(err, Some(diffmj::SimError::Unsupported(_))),
+        "expected an error once the link touches the floor, got {err:?}"
+    );
+}
+
+/// Bad input gives typed errors: an unsupported order is reported, not a panic.
+#[test]
+fn unsupported_order_is_an_error() {
+    let m = pbad_model("pendulum", 9, PbadOptimizer::Lm, 0.01);
+    let mut d = Data::new(&m);
+    assert!(matches!(
+        diffmj::step(&m, &mut d),
+        Err(diffmj::SimError::Unsupported(_))
+    ));
+}
