@@ -32,7 +32,8 @@ pub const NSOLVER: usize = 200;
 /// Statistics of one solver iteration (MuJoCo's `mjSolverStat`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SolverStat {
-    /// Cost reduction of the iteration, scaled by `1/(meaninertia·max(1, nv))`.
+    /// Cost reduction of the iteration, scaled by `1/trace(M)` over the problem's dofs (its
+    /// island's, or all) at the current configuration (MuJoCo 4.0).
     pub improvement: f64,
     /// Norm of the gradient after the iteration, same scaling.
     pub gradient: f64,
@@ -44,7 +45,8 @@ pub struct SolverStat {
     pub nchange: usize,
     /// Number of cost evaluations of the line search.
     pub neval: usize,
-    /// Number of Hessian factorizations.
+    /// Number of Hessian factorizations made for the iteration's direction (Newton: 1, or 0
+    /// when the previous factor was reused; MuJoCo counts rank-1 updates here instead).
     pub nupdate: usize,
 }
 
@@ -180,7 +182,7 @@ pub const NISLAND: usize = 20;
 
 /// One constraint problem, the unit the solvers work on: the rows of one island and the dofs
 /// they act on, numbered `0..nefc` and `0..nv` within it (MuJoCo 4.0 solves each island on its
-/// own, with its own warm start, stopping test and statistics), or every row and dof when islands
+/// own, with its own stopping test and statistics), or every row and dof when islands
 /// are disabled or a single island spans every dof. Field names are MuJoCo's; the rows keep their
 /// global order, so the rows of an elliptic contact stay consecutive.
 pub(crate) struct Problem<'a, T> {
@@ -230,6 +232,13 @@ impl<'a, T: Scalar> Problem<'a, T> {
     fn mul_j(&self, v: &[T], out: &mut [T]) {
         for i in 0..self.nefc {
             out[i] = self.row_dot(i, v);
+        }
+    }
+
+    /// `out = J x − a_ref` (nefc): the rows' residual at the acceleration `x`.
+    fn residual(&self, x: &[T], out: &mut [T]) {
+        for i in 0..self.nefc {
+            out[i] = self.row_dot(i, x) - self.efc_aref[i];
         }
     }
 
@@ -461,7 +470,8 @@ impl<T: Scalar> IslandScratch<T> {
     /// Gather every island of `d` (after `make_constraint` found them), or with `whole` a
     /// single problem of every row and dof. Returns the number of problems.
     fn gather(&mut self, m: &Model<T>, d: &Data<T>, whole: bool) -> usize {
-        let (nv, z) = (m.nv, T::zero());
+        let nv = m.nv;
+        self.ensure(nv, m.nm, d.nefc);
         let nis = if whole { 1 } else { d.nisland };
         sort_by_group(
             nv,
@@ -480,20 +490,6 @@ impl<T: Scalar> IslandScratch<T> {
             &mut self.fill,
         );
         let ndof = self.dofadr[nis];
-        let nrow = self.efcadr[nis];
-        grow(&mut self.local, nv, 0);
-        grow(&mut self.colind, m.nm, 0);
-        for v in [&mut self.madr, &mut self.rownnz] {
-            grow(v, ndof, 0);
-        }
-        for v in [
-            &mut self.dinv,
-            &mut self.qacc_smooth,
-            &mut self.qfrc_smooth,
-            &mut self.qacc_warmstart,
-        ] {
-            grow(v, ndof, z);
-        }
         // dofs: numbers within the island, then the renumbered inertia pattern
         for k in 0..nis {
             let a = self.dofadr[k];
@@ -515,7 +511,6 @@ impl<T: Scalar> IslandScratch<T> {
             self.qacc_warmstart[p] = d.qacc_warmstart[g];
         }
         // rows: per-row data, and the Jacobian as compact rows in the island's numbering
-        grow(&mut self.jadr, nis + 1, 0);
         self.jadr[0] = 0;
         for k in 0..nis {
             let (nvk, nek) = (
@@ -523,20 +518,6 @@ impl<T: Scalar> IslandScratch<T> {
                 self.efcadr[k + 1] - self.efcadr[k],
             );
             self.jadr[k + 1] = self.jadr[k] + nvk * nek;
-        }
-        let nj = self.jadr[nis];
-        grow(&mut self.J, nj, z);
-        grow(&mut self.J_colind, nj, 0);
-        grow(&mut self.J_rownnz, nrow, 0);
-        grow(&mut self.ty, nrow, ConstraintType::Equality);
-        grow(&mut self.id, nrow, 0);
-        for v in [
-            &mut self.D,
-            &mut self.R,
-            &mut self.aref,
-            &mut self.frictionloss,
-        ] {
-            grow(v, nrow, z);
         }
         for k in 0..nis {
             let nvk = self.dofadr[k + 1] - self.dofadr[k];
@@ -1071,10 +1052,7 @@ fn cholesky_solve<T: Scalar>(h: &[T], n: usize, last: &[usize], inv: &[T], x: &m
 fn evaluate<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
     let nv = p.nv;
     p.mul_m(&s.x, &mut s.ma);
-    p.mul_j(&s.x, &mut s.jar);
-    for i in 0..p.nefc {
-        s.jar[i] -= p.efc_aref[i];
-    }
+    p.residual(&s.x, &mut s.jar);
     let rc = update_rows(p, &s.jar, &mut s.force, &mut s.state);
     // Gauss: ½ (x − a0)ᵀ M (x − a0) = ½ xᵀMx − xᵀ qfrc_smooth + ½ a0ᵀ qfrc_smooth
     let mut gauss = T::zero();
@@ -1167,10 +1145,7 @@ fn warm_start<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, warm: bool) -
 /// The row costs `Σ s(J x − a_ref)` of `p` at `x` (`s.jar`, `s.force` and `s.state` are
 /// overwritten).
 fn row_cost<T: Scalar>(p: &Problem<T>, x: &[T], s: &mut SolverScratch<T>) -> T {
-    p.mul_j(x, &mut s.jar);
-    for i in 0..p.nefc {
-        s.jar[i] -= p.efc_aref[i];
-    }
+    p.residual(x, &mut s.jar);
     update_rows(p, &s.jar, &mut s.force, &mut s.state)
 }
 
@@ -1229,12 +1204,12 @@ fn newton<T: Scalar>(
             return 0;
         }
     }
-    // the Newton direction −H⁻¹g at the current point; false when H is not positive definite.
-    // H depends on the rows' states alone unless an elliptic contact is in its cone zone (there
-    // it moves with jar): with the same states as at the last factorization, that factor is
-    // reused
+    // the Newton direction −H⁻¹g at the current point: Some(number of factorizations made for
+    // it), None when H is not positive definite. H depends on the rows' states alone unless an
+    // elliptic contact is in its cone zone (there it moves with jar): with the same states as at
+    // the last factorization, that factor is reused
     let mut factored = false;
-    let mut direction = |s: &mut SolverScratch<T>| -> bool {
+    let mut direction = |s: &mut SolverScratch<T>| -> Option<usize> {
         let nefc = p.nefc;
         let same = factored
             && s.state[..nefc] == s.hstate[..nefc]
@@ -1242,7 +1217,7 @@ fn newton<T: Scalar>(
         if !same {
             factored = factor_hessian(p, s);
             if !factored {
-                return false;
+                return None;
             }
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
             hst.copy_from_slice(st);
@@ -1251,11 +1226,11 @@ fn newton<T: Scalar>(
             s.search[i] = -s.grad[i];
         }
         cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
-        true
+        Some(!same as usize)
     };
-    if !direction(s) {
+    let Some(mut nupdate) = direction(s) else {
         return 0;
-    }
+    };
     for it in 0..m.opt.iterations {
         let (alpha, neval, slope) = line_search(m, p, s);
         // no progress along the direction: done (not counted as an iteration, as in MuJoCo)
@@ -1273,7 +1248,7 @@ fn newton<T: Scalar>(
             scale * (old - cost).re(),
             scale * slope.re(),
             neval,
-            1,
+            nupdate,
         );
         niter = it + 1;
         if improvement < tol || gradient < tol {
@@ -1282,8 +1257,9 @@ fn newton<T: Scalar>(
         // the next direction, and MuJoCo 4.0's third test: stop when the Newton decrement
         // ½ gᵀH⁻¹g (scaled), the cost reduction the next step would bring, is below the
         // tolerance
-        if !direction(s) {
-            break;
+        match direction(s) {
+            Some(n) => nupdate = n,
+            None => break,
         }
         let decrement: f64 = -0.5
             * (0..nv)
@@ -1435,7 +1411,6 @@ fn pgs<T: Scalar>(
     st: &mut [SolverStat],
     warm: bool,
 ) -> usize {
-    let nv = p.nv;
     let nefc = p.nefc;
     build_ar(p, s);
     // warm start: force of the primal at the chosen start
@@ -1567,14 +1542,20 @@ fn pgs<T: Scalar>(
     s.pgs_g = g;
     s.pgs_gprev = g_prev;
     s.jar = y;
-    // qacc = qacc_smooth + M⁻¹ Jᵀ f
-    p.mul_jt(&f, &mut s.mv);
+    dual_qacc(p, &f, s);
+    s.force = f;
+    niter
+}
+
+/// The acceleration of dual forces `f`: `s.tmp = Jᵀ f` and `s.x = qacc_smooth + M⁻¹ Jᵀ f`.
+fn dual_qacc<T: Scalar>(p: &Problem<T>, f: &[T], s: &mut SolverScratch<T>) {
+    let nv = p.nv;
+    p.mul_jt(f, &mut s.tmp);
+    s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
     p.solve_m(&mut s.mv[..nv]);
     for i in 0..nv {
         s.x[i] = p.qacc_smooth[i] + s.mv[i];
     }
-    s.force = f;
-    niter
 }
 
 /// `g += x · (A + R)[:, k]` (the dense symmetric `ar`, so column `k` is row `k`).
@@ -1609,10 +1590,7 @@ fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
         }
         s.ar[i * nefc + i] += p.efc_R[i];
     }
-    p.mul_j(p.qacc_smooth, &mut s.jv);
-    for i in 0..nefc {
-        s.jv[i] -= p.efc_aref[i];
-    }
+    p.residual(p.qacc_smooth, &mut s.jv);
 }
 
 /// Noslip post-processing (MuJoCo's `mj_solNoSlip`; 000, "Algorithms"): Gauss–Seidel sweeps over
@@ -1633,7 +1611,6 @@ fn noslip<T: Scalar>(
     st: &mut [SolverStat],
     niter0: usize,
 ) -> usize {
-    let nv = p.nv;
     let nefc = p.nefc;
     build_ar(p, s);
     let mut f = std::mem::take(&mut s.force);
@@ -1794,13 +1771,8 @@ fn noslip<T: Scalar>(
         }
     }
     s.pgs_g = g;
-    // qacc = qacc_smooth + M⁻¹ Jᵀ f, and the states of the forces
-    p.mul_jt(&f, &mut s.tmp);
-    s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
-    p.solve_m(&mut s.mv[..nv]);
-    for i in 0..nv {
-        s.x[i] = p.qacc_smooth[i] + s.mv[i];
-    }
+    // qacc of the forces, and their states
+    dual_qacc(p, &f, s);
     dual_states(p, &f, &mut s.state);
     s.force = f;
     niter0 + it
@@ -2252,8 +2224,8 @@ fn solve<T: Scalar>(
 
 /// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
 /// with the model's solver and cone, one island at a time as MuJoCo 4.0 does (each island has
-/// its own warm-start choice, stopping test and statistics), or all rows together when the
-/// `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
+/// its own stopping test and statistics; all start from one warm-start choice, see
+/// [`choose_warm_start`]), or all rows together when the `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
 /// `solver_niter` and `solver` (per island, the first [`NISLAND`] islands). Without rows, and on
 /// dofs no row acts on, `qacc = qacc_smooth`.
 pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
