@@ -196,8 +196,8 @@ pub(crate) struct Problem<'a, T> {
     pub qLD: &'a [T],
     /// `1/D` of the factor, in the problem's dof numbering.
     pub qLDiagInv: &'a [T],
-    /// Rows of `nv` entries; only row `i`'s pattern `efc_J_colind[i·nv..][..efc_J_rownnz[i]]`
-    /// is read (the other entries may hold anything).
+    /// Compact rows: row `i`'s `efc_J_rownnz[i]` non-zero values at `i·nv..`, their columns
+    /// (in the problem's dof numbering, increasing) at the same places of `efc_J_colind`.
     pub efc_J: &'a [T],
     pub efc_J_rownnz: &'a [usize],
     pub efc_J_colind: &'a [usize],
