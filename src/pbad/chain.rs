@@ -330,23 +330,44 @@ pub fn right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
     j
 }
 
+/// Where joint `j` keeps its coordinates in the chart of [`retract`] and [`difference`]: `lin`
+/// coordinates from `(qpos, dof)` add (hinges, slides, free translations), and `rot` is the
+/// `(qpos, dof)` address of the unit quaternion and its three dofs of a ball joint or a free
+/// joint's rotation.
+pub(super) struct JointChart {
+    pub qpos: usize,
+    pub dof: usize,
+    pub lin: usize,
+    pub rot: Option<(usize, usize)>,
+}
+
+/// The [`JointChart`] of joint `j`.
+pub(super) fn joint_chart(t: &Topology, j: usize) -> JointChart {
+    let (qpos, dof) = (t.jnt_qposadr[j], t.jnt_dofadr[j]);
+    let (lin, rot) = match t.jnt_type[j] {
+        JointType::Free => (3, Some((qpos + 3, dof + 3))),
+        JointType::Ball => (0, Some((qpos, dof))),
+        JointType::Hinge | JointType::Slide => (1, None),
+    };
+    JointChart {
+        qpos,
+        dof,
+        lin,
+        rot,
+    }
+}
+
 /// `qpos ← qref ⊕ x`: the chart of the configuration manifold used by the optimizers. Scalar
 /// joints add, ball joints and free rotations right-multiply `exp(x)` (body frame), free
 /// translations add (world frame); the same map as `engine::integrate_pos` with `h = 1`.
 pub fn retract<S: Scalar>(t: &Topology, qref: &[S], x: &[S], qpos: &mut [S]) {
     qpos.copy_from_slice(qref);
     for j in 0..t.njnt {
-        let a = t.jnt_qposadr[j];
-        let da = t.jnt_dofadr[j];
-        let (lin, rot) = match t.jnt_type[j] {
-            JointType::Free => (3, Some((a + 3, da + 3))),
-            JointType::Ball => (0, Some((a, da))),
-            JointType::Hinge | JointType::Slide => (1, None),
-        };
-        for k in 0..lin {
-            qpos[a + k] += x[da + k];
+        let jc = joint_chart(t, j);
+        for k in 0..jc.lin {
+            qpos[jc.qpos + k] += x[jc.dof + k];
         }
-        if let Some((qa, dv)) = rot {
+        if let Some((qa, dv)) = jc.rot {
             let mut q = [qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]];
             quat_integrate(&mut q, &[x[dv], x[dv + 1], x[dv + 2]], S::one());
             qpos[qa..qa + 4].copy_from_slice(&q);
@@ -357,19 +378,13 @@ pub fn retract<S: Scalar>(t: &Topology, qref: &[S], x: &[S], qpos: &mut [S]) {
 /// `x = qb ⊖ qa`, the inverse of [`retract`]: `qa ⊕ x = qb`.
 pub fn difference<S: Scalar>(t: &Topology, qa: &[S], qb: &[S], x: &mut [S]) {
     for j in 0..t.njnt {
-        let a = t.jnt_qposadr[j];
-        let da = t.jnt_dofadr[j];
-        let (lin, rot) = match t.jnt_type[j] {
-            JointType::Free => (3, Some((a + 3, da + 3))),
-            JointType::Ball => (0, Some((a, da))),
-            JointType::Hinge | JointType::Slide => (1, None),
-        };
-        for k in 0..lin {
-            x[da + k] = qb[a + k] - qa[a + k];
+        let jc = joint_chart(t, j);
+        for k in 0..jc.lin {
+            x[jc.dof + k] = qb[jc.qpos + k] - qa[jc.qpos + k];
         }
-        if let Some((qa_, dv)) = rot {
-            let mut q1 = [qa[qa_], qa[qa_ + 1], qa[qa_ + 2], qa[qa_ + 3]];
-            let mut q2 = [qb[qa_], qb[qa_ + 1], qb[qa_ + 2], qb[qa_ + 3]];
+        if let Some((a, dv)) = jc.rot {
+            let mut q1 = [qa[a], qa[a + 1], qa[a + 2], qa[a + 3]];
+            let mut q2 = [qb[a], qb[a + 1], qb[a + 2], qb[a + 3]];
             quat_normalize(&mut q1);
             quat_normalize(&mut q2);
             let r = quat_sub(&q2, &q1);

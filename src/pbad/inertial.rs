@@ -21,19 +21,31 @@ pub type Mat34<S> = [S; 12];
 /// A 4 × 4 matrix, row-major.
 pub type Mat44<S> = [S; 16];
 
-/// `T M̃` (top three rows) for a body transform `x` and moment matrix `mm` (4 × 4).
+/// `A M̃` for the top three rows `A` of a 4 × 4 matrix and a moment matrix `mm` (4 × 4).
 #[inline]
-pub fn xform_times<S: Scalar>(x: &Xform<S>, mm: &Mat44<S>) -> Mat34<S> {
+pub fn rows_times<S: Scalar>(a: &Mat34<S>, mm: &Mat44<S>) -> Mat34<S> {
     let mut o = [S::zero(); 12];
     for r in 0..3 {
         for c in 0..4 {
-            o[4 * r + c] = x.r[3 * r] * mm[c]
-                + x.r[3 * r + 1] * mm[4 + c]
-                + x.r[3 * r + 2] * mm[8 + c]
-                + x.t[r] * mm[12 + c];
+            o[4 * r + c] = a[4 * r] * mm[c]
+                + a[4 * r + 1] * mm[4 + c]
+                + a[4 * r + 2] * mm[8 + c]
+                + a[4 * r + 3] * mm[12 + c];
         }
     }
     o
+}
+
+/// `T M̃` (top three rows) for a body transform `x` and moment matrix `mm` (4 × 4).
+#[inline]
+pub fn xform_times<S: Scalar>(x: &Xform<S>, mm: &Mat44<S>) -> Mat34<S> {
+    let (r, t) = (&x.r, &x.t);
+    let a = [
+        r[0], r[1], r[2], t[0], //
+        r[3], r[4], r[5], t[1], //
+        r[6], r[7], r[8], t[2],
+    ];
+    rows_times(&a, mm)
 }
 
 /// `W = G Tᵀ`: a seed moved to the world frame, `[G₃ Rᵀ + g₄ tᵀ | g₄]`.

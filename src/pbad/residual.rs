@@ -10,11 +10,11 @@
 //! `c |q_{k+1} ⊖ q_k|² / 2h`) and a generalized force held constant over the step (applied
 //! plus actuator forces at the start of the step).
 
-use super::chain::{chart_block, difference, kinematics, Chain, Frames};
+use super::chain::{chart_block, difference, joint_chart, kinematics, Chain, Frames};
 use super::collocation::Scheme;
 use super::inertial::*;
 use crate::math::{dot3, quat_sub};
-use crate::model::{JointType, Topology};
+use crate::model::Topology;
 use crate::scalar::Scalar;
 
 /// The configurations, frames and scratch of one PBAD step in scalar `S`: node `j` of
@@ -102,26 +102,15 @@ impl<S: Scalar> Eval<S> {
         for b in 1..t.nbody {
             let d = self.combo(b, &sc.d2[i], ih2);
             let mm = &self.mtil[b];
+            let mut s = rows_times(&d, mm);
+            for (sk, dk) in s.iter().zip(&d) {
+                e += *sk * *dk;
+            }
             // the drag seed b (Σ_j L_j'(τ_i) T_j / h) M̃ joins the inertial one (not the energy)
-            let v = if with_drag {
-                self.combo(b, &sc.d1[i], bh)
-            } else {
-                [S::zero(); 12]
-            };
-            let mut s = [S::zero(); 12];
-            for r in 0..3 {
-                for col in 0..4 {
-                    s[4 * r + col] = d[4 * r] * mm[col]
-                        + d[4 * r + 1] * mm[4 + col]
-                        + d[4 * r + 2] * mm[8 + col]
-                        + d[4 * r + 3] * mm[12 + col];
-                    e += s[4 * r + col] * d[4 * r + col];
-                    if with_drag {
-                        s[4 * r + col] += v[4 * r] * mm[col]
-                            + v[4 * r + 1] * mm[4 + col]
-                            + v[4 * r + 2] * mm[8 + col]
-                            + v[4 * r + 3] * mm[12 + col];
-                    }
+            if with_drag {
+                let v = rows_times(&self.combo(b, &sc.d1[i], bh), mm);
+                for (sk, vk) in s.iter_mut().zip(&v) {
+                    *sk += *vk;
                 }
             }
             let mo = &c.moment[b];
@@ -212,15 +201,9 @@ impl<S: Scalar> Eval<S> {
             let half = S::c(0.5) * self.drag / self.h;
             for b in 1..t.nbody {
                 let dt = self.combo(b, &sc.d1[0], S::one());
-                let mm = &self.mtil[b];
-                for r in 0..3 {
-                    for col in 0..4 {
-                        let s = dt[4 * r] * mm[col]
-                            + dt[4 * r + 1] * mm[4 + col]
-                            + dt[4 * r + 2] * mm[8 + col]
-                            + dt[4 * r + 3] * mm[12 + col];
-                        e += half * s * dt[4 * r + col];
-                    }
+                let s = rows_times(&dt, &self.mtil[b]);
+                for (sk, dk) in s.iter().zip(&dt) {
+                    e += half * *sk * *dk;
                 }
             }
         }
@@ -330,22 +313,14 @@ fn spring_force<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S], out: &mut [S]) {
         if k.is_zero_exact() {
             continue;
         }
-        let (a, da) = (t.jnt_qposadr[j], t.jnt_dofadr[j]);
-        match t.jnt_type[j] {
-            JointType::Hinge | JointType::Slide => out[da] += k * (q[a] - c.qpos_spring[a]),
-            JointType::Ball | JointType::Free => {
-                let off = if t.jnt_type[j] == JointType::Free {
-                    for x in 0..3 {
-                        out[da + x] += k * (q[a + x] - c.qpos_spring[a + x]);
-                    }
-                    3
-                } else {
-                    0
-                };
-                let r = rot_offset(q, &c.qpos_spring, a + off);
-                for x in 0..3 {
-                    out[da + off + x] += k * r[x];
-                }
+        let jc = joint_chart(t, j);
+        for x in 0..jc.lin {
+            out[jc.dof + x] += k * (q[jc.qpos + x] - c.qpos_spring[jc.qpos + x]);
+        }
+        if let Some((a, dv)) = jc.rot {
+            let r = rot_offset(q, &c.qpos_spring, a);
+            for x in 0..3 {
+                out[dv + x] += k * r[x];
             }
         }
     }
@@ -365,25 +340,15 @@ pub fn spring_energy<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S]) -> S {
         if k.is_zero_exact() {
             continue;
         }
-        let a = t.jnt_qposadr[j];
+        let jc = joint_chart(t, j);
         let half = S::c(0.5) * k;
-        match t.jnt_type[j] {
-            JointType::Hinge | JointType::Slide => {
-                let x = q[a] - c.qpos_spring[a];
-                e += half * x * x;
-            }
-            JointType::Ball => {
-                let r = rot_offset(q, &c.qpos_spring, a);
-                e += half * dot3(&r, &r);
-            }
-            JointType::Free => {
-                for x in 0..3 {
-                    let y = q[a + x] - c.qpos_spring[a + x];
-                    e += half * y * y;
-                }
-                let r = rot_offset(q, &c.qpos_spring, a + 3);
-                e += half * dot3(&r, &r);
-            }
+        for x in 0..jc.lin {
+            let y = q[jc.qpos + x] - c.qpos_spring[jc.qpos + x];
+            e += half * y * y;
+        }
+        if let Some((a, _)) = jc.rot {
+            let r = rot_offset(q, &c.qpos_spring, a);
+            e += half * dot3(&r, &r);
         }
     }
     e

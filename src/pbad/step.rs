@@ -9,9 +9,9 @@ use super::residual::Eval;
 use super::{PbadOptimizer, PbadOptions};
 use crate::data::Data;
 use crate::engine::{SimError, MAXVAL};
-use crate::model::{Integrator, Model};
+use crate::model::{Integrator, Model, Topology};
 use crate::scalar::Scalar;
-use argmin::core::{Executor, State};
+use argmin::core::{Executor, IterState, Solver, State};
 use argmin::solver::linesearch::condition::ArmijoCondition;
 use argmin::solver::linesearch::BacktrackingLineSearch;
 use argmin::solver::quasinewton::LBFGS;
@@ -93,6 +93,26 @@ impl<T: Scalar> PbadWorkspace<T> {
     /// The collocation scheme in use.
     pub fn scheme(&self) -> &Scheme {
         &self.scheme
+    }
+
+    /// The `f64` problem of the step being taken: [`Form::Energy`] (Eq. 5) for order 2,
+    /// [`Form::Residual`] (Eq. 7) above, on the chain, chart centres and scratch that
+    /// `step_with` filled.
+    fn objective<'a>(&'a mut self, t: &'a Topology) -> Objective<'a> {
+        Objective {
+            t,
+            c: &self.chain_f,
+            sc: &self.scheme,
+            form: if self.scheme.order == 2 {
+                Form::Energy
+            } else {
+                Form::Residual
+            },
+            qref: &self.qref,
+            exact_hessian: !self.opts.gauss_newton,
+            precond: None,
+            ws: RefCell::new(&mut self.obj),
+        }
     }
 
     fn matches<U>(&self, d: &Data<U>, h: f64) -> bool
@@ -215,46 +235,27 @@ fn step_with<T: Scalar>(
         }
     }
     let mi = m.stat_meaninertia.re().max(1e-12);
-    let form = if ws.scheme.order == 2 {
-        Form::Energy
-    } else {
-        Form::Residual
-    };
     let n = nn * nv;
-    let tol = ws.opts.tolerance;
+    let opts = ws.opts;
+    let tol = opts.tolerance;
     let (iters, xbest) = {
-        let obj = Objective {
-            t: m,
-            c: &ws.chain_f,
-            sc: &ws.scheme,
-            form,
-            qref: &ws.qref,
-            exact_hessian: !ws.opts.gauss_newton,
-            precond: None,
-            ws: RefCell::new(&mut ws.obj),
-        };
-        let x0 = DVector::<f64>::zeros(n);
+        let obj = ws.objective(m);
         // Eq. 5: stop on the gradient (which is the residual); Eq. 7: on the residual itself
         // through the target cost (its gradient Jᵀr can be small while r is not, when J is
         // ill-conditioned)
-        let (gtol, target) = match form {
+        let (gtol, target) = match obj.form {
             Form::Energy => (tol * mi, f64::NEG_INFINITY),
             Form::Residual => (0.0, 0.5 * (tol * mi).powi(2)),
         };
         let fail = |e: argmin::core::Error| SimError::Diverged(format!("PBAD optimizer: {e}"));
-        let (it, x) = match ws.opts.optimizer {
-            PbadOptimizer::Lm => {
-                let res = Executor::new(obj, LevenbergMarquardt::new(gtol, tol))
-                    .configure(|s| {
-                        s.param(x0)
-                            .max_iters(ws.opts.max_iter as u64)
-                            .target_cost(target)
-                    })
-                    .run()
-                    .map_err(fail)?;
-                let st = res.state();
-                (st.get_iter(), st.get_best_param().cloned())
-            }
+        let (it, x) = match opts.optimizer {
+            PbadOptimizer::Lm => minimize(
+                obj,
+                LevenbergMarquardt::new(gtol, tol),
+                opts.max_iter,
+                target,
+            )
+            .map_err(fail)?,
             PbadOptimizer::Lbfgs => {
                 // preconditioned by the Gauss–Newton Hessian at the warm start: y = P⁻¹ x
                 let p = obj
@@ -272,28 +273,19 @@ fn step_with<T: Scalar>(
                     .map(BacktrackingLineSearch::new)
                     .and_then(|l| l.rho(0.5))
                     .map_err(fail)?;
-                let solver = LBFGS::new(ls, ws.opts.lbfgs_memory.max(1))
-                    .with_tolerance_grad(match form {
+                let solver = LBFGS::new(ls, opts.lbfgs_memory.max(1))
+                    .with_tolerance_grad(match obj.form {
                         Form::Energy => gtol * (n as f64).sqrt(),
                         Form::Residual => 0.0,
                     })
                     // stop when a line search can no longer change the cost at all
                     .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
                     .map_err(fail)?;
-                let res = Executor::new(obj, solver)
-                    .configure(|s| {
-                        s.param(x0)
-                            .max_iters(ws.opts.max_iter as u64)
-                            .target_cost(target)
-                    })
-                    .run()
-                    .map_err(fail)?;
-                let st = res.state();
-                let y = st.get_best_param().cloned();
-                (st.get_iter(), y.map(|y| &p * y))
+                let (it, y) = minimize(obj, solver, opts.max_iter, target).map_err(fail)?;
+                (it, y.map(|y| &p * y))
             }
         };
-        (it as usize, x.unwrap_or_else(|| DVector::zeros(n)))
+        (it, x.unwrap_or_else(|| DVector::zeros(n)))
     };
     if bad(xbest.as_slice()) {
         return Err(SimError::Diverged(format!(
@@ -301,18 +293,7 @@ fn step_with<T: Scalar>(
             d.time.re()
         )));
     }
-    let resid = Objective {
-        t: m,
-        c: &ws.chain_f,
-        sc: &ws.scheme,
-        form,
-        qref: &ws.qref,
-        exact_hessian: !ws.opts.gauss_newton,
-        precond: None,
-        ws: RefCell::new(&mut ws.obj),
-    }
-    .residual_norm(xbest.as_slice())
-        / mi;
+    let resid = ws.objective(m).residual_norm(xbest.as_slice()) / mi;
     for i in 0..nn {
         if bad(&ws.obj.ev.q[i + 2]) {
             return Err(SimError::Diverged(format!(
@@ -324,7 +305,7 @@ fn step_with<T: Scalar>(
     ws.stats.iterations = iters;
     ws.stats.evaluations = ws.obj.evals;
     ws.stats.residual = resid;
-    ws.stats.converged = resid <= tol.max(1e-300) * 10.0 || iters < ws.opts.max_iter;
+    ws.stats.converged = resid <= tol.max(1e-300) * 10.0 || iters < opts.max_iter;
     ws.stats.steps += 1;
     ws.stats.total_iterations += iters;
 
@@ -379,6 +360,25 @@ fn step_with<T: Scalar>(
     ws.stamp_h = hf;
     ws.valid = true;
     Ok(())
+}
+
+/// Run `solver` on `obj` from the chart centres (`x = 0`) for at most `max_iter` iterations or
+/// until the cost reaches `target`: the iterations done and the best point found.
+fn minimize<'a, S, H>(
+    obj: Objective<'a>,
+    solver: S,
+    max_iter: usize,
+    target: f64,
+) -> Result<(usize, Option<DVector<f64>>), argmin::core::Error>
+where
+    S: Solver<Objective<'a>, IterState<DVector<f64>, DVector<f64>, (), H, (), f64>>,
+{
+    let x0 = DVector::<f64>::zeros(obj.sc.nnew() * obj.t.nv);
+    let res = Executor::new(obj, solver)
+        .configure(|s| s.param(x0).max_iters(max_iter as u64).target_cost(target))
+        .run()?;
+    let st = res.state();
+    Ok((st.get_iter() as usize, st.get_best_param().cloned()))
 }
 
 /// On dual numbers: one Newton step on the stacked collocation residuals from the `f64`
