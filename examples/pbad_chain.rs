@@ -459,8 +459,7 @@ fn main() -> R<()> {
 
     // ---- 4. accuracy: convergence to RK4 ----
     let t_acc = 0.25;
-    let mut rk = Integ::Rk4.apply(&chain10, 2.5e-5);
-    rk.opt.timestep = 2.5e-5;
+    let rk = Integ::Rk4.apply(&chain10, 2.5e-5);
     let mut dref = start(&rk);
     for _ in 0..(t_acc / rk.opt.timestep).round() as usize {
         diffmj::step(&rk, &mut dref)?;

@@ -55,8 +55,6 @@ pub struct Scheme {
     pub d1: Vec<Vec<f64>>,
     /// `end[j] = L_j'(1)`: the velocity at the end of the step (multiply by `1/h`).
     pub end: Vec<f64>,
-    /// `warm[i]` = the new node times, used for the linear warm start `q_k ⊕ τ h v_k`.
-    pub warm: Vec<f64>,
 }
 
 /// `L_j^{(deriv)}(x)` of the Lagrange basis on `nodes`, `deriv` ∈ {0, 1, 2}.
@@ -114,7 +112,7 @@ impl Scheme {
             alpha[order - 3] - 1.0
         };
         let mut tau = vec![first, 0.0];
-        tau.extend_from_slice(&alpha);
+        tau.append(&mut alpha);
         let n = tau.len();
         let d2 = (2..n)
             .map(|i| (0..n).map(|j| lagrange(&tau, j, tau[i], 2)).collect())
@@ -129,7 +127,6 @@ impl Scheme {
         let end = (0..n).map(|j| lagrange(&tau, j, 1.0, 1)).collect();
         Some(Scheme {
             order,
-            warm: alpha,
             tau,
             d2,
             d1,

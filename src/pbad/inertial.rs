@@ -203,21 +203,3 @@ pub fn inertial_gradient<S: Scalar>(
     subtree_sum(t, wbar);
     contract_twists(t, fb, wbar, grad);
 }
-
-/// Whether dof `a` is applied outside (closer to the root than) dof `b` on one path; `a == b`
-/// counts. Only then, or the other way round, do the two dofs move a common body.
-pub fn ancestor_or_self(t: &Topology, a: usize, b: usize) -> bool {
-    let mut d = b;
-    loop {
-        if d == a {
-            return true;
-        }
-        if d < a {
-            return false;
-        }
-        d = t.dof_parentid[d];
-        if d == usize::MAX {
-            return false;
-        }
-    }
-}

@@ -15,16 +15,19 @@ use nalgebra::{DMatrix, DVector};
 
 type LmState = IterState<DVector<f64>, DVector<f64>, (), DMatrix<f64>, (), f64>;
 
+/// Damping at the start of a solve.
+const LAMBDA0: f64 = 1e-8;
+/// Damping increases tried per iteration before the point is declared stationary.
+const MAX_TRIES: usize = 40;
+
 /// Levenberg–Marquardt with a decrease-guaranteeing damping update.
 #[derive(Clone, Debug)]
 pub struct LevenbergMarquardt {
-    lambda0: f64,
     lambda: f64,
     /// Stop when the infinity norm of the gradient falls below this.
     pub gtol: f64,
     /// Stop when the infinity norm of an accepted step falls below this.
     pub xtol: f64,
-    max_tries: usize,
     last_step: f64,
     stalled: bool,
 }
@@ -33,11 +36,9 @@ impl LevenbergMarquardt {
     /// A solver with gradient tolerance `gtol` and step tolerance `xtol`.
     pub fn new(gtol: f64, xtol: f64) -> Self {
         LevenbergMarquardt {
-            lambda0: 1e-8,
-            lambda: 1e-8,
+            lambda: LAMBDA0,
             gtol,
             xtol,
-            max_tries: 40,
             last_step: f64::INFINITY,
             stalled: false,
         }
@@ -69,7 +70,7 @@ where
         let c = problem.cost(&x)?;
         let g = problem.gradient(&x)?;
         let h = problem.hessian(&x)?;
-        self.lambda = self.lambda0;
+        self.lambda = LAMBDA0;
         self.last_step = f64::INFINITY;
         self.stalled = false;
         Ok((state.param(x).cost(c).gradient(g).hessian(h), None))
@@ -103,7 +104,7 @@ where
             }
         }
         let gs = g.component_mul(&dsc);
-        for _ in 0..self.max_tries {
+        for _ in 0..MAX_TRIES {
             let mut a = hs.clone();
             for i in 0..n {
                 a[(i, i)] += self.lambda;

@@ -90,13 +90,11 @@ impl Objective<'_> {
         }
         let nv = self.t.nv;
         for i in 0..self.sc.nnew() {
-            let (left, right) = w.ev.q.split_at_mut(i + 2);
-            let _ = left;
             retract(
                 self.t,
                 &self.qref[i],
                 &x[i * nv..(i + 1) * nv],
-                &mut right[0],
+                &mut w.ev.q[i + 2],
             );
             w.ev.update_node(self.t, self.c, i + 2);
         }
@@ -215,7 +213,6 @@ impl Objective<'_> {
             let exact = self.form == Form::Residual;
             self.jacobian(&mut w, exact);
             let j = DMatrix::from_row_slice(n, n, &w.jac);
-            w.have_jac = exact;
             match self.form {
                 Form::Energy => 0.5 * (&j + j.transpose()),
                 Form::Residual => j.transpose() * j,
@@ -290,9 +287,8 @@ impl Hessian for Objective<'_> {
                 "PBAD objective: the Hessian is for the unscaled form",
             ));
         }
-        let x = y;
         let mut w = self.ws.borrow_mut();
-        self.set_point(&mut w, x.as_slice());
+        self.set_point(&mut w, y.as_slice());
         let n = w.res.len();
         match self.form {
             Form::Energy => {

@@ -2,7 +2,7 @@
 //! Newton correction on dual numbers, and the state update.
 
 use super::chain::{difference, retract, Chain};
-use super::collocation::Scheme;
+use super::collocation::{Scheme, MAX_ORDER};
 use super::lm::LevenbergMarquardt;
 use super::objective::{Form, ObjScratch, Objective};
 use super::residual::Eval;
@@ -115,10 +115,7 @@ impl<T: Scalar> PbadWorkspace<T> {
         }
     }
 
-    fn matches<U>(&self, d: &Data<U>, h: f64) -> bool
-    where
-        U: Scalar,
-    {
+    fn matches(&self, d: &Data<T>, h: f64) -> bool {
         self.valid
             && self.stamp_h == h
             && self.stamp_t == d.time.re()
@@ -175,7 +172,10 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     let mut ws = match d.pbad.take() {
         Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
         _ => Box::new(PbadWorkspace::new(m, opts).ok_or_else(|| {
-            SimError::Unsupported(format!("PBAD order {} (supported: 2..=6)", opts.order))
+            SimError::Unsupported(format!(
+                "PBAD order {} (supported: 2..={MAX_ORDER})",
+                opts.order
+            ))
         })?),
     };
     ws.opts = opts;
@@ -220,19 +220,13 @@ fn step_with<T: Scalar>(
     }
     ws.obj.invalidate();
     ws.obj.evals = 0;
-    // warm start: q_k ⊕ τ_i h v_k
-    {
-        let vk: &mut Vec<f64> = &mut ws.stamp_v; // scratch until re-stamped below
-        for (a, b) in vk.iter_mut().zip(&d.qvel) {
-            *a = b.re();
+    // warm start: q_k ⊕ τ_i h v_k at the new nodes' times τ_i
+    for i in 0..nn {
+        let s = ws.scheme.tau[i + 2] * hf;
+        for (x, v) in ws.xs.iter_mut().zip(&d.qvel) {
+            *x = v.re() * s;
         }
-        for i in 0..nn {
-            let s = ws.scheme.warm[i] * hf;
-            for (x, v) in ws.xs.iter_mut().zip(vk.iter()) {
-                *x = v * s;
-            }
-            retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
-        }
+        retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
     }
     let mi = m.stat_meaninertia.re().max(1e-12);
     let n = nn * nv;
