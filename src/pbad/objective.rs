@@ -8,6 +8,7 @@ use super::residual::Eval;
 use crate::model::Topology;
 use argmin::core::{CostFunction, Error, Gradient, Hessian};
 use nalgebra::{DMatrix, DVector};
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 /// Which objective a step minimizes.
@@ -186,10 +187,10 @@ impl Objective<'_> {
         }
     }
 
-    fn unscale(&self, y: &DVector<f64>) -> DVector<f64> {
+    fn unscale<'y>(&self, y: &'y DVector<f64>) -> Cow<'y, DVector<f64>> {
         match self.precond {
-            Some(p) => p * y,
-            None => y.clone(),
+            Some(p) => Cow::Owned(p * y),
+            None => Cow::Borrowed(y),
         }
     }
 
@@ -236,7 +237,7 @@ impl CostFunction for Objective<'_> {
     type Param = DVector<f64>;
     type Output = f64;
     fn cost(&self, y: &DVector<f64>) -> Result<f64, Error> {
-        let x = &self.unscale(y);
+        let x = self.unscale(y);
         let mut w = self.ws.borrow_mut();
         self.set_point(&mut w, x.as_slice());
         match self.form {
@@ -256,7 +257,7 @@ impl Gradient for Objective<'_> {
     type Param = DVector<f64>;
     type Gradient = DVector<f64>;
     fn gradient(&self, y: &DVector<f64>) -> Result<DVector<f64>, Error> {
-        let x = &self.unscale(y);
+        let x = self.unscale(y);
         let mut w = self.ws.borrow_mut();
         self.set_point(&mut w, x.as_slice());
         self.residuals(&mut w);
@@ -269,8 +270,9 @@ impl Gradient for Objective<'_> {
             Form::Residual => {
                 self.jacobian(&mut w, true);
                 let n = w.res.len();
-                let j = DMatrix::from_row_slice(n, n, &w.jac);
-                Ok(self.gradient_to_y(j.transpose() * DVector::from_column_slice(&w.res)))
+                // the row-major J read column-major is Jᵀ
+                let jt = DMatrix::from_column_slice(n, n, &w.jac);
+                Ok(self.gradient_to_y(jt * DVector::from_column_slice(&w.res)))
             }
         }
     }
@@ -293,17 +295,21 @@ impl Hessian for Objective<'_> {
         match self.form {
             Form::Energy => {
                 self.jacobian(&mut w, self.exact_hessian);
-                let j = DMatrix::from_row_slice(n, n, &w.jac);
-                // J here is H_GN · J_r; the chart map applies on the left too
-                let mut h = j.clone();
+                // J here is H_GN · J_r; the chart map applies on the left too, column by
+                // column (contiguous in nalgebra's column-major storage)
+                let mut h = DMatrix::from_row_slice(n, n, &w.jac);
+                for col in h.as_mut_slice().chunks_exact_mut(n) {
+                    self.chart_transpose(&w, col);
+                }
+                // symmetric part, in place
                 for c in 0..n {
-                    let mut colv: Vec<f64> = (0..n).map(|r| j[(r, c)]).collect();
-                    self.chart_transpose(&w, &mut colv);
-                    for r in 0..n {
-                        h[(r, c)] = colv[r];
+                    for r in c + 1..n {
+                        let s = 0.5 * (h[(r, c)] + h[(c, r)]);
+                        h[(r, c)] = s;
+                        h[(c, r)] = s;
                     }
                 }
-                Ok(0.5 * (&h + h.transpose()))
+                Ok(h)
             }
             Form::Residual => {
                 self.jacobian(&mut w, true);
