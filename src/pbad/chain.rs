@@ -393,8 +393,8 @@ pub fn difference<S: Scalar>(t: &Topology, qa: &[S], qb: &[S], x: &mut [S]) {
     }
 }
 
-/// The rotation block of each ball joint and free-joint rotation: `(first dof, joint)`; the
-/// dofs of one such block share a local chart.
+/// The first dof of the rotation block (a ball joint, or a free joint's rotation) that dof
+/// `dof` belongs to, `None` outside such blocks; the dofs of one block share a local chart.
 pub fn chart_block(t: &Topology, dof: usize) -> Option<usize> {
     let j = t.dof_jntid[dof];
     let da = t.jnt_dofadr[j];

@@ -11,7 +11,7 @@
 pub const MAX_ORDER: usize = 6;
 
 /// Roots of the Legendre polynomial `L_n` on `[−1, 1]`, ascending, by Newton's method from
-/// the Chebyshev-like initial guesses `cos(π (i + 3/4)/(n + 1/2))`.
+/// the Chebyshev-like initial guesses `−cos(π (i + 3/4)/(n + 1/2))`.
 pub fn legendre_roots(n: usize) -> Vec<f64> {
     let mut r = Vec::with_capacity(n);
     for i in 0..n {

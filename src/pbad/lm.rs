@@ -1,8 +1,10 @@
 //! Levenberg–Marquardt as an argmin [`Solver`] (argmin has none): for an objective that is a
-//! sum of squares (or an integral of squares, Eq. 5) and provides its cost, gradient and
-//! Gauss–Newton Hessian `JᵀJ` through argmin's `CostFunction`, `Gradient` and `Hessian`.
+//! sum of squares (or an integral of squares, Eq. 5) and provides its cost, gradient and a
+//! model Hessian `H` (the Gauss–Newton `JᵀJ`, or the exact Hessian) through argmin's
+//! `CostFunction`, `Gradient` and `Hessian`.
 //!
-//! Each iteration solves `(JᵀJ + λ diag(JᵀJ + μ)) s = ∇E` by Cholesky and accepts
+//! Each iteration solves `(H + λ diag(|H_ii| + μ)) s = ∇E` (`μ = 10⁻¹² max |H_ii|`; by
+//! Cholesky of the Jacobi-scaled matrix, so an indefinite `H` only raises `λ`) and accepts
 //! `x − s` only if the cost decreases (Pan & Manocha, Section 5: "λ is tuned to ensure the
 //! decrease of E"); otherwise `λ` grows and the step is retried. `λ` shrinks when the decrease
 //! matches the quadratic model well.

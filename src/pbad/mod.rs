@@ -39,7 +39,8 @@ pub use step::{step, PbadStats, PbadWorkspace};
 /// Optimizer of a PBAD step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PbadOptimizer {
-    /// Levenberg–Marquardt on the sum-of-squares form ([`lm::LevenbergMarquardt`]).
+    /// Levenberg–Marquardt ([`lm::LevenbergMarquardt`]) on the energy of Eq. 5 (order 2) or
+    /// the squared residuals of Eq. 7.
     #[default]
     Lm,
     /// argmin's L-BFGS, preconditioned by the Gauss–Newton Hessian at the warm start, with an

@@ -20,8 +20,8 @@ pub enum Form {
     Residual,
 }
 
-/// Scratch of the objective, kept between steps so evaluations do not allocate beyond what
-/// argmin's own vectors need.
+/// Scratch of the objective, kept between steps: the node configurations and frames, the
+/// residuals and the Jacobian of an evaluation are not reallocated.
 #[derive(Clone, Debug)]
 pub struct ObjScratch {
     /// The evaluator on `f64`.
@@ -201,10 +201,12 @@ impl Objective<'_> {
         }
     }
 
-    /// `P = L⁻ᵀ` with `L Lᵀ` the Cholesky factor of the Gauss–Newton Hessian at the chart
-    /// centres (for Eq. 5 the mass matrix over `h²`, for Eq. 7 `JᵀJ`): in `y = P⁻¹ x` the objective's Hessian is close to
-    /// the identity at the start of the step, which L-BFGS needs on long chains, whose mass
-    /// matrices are ill-conditioned. `None` if the matrix is not positive definite.
+    /// `P = L⁻ᵀ` with `L Lᵀ` the Cholesky factor of the Gauss–Newton Hessian of the cost at the
+    /// chart centres (for Eq. 5, whose cost is `h² E`, the mass matrix plus spring, damping and
+    /// drag terms that vanish with `h`; for Eq. 7 `JᵀJ`): in `y = P⁻¹ x` the objective's
+    /// Hessian is close to the identity at the start of the step, which L-BFGS needs on long
+    /// chains, whose mass matrices are ill-conditioned. `None` if the matrix is not positive
+    /// definite.
     pub fn preconditioner(&self) -> Option<DMatrix<f64>> {
         let n = self.sc.nnew() * self.t.nv;
         let h = {
@@ -281,8 +283,10 @@ impl Gradient for Objective<'_> {
 impl Hessian for Objective<'_> {
     type Param = DVector<f64>;
     type Hessian = DMatrix<f64>;
-    /// The Gauss–Newton Hessian `JᵀJ`; for Eq. 5 the mass matrix over `h²` plus spring and
-    /// damping terms (the integral of squares), in the chart of `x`.
+    /// The Hessian of the cost in the chart of `x` (unpreconditioned form only): for Eq. 5 the
+    /// Hessian of Algorithms 2–3, or with `exact_hessian` false the Gauss–Newton one (the mass
+    /// matrix plus spring and damping terms: the integral of squares), with the chart
+    /// Jacobians applied and symmetrized; for Eq. 7 the Gauss–Newton `JᵀJ`.
     fn hessian(&self, y: &DVector<f64>) -> Result<DMatrix<f64>, Error> {
         if self.precond.is_some() {
             return Err(Error::msg(

@@ -28,7 +28,9 @@ pub struct PbadStats {
     /// Infinity norm of the collocation residual (times `h²` over the mean inertia) at the
     /// end of the last step.
     pub residual: f64,
-    /// Whether the last step met the tolerance.
+    /// Whether the last step converged: its residual is within ten times the tolerance, or
+    /// the optimizer stopped on its own criteria (gradient, step, target cost, or no further
+    /// decrease) before the iteration limit.
     pub converged: bool,
     /// Steps taken.
     pub steps: usize,
