@@ -54,9 +54,21 @@ pub struct SolverStat {
 /// capacity, except the dense `A + R` of PGS and noslip, which is sized on first use.
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
+    /// The Newton Hessian (dense `nv × nv`, lower triangle), factored in place by [`factor`].
     pub(crate) h: Vec<T>,
+    /// `1/D` of the Hessian's factor.
     pub(crate) hinv: Vec<T>,
-    pub(crate) last: Vec<usize>,
+    /// Non-zero pattern of each Hessian row left of the diagonal, a bitset of
+    /// [`pattern_words`]`(nv)` words per row (grown by the factorization's fill-in).
+    pub(crate) hpat: Vec<u64>,
+    /// Column list of one row during the factorization.
+    pub(crate) hidx: Vec<usize>,
+    /// The factor `L` by rows (compact): row `k`'s `lnnz[k]` entries from `ladr[k]` on, columns
+    /// in `lcol`, values in `lval`.
+    pub(crate) ladr: Vec<usize>,
+    pub(crate) lnnz: Vec<usize>,
+    pub(crate) lcol: Vec<usize>,
+    pub(crate) lval: Vec<T>,
     pub(crate) x: Vec<T>,
     pub(crate) ma: Vec<T>,
     pub(crate) grad: Vec<T>,
@@ -91,7 +103,12 @@ impl<T> Default for SolverScratch<T> {
         SolverScratch {
             h: Vec::new(),
             hinv: Vec::new(),
-            last: Vec::new(),
+            hpat: Vec::new(),
+            hidx: Vec::new(),
+            ladr: Vec::new(),
+            lnnz: Vec::new(),
+            lcol: Vec::new(),
+            lval: Vec::new(),
             x: Vec::new(),
             ma: Vec::new(),
             grad: Vec::new(),
@@ -134,9 +151,13 @@ impl<T: Scalar> SolverScratch<T> {
         if self.h.len() < nv * nv {
             self.h.resize(nv * nv, z);
         }
-        if self.last.len() < nv {
-            self.last.resize(nv, 0);
+        grow(&mut self.hpat, nv * pattern_words(nv), 0);
+        for v in [&mut self.hidx, &mut self.ladr, &mut self.lnnz] {
+            grow(v, nv, 0);
         }
+        let nl = nv * nv.saturating_sub(1) / 2;
+        grow(&mut self.lcol, nl, 0);
+        grow(&mut self.lval, nl, z);
         if self.blk.len() < nv * nv + nv {
             self.blk.resize(nv * nv + nv, z);
         }
@@ -792,28 +813,27 @@ fn rows_d1d2<T: Scalar>(p: &Problem<T>, jar: &[T], jv: &[T]) -> (T, T) {
 }
 
 /// The Newton Hessian `M + Jᵀ H_s J` at the current row states (`H_s` the second derivative of
-/// the row costs at `jar`), in the upper triangle of the dense `nv × nv` `s.h`, with the last
-/// non-zero column of each row in `s.last` (all [`cholesky`] reads).
+/// the row costs at `jar`), in the lower triangle of the dense `nv × nv` `s.h`, with each row's
+/// non-zero pattern (left of the diagonal) in `s.hpat` (what [`factor`] reads).
 ///
 /// Rows that share one column pattern (the rows of a contact) are accumulated in a compact
 /// block over their columns first, so that the inner loops run over contiguous values, and the
 /// block is added to `h` once.
 fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
     let (nv, sp) = (p.nv, &p.sp);
+    let nw = pattern_words(nv);
     let h = &mut s.h;
-    let last = &mut s.last;
+    let pat = &mut s.hpat[..nv * nw];
     h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
-    for i in 0..nv {
-        last[i] = i;
-    }
+    pat.iter_mut().for_each(|x| *x = 0);
     for i in 0..nv {
         let a = sp.madr[i];
         h[i * nv + i] = p.qM[a];
-        // ancestors have lower numbers: (j, i) is in the upper triangle
+        // ancestors have lower numbers: (i, j) is in the lower triangle
         for adr in a + 1..a + sp.rownnz[i] {
             let j = sp.colind[adr];
-            h[j * nv + i] = p.qM[adr];
-            last[j] = last[j].max(i);
+            h[i * nv + j] = p.qM[adr];
+            pat[i * nw + j / 64] |= 1 << (j % 64);
         }
     }
     let mut w = [[T::zero(); 6]; 6];
@@ -829,7 +849,7 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
                     for r in 0..dim {
                         w[r][r] = p.efc_D[i + r];
                     }
-                    add_block(p, i, dim, &w, false, h, last, &mut s.blk);
+                    add_block(p, i, dim, &w, false, h, pat, &mut s.blk);
                 }
                 Zone::Middle => {
                     // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
@@ -855,7 +875,7 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
                             w[a][b] += dm * hh * c2;
                         }
                     }
-                    add_block(p, i, dim, &w, true, h, last, &mut s.blk);
+                    add_block(p, i, dim, &w, true, h, pat, &mut s.blk);
                 }
             }
             i += dim;
@@ -876,19 +896,38 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
             }
         }
         if any {
-            add_block(p, i, n, &w, false, h, last, &mut s.blk);
+            add_block(p, i, n, &w, false, h, pat, &mut s.blk);
         }
         i += n;
     }
 }
 
-/// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored in `s.h`
-/// ([`cholesky`]); false when it is not positive definite.
+/// Number of 64-bit words of one row's pattern bitset for `nv` columns.
+#[inline]
+pub(crate) fn pattern_words(nv: usize) -> usize {
+    nv.div_ceil(64).max(1)
+}
+
+/// The bits of the columns left of column `i` in word `k` of a pattern bitset.
+#[inline]
+fn left_of(i: usize, k: usize) -> u64 {
+    let lo = k * 64;
+    if i >= lo + 64 {
+        u64::MAX
+    } else if i <= lo {
+        0
+    } else {
+        (1u64 << (i - lo)) - 1
+    }
+}
+
+/// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored ([`factor`]); false
+/// when it is not positive definite.
 fn factor_hessian<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> bool {
     let jar = std::mem::take(&mut s.jar);
     hessian(p, &jar, s);
     s.jar = jar;
-    cholesky(&mut s.h, p.nv, &mut s.last, &mut s.hinv)
+    factor(p.nv, s)
 }
 
 /// Whether rows `a` and `b` have the same non-zero columns.
@@ -897,9 +936,10 @@ fn same_pattern<T: Scalar>(p: &Problem<T>, a: usize, b: usize) -> bool {
     p.efc_type[b] != ConstraintType::ContactElliptic && p.row_cols(a).1 == p.row_cols(b).1
 }
 
-/// `h += J_gᵀ W J_g` (upper triangle) for the `n ≤ 6` rows `J_g` from row `i` on, which share one
+/// `h += J_gᵀ W J_g` (lower triangle) for the `n ≤ 6` rows `J_g` from row `i` on, which share one
 /// column pattern, with the symmetric `W` (`full`) or its diagonal: accumulated in the compact
-/// `k × k` block `blk` over the `k` shared columns, then added to `h`; `last` is extended.
+/// `k × k` block `blk` over the `k` shared columns, then added to `h`; the columns are added to
+/// the rows' patterns `pat`.
 #[allow(clippy::too_many_arguments)]
 fn add_block<T: Scalar>(
     p: &Problem<T>,
@@ -908,7 +948,7 @@ fn add_block<T: Scalar>(
     w: &[[T; 6]; 6],
     full: bool,
     h: &mut [T],
-    last: &mut [usize],
+    pat: &mut [u64],
     blk: &mut [T],
 ) {
     let nv = p.nv;
@@ -943,25 +983,28 @@ fn add_block<T: Scalar>(
                 *yc = wr * v;
             }
         }
-        // B += J_r yᵀ, upper triangle: contiguous rows of the block
+        // B += J_r yᵀ, lower triangle: contiguous rows of the block
         let jr = p.row_cols(i + r).0;
         for a in 0..k {
             let ja = jr[a];
             if ja.is_zero_exact() {
                 continue;
             }
-            for (bc, &yc) in b[a * k + a..(a + 1) * k].iter_mut().zip(&y[a..k]) {
+            for (bc, &yc) in b[a * k..a * k + a + 1].iter_mut().zip(&y[..=a]) {
                 *bc += ja * yc;
             }
         }
     }
-    let lc = cols[k - 1];
+    let nw = pattern_words(nv);
     for a in 0..k {
         let ca = cols[a];
-        last[ca] = last[ca].max(lc);
-        let hr = &mut h[ca * nv..(ca + 1) * nv];
-        for (c, &bv) in b[a * k + a..(a + 1) * k].iter().enumerate() {
-            hr[cols[a + c]] += bv;
+        let hr = &mut h[ca * nv..ca * nv + ca + 1];
+        for (&bv, &c) in b[a * k..a * k + a + 1].iter().zip(cols) {
+            hr[c] += bv;
+        }
+        // columns left of ca
+        for &c in &cols[..a] {
+            pat[ca * nw + c / 64] |= 1 << (c % 64);
         }
     }
 }
@@ -988,62 +1031,95 @@ fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
     s
 }
 
-/// In-place Cholesky `h = Uᵀ U` of the dense symmetric `n × n` matrix `h`, given and factored
-/// in its upper triangle (row-major, so that every update is a contiguous row operation).
-/// Right-looking: once row `j` of `U` is final, it is subtracted from the rows below it that it
-/// touches, and only up to `last[j]`, the last non-zero column of that row (given for the
-/// matrix by [`hessian`], extended here by the fill-in), so a block-diagonal Hessian (bodies in
-/// separate contacts) costs the sum of its blocks. `inv[j]` receives `1/U_jj`. Returns false when the matrix is not positive definite.
-fn cholesky<T: Scalar>(h: &mut [T], n: usize, last: &mut [usize], inv: &mut [T]) -> bool {
-    for j in 0..n {
-        let (top, rest) = h.split_at_mut((j + 1) * n);
-        let rowj = &mut top[j * n..(j + 1) * n];
-        let s = rowj[j];
-        if s.re() <= MINVAL {
+/// Sparse factorization `H = Lᵀ D L` (`L` unit lower triangular) of the Newton Hessian in the
+/// lower triangle of `s.h` with the row patterns `s.hpat` ([`hessian`]), eliminating the dofs
+/// from the last to the first, the order in which the inertia's own factor (`qLD`, 000 "Forward
+/// dynamics") has no fill-in: a dof's ancestors have lower numbers, so eliminating a dof only
+/// couples ancestors, which are coupled already. A contact adds the ancestor chains of its
+/// bodies, so the fill-in is limited to contacts between branches, and a humanoid's Hessian
+/// factors at the cost of its tree rather than of a dense matrix. The factor goes to the compact
+/// rows `s.ladr/lnnz/lcol/lval`, `1/D` to `s.hinv`. Returns false when `H` is not positive
+/// definite.
+fn factor<T: Scalar>(n: usize, s: &mut SolverScratch<T>) -> bool {
+    let nw = pattern_words(n);
+    let h = &mut s.h;
+    let pat = &mut s.hpat;
+    let idx = &mut s.hidx;
+    let mut adr = 0;
+    for k in (0..n).rev() {
+        let (above, from_k) = h.split_at_mut(k * n);
+        let rowk = &from_k[..k + 1];
+        let dk = rowk[k];
+        if dk.re() <= MINVAL {
             return false;
         }
-        let r = s.sqrt();
-        let ij = T::one() / r;
-        rowj[j] = r;
-        inv[j] = ij;
-        let l = last[j];
-        for u in &mut rowj[j + 1..=l] {
-            *u *= ij;
+        let di = T::one() / dk;
+        s.hinv[k] = di;
+        // the columns of row k left of the diagonal, increasing
+        let (pat_above, pat_k) = pat.split_at_mut(k * nw);
+        let pat_k = &pat_k[..nw];
+        let mut m = 0;
+        for (wi, &word) in pat_k.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                idx[m] = wi * 64 + bits.trailing_zeros() as usize;
+                m += 1;
+                bits &= bits - 1;
+            }
         }
-        for i in j + 1..=l {
-            let u = rowj[i];
-            if u.is_zero_exact() {
+        // eliminate dof k from the rows of its columns: H_ic −= H_ki H_kc / D_k (c ≤ i), which
+        // extends row i's pattern by row k's columns left of i
+        for t in 0..m {
+            let i = idx[t];
+            let f = rowk[i] * di;
+            if f.is_zero_exact() {
                 continue;
             }
-            // fill-in: row i now reaches column l
-            last[i] = last[i].max(l);
-            let rowi = &mut rest[(i - j - 1) * n + i..(i - j - 1) * n + l + 1];
-            for (a, &b) in rowi.iter_mut().zip(&rowj[i..=l]) {
-                *a -= u * b;
+            let rowi = &mut above[i * n..i * n + i + 1];
+            for &c in &idx[..=t] {
+                rowi[c] -= f * rowk[c];
             }
+            for (wi, (pw, &kw)) in pat_above[i * nw..(i + 1) * nw]
+                .iter_mut()
+                .zip(pat_k)
+                .enumerate()
+            {
+                *pw |= kw & left_of(i, wi);
+            }
+        }
+        // row k of L is final
+        s.ladr[k] = adr;
+        s.lnnz[k] = m;
+        for &c in &idx[..m] {
+            s.lcol[adr] = c;
+            s.lval[adr] = rowk[c] * di;
+            adr += 1;
         }
     }
     true
 }
 
-/// Solve `Uᵀ U x = b` in place with the factor, row extents and inverse diagonal of
-/// [`cholesky`].
-fn cholesky_solve<T: Scalar>(h: &[T], n: usize, last: &[usize], inv: &[T], x: &mut [T]) {
-    for i in 0..n {
-        let yi = x[i] * inv[i];
-        x[i] = yi;
-        let l = last[i];
-        for (xk, &u) in x[i + 1..=l]
-            .iter_mut()
-            .zip(&h[i * n + i + 1..i * n + l + 1])
-        {
-            *xk -= u * yi;
+/// Solve `H x = b` in place with the factor of [`factor`]: `Lᵀ z = b` (dofs from the last to
+/// the first), `w = D⁻¹ z`, `L x = w` (from the first to the last).
+fn factor_solve<T: Scalar>(n: usize, s: &SolverScratch<T>, x: &mut [T]) {
+    for k in (0..n).rev() {
+        let xk = x[k];
+        if xk.is_zero_exact() {
+            continue;
+        }
+        let a = s.ladr[k];
+        let cols = &s.lcol[a..a + s.lnnz[k]];
+        for (&c, &l) in cols.iter().zip(&s.lval[a..a + s.lnnz[k]]) {
+            x[c] -= l * xk;
         }
     }
-    for i in (0..n).rev() {
-        let l = last[i];
-        let v = x[i] - dot(&h[i * n + i + 1..i * n + l + 1], &x[i + 1..=l]);
-        x[i] = v * inv[i];
+    for k in 0..n {
+        x[k] *= s.hinv[k];
+    }
+    for k in 0..n {
+        let a = s.ladr[k];
+        let nz = s.lnnz[k];
+        x[k] -= sparse_dot(&s.lval[a..a + nz], &s.lcol[a..a + nz], x);
     }
 }
 
@@ -1225,7 +1301,9 @@ fn newton<T: Scalar>(
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
-        cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
+        let mut search = std::mem::take(&mut s.search);
+        factor_solve(nv, s, &mut search);
+        s.search = search;
         Some(!same as usize)
     };
     let Some(mut nupdate) = direction(s) else {
@@ -2162,7 +2240,9 @@ fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    cholesky_solve(&s.h, nv, &s.last, &s.hinv, &mut s.search);
+    let mut search = std::mem::take(&mut s.search);
+    factor_solve(nv, s, &mut search);
+    s.search = search;
     for i in 0..nv {
         let re = s.x[i].re();
         s.x[i] -= s.search[i];
