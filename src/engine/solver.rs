@@ -222,6 +222,10 @@ pub(crate) struct Problem<'a, T> {
     pub efc_J: &'a [T],
     pub efc_J_rownnz: &'a [usize],
     pub efc_J_colind: &'a [usize],
+    /// Row groups, runs of consecutive rows with the same columns (the rows of a contact, of the
+    /// contacts between one pair of bodies, of a weld): the number of rows from each row to
+    /// the end of its group (at a group's first row, the group's length).
+    pub efc_group: &'a [usize],
     pub efc_type: &'a [ConstraintType],
     pub efc_id: &'a [usize],
     pub efc_D: &'a [T],
@@ -251,30 +255,86 @@ impl<'a, T: Scalar> Problem<'a, T> {
 
     /// `out = J v` (nefc).
     fn mul_j(&self, v: &[T], out: &mut [T]) {
-        for i in 0..self.nefc {
-            out[i] = self.row_dot(i, v);
-        }
+        self.mul_j_minus(v, None, out);
     }
 
     /// `out = J x − a_ref` (nefc): the rows' residual at the acceleration `x`.
     fn residual(&self, x: &[T], out: &mut [T]) {
-        for i in 0..self.nefc {
-            out[i] = self.row_dot(i, x) - self.efc_aref[i];
+        self.mul_j_minus(x, Some(self.efc_aref), out);
+    }
+
+    /// `out = J v − b` (`b` zero when `None`), a group of rows at a time: the group's entries of
+    /// `v` are gathered once, and each row is a contiguous dot product.
+    fn mul_j_minus(&self, v: &[T], b: Option<&[T]>, out: &mut [T]) {
+        let mut vg = [T::zero(); GROUP_COLS];
+        let mut i = 0;
+        while i < self.nefc {
+            let n = self.efc_group[i].max(1);
+            let cols = self.row_cols(i).1;
+            let k = cols.len();
+            if n > 1 && k <= GROUP_COLS {
+                for (x, &c) in vg.iter_mut().zip(cols) {
+                    *x = v[c];
+                }
+                for r in i..i + n {
+                    out[r] = dot(self.row_cols(r).0, &vg[..k]);
+                }
+            } else {
+                for r in i..i + n {
+                    out[r] = self.row_dot(r, v);
+                }
+            }
+            if let Some(b) = b {
+                for r in i..i + n {
+                    out[r] -= b[r];
+                }
+            }
+            i += n;
         }
     }
 
-    /// `out = Jᵀ f` (nv).
+    /// `out = Jᵀ f` (nv), a group of rows at a time: the group's rows are summed contiguously
+    /// and scattered once.
     fn mul_jt(&self, f: &[T], out: &mut [T]) {
         out[..self.nv].iter_mut().for_each(|x| *x = T::zero());
-        for i in 0..self.nefc {
-            let fi = f[i];
-            if fi.is_zero_exact() {
-                continue;
+        let mut acc = [T::zero(); GROUP_COLS];
+        let mut i = 0;
+        while i < self.nefc {
+            let n = self.efc_group[i].max(1);
+            let cols = self.row_cols(i).1;
+            let k = cols.len();
+            if n > 1 && k <= GROUP_COLS {
+                let acc = &mut acc[..k];
+                acc.iter_mut().for_each(|x| *x = T::zero());
+                let mut any = false;
+                for r in i..i + n {
+                    let fr = f[r];
+                    if fr.is_zero_exact() {
+                        continue;
+                    }
+                    any = true;
+                    for (a, &v) in acc.iter_mut().zip(self.row_cols(r).0) {
+                        *a += v * fr;
+                    }
+                }
+                if any {
+                    for (&a, &c) in acc.iter().zip(cols) {
+                        out[c] += a;
+                    }
+                }
+            } else {
+                for r in i..i + n {
+                    let fr = f[r];
+                    if fr.is_zero_exact() {
+                        continue;
+                    }
+                    let (vals, cols) = self.row_cols(r);
+                    for (&v, &c) in vals.iter().zip(cols) {
+                        out[c] += v * fr;
+                    }
+                }
             }
-            let (vals, cols) = self.row_cols(i);
-            for (&v, &c) in vals.iter().zip(cols) {
-                out[c] += v * fi;
-            }
+            i += n;
         }
     }
 
@@ -295,6 +355,10 @@ impl<'a, T: Scalar> Problem<'a, T> {
         1.0 / tr.max(MINVAL)
     }
 }
+
+/// Most columns a row group is handled with as a group ([`Problem::mul_j`], [`Problem::mul_jt`];
+/// wider groups go row by row).
+const GROUP_COLS: usize = 48;
 
 /// `out = M v` for the symmetric `M` with the tree sparsity `sp` (entries in `qm`'s layout).
 fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
@@ -363,6 +427,7 @@ pub struct IslandScratch<T> {
     J: Vec<T>,
     J_rownnz: Vec<usize>,
     J_colind: Vec<usize>,
+    group: Vec<usize>,
     ty: Vec<ConstraintType>,
     id: Vec<usize>,
     D: Vec<T>,
@@ -391,6 +456,7 @@ impl<T> Default for IslandScratch<T> {
             J: Vec::new(),
             J_rownnz: Vec::new(),
             J_colind: Vec::new(),
+            group: Vec::new(),
             ty: Vec::new(),
             id: Vec::new(),
             D: Vec::new(),
@@ -472,7 +538,12 @@ impl<T: Scalar> IslandScratch<T> {
         ] {
             grow(v, nv, z);
         }
-        for v in [&mut self.efcind, &mut self.J_rownnz, &mut self.id] {
+        for v in [
+            &mut self.efcind,
+            &mut self.J_rownnz,
+            &mut self.id,
+            &mut self.group,
+        ] {
             grow(v, nefc, 0);
         }
         grow(&mut self.ty, nefc, ConstraintType::Equality);
@@ -553,12 +624,26 @@ impl<T: Scalar> IslandScratch<T> {
                     self.J[base + n] = row[c];
                 }
                 self.J_rownnz[r] = cols.len();
+                // whether the row has its predecessor's columns (it joins its group)
+                let same = r > ea && {
+                    let prev = self.efcind[r - 1];
+                    d.efc_J_rownnz[prev] == cols.len()
+                        && d.efc_J_colind[prev * nv..prev * nv + cols.len()] == *cols
+                };
+                self.group[r] = same as usize;
                 self.ty[r] = d.efc_type[i];
                 self.id[r] = d.efc_id[i];
                 self.D[r] = d.efc_D[i];
                 self.R[r] = d.efc_R[i];
                 self.aref[r] = d.efc_aref[i];
                 self.frictionloss[r] = d.efc_frictionloss[i];
+            }
+            // rows to the end of each row's group
+            let mut next_joins = false;
+            for r in (ea..self.efcadr[k + 1]).rev() {
+                let joins = self.group[r] == 1;
+                self.group[r] = if next_joins { self.group[r + 1] + 1 } else { 1 };
+                next_joins = joins;
             }
         }
         nis
@@ -584,6 +669,7 @@ impl<T: Scalar> IslandScratch<T> {
             efc_J: &self.J[self.jadr[k]..self.jadr[k + 1]],
             efc_J_rownnz: &self.J_rownnz[ea..eb],
             efc_J_colind: &self.J_colind[self.jadr[k]..self.jadr[k + 1]],
+            efc_group: &self.group[ea..eb],
             efc_type: &self.ty[ea..eb],
             efc_id: &self.id[ea..eb],
             efc_D: &self.D[ea..eb],
@@ -845,11 +931,9 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
             match cone_zone(n, t, mu) {
                 Zone::Top => {}
                 Zone::Bottom => {
-                    w = [[T::zero(); 6]; 6];
-                    for r in 0..dim {
-                        w[r][r] = p.efc_D[i + r];
-                    }
-                    add_block(p, i, dim, &w, false, h, pat, &mut s.blk);
+                    let mut wd = [T::zero(); 6];
+                    wd[..dim].copy_from_slice(&p.efc_D[i..i + dim]);
+                    add_block_diag(p, i, &wd[..dim], h, pat, &mut s.blk);
                 }
                 Zone::Middle => {
                     // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
@@ -875,28 +959,31 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
                             w[a][b] += dm * hh * c2;
                         }
                     }
-                    add_block(p, i, dim, &w, true, h, pat, &mut s.blk);
+                    add_block(p, i, dim, &w, h, pat, &mut s.blk);
                 }
             }
             i += dim;
             continue;
         }
-        // a run of rows with one pattern (at most 6: a pyramidal contact has up to 10 rows,
-        // taken in runs), each weighted by D when quadratic
+        // the rest of the row's group up to an elliptic contact (at most DIAG_RUN rows at a
+        // time), each row weighted by D when quadratic
         let mut n = 1;
-        while n < 6 && i + n < p.nefc && same_pattern(p, i, i + n) {
+        while n < DIAG_RUN
+            && n < p.efc_group[i]
+            && p.efc_type[i + n] != ConstraintType::ContactElliptic
+        {
             n += 1;
         }
-        w = [[T::zero(); 6]; 6];
+        let mut wd = [T::zero(); DIAG_RUN];
         let mut any = false;
         for r in 0..n {
             if scalar_state(p, i + r, jar[i + r]) == ConstraintState::Quadratic {
-                w[r][r] = p.efc_D[i + r];
+                wd[r] = p.efc_D[i + r];
                 any = true;
             }
         }
         if any {
-            add_block(p, i, n, &w, false, h, pat, &mut s.blk);
+            add_block_diag(p, i, &wd[..n], h, pat, &mut s.blk);
         }
         i += n;
     }
@@ -930,30 +1017,55 @@ fn factor_hessian<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> bool {
     factor(p.nv, s)
 }
 
-/// Whether rows `a` and `b` have the same non-zero columns.
-#[inline]
-fn same_pattern<T: Scalar>(p: &Problem<T>, a: usize, b: usize) -> bool {
-    p.efc_type[b] != ConstraintType::ContactElliptic && p.row_cols(a).1 == p.row_cols(b).1
+/// Most rows of one group that [`hessian`] adds as one block with diagonal weights.
+const DIAG_RUN: usize = 16;
+
+/// `h += J_gᵀ diag(wd) J_g` (lower triangle) for the rows `J_g` from row `i` on (one per weight),
+/// which share one column pattern: accumulated in the compact `k × k` block `blk` over the `k`
+/// shared columns, then added to `h` ([`scatter_block`]).
+fn add_block_diag<T: Scalar>(
+    p: &Problem<T>,
+    i: usize,
+    wd: &[T],
+    h: &mut [T],
+    pat: &mut [u64],
+    blk: &mut [T],
+) {
+    let k = p.row_cols(i).1.len();
+    if k == 0 {
+        return;
+    }
+    let b = &mut blk[..k * k];
+    b.iter_mut().for_each(|x| *x = T::zero());
+    for (r, &wr) in wd.iter().enumerate() {
+        if wr.is_zero_exact() {
+            continue;
+        }
+        let jr = p.row_cols(i + r).0;
+        // B += w_r J_r J_rᵀ, lower triangle: contiguous rows of the block
+        for a in 0..k {
+            let ca = wr * jr[a];
+            for (bc, &jc) in b[a * k..a * k + a + 1].iter_mut().zip(&jr[..=a]) {
+                *bc += ca * jc;
+            }
+        }
+    }
+    scatter_block(p, i, h, pat, b);
 }
 
 /// `h += J_gᵀ W J_g` (lower triangle) for the `n ≤ 6` rows `J_g` from row `i` on, which share one
-/// column pattern, with the symmetric `W` (`full`) or its diagonal: accumulated in the compact
-/// `k × k` block `blk` over the `k` shared columns, then added to `h`; the columns are added to
-/// the rows' patterns `pat`.
-#[allow(clippy::too_many_arguments)]
+/// column pattern, with the symmetric `W`: accumulated in the compact `k × k` block `blk` over
+/// the `k` shared columns, then added to `h` ([`scatter_block`]).
 fn add_block<T: Scalar>(
     p: &Problem<T>,
     i: usize,
     n: usize,
     w: &[[T; 6]; 6],
-    full: bool,
     h: &mut [T],
     pat: &mut [u64],
     blk: &mut [T],
 ) {
-    let nv = p.nv;
-    let cols = p.row_cols(i).1;
-    let k = cols.len();
+    let k = p.row_cols(i).1.len();
     if k == 0 {
         return;
     }
@@ -963,24 +1075,14 @@ fn add_block<T: Scalar>(
     for r in 0..n {
         // y = Σ_q W[r][q] J_q (or W[r][r] J_r)
         let y = &mut y[..k];
-        if full {
-            y.iter_mut().for_each(|x| *x = T::zero());
-            for q in 0..n {
-                let wq = w[r][q];
-                if wq.is_zero_exact() {
-                    continue;
-                }
-                for (yc, &v) in y.iter_mut().zip(p.row_cols(i + q).0) {
-                    *yc += wq * v;
-                }
-            }
-        } else {
-            let wr = w[r][r];
-            if wr.is_zero_exact() {
+        y.iter_mut().for_each(|x| *x = T::zero());
+        for q in 0..n {
+            let wq = w[r][q];
+            if wq.is_zero_exact() {
                 continue;
             }
-            for (yc, &v) in y.iter_mut().zip(p.row_cols(i + r).0) {
-                *yc = wr * v;
+            for (yc, &v) in y.iter_mut().zip(p.row_cols(i + q).0) {
+                *yc += wq * v;
             }
         }
         // B += J_r yᵀ, lower triangle: contiguous rows of the block
@@ -995,6 +1097,15 @@ fn add_block<T: Scalar>(
             }
         }
     }
+    scatter_block(p, i, h, pat, b);
+}
+
+/// `h += B` (lower triangle) for the compact `k × k` block `b` over the columns of row `i`, whose
+/// columns join the rows' patterns `pat`.
+fn scatter_block<T: Scalar>(p: &Problem<T>, i: usize, h: &mut [T], pat: &mut [u64], b: &[T]) {
+    let nv = p.nv;
+    let cols = p.row_cols(i).1;
+    let k = cols.len();
     let nw = pattern_words(nv);
     for a in 0..k {
         let ca = cols[a];
