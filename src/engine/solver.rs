@@ -88,6 +88,12 @@ pub struct SolverScratch<T> {
     pub(crate) tmp: Vec<T>,
     /// `J x − a_ref` at the line search's trial point.
     pub(crate) jtrial: Vec<T>,
+    /// `J x − a_ref` at `qacc_warmstart` and at `qacc_smooth` of every row in the islands'
+    /// order, from [`choose_warm_start`] (valid when `start_rows`), so that the islands' starts
+    /// do not recompute them.
+    pub(crate) jar_warm: Vec<T>,
+    pub(crate) jar_smooth: Vec<T>,
+    pub(crate) start_rows: bool,
     /// The row states the Newton factor in `h` was made for.
     pub(crate) hstate: Vec<ConstraintState>,
     /// The islands' problems.
@@ -128,6 +134,9 @@ impl<T> Default for SolverScratch<T> {
             tmp: Vec::new(),
             jtrial: Vec::new(),
             hstate: Vec::new(),
+            jar_warm: Vec::new(),
+            jar_smooth: Vec::new(),
+            start_rows: false,
             islands: IslandScratch::default(),
             nefc_cap: 0,
             blk: Vec::new(),
@@ -182,6 +191,8 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.force,
             &mut self.tmp,
             &mut self.jtrial,
+            &mut self.jar_warm,
+            &mut self.jar_smooth,
             &mut self.pgs_f,
             &mut self.pgs_g,
             &mut self.pgs_gprev,
@@ -211,6 +222,8 @@ pub(crate) struct Problem<'a, T> {
     pub nv: usize,
     /// Number of rows.
     pub nefc: usize,
+    /// The first row's place among all problems' rows (in the islands' order).
+    pub efc_start: usize,
     /// Tree sparsity of the inertia over the problem's dofs (addresses into `qM` and `qLD`).
     pub sp: TreeSparsity<'a>,
     pub qM: &'a [T],
@@ -657,6 +670,7 @@ impl<T: Scalar> IslandScratch<T> {
         Problem {
             nv,
             nefc: eb - ea,
+            efc_start: ea,
             sp: TreeSparsity {
                 nv,
                 madr: &self.madr[da..db],
@@ -1237,9 +1251,28 @@ fn factor_solve<T: Scalar>(n: usize, s: &SolverScratch<T>, x: &mut [T]) {
 /// Total primal cost, gradient `Ma − qfrc_smooth − Jᵀf`, forces and states at `s.x`
 /// (`s.ma = M x` and `s.jar = J x − a_ref` are computed here). Returns the cost.
 fn evaluate<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
-    let nv = p.nv;
     p.mul_m(&s.x, &mut s.ma);
     p.residual(&s.x, &mut s.jar);
+    evaluate_rows(p, s)
+}
+
+/// [`evaluate`] after [`line_search`] moved `s.x` by `α` along `s.search`: `M x` and
+/// `J x − a_ref` are moved along with it (`+= α·M p`, `+= α·J p`, the products the line search
+/// made) instead of being recomputed.
+fn evaluate_moved<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, alpha: T) -> T {
+    for (ma, &mv) in s.ma[..p.nv].iter_mut().zip(&s.mv[..p.nv]) {
+        *ma += alpha * mv;
+    }
+    for (jar, &jv) in s.jar[..p.nefc].iter_mut().zip(&s.jv[..p.nefc]) {
+        *jar += alpha * jv;
+    }
+    evaluate_rows(p, s)
+}
+
+/// The cost, gradient, forces and states of [`evaluate`] from `s.ma = M x` and
+/// `s.jar = J x − a_ref`.
+fn evaluate_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> T {
+    let nv = p.nv;
     let rc = update_rows(p, &s.jar, &mut s.force, &mut s.state);
     // Gauss: ½ (x − a0)ᵀ M (x − a0) = ½ xᵀMx − xᵀ qfrc_smooth + ½ a0ᵀ qfrc_smooth
     let mut gauss = T::zero();
@@ -1326,7 +1359,14 @@ fn warm_start<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, warm: bool) -
         p.qacc_smooth
     };
     s.x[..p.nv].copy_from_slice(x0);
-    evaluate(p, s)
+    if !s.start_rows {
+        return evaluate(p, s);
+    }
+    p.mul_m(&s.x, &mut s.ma);
+    let rows = if warm { &s.jar_warm } else { &s.jar_smooth };
+    let (a, n) = (p.efc_start, p.nefc);
+    s.jar[..n].copy_from_slice(&rows[a..a + n]);
+    evaluate_rows(p, s)
 }
 
 /// The row costs `Σ s(J x − a_ref)` of `p` at `x` (`s.jar`, `s.force` and `s.state` are
@@ -1347,6 +1387,7 @@ fn choose_warm_start<T: Scalar>(
     nprob: usize,
     s: &mut SolverScratch<T>,
 ) -> bool {
+    s.start_rows = false;
     if m.disabled(disable::WARMSTART) {
         return false;
     }
@@ -1359,9 +1400,13 @@ fn choose_warm_start<T: Scalar>(
     let mut c_smooth = T::zero();
     for k in 0..nprob {
         let p = isl.problem(d, k);
+        let (a, n) = (p.efc_start, p.nefc);
         c_warm += row_cost(&p, p.qacc_warmstart, s);
+        s.jar_warm[a..a + n].copy_from_slice(&s.jar[..n]);
         c_smooth += row_cost(&p, p.qacc_smooth, s);
+        s.jar_smooth[a..a + n].copy_from_slice(&s.jar[..n]);
     }
+    s.start_rows = true;
     c_warm.re() < c_smooth.re()
 }
 
@@ -1427,7 +1472,7 @@ fn newton<T: Scalar>(
             break;
         }
         let old = cost;
-        cost = evaluate(p, s);
+        cost = evaluate_moved(p, s, alpha);
         let (improvement, gradient) = iteration_stat(
             p,
             s,
@@ -1540,11 +1585,11 @@ fn cg<T: Scalar>(
         s.search[i] = -s.mgrad[i];
     }
     for it in 0..m.opt.iterations {
-        let (_, neval, slope) = line_search(m, p, s);
+        let (alpha, neval, slope) = line_search(m, p, s);
         s.prev_grad[..nv].copy_from_slice(&s.grad[..nv]);
         s.prev_mgrad[..nv].copy_from_slice(&s.mgrad[..nv]);
         let old = cost;
-        cost = evaluate(p, s);
+        cost = evaluate_moved(p, s, alpha);
         s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
         p.solve_m(&mut s.mgrad[..nv]);
         let (improvement, gradient) = iteration_stat(
