@@ -1051,18 +1051,38 @@ fn add_block_diag<T: Scalar>(
     }
     let b = &mut blk[..k * k];
     b.iter_mut().for_each(|x| *x = T::zero());
-    for (r, &wr) in wd.iter().enumerate() {
-        if wr.is_zero_exact() {
-            continue;
-        }
-        let jr = p.row_cols(i + r).0;
-        // B += w_r J_r J_rᵀ, lower triangle: contiguous rows of the block
-        for a in 0..k {
-            let ca = wr * jr[a];
-            for (bc, &jc) in b[a * k..a * k + a + 1].iter_mut().zip(&jr[..=a]) {
-                *bc += ca * jc;
+    // B += Σ_r w_r J_r J_rᵀ (lower triangle, contiguous rows of the block), four rows at a
+    // time so that each entry of B is loaded and stored once per four rows
+    let mut r0 = 0;
+    while r0 < wd.len() {
+        let m = (wd.len() - r0).min(4);
+        let mut w4 = [T::zero(); 4];
+        let mut j4: [&[T]; 4] = [&[]; 4];
+        for q in 0..4 {
+            // missing rows: weight 0 on a copy of the first one
+            let r = r0 + q.min(m - 1);
+            j4[q] = &p.row_cols(i + r).0[..k];
+            if q < m {
+                w4[q] = wd[r];
             }
         }
+        if w4.iter().any(|w| !w.is_zero_exact()) {
+            let [j0, j1, j2, j3] = j4;
+            for a in 0..k {
+                let (c0, c1, c2, c3) = (w4[0] * j0[a], w4[1] * j1[a], w4[2] * j2[a], w4[3] * j3[a]);
+                let brow = &mut b[a * k..a * k + a + 1];
+                for ((((bc, &x0), &x1), &x2), &x3) in brow
+                    .iter_mut()
+                    .zip(&j0[..=a])
+                    .zip(&j1[..=a])
+                    .zip(&j2[..=a])
+                    .zip(&j3[..=a])
+                {
+                    *bc += c0 * x0 + c1 * x1 + c2 * x2 + c3 * x3;
+                }
+            }
+        }
+        r0 += m;
     }
     scatter_block(p, i, h, pat, b);
 }
