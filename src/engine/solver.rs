@@ -447,6 +447,10 @@ pub struct IslandScratch<T> {
     R: Vec<T>,
     aref: Vec<T>,
     frictionloss: Vec<T>,
+    /// The gathered problem is every row and dof in the model's own numbering: only the
+    /// Jacobian's values (compacted) and the row groups are gathered, everything else is read
+    /// from `Model` and `Data` in place.
+    whole: bool,
 }
 
 impl<T> Default for IslandScratch<T> {
@@ -476,6 +480,7 @@ impl<T> Default for IslandScratch<T> {
             R: Vec::new(),
             aref: Vec::new(),
             frictionloss: Vec::new(),
+            whole: false,
         }
     }
 }
@@ -577,6 +582,31 @@ impl<T: Scalar> IslandScratch<T> {
     fn gather(&mut self, m: &Model<T>, d: &Data<T>, whole: bool) -> usize {
         let nv = m.nv;
         self.ensure(nv, m.nm, d.nefc);
+        self.whole = whole;
+        if whole {
+            // rows and dofs keep their numbers: compact the Jacobian's values, find the groups
+            self.dofadr[..2].copy_from_slice(&[0, nv]);
+            self.efcadr[..2].copy_from_slice(&[0, d.nefc]);
+            self.jadr[..2].copy_from_slice(&[0, d.nefc * nv]);
+            for (k, x) in self.dofind[..nv].iter_mut().enumerate() {
+                *x = k;
+            }
+            for (i, x) in self.efcind[..d.nefc].iter_mut().enumerate() {
+                *x = i;
+            }
+            for i in 0..d.nefc {
+                let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
+                let row = &d.efc_J[i * nv..(i + 1) * nv];
+                for (x, &c) in self.J[i * nv..].iter_mut().zip(cols) {
+                    *x = row[c];
+                }
+            }
+            self.find_groups(0, d.nefc, |r| {
+                let n = d.efc_J_rownnz[r];
+                (n, &d.efc_J_colind[r * nv..r * nv + n])
+            });
+            return 1;
+        }
         let nis = if whole { 1 } else { d.nisland };
         sort_by_group(
             nv,
@@ -637,13 +667,6 @@ impl<T: Scalar> IslandScratch<T> {
                     self.J[base + n] = row[c];
                 }
                 self.J_rownnz[r] = cols.len();
-                // whether the row has its predecessor's columns (it joins its group)
-                let same = r > ea && {
-                    let prev = self.efcind[r - 1];
-                    d.efc_J_rownnz[prev] == cols.len()
-                        && d.efc_J_colind[prev * nv..prev * nv + cols.len()] == *cols
-                };
-                self.group[r] = same as usize;
                 self.ty[r] = d.efc_type[i];
                 self.id[r] = d.efc_id[i];
                 self.D[r] = d.efc_D[i];
@@ -651,19 +674,60 @@ impl<T: Scalar> IslandScratch<T> {
                 self.aref[r] = d.efc_aref[i];
                 self.frictionloss[r] = d.efc_frictionloss[i];
             }
-            // rows to the end of each row's group
-            let mut next_joins = false;
-            for r in (ea..self.efcadr[k + 1]).rev() {
-                let joins = self.group[r] == 1;
-                self.group[r] = if next_joins { self.group[r + 1] + 1 } else { 1 };
-                next_joins = joins;
-            }
+            let efcind = std::mem::take(&mut self.efcind);
+            self.find_groups(ea, self.efcadr[k + 1], |r| {
+                let i = efcind[r];
+                let n = d.efc_J_rownnz[i];
+                (n, &d.efc_J_colind[i * nv..i * nv + n])
+            });
+            self.efcind = efcind;
         }
         nis
     }
 
+    /// The row groups of the gathered rows `a..b` (see [`Problem::efc_group`]), given each
+    /// row's columns (any numbering shared by the rows).
+    fn find_groups<'c>(
+        &mut self,
+        a: usize,
+        b: usize,
+        cols: impl Fn(usize) -> (usize, &'c [usize]),
+    ) {
+        // from the last row back: a row with its successor's columns extends its group
+        for r in (a..b).rev() {
+            let joins = r + 1 < b && cols(r) == cols(r + 1);
+            self.group[r] = if joins { self.group[r + 1] + 1 } else { 1 };
+        }
+    }
+
     /// The problem of island `k` (after [`IslandScratch::gather`]).
-    fn problem<'a>(&'a self, d: &'a Data<T>, k: usize) -> Problem<'a, T> {
+    fn problem<'a>(&'a self, m: &'a Model<T>, d: &'a Data<T>, k: usize) -> Problem<'a, T> {
+        if self.whole {
+            let (nv, nefc) = (m.nv, d.nefc);
+            return Problem {
+                nv,
+                nefc,
+                efc_start: 0,
+                sp: TreeSparsity::of(m),
+                qM: &d.qM,
+                qLD: &d.qLD,
+                qLDiagInv: &d.qLDiagInv,
+                efc_J: &self.J[..nefc * nv],
+                efc_J_rownnz: &d.efc_J_rownnz[..nefc],
+                efc_J_colind: &d.efc_J_colind[..nefc * nv],
+                efc_group: &self.group[..nefc],
+                efc_type: &d.efc_type[..nefc],
+                efc_id: &d.efc_id[..nefc],
+                efc_D: &d.efc_D[..nefc],
+                efc_R: &d.efc_R[..nefc],
+                efc_aref: &d.efc_aref[..nefc],
+                efc_frictionloss: &d.efc_frictionloss[..nefc],
+                contact: &d.contact,
+                qacc_smooth: &d.qacc_smooth,
+                qfrc_smooth: &d.qfrc_smooth,
+                qacc_warmstart: &d.qacc_warmstart,
+            };
+        }
         let (da, db) = (self.dofadr[k], self.dofadr[k + 1]);
         let (ea, eb) = (self.efcadr[k], self.efcadr[k + 1]);
         let nv = db - da;
@@ -1419,7 +1483,7 @@ fn choose_warm_start<T: Scalar>(
     let mut c_warm = T::c(0.5) * dot(&s.mv[..nv], &s.ma[..nv]);
     let mut c_smooth = T::zero();
     for k in 0..nprob {
-        let p = isl.problem(d, k);
+        let p = isl.problem(m, d, k);
         let (a, n) = (p.efc_start, p.nefc);
         c_warm += row_cost(&p, p.qacc_warmstart, s);
         s.jar_warm[a..a + n].copy_from_slice(&s.jar[..n]);
@@ -2511,7 +2575,7 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     qacc.copy_from_slice(&d.qacc_smooth);
     qfrc.iter_mut().for_each(|x| *x = T::zero());
     for k in 0..nprob {
-        let p = isl.problem(d, k);
+        let p = isl.problem(m, d, k);
         let st = match stats.get_mut(k * NSOLVER..(k + 1) * NSOLVER) {
             Some(st) => st,
             None => &mut [],
