@@ -280,10 +280,7 @@ impl<'a, T: Scalar> Problem<'a, T> {
     /// `v` are gathered once, and each row is a contiguous dot product.
     fn mul_j_minus(&self, v: &[T], b: Option<&[T]>, out: &mut [T]) {
         let mut vg = [T::zero(); GROUP_COLS];
-        let mut i = 0;
-        while i < self.nefc {
-            let n = self.efc_group[i].max(1);
-            let cols = self.row_cols(i).1;
+        for (i, n, cols) in self.groups() {
             let k = cols.len();
             if n > 1 && k <= GROUP_COLS {
                 for (x, &c) in vg.iter_mut().zip(cols) {
@@ -302,8 +299,21 @@ impl<'a, T: Scalar> Problem<'a, T> {
                     out[r] -= b[r];
                 }
             }
-            i += n;
         }
+    }
+
+    /// The row groups (see [`Problem::efc_group`]) in order: first row, number of rows, shared
+    /// columns.
+    fn groups(&self) -> impl Iterator<Item = (usize, usize, &[usize])> + '_ {
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            (i < self.nefc).then(|| {
+                let n = self.efc_group[i].max(1);
+                let g = (i, n, self.row_cols(i).1);
+                i += n;
+                g
+            })
+        })
     }
 
     /// `out = Jᵀ f` (nv), a group of rows at a time: the group's rows are summed contiguously
@@ -311,10 +321,7 @@ impl<'a, T: Scalar> Problem<'a, T> {
     fn mul_jt(&self, f: &[T], out: &mut [T]) {
         out[..self.nv].iter_mut().for_each(|x| *x = T::zero());
         let mut acc = [T::zero(); GROUP_COLS];
-        let mut i = 0;
-        while i < self.nefc {
-            let n = self.efc_group[i].max(1);
-            let cols = self.row_cols(i).1;
+        for (i, n, cols) in self.groups() {
             let k = cols.len();
             if n > 1 && k <= GROUP_COLS {
                 let acc = &mut acc[..k];
@@ -347,7 +354,6 @@ impl<'a, T: Scalar> Problem<'a, T> {
                     }
                 }
             }
-            i += n;
         }
     }
 
