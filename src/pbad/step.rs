@@ -8,8 +8,9 @@ use super::objective::{Form, ObjScratch, Objective};
 use super::residual::Eval;
 use super::{PbadOptimizer, PbadOptions};
 use crate::data::Data;
+use crate::engine::constraint::ConstraintType;
 use crate::engine::{SimError, MAXVAL};
-use crate::model::{Integrator, Model, Topology};
+use crate::model::{disable, GeomType, Integrator, Model, Topology};
 use crate::scalar::Scalar;
 use argmin::core::{Executor, IterState, Solver, State};
 use argmin::solver::linesearch::condition::ArmijoCondition;
@@ -156,21 +157,42 @@ fn rebuild_history<T: Scalar>(
 /// run at the current state (for the actuator forces), as [`crate::step`] does.
 ///
 /// Returns [`SimError::Diverged`] (state left as it was) if the new configuration is not
-/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order or when
-/// `forward` found active constraint rows (contacts, joint limits, equality constraints,
-/// friction loss), which the PBAD objective does not model: they are reported rather than
-/// silently ignored.
+/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order, a
+/// negative or non-finite option, or when `forward` found active constraint rows the PBAD
+/// objective does not model (joint limits, equality constraints, friction loss, and contacts
+/// other than those with the world's planes that the penalty energy of Eq. 9 replaces): they
+/// are reported rather than silently ignored. With the penalty contact on, a geom that may
+/// touch a plane but has no contact points is also reported.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
-    if d.nefc > 0 {
-        return Err(SimError::Unsupported(format!(
-            "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
-             contacts, limits, equality constraints or friction loss",
-            d.time.re(),
-            d.nefc,
-            d.ncon
-        )));
-    }
     let opts = m.opt.pbad;
+    check_options(&opts)?;
+    let penalty = penalty_contact(m);
+    for r in 0..d.nefc {
+        let is_contact = matches!(
+            d.efc_type[r],
+            ConstraintType::ContactFrictionless
+                | ConstraintType::ContactPyramidal
+                | ConstraintType::ContactElliptic
+        );
+        // with the penalty contact of Eq. 9, contacts with the world's planes are PBAD's own
+        let replaced = is_contact
+            && penalty
+            && d.contact.get(d.efc_id[r]).is_some_and(|c| {
+                c.geom
+                    .iter()
+                    .any(|&g| m.geom_type[g] == GeomType::Plane && m.geom_bodyid[g] == 0)
+            });
+        if !replaced {
+            return Err(SimError::Unsupported(format!(
+                "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
+                 limits, equality constraints or friction loss, and contacts only with the \
+                 world's planes through the penalty energy of Eq. 9 (contact_stiffness)",
+                d.time.re(),
+                d.nefc,
+                d.ncon
+            )));
+        }
+    }
     let mut ws = match d.pbad.take() {
         Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
         _ => Box::new(PbadWorkspace::new(m, opts).ok_or_else(|| {
@@ -181,12 +203,71 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
         })?),
     };
     ws.opts = opts;
+    if penalty {
+        if let Some(g) = ws.chain_f.contact.unsupported {
+            let name = &m.geom_name[g];
+            d.pbad = Some(ws);
+            return Err(SimError::Unsupported(format!(
+                "PBAD penalty contact (Eq. 9): geom {g} '{name}' of type {:?} may touch a plane \
+                 but has no contact points (spheres, capsules and boxes have)",
+                m.geom_type[g]
+            )));
+        }
+    }
     let r = step_with(m, d, &mut ws);
     if r.is_err() {
         ws.valid = false;
     }
     d.pbad = Some(ws);
     r
+}
+
+/// Bad options are typed errors: a coefficient of drag or contact must be finite and not
+/// negative, the tolerance finite and positive, and at least one iteration allowed.
+fn check_options(o: &PbadOptions) -> Result<(), SimError> {
+    let coefs = [
+        ("drag", o.drag),
+        ("drag_axes[0]", o.drag_axes[0]),
+        ("drag_axes[1]", o.drag_axes[1]),
+        ("drag_axes[2]", o.drag_axes[2]),
+        ("contact_stiffness", o.contact_stiffness),
+        ("contact_friction", o.contact_friction),
+    ];
+    for (name, v) in coefs {
+        if !v.is_finite() || v < 0.0 {
+            return Err(SimError::Unsupported(format!(
+                "PBAD option {name} = {v}: must be finite and non-negative"
+            )));
+        }
+    }
+    if !o.tolerance.is_finite() || o.tolerance <= 0.0 {
+        return Err(SimError::Unsupported(format!(
+            "PBAD option tolerance = {}: must be finite and positive",
+            o.tolerance
+        )));
+    }
+    if o.max_iter == 0 {
+        return Err(SimError::Unsupported(
+            "PBAD option max_iter = 0: at least one iteration is needed".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the penalty contact of Eq. 9 is on: a positive coefficient and contacts not
+/// disabled by the model's flags.
+fn penalty_contact<T: Scalar>(m: &Model<T>) -> bool {
+    let o = &m.opt.pbad;
+    (o.contact_stiffness > 0.0 || o.contact_friction > 0.0) && !m.disabled(disable::CONTACT)
+}
+
+/// The `[D₁, c_f]` of Eq. 9 the objective uses (zero when the penalty contact is off).
+fn contact_coefs<T: Scalar>(m: &Model<T>) -> [f64; 2] {
+    if penalty_contact(m) {
+        [m.opt.pbad.contact_stiffness, m.opt.pbad.contact_friction]
+    } else {
+        [0.0; 2]
+    }
 }
 
 fn step_with<T: Scalar>(
@@ -210,6 +291,8 @@ fn step_with<T: Scalar>(
         ev.set_moments(&ws.chain_f);
         ev.h = hf;
         ev.drag = ws.opts.drag;
+        ev.drag_axes = ws.opts.drag_axes;
+        ev.contact = contact_coefs(m);
         for j in 0..2 {
             for (a, b) in ev.q[j].iter_mut().zip(&ws.hist[j]) {
                 *a = b.re();
@@ -394,6 +477,8 @@ fn newton_correction<T: Scalar>(
     ws.ev_t.set_moments(&ws.chain_t);
     ws.ev_t.h = m.opt.timestep;
     ws.ev_t.drag = T::c(ws.opts.drag);
+    ws.ev_t.drag_axes = ws.opts.drag_axes.map(T::c);
+    ws.ev_t.contact = contact_coefs(m).map(T::c);
     for k in 0..nv {
         ws.ev_t.tau_ext[k] = d.qfrc_applied[k] + d.qfrc_actuator[k];
     }
