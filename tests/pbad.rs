@@ -779,3 +779,27 @@ fn unsupported_order_is_an_error() {
         Err(diffmj::SimError::Unsupported(_))
     ));
 }
+
+/// `PbadStats::converged` is honest: with a tolerance below round-off the optimizer stops
+/// early (no further decrease possible) and the step is counted as not converged, while at
+/// the default tolerance the same steps converge.
+#[test]
+fn convergence_flag_is_honest() {
+    for (tol, want) in [(1e-300, false), (1e-10, true)] {
+        let mut m = pbad_model("chain10", 2, PbadOptimizer::Lm, 0.01);
+        m.opt.pbad.tolerance = tol;
+        let mut d = Data::new(&m);
+        d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+        for _ in 0..3 {
+            diffmj::step(&m, &mut d).expect("step");
+        }
+        let st = d.pbad.as_ref().unwrap().stats;
+        println!(
+            "tolerance {tol:e}: residual {:.2e}, {} iterations, converged {}",
+            st.residual, st.iterations, st.converged
+        );
+        assert_eq!(st.converged, want, "tolerance {tol:e}: {st:?}");
+        assert!(st.iterations < m.opt.pbad.max_iter, "{st:?}");
+        assert_eq!(st.unconverged_steps, if want { 0 } else { 3 });
+    }
+}

@@ -29,10 +29,13 @@ pub struct PbadStats {
     /// Infinity norm of the collocation residual (times `h²` over the mean inertia) at the
     /// end of the last step.
     pub residual: f64,
-    /// Whether the last step converged: its residual is within ten times the tolerance, or
-    /// the optimizer stopped on its own criteria (gradient, step, target cost, or no further
-    /// decrease) before the iteration limit.
+    /// Whether the last step converged: its residual is within ten times the tolerance. An
+    /// optimizer that stopped early without getting there (no further decrease, a tiny step)
+    /// did not converge: the step then keeps the best point found and counts in
+    /// [`PbadStats::unconverged_steps`].
     pub converged: bool,
+    /// Steps that did not converge (see [`PbadStats::converged`]).
+    pub unconverged_steps: usize,
     /// Steps taken.
     pub steps: usize,
     /// Optimizer iterations summed over all steps.
@@ -384,7 +387,10 @@ fn step_with<T: Scalar>(
     ws.stats.iterations = iters;
     ws.stats.evaluations = ws.obj.evals;
     ws.stats.residual = resid;
-    ws.stats.converged = resid <= tol.max(1e-300) * 10.0 || iters < opts.max_iter;
+    ws.stats.converged = resid <= tol.max(1e-300) * 10.0;
+    if !ws.stats.converged {
+        ws.stats.unconverged_steps += 1;
+    }
     ws.stats.steps += 1;
     ws.stats.total_iterations += iters;
 
