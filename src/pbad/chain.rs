@@ -409,3 +409,24 @@ pub fn chart_block(t: &Topology, dof: usize) -> Option<usize> {
         _ => None,
     }
 }
+
+/// The last dof on the path from the world to body `b` (its own last dof, or its nearest
+/// ancestor's), `None` if no dof moves the body. With [`parent_dof`] it walks the dofs whose
+/// twists move a point of `b` (the nonzero columns of the point's Jacobian).
+pub fn last_dof(t: &Topology, mut b: usize) -> Option<usize> {
+    loop {
+        if t.body_dofnum[b] > 0 {
+            return Some(t.body_dofadr[b] + t.body_dofnum[b] - 1);
+        }
+        if b == 0 {
+            return None;
+        }
+        b = t.body_parentid[b];
+    }
+}
+
+/// The parent of dof `d` in the tree, `None` at a root.
+pub fn parent_dof(t: &Topology, d: usize) -> Option<usize> {
+    let p = t.dof_parentid[d];
+    (p != usize::MAX).then_some(p)
+}

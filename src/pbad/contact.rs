@@ -25,7 +25,7 @@
 //! for drag and damping); for order 2 `v = (x_{k+1} − x_k)/h` and this is the exact gradient of
 //! Eq. 9, so the order-2 objective stays the energy of Eq. 5.
 
-use super::chain::{Frames, Twist};
+use super::chain::{last_dof, parent_dof, Frames, Twist};
 use crate::math::*;
 use crate::model::{GeomType, Model, Topology};
 use crate::scalar::Scalar;
@@ -266,4 +266,44 @@ pub fn point_terms<S: Scalar>(
 #[inline]
 pub fn depth<S: Scalar>(pl: &Plane<S>, x: &V3<S>, radius: S) -> S {
     radius - dot3(&pl.normal, &sub3(x, &pl.origin))
+}
+
+/// The generalized force of Eq. 9 at one state, `−Σ_p J_pᵀ g_p` over the penetrating points
+/// (added to `out`, nv), with each point's velocity `v_p = J_p q̇` from the joint velocity
+/// `qvel` and the frames `f` of the configuration. PBAD uses it where the collocation
+/// polynomial is not available: to integrate the history of the first step backwards
+/// ([`super::step`]).
+pub fn generalized_force<S: Scalar>(
+    t: &Topology,
+    set: &ContactSet<S>,
+    f: &Frames<S>,
+    qvel: &[S],
+    coefs: [S; 2],
+    h: S,
+    out: &mut [S],
+) {
+    for &(pi, pl) in &set.pairs {
+        let p = &set.points[pi];
+        let plane = &set.planes[pl];
+        let x = point_world(f, p.body, &p.local);
+        let dep = depth(plane, &x, p.radius);
+        if dep.re() <= 0.0 {
+            continue;
+        }
+        let mut v = zero3();
+        let mut d = last_dof(t, p.body);
+        while let Some(dd) = d {
+            let j = twist_point(&f.xi[dd], &x);
+            for k in 0..3 {
+                v[k] += j[k] * qvel[dd];
+            }
+            d = parent_dof(t, dd);
+        }
+        let g = point_terms(dep, &plane.normal, &v, coefs[0], coefs[1], h, true).grad;
+        let mut d = last_dof(t, p.body);
+        while let Some(dd) = d {
+            out[dd] -= dot3(&twist_point(&f.xi[dd], &x), &g);
+            d = parent_dof(t, dd);
+        }
+    }
 }

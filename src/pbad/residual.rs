@@ -12,7 +12,9 @@
 //! plus optional coefficients along each body's axes) and the penalty contact energy of
 //! Eq. 9 ([`super::contact`]).
 
-use super::chain::{chart_block, difference, joint_chart, kinematics, Chain, Frames, Twist};
+use super::chain::{
+    chart_block, difference, joint_chart, kinematics, last_dof, parent_dof, Chain, Frames, Twist,
+};
 use super::collocation::Scheme;
 use super::contact::{depth, point_terms, point_world, twist_point, PointTerms};
 use super::inertial::*;
@@ -527,26 +529,6 @@ pub fn spring_energy<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S]) -> S {
         }
     }
     e
-}
-
-/// The last dof on the path from the world to body `b` (its own last dof, or its nearest
-/// ancestor's), `None` if no dof moves the body.
-fn last_dof(t: &Topology, mut b: usize) -> Option<usize> {
-    loop {
-        if t.body_dofnum[b] > 0 {
-            return Some(t.body_dofadr[b] + t.body_dofnum[b] - 1);
-        }
-        if b == 0 {
-            return None;
-        }
-        b = t.body_parentid[b];
-    }
-}
-
-/// The parent of dof `d` in the tree, `None` at a root.
-fn parent_dof(t: &Topology, d: usize) -> Option<usize> {
-    let p = t.dof_parentid[d];
-    (p != usize::MAX).then_some(p)
 }
 
 /// The 6 × 6 bilinear form `K[α][β] = w · (Ê_α : A Ê_β Cᵀ)` over twist coordinates (`Ê` the

@@ -135,7 +135,9 @@ fn bad(v: &[f64]) -> bool {
 }
 
 /// Rebuild the history nodes from `(qpos, qvel)`: node 1 is the current configuration, node 0
-/// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps).
+/// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps). With the
+/// penalty contact of Eq. 9 on, MuJoCo's contacts are off for those sub-steps and Eq. 9's
+/// generalized force at the current state acts instead.
 fn rebuild_history<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -148,6 +150,23 @@ fn rebuild_history<T: Scalar>(
     mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / NSUB as f64);
     let mut db = d.clone();
     db.pbad = None;
+    if penalty_contact(m) {
+        // the contact is Eq. 9's, not MuJoCo's: its force at the current state, held over the
+        // backward sub-steps (MuJoCo's contact integrated backwards would also turn its
+        // friction into propulsion)
+        mb.opt.disableflags |= disable::CONTACT;
+        ws.chain_t.fill(m, |x| x);
+        super::chain::kinematics(m, &ws.chain_t, &d.qpos, &mut ws.ev_t.frames[0]);
+        super::contact::generalized_force(
+            m,
+            &ws.chain_t.contact,
+            &ws.ev_t.frames[0],
+            &d.qvel,
+            contact_coefs(m).map(T::c),
+            m.opt.timestep,
+            &mut db.qfrc_applied,
+        );
+    }
     for _ in 0..NSUB {
         crate::engine::step(&mb, &mut db)?;
     }
@@ -468,9 +487,10 @@ where
 
 /// On dual numbers: one Newton step on the stacked collocation residuals from the `f64`
 /// solution, `q_* ← q_* ⊕ (−J⁻¹ r(q_*))`, with `r` evaluated in `T` (history and model
-/// parameters carry derivative parts) and `J` the exact real Jacobian (Algorithms 2–3). The real
-/// part moves by a negligible amount; the derivative part becomes `−J⁻¹ ∂r/∂θ`, the
-/// implicit-function-theorem derivative of the step.
+/// parameters carry derivative parts) and `J` the exact real Jacobian (Algorithms 2–3), applied
+/// to the derivative parts only: they become `−J⁻¹ ∂r/∂θ`, the implicit-function-theorem
+/// derivative of the step, and the real part stays the `f64` solution, the same as an `f64`
+/// step's.
 fn newton_correction<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -512,9 +532,14 @@ fn newton_correction<T: Scalar>(
     }
     let lu = jac.map(T::c).lu();
     let rhs = DVector::<T>::from_iterator(n, r.iter().map(|x| -*x));
-    let delta = lu
+    let mut delta = lu
         .solve(&rhs)
         .ok_or_else(|| SimError::Diverged("PBAD: singular collocation Jacobian".into()))?;
+    // only the derivative part moves: the real part stays the f64 solution (a Newton step from
+    // a step that did not converge could otherwise jump far)
+    for x in delta.iter_mut() {
+        *x.re_mut() = 0.0;
+    }
     ws.res_t = r;
     let mut q = vec![T::zero(); m.nq];
     for i in 0..nn {
