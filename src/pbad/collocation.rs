@@ -55,9 +55,6 @@ pub struct Scheme {
     pub d1: Vec<Vec<f64>>,
     /// `end[j] = L_j'(1)`: the velocity at the end of the step (multiply by `1/h`).
     pub end: Vec<f64>,
-    /// `extrap[i][j] = L_j(τ_{i+2} + 1)`: the previous step's polynomial (its nodes at `τ_j − 1`
-    /// on this step's clock) extrapolated to new node `i`, the warm start of a step.
-    pub extrap: Vec<Vec<f64>>,
 }
 
 /// `L_j^{(deriv)}(x)` of the Lagrange basis on `nodes`, `deriv` ∈ {0, 1, 2}.
@@ -128,16 +125,12 @@ impl Scheme {
                 .collect()
         };
         let end = (0..n).map(|j| lagrange(&tau, j, 1.0, 1)).collect();
-        let extrap = (2..n)
-            .map(|i| (0..n).map(|j| lagrange(&tau, j, tau[i] + 1.0, 0)).collect())
-            .collect();
         Some(Scheme {
             order,
             tau,
             d2,
             d1,
             end,
-            extrap,
         })
     }
 

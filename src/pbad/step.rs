@@ -12,7 +12,7 @@ use crate::engine::constraint::ConstraintType;
 use crate::engine::{SimError, MAXVAL};
 use crate::model::{disable, GeomType, Integrator, Model, Topology};
 use crate::scalar::Scalar;
-use argmin::core::{CostFunction, Executor, IterState, Solver, State};
+use argmin::core::{Executor, IterState, Solver, State};
 use argmin::solver::linesearch::condition::ArmijoCondition;
 use argmin::solver::linesearch::BacktrackingLineSearch;
 use argmin::solver::quasinewton::LBFGS;
@@ -60,12 +60,8 @@ pub struct PbadWorkspace<T> {
     stamp_h: f64,
     valid: bool,
     qref: Vec<Vec<f64>>,
-    /// The nodes of the last step on `f64` (valid while the history is).
-    prev: Vec<Vec<f64>>,
-    qref_alt: Vec<Vec<f64>>,
     res_t: Vec<T>,
     xs: Vec<f64>,
-    xs2: Vec<f64>,
     /// Counters.
     pub stats: PbadStats,
 }
@@ -88,11 +84,8 @@ impl<T: Scalar> PbadWorkspace<T> {
             stamp_h: 0.0,
             valid: false,
             qref: vec![vec![0.0; m.nq]; nn],
-            prev: vec![vec![0.0; m.nq]; nn + 2],
-            qref_alt: vec![vec![0.0; m.nq]; nn],
             res_t: vec![T::zero(); nn * m.nv],
             xs: vec![0.0; m.nv],
-            xs2: vec![0.0; m.nv],
             scheme,
             stats: PbadStats::default(),
         })
@@ -307,8 +300,7 @@ fn step_with<T: Scalar>(
     let (nq, nv) = (m.nq, m.nv);
     let h = m.opt.timestep;
     let hf = h.re();
-    let continuing = ws.matches(d, hf);
-    if !continuing {
+    if !ws.matches(d, hf) {
         rebuild_history(m, d, ws)?;
     }
     let nn = ws.scheme.nnew();
@@ -335,39 +327,13 @@ fn step_with<T: Scalar>(
     }
     ws.obj.invalidate();
     ws.obj.evals = 0;
-    // warm start: q_k ⊕ τ_i h v_k at the new nodes' times τ_i, or, continuing from a step,
-    // the previous step's collocation polynomial extrapolated to them when its residual is
-    // smaller (the chart centres whose objective is lower)
+    // warm start: q_k ⊕ τ_i h v_k at the new nodes' times τ_i
     for i in 0..nn {
         let s = ws.scheme.tau[i + 2] * hf;
         for (x, v) in ws.xs.iter_mut().zip(&d.qvel) {
             *x = v.re() * s;
         }
         retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
-    }
-    if continuing {
-        let kk = ws.scheme.order;
-        for i in 0..nn {
-            ws.xs.iter_mut().for_each(|x| *x = 0.0);
-            for j in 0..kk {
-                let w = ws.scheme.extrap[i][j];
-                difference(m, &ws.prev[kk], &ws.prev[j], &mut ws.xs2);
-                for (x, dq) in ws.xs.iter_mut().zip(&ws.xs2) {
-                    *x += w * dq;
-                }
-            }
-            retract(m, &ws.prev[kk], &ws.xs, &mut ws.qref_alt[i]);
-        }
-        let zero = DVector::zeros(nn * nv);
-        let linear = ws.objective(m).cost(&zero).unwrap_or(f64::INFINITY);
-        std::mem::swap(&mut ws.qref, &mut ws.qref_alt);
-        ws.obj.invalidate();
-        let poly = ws.objective(m).cost(&zero).unwrap_or(f64::INFINITY);
-        let better = poly < linear;
-        if !better {
-            std::mem::swap(&mut ws.qref, &mut ws.qref_alt);
-        }
-        ws.obj.invalidate();
     }
     let mi = m.stat_meaninertia.re().max(1e-12);
     let n = nn * nv;
@@ -429,9 +395,6 @@ fn step_with<T: Scalar>(
         )));
     }
     let resid = ws.objective(m).residual_norm(xbest.as_slice()) / mi;
-    for (p, q) in ws.prev.iter_mut().zip(&ws.obj.ev.q) {
-        p.copy_from_slice(q);
-    }
     for i in 0..nn {
         if bad(&ws.obj.ev.q[i + 2]) {
             return Err(SimError::Diverged(format!(
