@@ -1112,3 +1112,63 @@ fn dual_derivative_through_contact_matches_finite_differences() {
         assert!(worst < 1e-5 * size.max(1.0), "PBAD-{order}: {worst}");
     }
 }
+
+/// Spectral radius of the step matrix of collocation order `order` on `q̈ = −ω² q` at `z = hω`:
+/// the map from the two history nodes to the next step's two history nodes.
+fn oscillator_radius(order: usize, z: f64) -> f64 {
+    let sc = Scheme::new(order).unwrap();
+    let nn = sc.nnew();
+    let a = nalgebra::DMatrix::from_fn(nn, nn, |i, j| {
+        sc.d2[i][j + 2] + if i == j { z * z } else { 0.0 }
+    });
+    let b = nalgebra::DMatrix::from_fn(nn, 2, |i, j| -sc.d2[i][j]);
+    let s = a.lu().solve(&b).unwrap();
+    // next history: (q_{k+1−α}, q_{k+1}) = the last two new nodes; for order 2 (q_k, q_{k+1})
+    let (m00, m01, m10, m11) = if order == 2 {
+        (0.0, 1.0, s[(0, 0)], s[(0, 1)])
+    } else {
+        (
+            s[(nn - 2, 0)],
+            s[(nn - 2, 1)],
+            s[(nn - 1, 0)],
+            s[(nn - 1, 1)],
+        )
+    };
+    let (tr, det) = (m00 + m11, m00 * m11 - m01 * m10);
+    let disc = tr * tr - 4.0 * det;
+    if disc < 0.0 {
+        det.sqrt()
+    } else {
+        (0.5 * (tr.abs() + disc.sqrt())).max(0.5 * (tr.abs() - disc.sqrt()).abs())
+    }
+}
+
+/// The linear stability of the collocation orders on the oscillator `q̈ = −ω² q`: orders 2 and 3
+/// never amplify (spectral radius ≤ 1 for hω from 0.01 to 1000), order 4 does between
+/// hω ≈ 0.03 and 6.8, most at hω ≈ 3 (radius 1.28): the method, not the solver, limits PBAD-4
+/// at moderate steps.
+#[test]
+fn collocation_step_matrices_on_the_oscillator() {
+    let zs: Vec<f64> = (0..=500)
+        .map(|k| 0.01 * 1e5f64.powf(k as f64 / 500.0))
+        .collect();
+    for order in [2, 3] {
+        let worst = zs
+            .iter()
+            .map(|&z| oscillator_radius(order, z))
+            .fold(0.0, f64::max);
+        println!("order {order}: largest spectral radius {worst:.12}");
+        assert!(worst <= 1.0 + 1e-9, "order {order}: {worst}");
+    }
+    let r3 = oscillator_radius(4, 3.0);
+    let unstable: Vec<f64> = zs
+        .iter()
+        .copied()
+        .filter(|&z| oscillator_radius(4, z) > 1.0 + 1e-9)
+        .collect();
+    let (lo, hi) = (unstable[0], unstable[unstable.len() - 1]);
+    println!("order 4: radius {r3:.4} at hω = 3, above 1 for hω in [{lo:.3}, {hi:.3}]");
+    assert!(r3 > 1.25 && r3 < 1.3, "{r3}");
+    assert!(lo < 0.05 && hi > 6.5 && hi < 7.0, "{lo} {hi}");
+    assert!(oscillator_radius(4, 10.0) < 1.0);
+}
