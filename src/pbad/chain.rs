@@ -412,7 +412,8 @@ pub fn chart_block(t: &Topology, dof: usize) -> Option<usize> {
 
 /// The last dof on the path from the world to body `b` (its own last dof, or its nearest
 /// ancestor's), `None` if no dof moves the body. With [`parent_dof`] it walks the dofs whose
-/// twists move a point of `b` (the nonzero columns of the point's Jacobian).
+/// twists move a point of `b` (the nonzero columns of the point's Jacobian, the path that the
+/// backward passes of Algorithms 1–3 sum over).
 pub fn last_dof(t: &Topology, mut b: usize) -> Option<usize> {
     loop {
         if t.body_dofnum[b] > 0 {
@@ -425,7 +426,7 @@ pub fn last_dof(t: &Topology, mut b: usize) -> Option<usize> {
     }
 }
 
-/// The parent of dof `d` in the tree, `None` at a root.
+/// The parent of dof `d` in the tree, `None` at a root (see [`last_dof`]).
 pub fn parent_dof(t: &Topology, d: usize) -> Option<usize> {
     let p = t.dof_parentid[d];
     (p != usize::MAX).then_some(p)

@@ -180,15 +180,15 @@ impl<S: Scalar> ContactSet<S> {
     }
 }
 
-/// World position of a body point in the frames of one node.
+/// World position `P(q)` of a body point (Eq. 9's contact point) in the frames of one node.
 #[inline]
 pub fn point_world<S: Scalar>(f: &Frames<S>, body: usize, local: &V3<S>) -> V3<S> {
     let x = &f.x[body];
     add3(&mat_vec(&x.r, local), &x.t)
 }
 
-/// Velocity of a point moved by a dof with twist `xi` at world position `x`: `ω × x + v`
-/// (the point's column of the dof Jacobian).
+/// Velocity of a point moved by a dof with twist `xi` at world position `x`: `ω × x + v` (the
+/// point's column of the dof Jacobian, `ξ̂` of Algorithms 1–3 applied to a point).
 #[inline]
 pub fn twist_point<S: Scalar>(xi: &Twist<S>, x: &V3<S>) -> V3<S> {
     let w = [xi[0], xi[1], xi[2]];
@@ -262,7 +262,8 @@ pub fn point_terms<S: Scalar>(
     }
 }
 
-/// Penetration depth `r − n·(x − o)` of a point of radius `r` at `x` (negative when apart).
+/// Penetration depth `r − n·(x − o)` of a point of radius `r` at `x` (negative when apart):
+/// Eq. 9's `d` before its clamp at zero.
 #[inline]
 pub fn depth<S: Scalar>(pl: &Plane<S>, x: &V3<S>, radius: S) -> S {
     radius - dot3(&pl.normal, &sub3(x, &pl.origin))
