@@ -15,11 +15,12 @@
 use diffmj::model::{Integrator, Model};
 use diffmj::pbad::{mechanical_energy, PbadOptimizer, PbadOptions};
 use diffmj::{mjcf, Data};
-use plotters::prelude::*;
 use std::io::Write;
 use std::time::Instant;
 
-type R<T> = Result<T, Box<dyn std::error::Error>>;
+#[path = "pbad_common/mod.rs"]
+mod common;
+use common::{font, plot, R};
 
 /// An integrator under test.
 #[derive(Clone, Copy, Debug)]
@@ -57,13 +58,14 @@ impl Integ {
 }
 
 /// One simulation: energies (if recorded), wall time spent in `step`, steps done, whether it
-/// stayed stable, and the optimizer iterations.
+/// stayed stable, the optimizer iterations and the PBAD steps that did not converge.
 struct Run {
     energy: Vec<(f64, f64)>,
     step_secs: f64,
     steps: usize,
     stable: bool,
     iterations: usize,
+    unconverged: usize,
     /// Energy at the start and at the last checked step.
     e_first_last: (f64, f64),
 }
@@ -105,6 +107,7 @@ fn simulate_limit(m: &Model<f64>, t_end: f64, record: bool, check: bool, limit: 
         steps: 0,
         stable: true,
         iterations: 0,
+        unconverged: 0,
         e_first_last: (e0, e0),
     };
     for _ in 0..n {
@@ -118,6 +121,7 @@ fn simulate_limit(m: &Model<f64>, t_end: f64, record: bool, check: bool, limit: 
         run.steps += 1;
         if let Some(w) = &d.pbad {
             run.iterations += w.stats.iterations;
+            run.unconverged = w.stats.unconverged_steps;
         }
         if record || check {
             if diffmj::forward(m, &mut d).is_err() {
@@ -136,94 +140,6 @@ fn simulate_limit(m: &Model<f64>, t_end: f64, record: bool, check: bool, limit: 
         }
     }
     run
-}
-
-fn font() -> R<()> {
-    plotters::style::register_font(
-        "sans-serif",
-        FontStyle::Normal,
-        include_bytes!("../assets/DejaVuSans.ttf"),
-    )
-    .map_err(|_| "the bundled font could not be loaded")?;
-    Ok(())
-}
-
-const COLORS: [RGBColor; 6] = [
-    RGBColor(200, 30, 30),
-    RGBColor(30, 60, 200),
-    RGBColor(20, 150, 40),
-    RGBColor(0, 0, 0),
-    RGBColor(160, 60, 200),
-    RGBColor(230, 140, 0),
-];
-
-/// Line plot of several named series.
-fn plot(
-    path: &str,
-    title: &str,
-    xl: &str,
-    yl: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-    logxy: (bool, bool),
-) -> R<()> {
-    let tr = |v: f64, log: bool| if log { v.max(1e-300).log10() } else { v };
-    let pts: Vec<(f64, f64)> = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|&(x, y)| (tr(x, logxy.0), tr(y, logxy.1))))
-        .filter(|p| p.0.is_finite() && p.1.is_finite())
-        .collect();
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in &pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let pad = ((y1 - y0) * 0.05).max(1e-9);
-    let root = BitMapBackend::new(path, (1000, 560)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let xd = if logxy.0 {
-        format!("log10 {xl}")
-    } else {
-        xl.into()
-    };
-    let yd = if logxy.1 {
-        format!("log10 {yl}")
-    } else {
-        yl.into()
-    };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, (y0 - pad)..(y1 + pad))?;
-    chart.configure_mesh().x_desc(xd).y_desc(yd).draw()?;
-    for (k, (name, s)) in series.iter().enumerate() {
-        let c = COLORS[k % COLORS.len()];
-        let p: Vec<(f64, f64)> = s
-            .iter()
-            .map(|&(x, y)| (tr(x, logxy.0), tr(y, logxy.1)))
-            .filter(|p| p.0.is_finite() && p.1.is_finite())
-            .collect();
-        chart
-            .draw_series(LineSeries::new(p.clone(), c.stroke_width(2)))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-        if p.len() < 20 {
-            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
-        }
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()?;
-    root.present()?;
-    Ok(())
 }
 
 /// A chain of `n` links of length `len` with 2-DOF ball joints, as `models/pbad/chain10.xml`.
@@ -293,9 +209,10 @@ fn main() -> R<()> {
         let e0 = r.energy[0].1;
         let e_end = r.energy.last().map_or(f64::NAN, |p| p.1);
         println!(
-            "{} steps, {:.2} s of stepping, energy {e0:.4} → {e_end:.4} J{}",
+            "{} steps, {:.2} s of stepping, energy {e0:.4} → {e_end:.4} J, {} unconverged steps{}",
             r.steps,
             r.step_secs,
+            r.unconverged,
             if r.stable {
                 ""
             } else {
@@ -338,10 +255,14 @@ fn main() -> R<()> {
             );
             std::io::stdout().flush()?;
             let r = simulate(&m, t, true, false);
+            let (e0, e1) = (r.energy[0].1, r.energy.last().map_or(f64::NAN, |p| p.1));
             println!(
-                "{} steps, {:.2} s{}",
+                "{} steps, {:.2} s, energy {e0:.3} → {e1:.3} J, {:.1} iterations per step, {} \
+                 unconverged steps{}",
                 r.steps,
                 r.step_secs,
+                r.iterations as f64 / r.steps.max(1) as f64,
+                r.unconverged,
                 if r.stable { "" } else { " (diverged)" }
             );
             for &(t, e) in &r.energy {
@@ -367,12 +288,13 @@ fn main() -> R<()> {
         Integ::Pbad(2, lm),
         Integ::Pbad(2, PbadOptimizer::Lbfgs),
         Integ::Pbad(3, lm),
+        Integ::Pbad(4, lm),
     ];
     let t_sweep = 4.0;
     let mut csv = std::fs::File::create(format!("{dir}/step_sweep.csv"))?;
     writeln!(
         csv,
-        "integrator,h,stable,steps,us_per_step,iterations_per_step"
+        "integrator,h,stable,steps,us_per_step,iterations_per_step,unconverged_steps"
     )?;
     let mut per_step = Vec::new();
     for integ in sweep {
@@ -385,17 +307,26 @@ fn main() -> R<()> {
             let its = r.iterations as f64 / r.steps.max(1) as f64;
             writeln!(
                 csv,
-                "{},{h},{},{},{us:.3},{its:.2}",
+                "{},{h},{},{},{us:.3},{its:.2},{}",
                 integ.label(),
                 r.stable,
-                r.steps
+                r.steps,
+                r.unconverged
             )?;
-            line += &format!(" {}", if r.stable { "✓" } else { "✗" });
+            // ✓ stable; ~ stable, but some PBAD steps did not converge; ✗ unstable
+            line += &format!(
+                " {}",
+                match (r.stable, r.unconverged) {
+                    (false, _) => "✗",
+                    (true, 0) => "✓",
+                    _ => "~",
+                }
+            );
             if r.stable {
                 pts.push((h, us));
             }
         }
-        println!("{line}   (h = {steps:?}, {t_sweep} s each)");
+        println!("{line}   (h = {steps:?}, {t_sweep} s each; ~: stable with unconverged steps)");
         per_step.push((integ.label(), pts));
     }
     plot(
@@ -517,7 +448,7 @@ fn main() -> R<()> {
     let mut csv = std::fs::File::create(format!("{dir}/optimizers.csv"))?;
     writeln!(
         csv,
-        "links,integrator,iterations_per_step,ms_per_step,stable"
+        "links,integrator,iterations_per_step,ms_per_step,stable,unconverged_steps"
     )?;
     let mut its_series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut ms_series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
@@ -539,7 +470,13 @@ fn main() -> R<()> {
             let r = simulate(&m, 2.0, false, true);
             let its = r.iterations as f64 / r.steps.max(1) as f64;
             let ms = 1e3 * r.step_secs / r.steps.max(1) as f64;
-            writeln!(csv, "{n},{},{its:.2},{ms:.4},{}", integ.label(), r.stable)?;
+            writeln!(
+                csv,
+                "{n},{},{its:.2},{ms:.4},{},{}",
+                integ.label(),
+                r.stable,
+                r.unconverged
+            )?;
             line += &format!(" {} {its:.1} it {ms:.2} ms;", integ.label(),);
             its_series[k].1.push((n as f64, its));
             ms_series[k].1.push((n as f64, ms));

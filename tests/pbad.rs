@@ -6,6 +6,7 @@ use argmin::core::{CostFunction, Gradient};
 use diffmj::model::{Integrator, Model};
 use diffmj::pbad::chain::{kinematics, retract, Chain, Frames};
 use diffmj::pbad::collocation::Scheme;
+use diffmj::pbad::contact::{depth, point_world};
 use diffmj::pbad::inertial::{inertial_gradient, inertial_integral};
 use diffmj::pbad::objective::{Form, ObjScratch, Objective};
 use diffmj::pbad::residual::Eval;
@@ -61,6 +62,45 @@ fn random_eval(m: &Model<f64>, order: usize, seed: u64) -> (Chain<f64>, Scheme, 
         ev.tau_ext[k] = 0.3 * rng.next();
     }
     (c, sc, ev)
+}
+
+/// An evaluator on `models/pbad/contact.xml` whose nodes lie within 0.01 of the reference
+/// pose (where the leg ends dip 1–3 cm into the tilted floor), with the isotropic and
+/// anisotropic drag and the penalty contact of Eq. 9 on.
+fn contact_eval(order: usize, seed: u64) -> (Model<f64>, Chain<f64>, Scheme, Eval<f64>) {
+    let m = load("contact");
+    let sc = Scheme::new(order).unwrap();
+    let mut c = Chain::new(&m);
+    c.fill(&m, |x| x);
+    let mut ev = Eval::new(&m, &sc);
+    ev.set_moments(&c);
+    ev.h = 0.03;
+    ev.drag = 0.3;
+    ev.drag_axes = [3.0, 20.0, 10.0];
+    ev.contact = [800.0, 2e4];
+    let mut rng = Lcg(seed);
+    for j in 0..sc.tau.len() {
+        let x: Vec<f64> = (0..m.nv).map(|_| 0.01 * rng.next()).collect();
+        retract(&m, &m.qpos0, &x, &mut ev.q[j]);
+        ev.update_node(&m, &c, j);
+    }
+    for k in 0..m.nv {
+        ev.tau_ext[k] = 0.3 * rng.next();
+    }
+    (m, c, sc, ev)
+}
+
+/// Number of contact points of `ev`'s node `n` that penetrate a plane.
+fn penetrating(c: &Chain<f64>, ev: &Eval<f64>, n: usize) -> usize {
+    c.contact
+        .pairs
+        .iter()
+        .filter(|&&(p, pl)| {
+            let pt = &c.contact.points[p];
+            let x = point_world(&ev.frames[n], pt.body, &pt.local);
+            depth(&c.contact.planes[pl], &x, pt.radius) > 0.0
+        })
+        .count()
 }
 
 fn max_abs(v: &[f64]) -> f64 {
@@ -210,6 +250,109 @@ fn energy_gradient_matches_central_differences() {
         let rel = max_abs(&err) / max_abs(&fd);
         println!("{name}: energy gradient relative error {rel:.2e}");
         assert!(rel < 1e-6, "{name}: gradient {g:?} fd {fd:?}");
+    }
+}
+
+/// The penalty contact energy of Eq. 9 and the anisotropic drag: the gradient of the order-2
+/// energy (the residual) matches central finite differences of the energy on a model where 3
+/// of the contact points dip into a tilted floor with tangential velocity, and the contact
+/// and drag terms are a sizeable part of that gradient (so a wrong or missing term would
+/// show).
+#[test]
+fn contact_energy_gradient_matches_central_differences() {
+    let (m, c, sc, mut ev) = contact_eval(2, 5);
+    for e in 0..m.nv {
+        if diffmj::pbad::chain::chart_block(&m, e).is_some() {
+            ev.tau_ext[e] = 0.0;
+        }
+    }
+    let pen = penetrating(&c, &ev, 2);
+    assert!(
+        pen >= 3 && pen < c.contact.pairs.len(),
+        "{pen} of {} points penetrate",
+        c.contact.pairs.len()
+    );
+    let mut g = vec![0.0; m.nv];
+    ev.residual(&m, &c, &sc, 0, &mut g);
+    let q2 = ev.q[2].clone();
+    let eps = 1e-6;
+    let mut fd = vec![0.0; m.nv];
+    for (e, f) in fd.iter_mut().enumerate() {
+        nudge(&m, &c, &mut ev, &q2, 2, e, eps);
+        let ep = ev.energy(&m, &c, &sc);
+        nudge(&m, &c, &mut ev, &q2, 2, e, -eps);
+        let em = ev.energy(&m, &c, &sc);
+        *f = (ep - em) / (2.0 * eps);
+    }
+    nudge(&m, &c, &mut ev, &q2, 2, 0, 0.0);
+    let err: Vec<f64> = g.iter().zip(&fd).map(|(a, b)| a - b).collect();
+    let rel = max_abs(&err) / max_abs(&fd);
+    // the same gradient without contact, and without the anisotropic drag
+    let mut parts = Vec::new();
+    for (contact, axes) in [([0.0; 2], ev.drag_axes), (ev.contact, [0.0; 3])] {
+        let mut e2 = ev.clone();
+        e2.contact = contact;
+        e2.drag_axes = axes;
+        let mut g2 = vec![0.0; m.nv];
+        e2.residual(&m, &c, &sc, 0, &mut g2);
+        let d: Vec<f64> = g.iter().zip(&g2).map(|(a, b)| a - b).collect();
+        parts.push(max_abs(&d) / max_abs(&g));
+    }
+    println!(
+        "contact: energy gradient relative error {rel:.2e}; {pen} points penetrate; share of \
+         the gradient: contact {:.2e}, anisotropic drag {:.2e}",
+        parts[0], parts[1]
+    );
+    assert!(rel < 1e-6, "gradient {g:?} fd {fd:?}");
+    assert!(parts[0] > 0.05 && parts[1] > 0.01, "{parts:?}");
+}
+
+/// The Jacobian blocks of the collocation residuals with the penalty contact of Eq. 9 and the
+/// anisotropic drag (orders 2–4) match central finite differences of the residuals.
+#[test]
+fn contact_residual_jacobian_matches_central_differences() {
+    for order in 2..=4 {
+        let (m, c, sc, mut ev) = contact_eval(order, 19 + order as u64);
+        let nv = m.nv;
+        let nn = sc.nnew();
+        for i in 0..nn {
+            let pen = penetrating(&c, &ev, i + 2);
+            assert!(pen >= 3, "K={order} node {i}: {pen} points penetrate");
+        }
+        let mut worst: f64 = 0.0;
+        for j in 0..nn {
+            let qj = ev.q[j + 2].clone();
+            for e in 0..nv {
+                let eps = 1e-6;
+                let mut rp = vec![vec![0.0; nv]; nn];
+                let mut rm = vec![vec![0.0; nv]; nn];
+                nudge(&m, &c, &mut ev, &qj, j + 2, e, eps);
+                for (i, r) in rp.iter_mut().enumerate() {
+                    ev.residual(&m, &c, &sc, i, r);
+                }
+                nudge(&m, &c, &mut ev, &qj, j + 2, e, -eps);
+                for (i, r) in rm.iter_mut().enumerate() {
+                    ev.residual(&m, &c, &sc, i, r);
+                }
+                nudge(&m, &c, &mut ev, &qj, j + 2, e, 0.0);
+                let mut blk = vec![0.0; nv * nv];
+                for i in 0..nn {
+                    ev.jacobian(&m, &c, &sc, i, j, true, &mut blk);
+                    let scale = max_abs(&blk).max(1.0);
+                    for d in 0..nv {
+                        let fd = (rp[i][d] - rm[i][d]) / (2.0 * eps);
+                        let err = (fd - blk[d * nv + e]).abs() / scale;
+                        worst = worst.max(err);
+                        assert!(
+                            err < 1e-6,
+                            "K={order} block ({i},{j}) entry ({d},{e}): analytic {} fd {fd}",
+                            blk[d * nv + e]
+                        );
+                    }
+                }
+            }
+        }
+        println!("contact K={order}: Jacobian relative error {worst:.2e}");
     }
 }
 
@@ -635,4 +778,397 @@ fn unsupported_order_is_an_error() {
         diffmj::step(&m, &mut d),
         Err(diffmj::SimError::Unsupported(_))
     ));
+}
+
+/// `PbadStats::converged` is honest: with a tolerance below round-off the optimizer stops
+/// early (no further decrease possible) and the step is counted as not converged, while at
+/// the default tolerance the same steps converge.
+#[test]
+fn convergence_flag_is_honest() {
+    for (tol, want) in [(1e-300, false), (1e-10, true)] {
+        let mut m = pbad_model("chain10", 2, PbadOptimizer::Lm, 0.01);
+        m.opt.pbad.tolerance = tol;
+        let mut d = Data::new(&m);
+        d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+        for _ in 0..3 {
+            diffmj::step(&m, &mut d).expect("step");
+        }
+        let st = d.pbad.as_ref().unwrap().stats;
+        println!(
+            "tolerance {tol:e}: residual {:.2e}, {} iterations, converged {}",
+            st.residual, st.iterations, st.converged
+        );
+        assert_eq!(st.converged, want, "tolerance {tol:e}: {st:?}");
+        assert!(st.iterations < m.opt.pbad.max_iter, "{st:?}");
+        assert_eq!(st.unconverged_steps, if want { 0 } else { 3 });
+    }
+}
+
+const FLOOR_BOX: &str = r#"<mujoco><option timestep="0.01"/><worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.052"><freejoint/><geom type="box" size="0.1 0.1 0.05" density="1000"/></body>
+    </worldbody></mujoco>"#;
+
+fn penalty_model(xml: &str, stiffness: f64, friction: f64) -> Model<f64> {
+    let mut m = mjcf::load_str(xml).unwrap();
+    m.opt.integrator = Integrator::Pbad;
+    m.opt.pbad = PbadOptions {
+        contact_stiffness: stiffness,
+        contact_friction: friction,
+        ..PbadOptions::with_order(2)
+    };
+    m
+}
+
+/// Eq. 9's normal term: a box dropped flat onto the floor comes to rest on its four bottom
+/// corners at the depth where `4 · 2 D₁ d = m g`, and without the penalty energy it falls
+/// through the floor.
+#[test]
+fn penalty_contact_holds_a_resting_box() {
+    let d1 = 5000.0;
+    let m = penalty_model(FLOOR_BOX, d1, 1e5);
+    let mut d = Data::new(&m);
+    for _ in 0..300 {
+        diffmj::step(&m, &mut d).expect("step");
+    }
+    let mass: f64 = m.body_mass.iter().sum();
+    let want = mass * 9.81 / (8.0 * d1);
+    let depth = 0.05 - d.qpos[2];
+    println!(
+        "resting box: depth {depth:.6e} m, expected m g / 8 D1 = {want:.6e} m, speed {:.1e}",
+        max_abs(&d.qvel)
+    );
+    assert!((depth - want).abs() < 1e-3 * want, "{depth} vs {want}");
+    assert!(max_abs(&d.qvel) < 1e-5, "{:?}", d.qvel);
+    let m0 = penalty_model(FLOOR_BOX, 0.0, 0.0);
+    let mut d = Data::new(&m0);
+    let mut err = None;
+    for _ in 0..300 {
+        if let Err(e) = diffmj::step(&m0, &mut d) {
+            err = Some(e);
+            break;
+        }
+    }
+    // MuJoCo's own contact is then an active constraint row PBAD does not model
+    assert!(
+        matches!(err, Some(diffmj::SimError::Unsupported(_))),
+        "{err:?}"
+    );
+}
+
+/// Eq. 9's friction term: a box sliding on the floor at 0.2 m/s is slowed to under a third of
+/// its speed within 2 s, and keeps its speed without the friction term (`D₂ = 0`).
+#[test]
+fn penalty_friction_slows_a_sliding_box() {
+    let mut speeds = Vec::new();
+    for friction in [2e6, 0.0] {
+        let m = penalty_model(FLOOR_BOX, 5000.0, friction);
+        let mut d = Data::new(&m);
+        // settle, then push
+        for _ in 0..100 {
+            diffmj::step(&m, &mut d).expect("step");
+        }
+        d.qvel[0] = 0.2;
+        for _ in 0..200 {
+            diffmj::step(&m, &mut d).expect("step");
+        }
+        println!(
+            "friction {friction:e}: speed after 2 s {:.4} m/s",
+            d.qvel[0]
+        );
+        speeds.push(d.qvel[0]);
+    }
+    assert!(speeds[0] > 0.0 && speeds[0] < 0.2 / 3.0, "{speeds:?}");
+    assert!((speeds[1] - 0.2).abs() < 1e-6, "{speeds:?}");
+}
+
+/// Bad input for the penalty contact is a typed error: a negative or non-finite coefficient,
+/// a geom without contact points (a cylinder) that may touch the floor, and a contact between
+/// two bodies, which Eq. 9 (against the world's planes) does not model.
+#[test]
+fn penalty_contact_bad_input_is_an_error() {
+    let unsupported = |m: &Model<f64>| {
+        let mut d = Data::new(m);
+        let mut r = Ok(());
+        for _ in 0..100 {
+            r = diffmj::step(m, &mut d);
+            if r.is_err() {
+                break;
+            }
+        }
+        matches!(r, Err(diffmj::SimError::Unsupported(_)))
+    };
+    for (k, f) in [(-1.0, 0.0), (f64::NAN, 0.0), (1.0, f64::INFINITY)] {
+        assert!(unsupported(&penalty_model(FLOOR_BOX, k, f)), "{k} {f}");
+    }
+    let cylinder = FLOOR_BOX.replace(
+        "type=\"box\" size=\"0.1 0.1 0.05\"",
+        "type=\"cylinder\" size=\"0.1 0.05\"",
+    );
+    assert!(unsupported(&penalty_model(&cylinder, 5000.0, 0.0)));
+    let two_boxes = FLOOR_BOX.replace(
+        "</body>",
+        "</body><body pos=\"0 0 0.16\"><freejoint/><geom type=\"box\" size=\"0.05 0.05 0.05\"/></body>",
+    );
+    let m = penalty_model(&two_boxes, 5000.0, 0.0);
+    assert!(unsupported(&m));
+    // and the same two boxes apart are fine
+    let apart = two_boxes.replace("0 0 0.16", "1 0 0.052");
+    assert!(!unsupported(&penalty_model(&apart, 5000.0, 0.0)));
+}
+
+/// The swimmer's gait (as in `examples/pbad_swimmer.rs`): servo targets of its three hinges.
+fn swimmer_gait(t: f64) -> [f64; 3] {
+    let lag = 2.0 * std::f64::consts::PI / 3.0;
+    let w = 2.0 * std::f64::consts::PI * t;
+    [0, 1, 2].map(|j| 0.7 * t.min(1.0) * (w - j as f64 * lag).sin())
+}
+
+/// Centre of mass of the model at `d`'s configuration.
+fn com_of(m: &Model<f64>, d: &mut Data<f64>) -> [f64; 3] {
+    diffmj::engine::kinematics::kinematics(m, d);
+    let total: f64 = m.body_mass.iter().sum();
+    let mut c = [0.0; 3];
+    for b in 1..m.nbody {
+        for (ck, xk) in c.iter_mut().zip(&d.xipos[b]) {
+            *ck += m.body_mass[b] * xk / total;
+        }
+    }
+    c
+}
+
+/// Section 6.2's swimmer: under a travelling-wave gait the 4-link swimmer moves head first
+/// (more than half a metre in 5 s) with anisotropic drag, PBAD-2 and PBAD-3 agreeing within 5 %,
+/// while with isotropic drag (`−b ρ v` at every point, a force `−b m v_com` on the centre of
+/// mass) or no drag its centre of mass stays where it was.
+#[test]
+fn swimmer_swims_only_with_anisotropic_drag() {
+    let mut moved = Vec::new();
+    for (order, drag, axes) in [
+        (2, 0.0, [1.0, 20.0, 20.0]),
+        (3, 0.0, [1.0, 20.0, 20.0]),
+        (2, 41.0 / 3.0, [0.0; 3]),
+        (2, 0.0, [0.0; 3]),
+    ] {
+        let mut m = pbad_model("swimmer", order, PbadOptimizer::Lm, 0.02);
+        m.opt.pbad.drag = drag;
+        m.opt.pbad.drag_axes = axes;
+        let mut d = Data::new(&m);
+        let c0 = com_of(&m, &mut d);
+        for _ in 0..250 {
+            d.ctrl.copy_from_slice(&swimmer_gait(d.time));
+            diffmj::step(&m, &mut d).expect("step");
+        }
+        let c = com_of(&m, &mut d);
+        let st = d.pbad.as_ref().unwrap().stats;
+        println!(
+            "PBAD-{order} drag {drag:.2} axes {axes:?}: centre of mass moved {:+.4e} m along x, \
+             {:+.1e} along y; {} unconverged steps",
+            c[0] - c0[0],
+            c[1] - c0[1],
+            st.unconverged_steps
+        );
+        assert_eq!(st.unconverged_steps, 0);
+        moved.push((c[0] - c0[0], c[1] - c0[1]));
+    }
+    assert!(moved[0].0 > 0.5, "{moved:?}");
+    assert!((moved[1].0 / moved[0].0 - 1.0).abs() < 0.05, "{moved:?}");
+    for k in [2, 3] {
+        assert!(
+            moved[k].0.abs() < 1e-5 && moved[k].1.abs() < 1e-5,
+            "{moved:?}"
+        );
+    }
+}
+
+/// The spider's trot (as in `examples/pbad_spider.rs`): targets of the 12 servos.
+fn spider_trot(t: f64) -> [f64; 12] {
+    let mut u = [0.0; 12];
+    for l in 0..4 {
+        let alpha = (45.0 + 90.0 * l as f64).to_radians();
+        let phi = if l % 2 == 0 {
+            0.0
+        } else {
+            std::f64::consts::PI
+        };
+        let s = 2.0 * std::f64::consts::PI * t + phi;
+        let lift = 0.35 * (-s.sin()).max(0.0);
+        u[3 * l] = -t.min(1.0) * 0.35 * s.cos() * alpha.sin().signum();
+        u[3 * l + 1] = -t.min(1.0) * lift;
+        u[3 * l + 2] = t.min(1.0) * lift;
+    }
+    u
+}
+
+/// Section 6.2's spider on the penalty floor of Eq. 9: trotting for 5 s it stays up (torso
+/// above 10 cm, no contact point deeper than 15 mm) and moves forward by more than 20 cm;
+/// without the friction term it slips in place (under 2 cm); without the penalty energy
+/// (contacts off) it sinks through the floor.
+#[test]
+fn spider_walks_on_the_penalty_floor() {
+    let run = |stiffness: f64, friction: f64| {
+        let mut m = pbad_model("spider", 2, PbadOptimizer::Lm, 0.01);
+        m.opt.pbad.contact_stiffness = stiffness;
+        m.opt.pbad.contact_friction = friction;
+        if stiffness == 0.0 {
+            m.opt.disableflags |= diffmj::model::disable::CONTACT;
+        }
+        let mut c = Chain::new(&m);
+        c.fill(&m, |x| x);
+        let mut d = Data::new(&m);
+        let (mut zmin, mut deepest) = (f64::INFINITY, 0.0f64);
+        for _ in 0..500 {
+            d.ctrl.copy_from_slice(&spider_trot(d.time));
+            diffmj::step(&m, &mut d).expect("step");
+            zmin = zmin.min(d.qpos[2]);
+            let mut ev = Eval::new(&m, &Scheme::new(2).unwrap());
+            ev.q[0].copy_from_slice(&d.qpos);
+            ev.update_node(&m, &c, 0);
+            for &(p, pl) in &c.contact.pairs {
+                let pt = &c.contact.points[p];
+                let x = point_world(&ev.frames[0], pt.body, &pt.local);
+                deepest = deepest.max(depth(&c.contact.planes[pl], &x, pt.radius));
+            }
+        }
+        println!(
+            "spider D1 {stiffness} c_f {friction:e}: moved {:+.4} m along x, lowest torso \
+             {zmin:.4} m, deepest point {:.2} mm",
+            d.qpos[0],
+            1e3 * deepest
+        );
+        (d.qpos[0], zmin, deepest)
+    };
+    let walk = run(2000.0, 2e7);
+    assert!(walk.0 > 0.2, "{walk:?}");
+    assert!(walk.1 > 0.1 && walk.2 < 0.015, "{walk:?}");
+    let slip = run(2000.0, 0.0);
+    assert!(slip.0.abs() < 0.02 && slip.1 > 0.1, "{slip:?}");
+    let sink = run(0.0, 0.0);
+    assert!(sink.1 < -0.5, "{sink:?}");
+}
+
+/// Exact derivatives through the penalty contact of Eq. 9 and the anisotropic drag on dual
+/// numbers: `∂qpos/∂qvel₀` after 10 steps of PBAD-2 and PBAD-3 of the spider, started with its
+/// feet 5 mm in the floor and random joint velocities (so they slide), matches central finite
+/// differences of the `f64` simulation, every step converged. (PBAD-3 runs with a hundredth of
+/// the friction: with the spider's friction its collocation residuals keep a local minimum
+/// above the tolerance in some steps, and a step that did not converge has no derivative.)
+#[test]
+fn dual_derivative_through_contact_matches_finite_differences() {
+    for (order, friction) in [(2, 2e7), (3, 2e5)] {
+        let mut m = pbad_model("spider", order, PbadOptimizer::Lm, 0.01);
+        m.opt.pbad.contact_stiffness = 2000.0;
+        m.opt.pbad.contact_friction = friction;
+        m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
+        let md = m.cast::<Dual64>();
+        let mut rng = Lcg(71);
+        let v0: Vec<f64> = (0..m.nv).map(|_| 0.3 * rng.next()).collect();
+        let mut q0 = m.qpos0.clone();
+        q0[2] = 0.15;
+        let mut c = Chain::new(&m);
+        c.fill(&m, |x| x);
+        let mut ev = Eval::new(&m, &Scheme::new(2).unwrap());
+        ev.q[0].copy_from_slice(&q0);
+        ev.update_node(&m, &c, 0);
+        assert!(penetrating(&c, &ev, 0) >= 4);
+        let run = |seed: usize, s: f64| {
+            let mut d = Data::new(&m);
+            d.qpos.copy_from_slice(&q0);
+            d.qvel.copy_from_slice(&v0);
+            d.qvel[seed] += s;
+            for _ in 0..10 {
+                diffmj::step(&m, &mut d).expect("step");
+            }
+            assert_eq!(d.pbad.as_ref().unwrap().stats.unconverged_steps, 0);
+            d.qpos
+        };
+        let mut worst: f64 = 0.0;
+        let mut size: f64 = 0.0;
+        for seed in [0, 2, 9] {
+            let mut dd = Data::new(&md);
+            for (a, b) in dd.qpos.iter_mut().zip(&q0) {
+                *a = Dual64::from(*b);
+            }
+            for (a, b) in dd.qvel.iter_mut().zip(&v0) {
+                *a = Dual64::from(*b);
+            }
+            dd.qvel[seed].eps = 1.0;
+            for _ in 0..10 {
+                diffmj::step(&md, &mut dd).expect("dual step");
+            }
+            // the steps are solved to 1e-10: a larger difference step keeps that noise out
+            let eps = 1e-5;
+            let (qp, qm) = (run(seed, eps), run(seed, -eps));
+            for k in 0..m.nq {
+                let fd = (qp[k] - qm[k]) / (2.0 * eps);
+                worst = worst.max((fd - dd.qpos[k].eps).abs());
+                size = size.max(fd.abs());
+            }
+        }
+        println!(
+            "PBAD-{order} with contact: dual vs finite-difference derivative error {worst:.2e} \
+             (largest derivative {size:.2e})"
+        );
+        assert!(worst < 1e-5 * size.max(1.0), "PBAD-{order}: {worst}");
+    }
+}
+
+/// Spectral radius of the step matrix of collocation order `order` on `q̈ = −ω² q` at `z = hω`:
+/// the map from the two history nodes to the next step's two history nodes.
+fn oscillator_radius(order: usize, z: f64) -> f64 {
+    let sc = Scheme::new(order).unwrap();
+    let nn = sc.nnew();
+    let a = nalgebra::DMatrix::from_fn(nn, nn, |i, j| {
+        sc.d2[i][j + 2] + if i == j { z * z } else { 0.0 }
+    });
+    let b = nalgebra::DMatrix::from_fn(nn, 2, |i, j| -sc.d2[i][j]);
+    let s = a.lu().solve(&b).unwrap();
+    // next history: (q_{k+1−α}, q_{k+1}) = the last two new nodes; for order 2 (q_k, q_{k+1})
+    let (m00, m01, m10, m11) = if order == 2 {
+        (0.0, 1.0, s[(0, 0)], s[(0, 1)])
+    } else {
+        (
+            s[(nn - 2, 0)],
+            s[(nn - 2, 1)],
+            s[(nn - 1, 0)],
+            s[(nn - 1, 1)],
+        )
+    };
+    let (tr, det) = (m00 + m11, m00 * m11 - m01 * m10);
+    let disc = tr * tr - 4.0 * det;
+    if disc < 0.0 {
+        det.sqrt()
+    } else {
+        (0.5 * (tr.abs() + disc.sqrt())).max(0.5 * (tr.abs() - disc.sqrt()).abs())
+    }
+}
+
+/// The linear stability of the collocation orders on the oscillator `q̈ = −ω² q`: orders 2 and 3
+/// never amplify (spectral radius ≤ 1 for hω from 0.01 to 1000), order 4 does between
+/// hω ≈ 0.03 and 6.8, most at hω ≈ 3 (radius 1.28): the method, not the solver, limits PBAD-4
+/// at moderate steps.
+#[test]
+fn collocation_step_matrices_on_the_oscillator() {
+    let zs: Vec<f64> = (0..=500)
+        .map(|k| 0.01 * 1e5f64.powf(k as f64 / 500.0))
+        .collect();
+    for order in [2, 3] {
+        let worst = zs
+            .iter()
+            .map(|&z| oscillator_radius(order, z))
+            .fold(0.0, f64::max);
+        println!("order {order}: largest spectral radius {worst:.12}");
+        assert!(worst <= 1.0 + 1e-9, "order {order}: {worst}");
+    }
+    let r3 = oscillator_radius(4, 3.0);
+    let unstable: Vec<f64> = zs
+        .iter()
+        .copied()
+        .filter(|&z| oscillator_radius(4, z) > 1.0 + 1e-9)
+        .collect();
+    let (lo, hi) = (unstable[0], unstable[unstable.len() - 1]);
+    println!("order 4: radius {r3:.4} at hω = 3, above 1 for hω in [{lo:.3}, {hi:.3}]");
+    assert!(r3 > 1.25 && r3 < 1.3, "{r3}");
+    assert!(lo < 0.05 && hi > 6.5 && hi < 7.0, "{lo} {hi}");
+    assert!(oscillator_radius(4, 10.0) < 1.0);
 }

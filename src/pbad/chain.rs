@@ -8,6 +8,7 @@
 //! axis for a translation). Ball joints and the rotation of free joints use a local chart at the
 //! current configuration, `q ⊗ exp(δ)` in the body frame, whose twists are the body axes.
 
+use super::contact::ContactSet;
 use crate::math::*;
 use crate::model::{disable, JointType, Model, Topology};
 use crate::scalar::Scalar;
@@ -123,6 +124,8 @@ pub struct Chain<S> {
     pub dof_armature: Vec<S>,
     /// Gravity (zero when disabled).
     pub gravity: V3<S>,
+    /// Contact points and planes of the penalty energy of Eq. 9 (Section 6.2).
+    pub contact: ContactSet<S>,
 }
 
 impl<S: Scalar> Chain<S> {
@@ -140,12 +143,13 @@ impl<S: Scalar> Chain<S> {
             dof_damping: vec![S::zero(); m.nv],
             dof_armature: vec![S::zero(); m.nv],
             gravity: zero3(),
+            contact: ContactSet::new(m),
         }
     }
 
     /// Copy the model's parameters through `f` (identity, or the real part): moment matrices
     /// from `body_mass`, `body_inertia`, `body_ipos`, `body_iquat`; springs, damping and
-    /// gravity honour the model's disable flags.
+    /// gravity honour the model's disable flags; contact points and planes from the geoms.
     pub fn fill<T: Scalar>(&mut self, m: &Model<T>, f: impl Fn(T) -> S) {
         let v3 = |v: &V3<T>| [f(v[0]), f(v[1]), f(v[2])];
         let q4 = |q: &Quat<T>| [f(q[0]), f(q[1]), f(q[2]), f(q[3])];
@@ -187,6 +191,7 @@ impl<S: Scalar> Chain<S> {
         } else {
             v3(&m.opt.gravity)
         };
+        self.contact.fill(m, &f);
     }
 }
 
@@ -403,4 +408,26 @@ pub fn chart_block(t: &Topology, dof: usize) -> Option<usize> {
         JointType::Free if dof >= da + 3 => Some(da + 3),
         _ => None,
     }
+}
+
+/// The last dof on the path from the world to body `b` (its own last dof, or its nearest
+/// ancestor's), `None` if no dof moves the body. With [`parent_dof`] it walks the dofs whose
+/// twists move a point of `b` (the nonzero columns of the point's Jacobian, the path that the
+/// backward passes of Algorithms 1–3 sum over).
+pub fn last_dof(t: &Topology, mut b: usize) -> Option<usize> {
+    loop {
+        if t.body_dofnum[b] > 0 {
+            return Some(t.body_dofadr[b] + t.body_dofnum[b] - 1);
+        }
+        if b == 0 {
+            return None;
+        }
+        b = t.body_parentid[b];
+    }
+}
+
+/// The parent of dof `d` in the tree, `None` at a root (see [`last_dof`]).
+pub fn parent_dof(t: &Topology, d: usize) -> Option<usize> {
+    let p = t.dof_parentid[d];
+    (p != usize::MAX).then_some(p)
 }

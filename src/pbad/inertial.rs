@@ -93,9 +93,10 @@ pub fn twist2_dot<S: Scalar>(a: &Twist<S>, b: &Twist<S>, w: &Mat34<S>) -> S {
     s + x[0] * w[3] + x[1] * w[7] + x[2] * w[11]
 }
 
-/// The top three rows of `ξ̂` as a 3 × 4 matrix `[[ω]ₓ | v]`.
+/// The top three rows of `ξ̂` as a 3 × 4 matrix `[[ω]ₓ | v]` (the twist matrices contracted
+/// in Algorithms 1–3).
 #[inline]
-fn twist_rows<S: Scalar>(xi: &Twist<S>) -> Mat34<S> {
+pub fn twist_rows<S: Scalar>(xi: &Twist<S>) -> Mat34<S> {
     let z = S::zero();
     [
         z, -xi[2], xi[1], xi[3], //

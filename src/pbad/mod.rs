@@ -7,7 +7,17 @@
 //! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
 //! collocation residuals of Eq. 7. The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS
 //! (argmin), both with a decrease guarantee (damping or line search), warm-started by
-//! extrapolating the previous step's end velocity.
+//! extrapolating the previous step's end velocity. A step whose residual stays above ten times
+//! the tolerance is kept but reported ([`PbadStats::converged`]).
+//!
+//! Stability. On the oscillator `q̈ = −ω² q` the step matrix of order 4 has a spectral radius
+//! above 1 for `0.03 < hω < 6.8` (up to 1.28 at `hω ≈ 3`): order 4 is not stable at moderate
+//! steps; orders 2 and 3 stay at or below 1 for every `hω` (test
+//! `collocation_step_matrices_on_the_oscillator`). On the 10-link chain
+//! (`examples/pbad_chain.rs`) order 2 stayed stable at every step tried (1–128 ms); order 3
+//! fails where the chain whips (joint speeds of 100–400 rad/s, `h|q̇|` near 1; RK4 fails there
+//! too), the least squares of Eq. 7 then keeping local minima above the tolerance where LM
+//! stops.
 //!
 //! Select it for a model with [`Integrator::Pbad`](crate::model::Integrator::Pbad) and the
 //! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
@@ -20,14 +30,17 @@
 //! Newton step on the collocation residuals with the exact Jacobian (Algorithms 2–3) carries
 //! the derivative parts, which is the implicit-function-theorem derivative of the step.
 //!
-//! Scope: gravity, joint springs and damping, linear drag ([`PbadOptions::drag`]), applied and
-//! actuator generalized forces (held constant over a step). Contacts, constraints, tendons and
-//! fluid forces of the MuJoCo pipeline are not part of the PBAD objective; a step with active
-//! constraint rows (contacts, limits, equality, friction loss) returns
+//! Scope: gravity, joint springs and damping, linear drag ([`PbadOptions::drag`],
+//! [`PbadOptions::drag_axes`]), the penalty contact energy of Eq. 9 against the planes of the
+//! world ([`PbadOptions::contact_stiffness`], [`contact`]), applied and actuator generalized
+//! forces (held constant over a step). Constraints, tendons and fluid forces of the MuJoCo
+//! pipeline are not part of the PBAD objective; a step with active constraint rows (limits,
+//! equality, friction loss, and contacts unless the penalty contact replaces them) returns
 //! [`SimError::Unsupported`](crate::SimError::Unsupported).
 
 pub mod chain;
 pub mod collocation;
+pub mod contact;
 pub mod inertial;
 pub mod lm;
 pub mod objective;
@@ -73,6 +86,20 @@ pub struct PbadOptions {
     /// drag energy of Section 6.2 (for order 2 the potential `b/(2h) ∫ρ |P(q_{k+1}) −
     /// P(q_k)|²`, for higher orders the force with the collocation polynomial's velocity).
     pub drag: f64,
+    /// Anisotropic drag (1/s) along the x, y and z axes of every body frame, added to
+    /// [`PbadOptions::drag`]: each point of body `b` feels `−ρ R_b diag(drag_axes) R_bᵀ v`, with
+    /// the body orientation `R_b` of the start of the step (so that the order-2 drag remains a
+    /// potential of Eq. 5). Isotropic drag (Section 6.2's `D ‖v‖²`) acts on the centre of mass
+    /// as `−b m v_com` whatever the body does, so a swimmer needs this to move (Section 6.2's
+    /// swimmer).
+    pub drag_axes: [f64; 3],
+    /// `D₁` of the penalty contact energy of Eq. 9 (Section 6.2), in J/m²: a point penetrating
+    /// a plane of the world by `d` stores `D₁ d²` (normal force `2 D₁ d`). Zero turns the
+    /// penalty contact off. See [`contact`] for the contact points and obstacles.
+    pub contact_stiffness: f64,
+    /// Friction of Eq. 9 per unit step: the paper's `D₂` is `h` times this, so a penetrating
+    /// point feels the tangential force `−2 c_f d² v_∥` (see [`contact`]).
+    pub contact_friction: f64,
 }
 
 impl Default for PbadOptions {
@@ -85,6 +112,9 @@ impl Default for PbadOptions {
             lbfgs_memory: 8,
             gauss_newton: false,
             drag: 0.0,
+            drag_axes: [0.0; 3],
+            contact_stiffness: 0.0,
+            contact_friction: 0.0,
         }
     }
 }

@@ -7,13 +7,18 @@
 //! gravity (the potential `−m g·x_com` of every body), joint springs
 //! (`½ k |q ⊖ q_spring|²`), joint damping (the force `−c v` with `v` the collocation
 //! polynomial's velocity; for order 2 the backward difference, i.e. the Rayleigh potential
-//! `c |q_{k+1} ⊖ q_k|² / 2h`) and a generalized force held constant over the step (applied
-//! plus actuator forces at the start of the step).
+//! `c |q_{k+1} ⊖ q_k|² / 2h`), a generalized force held constant over the step (applied
+//! plus actuator forces at the start of the step), the drag energy of Section 6.2 (isotropic,
+//! plus optional coefficients along each body's axes) and the penalty contact energy of
+//! Eq. 9 ([`super::contact`]).
 
-use super::chain::{chart_block, difference, joint_chart, kinematics, Chain, Frames};
+use super::chain::{
+    chart_block, difference, joint_chart, kinematics, last_dof, parent_dof, Chain, Frames, Twist,
+};
 use super::collocation::Scheme;
+use super::contact::{depth, point_terms, point_world, twist_point, PointTerms};
 use super::inertial::*;
-use crate::math::{dot3, quat_sub};
+use crate::math::{dot3, quat_sub, V3};
 use crate::model::Topology;
 use crate::scalar::Scalar;
 
@@ -32,7 +37,14 @@ pub struct Eval<S> {
     /// Linear drag coefficient `b` (1/s): every point of every body feels the force `−b ρ v`
     /// (Section 6.2's drag energy, `Q = b/(2h) ∫ρ |P(q_{k+1}) − P(q_k)|²` for order 2).
     pub drag: S,
+    /// Anisotropic drag (1/s) along the x, y and z axes of each body frame, added to
+    /// [`Eval::drag`]: body `b` feels `−ρ R_b diag(drag_axes) R_bᵀ v`, with the orientation `R_b`
+    /// of the start of the step (node 1), so that the order-2 drag stays a potential of Eq. 5.
+    pub drag_axes: V3<S>,
+    /// `[D₁, c_f]` of the penalty contact energy of Eq. 9 ([`super::contact`]); zero: no contact.
+    pub contact: [S; 2],
     wbar: Vec<Mat34<S>>,
+    kbar: Vec<[S; 36]>,
     cbar: Vec<Mat44<S>>,
     mtil: Vec<Mat44<S>>,
     dq: Vec<S>,
@@ -49,7 +61,10 @@ impl<S: Scalar> Eval<S> {
             tau_ext: vec![S::zero(); t.nv],
             h: S::one(),
             drag: S::zero(),
+            drag_axes: [S::zero(); 3],
+            contact: [S::zero(); 2],
             wbar: vec![[S::zero(); 12]; t.nbody],
+            kbar: vec![[S::zero(); 36]; t.nbody],
             cbar: vec![[S::zero(); 16]; t.nbody],
             mtil: vec![[S::zero(); 16]; t.nbody],
             dq: vec![S::zero(); t.nv],
@@ -98,7 +113,8 @@ impl<S: Scalar> Eval<S> {
         let mut e = S::zero();
         self.wbar[0] = [S::zero(); 12];
         let with_drag = !self.drag.is_zero_exact();
-        let bh = self.drag / self.h;
+        let with_axes = self.has_drag_axes();
+        let ih = S::one() / self.h;
         for b in 1..t.nbody {
             let d = self.combo(b, &sc.d2[i], ih2);
             let mm = &self.mtil[b];
@@ -106,11 +122,17 @@ impl<S: Scalar> Eval<S> {
             for (sk, dk) in s.iter().zip(&d) {
                 e += *sk * *dk;
             }
-            // the drag seed b (Σ_j L_j'(τ_i) T_j / h) M̃ joins the inertial one (not the energy)
-            if with_drag {
-                let v = rows_times(&self.combo(b, &sc.d1[i], bh), mm);
-                for (sk, vk) in s.iter_mut().zip(&v) {
-                    *sk += *vk;
+            // the drag seed (b I + A_b)(Σ_j L_j'(τ_i) T_j / h) M̃ joins the inertial one (not the
+            // energy)
+            if with_drag || with_axes {
+                let v = rows_times(&self.combo(b, &sc.d1[i], ih), mm);
+                let av = self.drag_matrix(b);
+                for r in 0..3 {
+                    for col in 0..4 {
+                        s[4 * r + col] += av[3 * r] * v[col]
+                            + av[3 * r + 1] * v[4 + col]
+                            + av[3 * r + 2] * v[8 + col];
+                    }
                 }
             }
             let mo = &c.moment[b];
@@ -122,8 +144,94 @@ impl<S: Scalar> Eval<S> {
             }
             self.wbar[b] = seed_to_world(&s, &self.frames[n].x[b]);
         }
+        // Eq. 9: each penetrating point adds the world-frame seed g (x, 1)ᵀ to its body
+        for k in 0..c.contact.pairs.len() {
+            if let Some((x, _, pt)) = self.contact_point(c, sc, i, k, false) {
+                let w = &mut self.wbar[c.contact.points[c.contact.pairs[k].0].body];
+                for r in 0..3 {
+                    for col in 0..3 {
+                        w[4 * r + col] += pt.grad[r] * x[col];
+                    }
+                    w[4 * r + 3] += pt.grad[r];
+                }
+            }
+        }
         subtree_sum(t, &mut self.wbar);
         e * S::c(0.5) * self.h * self.h
+    }
+
+    /// Whether the anisotropic drag along body axes is on.
+    fn has_drag_axes(&self) -> bool {
+        self.drag_axes.iter().any(|a| !a.is_zero_exact())
+    }
+
+    /// The drag matrix `b I + R_b diag(drag_axes) R_bᵀ` of body `b` (3 × 3, row-major), with
+    /// `R_b` at the start of the step (node 1).
+    fn drag_matrix(&self, b: usize) -> [S; 9] {
+        let r = &self.frames[1].x[b].r;
+        let mut a = [S::zero(); 9];
+        for row in 0..3 {
+            for col in 0..3 {
+                let mut v = S::zero();
+                for k in 0..3 {
+                    v += r[3 * row + k] * self.drag_axes[k] * r[3 * col + k];
+                }
+                a[3 * row + col] = v;
+            }
+            a[4 * row] += self.drag;
+        }
+        a
+    }
+
+    /// Eq. 9 at contact pair `k` for new node `i`: the point's world position at the node, its
+    /// velocity (the collocation polynomial's, `Σ_j L_j'(τ_i) x_j / h`) and the point terms, or
+    /// `None` when the point does not penetrate the plane or contact is off. The depth test is
+    /// decided on the real part: at zero depth the energy and its gradient vanish continuously.
+    fn contact_point(
+        &self,
+        c: &Chain<S>,
+        sc: &Scheme,
+        i: usize,
+        k: usize,
+        gauss_newton: bool,
+    ) -> Option<(V3<S>, V3<S>, PointTerms<S>)> {
+        if self.contact[0].is_zero_exact() && self.contact[1].is_zero_exact() {
+            return None;
+        }
+        let (pi, pl) = c.contact.pairs[k];
+        let p = &c.contact.points[pi];
+        let plane = &c.contact.planes[pl];
+        let n = i + 2;
+        let x = point_world(&self.frames[n], p.body, &p.local);
+        let dep = depth(plane, &x, p.radius);
+        if dep.re() <= 0.0 {
+            return None;
+        }
+        let mut v = [S::zero(); 3];
+        let ih = S::one() / self.h;
+        for (j, &w) in sc.d1[i].iter().enumerate() {
+            if w == 0.0 {
+                continue;
+            }
+            let xj = if j == n {
+                x
+            } else {
+                point_world(&self.frames[j], p.body, &p.local)
+            };
+            for a in 0..3 {
+                v[a] += S::c(w) * ih * xj[a];
+            }
+        }
+        let pt = point_terms(
+            dep,
+            &plane.normal,
+            &v,
+            self.contact[0],
+            self.contact[1],
+            self.h,
+            gauss_newton,
+        );
+        Some((x, v, pt))
     }
 
     /// A joint-space rate of the collocation polynomial at new node `n` into `out`:
@@ -196,15 +304,27 @@ impl<S: Scalar> Eval<S> {
             e += hh * c.dof_armature[d] * acc[d] * acc[d];
         }
         self.vel = acc;
-        if !self.drag.is_zero_exact() {
-            // b/(2h) Σ_b tr(ΔT M̃ ΔTᵀ), ΔT = T_{k+1} − T_k
-            let half = S::c(0.5) * self.drag / self.h;
+        if !self.drag.is_zero_exact() || self.has_drag_axes() {
+            // 1/(2h) Σ_b tr(A_b ΔT M̃ ΔTᵀ), ΔT = T_{k+1} − T_k, A_b = b I + R_b diag(axes) R_bᵀ
+            let half = S::c(0.5) / self.h;
             for b in 1..t.nbody {
                 let dt = self.combo(b, &sc.d1[0], S::one());
                 let s = rows_times(&dt, &self.mtil[b]);
-                for (sk, dk) in s.iter().zip(&dt) {
-                    e += half * *sk * *dk;
+                let a = self.drag_matrix(b);
+                for r in 0..3 {
+                    for col in 0..4 {
+                        let asr = a[3 * r] * s[col]
+                            + a[3 * r + 1] * s[4 + col]
+                            + a[3 * r + 2] * s[8 + col];
+                        e += half * asr * dt[4 * r + col];
+                    }
                 }
+            }
+        }
+        // Eq. 9 over the contact points
+        for k in 0..c.contact.pairs.len() {
+            if let Some((_, _, pt)) = self.contact_point(c, sc, 0, k, false) {
+                e += pt.energy;
             }
         }
         difference(t, &self.q[1], &self.q[n], &mut self.dq);
@@ -247,19 +367,76 @@ impl<S: Scalar> Eval<S> {
             self.cbar[b] = cm;
         }
         subtree_sum(t, &mut self.cbar);
+        let with_axes = self.has_drag_axes() && sc.d1[i][m] != 0.0;
+        if with_axes {
+            // anisotropic drag: per body the bilinear form of two twists
+            // ξ_d, ξ_e ↦ L_j'(τ_i)/h · (ξ̂_d : A_b ξ̂_e C_bᵀ), C_b = T_i M̃ T_jᵀ, summed over subtrees
+            let w1 = S::c(sc.d1[i][m]) / self.h;
+            self.kbar[0] = [S::zero(); 36];
+            for b in 1..t.nbody {
+                let cm = cross_moment(&self.frames[n].x[b], &self.mtil[b], &self.frames[m].x[b]);
+                let mut a = self.drag_matrix(b);
+                for r in 0..3 {
+                    a[4 * r] -= self.drag;
+                }
+                self.kbar[b] = drag_axes_form(&a, &cm, w1);
+            }
+            subtree_sum(t, &mut self.kbar);
+        }
         let (fi, fj) = (&self.frames[n], &self.frames[m]);
         for e in 0..nv {
             let cb = &self.cbar[t.dof_bodyid[e]];
+            let kb = &self.kbar[t.dof_bodyid[e]];
             let mut d = e;
             loop {
                 out[d * nv + e] += twist_moment(&fi.xi[d], cb, &fj.xi[e]);
                 if d != e {
                     out[e * nv + d] += twist_moment(&fi.xi[e], cb, &fj.xi[d]);
                 }
+                if with_axes {
+                    out[d * nv + e] += twist_form(&fi.xi[d], kb, &fj.xi[e]);
+                    if d != e {
+                        out[e * nv + d] += twist_form(&fi.xi[e], kb, &fj.xi[d]);
+                    }
+                }
                 d = t.dof_parentid[d];
                 if d == usize::MAX {
                     break;
                 }
+            }
+        }
+        // Eq. 9: J_p(q_i)ᵀ (δ_ij ∂g/∂x + L_j'(τ_i)/h ∂g/∂v) J_p(q_j) at each penetrating point
+        let w1 = S::c(sc.d1[i][m]) / self.h;
+        for k in 0..c.contact.pairs.len() {
+            let Some((xn, _, pt)) = self.contact_point(c, sc, i, k, !second) else {
+                continue;
+            };
+            let mut kk = [S::zero(); 9];
+            for (a, kv) in kk.iter_mut().enumerate() {
+                *kv = w1 * pt.dgdv[a];
+                if n == m {
+                    *kv += pt.dgdx[a];
+                }
+            }
+            let p = &c.contact.points[c.contact.pairs[k].0];
+            let xm = point_world(&self.frames[m], p.body, &p.local);
+            let (fi, fj) = (&self.frames[n], &self.frames[m]);
+            let mut d = last_dof(t, p.body);
+            while let Some(dd) = d {
+                let jd = twist_point(&fi.xi[dd], &xn);
+                // row vector J_dᵀ K
+                let a = [
+                    jd[0] * kk[0] + jd[1] * kk[3] + jd[2] * kk[6],
+                    jd[0] * kk[1] + jd[1] * kk[4] + jd[2] * kk[7],
+                    jd[0] * kk[2] + jd[1] * kk[5] + jd[2] * kk[8],
+                ];
+                let mut e = last_dof(t, p.body);
+                while let Some(ee) = e {
+                    let je = twist_point(&fj.xi[ee], &xm);
+                    out[dd * nv + ee] += dot3(&a, &je);
+                    e = parent_dof(t, ee);
+                }
+                d = parent_dof(t, dd);
             }
         }
         if n == m {
@@ -352,4 +529,60 @@ pub fn spring_energy<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S]) -> S {
         }
     }
     e
+}
+
+/// The 6 × 6 bilinear form `K[α][β] = w · (Ê_α : A Ê_β Cᵀ)` over twist coordinates (`Ê` the
+/// top rows of the basis twists' matrices) of one body with drag matrix `A` (3 × 3) and cross
+/// moment `C` (4 × 4): the anisotropic-drag block of Algorithm 3, `ξ_dᵀ K ξ_e`.
+fn drag_axes_form<S: Scalar>(a: &[S; 9], cm: &Mat44<S>, w: S) -> [S; 36] {
+    let basis = |k: usize| {
+        let mut xi: Twist<S> = [S::zero(); 6];
+        xi[k] = S::one();
+        twist_rows(&xi)
+    };
+    let mut out = [S::zero(); 36];
+    for beta in 0..6 {
+        let eb = basis(beta);
+        // X = Ê_β Cᵀ (3 × 4), then Y = A X
+        let mut x = [S::zero(); 12];
+        for r in 0..3 {
+            for col in 0..4 {
+                let mut v = S::zero();
+                for k in 0..4 {
+                    v += eb[4 * r + k] * cm[4 * col + k];
+                }
+                x[4 * r + col] = v;
+            }
+        }
+        let mut y = [S::zero(); 12];
+        for r in 0..3 {
+            for col in 0..4 {
+                y[4 * r + col] =
+                    a[3 * r] * x[col] + a[3 * r + 1] * x[4 + col] + a[3 * r + 2] * x[8 + col];
+            }
+        }
+        for alpha in 0..6 {
+            let ea = basis(alpha);
+            let mut v = S::zero();
+            for (p, q) in ea.iter().zip(&y) {
+                v += *p * *q;
+            }
+            out[6 * alpha + beta] = w * v;
+        }
+    }
+    out
+}
+
+/// `ξ_aᵀ K ξ_b` for a 6 × 6 form `K` (row-major).
+#[inline]
+fn twist_form<S: Scalar>(a: &Twist<S>, k: &[S; 36], b: &Twist<S>) -> S {
+    let mut s = S::zero();
+    for r in 0..6 {
+        let mut row = S::zero();
+        for c in 0..6 {
+            row += k[6 * r + c] * b[c];
+        }
+        s += a[r] * row;
+    }
+    s
 }

@@ -8,8 +8,9 @@ use super::objective::{Form, ObjScratch, Objective};
 use super::residual::Eval;
 use super::{PbadOptimizer, PbadOptions};
 use crate::data::Data;
+use crate::engine::constraint::ConstraintType;
 use crate::engine::{SimError, MAXVAL};
-use crate::model::{Integrator, Model, Topology};
+use crate::model::{disable, GeomType, Integrator, Model, Topology};
 use crate::scalar::Scalar;
 use argmin::core::{Executor, IterState, Solver, State};
 use argmin::solver::linesearch::condition::ArmijoCondition;
@@ -28,10 +29,13 @@ pub struct PbadStats {
     /// Infinity norm of the collocation residual (times `h²` over the mean inertia) at the
     /// end of the last step.
     pub residual: f64,
-    /// Whether the last step converged: its residual is within ten times the tolerance, or
-    /// the optimizer stopped on its own criteria (gradient, step, target cost, or no further
-    /// decrease) before the iteration limit.
+    /// Whether the last step converged: its residual is within ten times the tolerance. An
+    /// optimizer that stopped early without getting there (no further decrease, a tiny step)
+    /// did not converge: the step then keeps the best point found and counts in
+    /// [`PbadStats::unconverged_steps`].
     pub converged: bool,
+    /// Steps that did not converge (see [`PbadStats::converged`]).
+    pub unconverged_steps: usize,
     /// Steps taken.
     pub steps: usize,
     /// Optimizer iterations summed over all steps.
@@ -131,7 +135,9 @@ fn bad(v: &[f64]) -> bool {
 }
 
 /// Rebuild the history nodes from `(qpos, qvel)`: node 1 is the current configuration, node 0
-/// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps).
+/// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps). With the
+/// penalty contact of Eq. 9 on, MuJoCo's contacts are off for those sub-steps and Eq. 9's
+/// generalized force at the current state acts instead.
 fn rebuild_history<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -144,6 +150,23 @@ fn rebuild_history<T: Scalar>(
     mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / NSUB as f64);
     let mut db = d.clone();
     db.pbad = None;
+    if penalty_contact(m) {
+        // the contact is Eq. 9's, not MuJoCo's: its force at the current state, held over the
+        // backward sub-steps (MuJoCo's contact integrated backwards would also turn its
+        // friction into propulsion)
+        mb.opt.disableflags |= disable::CONTACT;
+        ws.chain_t.fill(m, |x| x);
+        super::chain::kinematics(m, &ws.chain_t, &d.qpos, &mut ws.ev_t.frames[0]);
+        super::contact::generalized_force(
+            m,
+            &ws.chain_t.contact,
+            &ws.ev_t.frames[0],
+            &d.qvel,
+            contact_coefs(m).map(T::c),
+            m.opt.timestep,
+            &mut db.qfrc_applied,
+        );
+    }
     for _ in 0..NSUB {
         crate::engine::step(&mb, &mut db)?;
     }
@@ -156,21 +179,42 @@ fn rebuild_history<T: Scalar>(
 /// run at the current state (for the actuator forces), as [`crate::step`] does.
 ///
 /// Returns [`SimError::Diverged`] (state left as it was) if the new configuration is not
-/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order or when
-/// `forward` found active constraint rows (contacts, joint limits, equality constraints,
-/// friction loss), which the PBAD objective does not model: they are reported rather than
-/// silently ignored.
+/// finite or exceeds `MAXVAL`, and [`SimError::Unsupported`] for an unsupported order, a
+/// negative or non-finite option, or when `forward` found active constraint rows the PBAD
+/// objective does not model (joint limits, equality constraints, friction loss, and contacts
+/// other than those with the world's planes that the penalty energy of Eq. 9 replaces): they
+/// are reported rather than silently ignored. With the penalty contact on, a geom that may
+/// touch a plane but has no contact points is also reported.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
-    if d.nefc > 0 {
-        return Err(SimError::Unsupported(format!(
-            "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
-             contacts, limits, equality constraints or friction loss",
-            d.time.re(),
-            d.nefc,
-            d.ncon
-        )));
-    }
     let opts = m.opt.pbad;
+    check_options(&opts)?;
+    let penalty = penalty_contact(m);
+    for r in 0..d.nefc {
+        let is_contact = matches!(
+            d.efc_type[r],
+            ConstraintType::ContactFrictionless
+                | ConstraintType::ContactPyramidal
+                | ConstraintType::ContactElliptic
+        );
+        // with the penalty contact of Eq. 9, contacts with the world's planes are PBAD's own
+        let replaced = is_contact
+            && penalty
+            && d.contact.get(d.efc_id[r]).is_some_and(|c| {
+                c.geom
+                    .iter()
+                    .any(|&g| m.geom_type[g] == GeomType::Plane && m.geom_bodyid[g] == 0)
+            });
+        if !replaced {
+            return Err(SimError::Unsupported(format!(
+                "PBAD at time {:.6}: {} active constraint rows ({} contacts); PBAD models no \
+                 limits, equality constraints or friction loss, and contacts only with the \
+                 world's planes through the penalty energy of Eq. 9 (contact_stiffness)",
+                d.time.re(),
+                d.nefc,
+                d.ncon
+            )));
+        }
+    }
     let mut ws = match d.pbad.take() {
         Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
         _ => Box::new(PbadWorkspace::new(m, opts).ok_or_else(|| {
@@ -181,12 +225,71 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
         })?),
     };
     ws.opts = opts;
+    if penalty {
+        if let Some(g) = ws.chain_f.contact.unsupported {
+            let name = &m.geom_name[g];
+            d.pbad = Some(ws);
+            return Err(SimError::Unsupported(format!(
+                "PBAD penalty contact (Eq. 9): geom {g} '{name}' of type {:?} may touch a plane \
+                 but has no contact points (spheres, capsules and boxes have)",
+                m.geom_type[g]
+            )));
+        }
+    }
     let r = step_with(m, d, &mut ws);
     if r.is_err() {
         ws.valid = false;
     }
     d.pbad = Some(ws);
     r
+}
+
+/// Bad options are typed errors: a coefficient of drag or contact must be finite and not
+/// negative, the tolerance finite and positive, and at least one iteration allowed.
+fn check_options(o: &PbadOptions) -> Result<(), SimError> {
+    let coefs = [
+        ("drag", o.drag),
+        ("drag_axes[0]", o.drag_axes[0]),
+        ("drag_axes[1]", o.drag_axes[1]),
+        ("drag_axes[2]", o.drag_axes[2]),
+        ("contact_stiffness", o.contact_stiffness),
+        ("contact_friction", o.contact_friction),
+    ];
+    for (name, v) in coefs {
+        if !v.is_finite() || v < 0.0 {
+            return Err(SimError::Unsupported(format!(
+                "PBAD option {name} = {v}: must be finite and non-negative"
+            )));
+        }
+    }
+    if !o.tolerance.is_finite() || o.tolerance <= 0.0 {
+        return Err(SimError::Unsupported(format!(
+            "PBAD option tolerance = {}: must be finite and positive",
+            o.tolerance
+        )));
+    }
+    if o.max_iter == 0 {
+        return Err(SimError::Unsupported(
+            "PBAD option max_iter = 0: at least one iteration is needed".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the penalty contact of Eq. 9 is on: a positive coefficient and contacts not
+/// disabled by the model's flags.
+fn penalty_contact<T: Scalar>(m: &Model<T>) -> bool {
+    let o = &m.opt.pbad;
+    (o.contact_stiffness > 0.0 || o.contact_friction > 0.0) && !m.disabled(disable::CONTACT)
+}
+
+/// The `[D₁, c_f]` of Eq. 9 the objective uses (zero when the penalty contact is off).
+fn contact_coefs<T: Scalar>(m: &Model<T>) -> [f64; 2] {
+    if penalty_contact(m) {
+        [m.opt.pbad.contact_stiffness, m.opt.pbad.contact_friction]
+    } else {
+        [0.0; 2]
+    }
 }
 
 fn step_with<T: Scalar>(
@@ -210,6 +313,8 @@ fn step_with<T: Scalar>(
         ev.set_moments(&ws.chain_f);
         ev.h = hf;
         ev.drag = ws.opts.drag;
+        ev.drag_axes = ws.opts.drag_axes;
+        ev.contact = contact_coefs(m);
         for j in 0..2 {
             for (a, b) in ev.q[j].iter_mut().zip(&ws.hist[j]) {
                 *a = b.re();
@@ -301,7 +406,10 @@ fn step_with<T: Scalar>(
     ws.stats.iterations = iters;
     ws.stats.evaluations = ws.obj.evals;
     ws.stats.residual = resid;
-    ws.stats.converged = resid <= tol.max(1e-300) * 10.0 || iters < opts.max_iter;
+    ws.stats.converged = resid <= tol.max(1e-300) * 10.0;
+    if !ws.stats.converged {
+        ws.stats.unconverged_steps += 1;
+    }
     ws.stats.steps += 1;
     ws.stats.total_iterations += iters;
 
@@ -379,9 +487,10 @@ where
 
 /// On dual numbers: one Newton step on the stacked collocation residuals from the `f64`
 /// solution, `q_* ← q_* ⊕ (−J⁻¹ r(q_*))`, with `r` evaluated in `T` (history and model
-/// parameters carry derivative parts) and `J` the exact real Jacobian (Algorithms 2–3). The real
-/// part moves by a negligible amount; the derivative part becomes `−J⁻¹ ∂r/∂θ`, the
-/// implicit-function-theorem derivative of the step.
+/// parameters carry derivative parts) and `J` the exact real Jacobian (Algorithms 2–3), applied
+/// to the derivative parts only: they become `−J⁻¹ ∂r/∂θ`, the implicit-function-theorem
+/// derivative of the step, and the real part stays the `f64` solution, the same as an `f64`
+/// step's.
 fn newton_correction<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -394,6 +503,8 @@ fn newton_correction<T: Scalar>(
     ws.ev_t.set_moments(&ws.chain_t);
     ws.ev_t.h = m.opt.timestep;
     ws.ev_t.drag = T::c(ws.opts.drag);
+    ws.ev_t.drag_axes = ws.opts.drag_axes.map(T::c);
+    ws.ev_t.contact = contact_coefs(m).map(T::c);
     for k in 0..nv {
         ws.ev_t.tau_ext[k] = d.qfrc_applied[k] + d.qfrc_actuator[k];
     }
@@ -421,9 +532,14 @@ fn newton_correction<T: Scalar>(
     }
     let lu = jac.map(T::c).lu();
     let rhs = DVector::<T>::from_iterator(n, r.iter().map(|x| -*x));
-    let delta = lu
+    let mut delta = lu
         .solve(&rhs)
         .ok_or_else(|| SimError::Diverged("PBAD: singular collocation Jacobian".into()))?;
+    // only the derivative part moves: the real part stays the f64 solution (a Newton step from
+    // a step that did not converge could otherwise jump far)
+    for x in delta.iter_mut() {
+        *x.re_mut() = 0.0;
+    }
     ws.res_t = r;
     let mut q = vec![T::zero(); m.nq];
     for i in 0..nn {
