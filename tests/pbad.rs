@@ -107,6 +107,54 @@ fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |a, x| a.max(x.abs()))
 }
 
+/// The largest error of the collocation residuals' Jacobian blocks (Algorithms 2 and 3) against
+/// central finite differences of the residuals, relative to each block's largest entry; panics
+/// (naming `label`) at an entry off by 1e-6 or more.
+fn jacobian_error(
+    m: &Model<f64>,
+    c: &Chain<f64>,
+    sc: &Scheme,
+    ev: &mut Eval<f64>,
+    label: &str,
+) -> f64 {
+    let nv = m.nv;
+    let nn = sc.nnew();
+    let mut worst: f64 = 0.0;
+    for j in 0..nn {
+        let qj = ev.q[j + 2].clone();
+        for e in 0..nv {
+            let eps = 1e-6;
+            let mut rp = vec![vec![0.0; nv]; nn];
+            let mut rm = vec![vec![0.0; nv]; nn];
+            nudge(m, c, ev, &qj, j + 2, e, eps);
+            for (i, r) in rp.iter_mut().enumerate() {
+                ev.residual(m, c, sc, i, r);
+            }
+            nudge(m, c, ev, &qj, j + 2, e, -eps);
+            for (i, r) in rm.iter_mut().enumerate() {
+                ev.residual(m, c, sc, i, r);
+            }
+            nudge(m, c, ev, &qj, j + 2, e, 0.0);
+            let mut blk = vec![0.0; nv * nv];
+            for i in 0..nn {
+                ev.jacobian(m, c, sc, i, j, true, &mut blk);
+                let scale = max_abs(&blk).max(1.0);
+                for d in 0..nv {
+                    let fd = (rp[i][d] - rm[i][d]) / (2.0 * eps);
+                    let err = (fd - blk[d * nv + e]).abs() / scale;
+                    worst = worst.max(err);
+                    assert!(
+                        err < 1e-6,
+                        "{label} block ({i},{j}) entry ({d},{e}): analytic {} fd {fd}",
+                        blk[d * nv + e]
+                    );
+                }
+            }
+        }
+    }
+    worst
+}
+
 /// Perturb node `j` of `ev` along dof `e` by `s` in its local chart.
 fn nudge(
     m: &Model<f64>,
@@ -313,45 +361,12 @@ fn contact_energy_gradient_matches_central_differences() {
 fn contact_residual_jacobian_matches_central_differences() {
     for order in 2..=4 {
         let (m, c, sc, mut ev) = contact_eval(order, 19 + order as u64);
-        let nv = m.nv;
         let nn = sc.nnew();
         for i in 0..nn {
             let pen = penetrating(&c, &ev, i + 2);
             assert!(pen >= 3, "K={order} node {i}: {pen} points penetrate");
         }
-        let mut worst: f64 = 0.0;
-        for j in 0..nn {
-            let qj = ev.q[j + 2].clone();
-            for e in 0..nv {
-                let eps = 1e-6;
-                let mut rp = vec![vec![0.0; nv]; nn];
-                let mut rm = vec![vec![0.0; nv]; nn];
-                nudge(&m, &c, &mut ev, &qj, j + 2, e, eps);
-                for (i, r) in rp.iter_mut().enumerate() {
-                    ev.residual(&m, &c, &sc, i, r);
-                }
-                nudge(&m, &c, &mut ev, &qj, j + 2, e, -eps);
-                for (i, r) in rm.iter_mut().enumerate() {
-                    ev.residual(&m, &c, &sc, i, r);
-                }
-                nudge(&m, &c, &mut ev, &qj, j + 2, e, 0.0);
-                let mut blk = vec![0.0; nv * nv];
-                for i in 0..nn {
-                    ev.jacobian(&m, &c, &sc, i, j, true, &mut blk);
-                    let scale = max_abs(&blk).max(1.0);
-                    for d in 0..nv {
-                        let fd = (rp[i][d] - rm[i][d]) / (2.0 * eps);
-                        let err = (fd - blk[d * nv + e]).abs() / scale;
-                        worst = worst.max(err);
-                        assert!(
-                            err < 1e-6,
-                            "K={order} block ({i},{j}) entry ({d},{e}): analytic {} fd {fd}",
-                            blk[d * nv + e]
-                        );
-                    }
-                }
-            }
-        }
+        let worst = jacobian_error(&m, &c, &sc, &mut ev, &format!("contact K={order}"));
         println!("contact K={order}: Jacobian relative error {worst:.2e}");
     }
 }
@@ -364,41 +379,7 @@ fn residual_jacobian_matches_central_differences() {
         let m = load(name);
         for order in 2..=4 {
             let (c, sc, mut ev) = random_eval(&m, order, 9 + order as u64);
-            let nv = m.nv;
-            let nn = sc.nnew();
-            let mut worst: f64 = 0.0;
-            for j in 0..nn {
-                let qj = ev.q[j + 2].clone();
-                for e in 0..nv {
-                    let eps = 1e-6;
-                    let mut rp = vec![vec![0.0; nv]; nn];
-                    let mut rm = vec![vec![0.0; nv]; nn];
-                    nudge(&m, &c, &mut ev, &qj, j + 2, e, eps);
-                    for (i, r) in rp.iter_mut().enumerate() {
-                        ev.residual(&m, &c, &sc, i, r);
-                    }
-                    nudge(&m, &c, &mut ev, &qj, j + 2, e, -eps);
-                    for (i, r) in rm.iter_mut().enumerate() {
-                        ev.residual(&m, &c, &sc, i, r);
-                    }
-                    nudge(&m, &c, &mut ev, &qj, j + 2, e, 0.0);
-                    let mut blk = vec![0.0; nv * nv];
-                    for i in 0..nn {
-                        ev.jacobian(&m, &c, &sc, i, j, true, &mut blk);
-                        let scale = max_abs(&blk).max(1.0);
-                        for d in 0..nv {
-                            let fd = (rp[i][d] - rm[i][d]) / (2.0 * eps);
-                            let err = (fd - blk[d * nv + e]).abs() / scale;
-                            worst = worst.max(err);
-                            assert!(
-                                err < 1e-6,
-                                "{name} K={order} block ({i},{j}) entry ({d},{e}): analytic {} fd {fd}",
-                                blk[d * nv + e]
-                            );
-                        }
-                    }
-                }
-            }
+            let worst = jacobian_error(&m, &c, &sc, &mut ev, &format!("{name} K={order}"));
             println!("{name} K={order}: Jacobian relative error {worst:.2e}");
         }
     }
