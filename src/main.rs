@@ -37,8 +37,9 @@ enum Cmd {
         model: PathBuf,
         /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, disable (comma-separated
-        /// flags: constraint, equality, frictionloss, limit, contact, warmstart, refsafe).
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
+        /// ccd_iterations, disable (comma-separated flags: constraint, equality, frictionloss,
+        /// limit, contact, warmstart, refsafe).
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
@@ -55,8 +56,9 @@ enum Cmd {
         model: PathBuf,
         /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, integrator (Euler, RK4,
-        /// implicit, implicitfast, PBAD), timestep, and for PBAD pbad_order (2-6),
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
+        /// ccd_iterations, integrator (Euler, RK4, implicit, implicitfast, PBAD), timestep, and
+        /// for PBAD pbad_order (2-6),
         /// pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter, pbad_gauss_newton (0/1), pbad_drag.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
@@ -80,7 +82,8 @@ enum Cmd {
         model: PathBuf,
         /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio.
+        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
+        /// ccd_iterations.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON state (as for `forward`).
@@ -137,6 +140,8 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
             "iterations" => o.iterations = int()?,
             "ls_iterations" => o.ls_iterations = int()?,
             "noslip_iterations" => o.noslip_iterations = int()?,
+            "ccd_tolerance" => o.ccd_tolerance = num()?,
+            "ccd_iterations" => o.ccd_iterations = int()?,
             "integrator" => {
                 o.integrator = match v.to_ascii_lowercase().as_str() {
                     "euler" => Integrator::Euler,

@@ -685,3 +685,77 @@ fn third_party_models_roll_out_without_divergence() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// What a step leaves behind (tests/golden/step, from `generate_step.py`): on contact models,
+/// for every integrator, four steps from a settled state (Newton, tolerance 1e-12, convex
+/// collisions to rounding) give MuJoCo's
+/// qpos, qvel, qacc and qacc_warmstart. After RK4, MuJoCo 4.0 keeps the weighted acceleration
+/// of the step in qacc and the last stage's acceleration as the next warm start.
+#[test]
+fn step_leaves_mujocos_qacc_and_warm_start() {
+    use diffmj::model::Integrator;
+    let dir = root().join("tests/golden/step");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert_eq!(paths.len(), 4, "golden step files");
+    // |ours − MuJoCo| / max(1, |MuJoCo|), worst entry
+    let err = |a: &[f64], b: &[f64]| {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+            .fold(0.0f64, f64::max)
+    };
+    let mut report = Vec::new();
+    let mut failures = Vec::new();
+    for p in paths {
+        let g = read_json(&p);
+        let name = g["model"].as_str().unwrap().to_string();
+        let mut m = mjcf::load_file(root().join(g["xml"].as_str().unwrap())).unwrap();
+        m.opt.solver = Solver::Newton;
+        m.opt.tolerance = 1e-12;
+        m.opt.iterations = 1000;
+        m.opt.ls_iterations = 100;
+        m.opt.ccd_tolerance = 1e-15;
+        m.opt.ccd_iterations = 1000;
+        let st = &g["start"];
+        for run in g["runs"].as_array().unwrap() {
+            m.opt.integrator = match run["integrator"].as_u64().unwrap() {
+                0 => Integrator::Euler,
+                1 => Integrator::Rk4,
+                2 => Integrator::Implicit,
+                3 => Integrator::ImplicitFast,
+                k => panic!("integrator {k}"),
+            };
+            let mut d = Data::new(&m);
+            d.time = st["time"].as_f64().unwrap();
+            d.qpos.copy_from_slice(&nums(&st["qpos"]));
+            d.qvel.copy_from_slice(&nums(&st["qvel"]));
+            d.act.copy_from_slice(&nums(&st["act"]));
+            d.qacc_warmstart
+                .copy_from_slice(&nums(&st["qacc_warmstart"]));
+            for (k, s) in run["steps"].as_array().unwrap().iter().enumerate() {
+                diffmj::step(&m, &mut d).unwrap();
+                let e = [
+                    err(&d.qpos, &nums(&s["qpos"])),
+                    err(&d.qvel, &nums(&s["qvel"])),
+                    err(&d.qacc, &nums(&s["qacc"])),
+                    err(&d.qacc_warmstart, &nums(&s["qacc_warmstart"])),
+                ];
+                report.push(format!(
+                    "{name} {:?} step {k}: qpos {:.1e} qvel {:.1e} qacc {:.1e} warm {:.1e}",
+                    m.opt.integrator, e[0], e[1], e[2], e[3]
+                ));
+                if e[0] > 1e-9 || e[1] > 1e-8 || e[2] > 1e-6 || e[3] > 1e-6 {
+                    failures.push(report.last().unwrap().clone());
+                }
+            }
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -258,7 +258,9 @@ fn free_rigid_blocks<T: Scalar>(m: &Model<T>, d: &mut Data<T>, x: &mut [T]) {
 /// part of each ball and free joint mapped through [`so3_dexp_inv`] of that stage's rotation
 /// vector `h·A_j·K_{j−1}`; the step ends at `q₀ ⊕ h·ΣB_j K_j`. Velocities and activations are
 /// linear (`v₀ + h·A_i·qacc_{i−1}`); the final activations go through the common end of step
-/// (exact filter, actrange clamp). Expects `forward` to have run at the initial state.
+/// (exact filter, actrange clamp). Expects `forward` to have run at the initial state. On
+/// return `qacc` holds the step's weighted acceleration `Σ B_j qacc_j` (so `qvel` advanced by
+/// `h·qacc`) and `qacc_warmstart` the last stage's acceleration, as MuJoCo 4.0 leaves them.
 pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     const A: [f64; 3] = [0.5, 0.5, 1.0];
     const B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
@@ -320,6 +322,10 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         st[last][k] = s;
     }
     let (x0, dx) = (&st[0], &st[last]);
+    // MuJoCo 4.0 at the end of an RK4 step: the next step's warm start is the last stage's
+    // acceleration, and `qacc` is the weighted one the step used
+    d.qacc_warmstart.copy_from_slice(&d.qacc);
+    d.qacc.copy_from_slice(&dx[nv..2 * nv]);
     d.qpos.copy_from_slice(&x0[..nq]);
     integrate_pos(m, &mut d.qpos, &dx[..nv], h);
     for k in 0..nv {
