@@ -102,10 +102,11 @@ pub struct SolverScratch<T> {
     pub(crate) nefc_cap: usize,
     /// A contact's compact Hessian block and its weighted row (`nv² + nv`).
     pub(crate) blk: Vec<T>,
-    /// The dual solvers' half-solved rows `B = J L⁻¹ D^-½` ([`build_ar`] on reals): row `r`'s
-    /// values from `badr[r]` on, one per dof of its group's closure; the closures (each row
-    /// group's columns and all their ancestors, increasing) in `bcol`, group by group, with row
-    /// `r`'s closure at `bcol[bqadr[r]..bqadr[r] + bqlen[r]]`.
+    /// The dual solvers' half-solved rows `B = J L⁻¹ D^-½` ([`build_ar`] on reals), one block
+    /// per row group: the closure of the group's columns (the columns and all their ancestors,
+    /// increasing) at `bcol[bqadr[i]..bqadr[i] + bqlen[i]]` for its first row `i`, and the
+    /// group's `n` rows dof-major from `badr[i]` on (entry `(t, r)`, the `t`-th dof of the
+    /// closure and the `r`-th row, at `badr[i] + t·n + r`).
     pub(crate) bval: Vec<f64>,
     pub(crate) badr: Vec<usize>,
     pub(crate) bcol: Vec<usize>,
@@ -2011,74 +2012,63 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     if s.bval.len() < nval {
         s.bval.resize(nval, 0.0);
     }
-    // the sweeps, a group's rows together
+    // the sweeps, a group's rows together (dof-major, so a dof's rows are contiguous), then
+    // scaled by D^-½
     for (i, n, cols) in p.groups() {
         let (qa, q) = (s.bqadr[i], s.bqlen[i]);
-        if q == 0 {
-            // rows without columns (all-zero Jacobian): empty rows of B
-            continue;
-        }
         let clos = &s.bcol[qa..qa + q];
         for (t, &j) in clos.iter().enumerate() {
             s.bpos[j] = t;
         }
         let b0 = s.badr[i];
-        let rows = &mut s.bval[b0..b0 + n * q];
-        rows.iter_mut().for_each(|x| *x = 0.0);
-        for (r, row) in rows.chunks_exact_mut(q).enumerate() {
+        let w = &mut s.bval[b0..b0 + n * q];
+        w.iter_mut().for_each(|x| *x = 0.0);
+        for r in 0..n {
             for (&v, &c) in p.row_cols(i + r).0.iter().zip(cols) {
-                row[s.bpos[c]] = v.re();
+                w[s.bpos[c] * n + r] = v.re();
             }
         }
         // Lᵀ w = J_iᵀ, leaves first: w_j −= L_kj · w_k for each ancestor j of k
         for t in (0..q).rev() {
             let k = clos[t];
             let a = sp.madr[k];
+            let (head, tail) = w.split_at_mut(t * n);
+            let wk = &tail[..n];
             for adr in a + 1..a + sp.rownnz[k] {
                 let l = p.qLD[adr].re();
                 let u = s.bpos[sp.colind[adr]];
-                for row in rows.chunks_exact_mut(q) {
-                    row[u] -= l * row[t];
+                for (x, &y) in head[u * n..u * n + n].iter_mut().zip(wk) {
+                    *x -= l * y;
                 }
             }
         }
-        for row in rows.chunks_exact_mut(q) {
-            for (x, &j) in row.iter_mut().zip(clos) {
-                *x *= s.dhalf[j];
-            }
-        }
-        for &j in clos {
+        for (t, &j) in clos.iter().enumerate() {
+            let dh = s.dhalf[j];
+            w[t * n..t * n + n].iter_mut().for_each(|x| *x *= dh);
             s.bpos[j] = usize::MAX;
         }
     }
 }
 
-/// `A = B Bᵀ` into `s.ar` from the rows of [`half_rows`]: within a row group the rows share
-/// their closure (contiguous dot products); between two groups the sum runs over the dofs the
-/// two closures share (their common ancestors), listed once per pair of groups.
+/// `A = B Bᵀ` into `s.ar` from the rows of [`half_rows`], a block of rows per pair of row
+/// groups: the block of groups `g` and `h` sums, over the dofs their closures share (within a
+/// group: all of its closure; between two groups: their common ancestors, listed once per
+/// pair), the outer product of `g`'s rows at that dof with `h`'s rows at that dof.
 fn ar_by_half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nefc = p.nefc;
     let (bval, badr, bqadr, bqlen) = (&s.bval, &s.badr, &s.bqadr, &s.bqlen);
     let (bcol, bpos, ar) = (&mut s.bcol, &mut s.bpos, &mut s.ar);
-    let row = |r: usize| &bval[badr[r]..badr[r] + bqlen[r]];
     let mut gi = 0;
     while gi < nefc {
         let n = p.efc_group[gi].max(1);
         let (qa, q) = (bqadr[gi], bqlen[gi]);
-        // within the group
-        for r in gi..gi + n {
-            for r2 in r..gi + n {
-                let v = T::c(dot(row(r), row(r2)));
-                ar[r * nefc + r2] = v;
-                ar[r2 * nefc + r] = v;
-            }
-        }
-        // with each later group: the shared dofs as pairs of places, kept at the tail of
-        // `bcol` (truncated again after use)
+        let bg = &bval[badr[gi]..badr[gi] + n * q];
+        // within the group, and with each later group; the shared dofs as pairs of places,
+        // kept at the tail of `bcol` (truncated again after use)
         for t in 0..q {
             bpos[bcol[qa + t]] = t;
         }
-        let mut hi = gi + n;
+        let mut hi = gi;
         while hi < nefc {
             let m = p.efc_group[hi].max(1);
             let (ha, hq) = (bqadr[hi], bqlen[hi]);
@@ -2090,18 +2080,22 @@ fn ar_by_half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
                     bcol.push(u);
                 }
             }
+            let bh = &bval[badr[hi]..badr[hi] + m * hq];
             let pairs = &bcol[base..];
-            for r in gi..gi + n {
-                let br = row(r);
-                for r2 in hi..hi + m {
-                    let b2 = row(r2);
-                    let mut v = 0.0;
-                    for pr in pairs.chunks_exact(2) {
-                        v += br[pr[0]] * b2[pr[1]];
+            // blocks of at most BLOCK × BLOCK rows
+            for r0 in (0..n).step_by(BLOCK) {
+                let nr = (n - r0).min(BLOCK);
+                for c0 in (0..m).step_by(BLOCK) {
+                    let nc = (m - c0).min(BLOCK);
+                    let acc = block_sum(pairs, bg, n, r0, nr, bh, m, c0, nc);
+                    for (dr, row) in acc.iter().enumerate().take(nr) {
+                        let r = gi + r0 + dr;
+                        for (dc, &v) in row.iter().enumerate().take(nc) {
+                            let c = hi + c0 + dc;
+                            ar[r * nefc + c] = T::c(v);
+                            ar[c * nefc + r] = T::c(v);
+                        }
                     }
-                    let v = T::c(v);
-                    ar[r * nefc + r2] = v;
-                    ar[r2 * nefc + r] = v;
                 }
             }
             bcol.truncate(base);
@@ -2112,6 +2106,80 @@ fn ar_by_half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
         }
         gi += n;
     }
+}
+
+/// Rows per block of [`ar_by_half_rows`] (a pyramidal contact's four rows).
+const BLOCK: usize = 4;
+
+/// `Σ_(t,u) a_t ⊗ b_u` over the place pairs `pairs` (`t, u` interleaved), with `a_t` the rows
+/// `r0..r0 + nr` of the dof-major block `bg` (`n` rows) at place `t`, `b_u` the rows
+/// `c0..c0 + nc` of `bh` (`m` rows) at place `u`; `nr, nc ≤ BLOCK`. Dispatches to a kernel
+/// with the sizes fixed, so that the sums stay in registers.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn block_sum(
+    pairs: &[usize],
+    bg: &[f64],
+    n: usize,
+    r0: usize,
+    nr: usize,
+    bh: &[f64],
+    m: usize,
+    c0: usize,
+    nc: usize,
+) -> [[f64; BLOCK]; BLOCK] {
+    #[inline(always)]
+    fn kernel<const R: usize, const C: usize>(
+        pairs: &[usize],
+        bg: &[f64],
+        n: usize,
+        r0: usize,
+        bh: &[f64],
+        m: usize,
+        c0: usize,
+    ) -> [[f64; BLOCK]; BLOCK] {
+        let mut acc = [[0.0f64; C]; R];
+        for pr in pairs.chunks_exact(2) {
+            let a: [f64; R] = std::array::from_fn(|i| bg[pr[0] * n + r0 + i]);
+            let b: [f64; C] = std::array::from_fn(|j| bh[pr[1] * m + c0 + j]);
+            for i in 0..R {
+                for j in 0..C {
+                    acc[i][j] += a[i] * b[j];
+                }
+            }
+        }
+        let mut out = [[0.0f64; BLOCK]; BLOCK];
+        for i in 0..R {
+            out[i][..C].copy_from_slice(&acc[i]);
+        }
+        out
+    }
+    macro_rules! sizes {
+        ($(($r:literal, $c:literal)),*) => {
+            match (nr, nc) {
+                $(($r, $c) => kernel::<$r, $c>(pairs, bg, n, r0, bh, m, c0),)*
+                _ => unreachable!("blocks have 1 to {BLOCK} rows"),
+            }
+        };
+    }
+    sizes!(
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (1, 4),
+        (2, 1),
+        (2, 2),
+        (2, 3),
+        (2, 4),
+        (3, 1),
+        (3, 2),
+        (3, 3),
+        (3, 4),
+        (4, 1),
+        (4, 2),
+        (4, 3),
+        (4, 4)
+    )
 }
 
 /// Noslip post-processing (MuJoCo's `mj_solNoSlip`; 000, "Algorithms"): Gauss–Seidel sweeps over
