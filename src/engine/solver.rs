@@ -2029,16 +2029,24 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
             }
         }
         // Lᵀ w = J_iᵀ, leaves first: w_j −= L_kj · w_k for each ancestor j of k
-        for t in (0..q).rev() {
-            let k = clos[t];
-            let a = sp.madr[k];
-            let (head, tail) = w.split_at_mut(t * n);
-            let wk = &tail[..n];
-            for adr in a + 1..a + sp.rownnz[k] {
-                let l = p.qLD[adr].re();
-                let u = s.bpos[sp.colind[adr]];
-                for (x, &y) in head[u * n..u * n + n].iter_mut().zip(wk) {
-                    *x -= l * y;
+        match n {
+            1 => sweep_lt::<1, T>(p, clos, &s.bpos, w),
+            2 => sweep_lt::<2, T>(p, clos, &s.bpos, w),
+            3 => sweep_lt::<3, T>(p, clos, &s.bpos, w),
+            4 => sweep_lt::<4, T>(p, clos, &s.bpos, w),
+            _ => {
+                for t in (0..q).rev() {
+                    let k = clos[t];
+                    let a = sp.madr[k];
+                    let (head, tail) = w.split_at_mut(t * n);
+                    let wk = &tail[..n];
+                    for adr in a + 1..a + sp.rownnz[k] {
+                        let l = p.qLD[adr].re();
+                        let u = s.bpos[sp.colind[adr]];
+                        for (x, &y) in head[u * n..u * n + n].iter_mut().zip(wk) {
+                            *x -= l * y;
+                        }
+                    }
                 }
             }
         }
@@ -2046,6 +2054,32 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
             let dh = s.dhalf[j];
             w[t * n..t * n + n].iter_mut().for_each(|x| *x *= dh);
             s.bpos[j] = usize::MAX;
+        }
+    }
+}
+
+/// The leaves-first sweep of [`half_rows`] for a group of `N` rows: `w` holds the rows
+/// dof-major over the closure `clos` (`bpos` maps a dof to its place there).
+#[inline(always)]
+fn sweep_lt<const N: usize, T: Scalar>(
+    p: &Problem<T>,
+    clos: &[usize],
+    bpos: &[usize],
+    w: &mut [f64],
+) {
+    let sp = &p.sp;
+    let (w, _) = w.as_chunks_mut::<N>();
+    for t in (0..clos.len()).rev() {
+        let k = clos[t];
+        let a = sp.madr[k];
+        let wk = w[t];
+        let len = sp.rownnz[k];
+        for (l, &c) in p.qLD[a + 1..a + len].iter().zip(&sp.colind[a + 1..a + len]) {
+            let l = l.re();
+            let x = &mut w[bpos[c]];
+            for r in 0..N {
+                x[r] -= l * wk[r];
+            }
         }
     }
 }
@@ -2140,8 +2174,9 @@ fn block_sum(
     ) -> [[f64; BLOCK]; BLOCK] {
         let mut acc = [[0.0f64; C]; R];
         for pr in pairs.chunks_exact(2) {
-            let a: [f64; R] = std::array::from_fn(|i| bg[pr[0] * n + r0 + i]);
-            let b: [f64; C] = std::array::from_fn(|j| bh[pr[1] * m + c0 + j]);
+            let (ga, ha) = (pr[0] * n + r0, pr[1] * m + c0);
+            let a: &[f64; R] = bg[ga..ga + R].try_into().expect("R entries");
+            let b: &[f64; C] = bh[ha..ha + C].try_into().expect("C entries");
             for i in 0..R {
                 for j in 0..C {
                     acc[i][j] += a[i] * b[j];
