@@ -759,3 +759,72 @@ fn step_leaves_mujocos_qacc_and_warm_start() {
     println!("{}", report.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Where PGS starts (tests/golden/pgs_start, from `generate_pgs_start.py`): after zero
+/// iterations the forces are MuJoCo's for good, bad and mixed warm starts, with several islands
+/// and with warm starts disabled. MuJoCo starts from the primal forces at qacc_warmstart, or from
+/// zero when their dual cost summed over all islands is positive.
+#[test]
+fn pgs_starts_where_mujoco_does() {
+    use diffmj::model::disable;
+    let dir = root().join("tests/golden/pgs_start");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert_eq!(paths.len(), 4, "golden PGS start files");
+    let err = |a: &[f64], b: &[f64]| {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+            .fold(0.0f64, f64::max)
+    };
+    let mut failures = Vec::new();
+    let (mut zero, mut nonzero) = (0, 0);
+    for p in paths {
+        let g = read_json(&p);
+        let name = g["model"].as_str().unwrap().to_string();
+        let mut m = mjcf::load_file(root().join(g["xml"].as_str().unwrap())).unwrap();
+        m.opt.solver = Solver::Pgs;
+        m.opt.iterations = 0;
+        let st = &g["state"];
+        for c in g["cases"].as_array().unwrap() {
+            let case = c["name"].as_str().unwrap();
+            let mut m = m.clone();
+            if c["disable_warmstart"].as_bool().unwrap() {
+                m.opt.disableflags |= disable::WARMSTART;
+            }
+            let mut d = Data::new(&m);
+            d.time = st["time"].as_f64().unwrap();
+            d.qpos.copy_from_slice(&nums(&st["qpos"]));
+            d.qvel.copy_from_slice(&nums(&st["qvel"]));
+            d.act.copy_from_slice(&nums(&st["act"]));
+            d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
+            d.qacc_warmstart
+                .copy_from_slice(&nums(&c["qacc_warmstart"]));
+            diffmj::forward(&m, &mut d).unwrap();
+            let f_ref = nums(&c["efc_force"]);
+            if f_ref.iter().all(|&x| x == 0.0) {
+                zero += 1;
+            } else {
+                nonzero += 1;
+            }
+            let (ef, eq) = (
+                err(&d.efc_force[..d.nefc], &f_ref),
+                err(&d.qacc, &nums(&c["qacc"])),
+            );
+            println!("{name} {case}: efc_force {ef:.1e} qacc {eq:.1e}");
+            if d.nefc != f_ref.len() || ef > 1e-9 || eq > 1e-9 {
+                failures.push(format!("{name} {case}: efc_force {ef:.1e} qacc {eq:.1e}"));
+            }
+        }
+    }
+    assert!(
+        zero >= 10 && nonzero >= 5,
+        "{zero} zero and {nonzero} warm starts"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

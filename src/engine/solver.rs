@@ -1521,6 +1521,43 @@ fn choose_warm_start<T: Scalar>(
     c_warm.re() < c_smooth.re()
 }
 
+/// MuJoCo's warm start of PGS (000, "Algorithms"; the dual counterpart of
+/// [`choose_warm_start`]), decided once for all problems: PGS starts from the forces the primal
+/// cost gives at `qacc_warmstart` when warm starts are enabled and the total dual cost of those
+/// forces, `fᵀb + ½ fᵀ(A + R) f` summed over every problem, is not positive (no worse than zero
+/// forces); otherwise from zero forces. `fᵀAf = uᵀ M⁻¹ u` with `u = Jᵀf`, so `A` is not needed.
+fn choose_dual_warm_start<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    isl: &IslandScratch<T>,
+    nprob: usize,
+    s: &mut SolverScratch<T>,
+) -> bool {
+    s.start_rows = false;
+    if m.disabled(disable::WARMSTART) {
+        return false;
+    }
+    let mut cost = 0.0;
+    for k in 0..nprob {
+        let p = isl.problem(m, d, k);
+        let (nv, nefc) = (p.nv, p.nefc);
+        warm_start(&p, s, true);
+        p.residual(p.qacc_smooth, &mut s.jv);
+        p.mul_jt(&s.force, &mut s.tmp);
+        s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
+        p.solve_m(&mut s.mv);
+        let (f, b, r) = (&s.force[..nefc], &s.jv[..nefc], &p.efc_R[..nefc]);
+        cost += 0.5 * dot(&s.tmp[..nv], &s.mv[..nv]).re();
+        cost += (0..nefc)
+            .map(|i| {
+                let fi = f[i].re();
+                fi * b[i].re() + 0.5 * r[i].re() * fi * fi
+            })
+            .sum::<f64>();
+    }
+    cost <= 0.0
+}
+
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
 /// exact line search). MuJoCo 4.0's stopping rules: no iteration when the start's scaled
 /// gradient and ½ gᵀM⁻¹g are both below the tolerance; after an iteration, when its scaled
@@ -1758,8 +1795,14 @@ fn pgs<T: Scalar>(
 ) -> usize {
     let nefc = p.nefc;
     build_ar(p, s);
-    // warm start: force of the primal at the chosen start
-    warm_start(p, s, warm);
+    // the start (see `choose_dual_warm_start`): the forces of the primal at qacc_warmstart, or
+    // zero
+    if warm {
+        warm_start(p, s, true);
+    } else {
+        s.force[..nefc].iter_mut().for_each(|x| *x = T::zero());
+    }
+
     let scale = p.scale();
     let tol = m.opt.tolerance.re();
     let mut f = std::mem::take(&mut s.force);
@@ -2876,7 +2919,11 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
     let nprob = isl.gather(m, d, whole);
-    let warm = choose_warm_start(m, d, &isl, nprob, &mut s);
+    let warm = if m.opt.solver == Solver::Pgs {
+        choose_dual_warm_start(m, d, &isl, nprob, &mut s)
+    } else {
+        choose_warm_start(m, d, &isl, nprob, &mut s)
+    };
     // dofs outside every island
     qacc.copy_from_slice(&d.qacc_smooth);
     qfrc.iter_mut().for_each(|x| *x = T::zero());
