@@ -93,6 +93,9 @@ pub struct SolverScratch<T> {
     /// do not recompute them.
     pub(crate) jar_warm: Vec<T>,
     pub(crate) jar_smooth: Vec<T>,
+    /// PGS's warm-start forces of every row in the islands' order, from
+    /// [`choose_dual_warm_start`].
+    pub(crate) force_warm: Vec<T>,
     pub(crate) start_rows: bool,
     /// The row states the Newton factor in `h` was made for.
     pub(crate) hstate: Vec<ConstraintState>,
@@ -150,6 +153,7 @@ impl<T> Default for SolverScratch<T> {
             hstate: Vec::new(),
             jar_warm: Vec::new(),
             jar_smooth: Vec::new(),
+            force_warm: Vec::new(),
             start_rows: false,
             islands: IslandScratch::default(),
             nefc_cap: 0,
@@ -214,6 +218,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.jtrial,
             &mut self.jar_warm,
             &mut self.jar_smooth,
+            &mut self.force_warm,
             &mut self.pgs_f,
             &mut self.pgs_g,
             &mut self.pgs_gprev,
@@ -1526,6 +1531,7 @@ fn choose_warm_start<T: Scalar>(
 /// cost gives at `qacc_warmstart` when warm starts are enabled and the total dual cost of those
 /// forces, `fᵀb + ½ fᵀ(A + R) f` summed over every problem, is not positive (no worse than zero
 /// forces); otherwise from zero forces. `fᵀAf = uᵀ M⁻¹ u` with `u = Jᵀf`, so `A` is not needed.
+/// The forces are kept in `s.force_warm` (all problems' rows, in the islands' order).
 fn choose_dual_warm_start<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -1541,7 +1547,9 @@ fn choose_dual_warm_start<T: Scalar>(
     for k in 0..nprob {
         let p = isl.problem(m, d, k);
         let (nv, nefc) = (p.nv, p.nefc);
-        warm_start(&p, s, true);
+        row_cost(&p, p.qacc_warmstart, s);
+        let a = p.efc_start;
+        s.force_warm[a..a + nefc].copy_from_slice(&s.force[..nefc]);
         p.residual(p.qacc_smooth, &mut s.jv);
         p.mul_jt(&s.force, &mut s.tmp);
         s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
@@ -1798,7 +1806,8 @@ fn pgs<T: Scalar>(
     // the start (see `choose_dual_warm_start`): the forces of the primal at qacc_warmstart, or
     // zero
     if warm {
-        warm_start(p, s, true);
+        let a = p.efc_start;
+        s.force[..nefc].copy_from_slice(&s.force_warm[a..a + nefc]);
     } else {
         s.force[..nefc].iter_mut().for_each(|x| *x = T::zero());
     }
