@@ -55,8 +55,13 @@ const CYL: &str = "a cylinder resting flat on the plane (cap tilt ~1e-8): the pl
 const ELL: &str = "cylinder cap flat on a box face (MuJoCo's multiccd): the clipped cap is a regular 16-gon whose pruning to four points meets exact area ties (mirror-symmetric candidates); last-bit differences of the clipped points decide which four are kept (one contact, dist off by 4.3e-7)";
 
 fn files() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden/constraints"))
-        .expect("tests/golden/constraints exists")
+    files_in("constraints")
+}
+
+/// The JSON files of `tests/golden/<sub>`, sorted.
+fn files_in(sub: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden").join(sub))
+        .unwrap_or_else(|e| panic!("tests/golden/{sub}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
@@ -694,22 +699,9 @@ fn third_party_models_roll_out_without_divergence() {
 #[test]
 fn step_leaves_mujocos_qacc_and_warm_start() {
     use diffmj::model::Integrator;
-    let dir = root().join("tests/golden/step");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
+    let paths = files_in("step");
     assert_eq!(paths.len(), 4, "golden step files");
-    // |ours − MuJoCo| / max(1, |MuJoCo|), worst entry
-    let err = |a: &[f64], b: &[f64]| {
-        assert_eq!(a.len(), b.len());
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
-            .fold(0.0f64, f64::max)
-    };
+    let err = |a: &[f64], b: &[f64]| worst_entry(a, b).0;
     let mut report = Vec::new();
     let mut failures = Vec::new();
     for p in paths {
@@ -767,21 +759,9 @@ fn step_leaves_mujocos_qacc_and_warm_start() {
 #[test]
 fn pgs_starts_where_mujoco_does() {
     use diffmj::model::disable;
-    let dir = root().join("tests/golden/pgs_start");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
+    let paths = files_in("pgs_start");
     assert_eq!(paths.len(), 4, "golden PGS start files");
-    let err = |a: &[f64], b: &[f64]| {
-        assert_eq!(a.len(), b.len());
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
-            .fold(0.0f64, f64::max)
-    };
+    let err = |a: &[f64], b: &[f64]| worst_entry(a, b).0;
     let mut failures = Vec::new();
     let (mut zero, mut nonzero) = (0, 0);
     for p in paths {

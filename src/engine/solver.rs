@@ -94,7 +94,7 @@ pub struct SolverScratch<T> {
     pub(crate) jar_warm: Vec<T>,
     pub(crate) jar_smooth: Vec<T>,
     /// PGS's warm-start forces of every row in the islands' order, from
-    /// [`choose_dual_warm_start`].
+    /// [`choose_warm_start`].
     pub(crate) force_warm: Vec<T>,
     pub(crate) start_rows: bool,
     /// The row states the Newton factor in `h` was made for.
@@ -1493,9 +1493,15 @@ fn row_cost<T: Scalar>(p: &Problem<T>, x: &[T], s: &mut SolverScratch<T>) -> T {
 }
 
 /// MuJoCo's warm-start choice, made once for the whole model (before the islands are solved,
-/// each from the chosen point): `qacc_warmstart` when warm starts are enabled and its total
-/// cost (the Gauss term over every dof plus every row's cost) is below that of `qacc_smooth`
-/// (where the Gauss term vanishes).
+/// each from the chosen point); `false` (a cold start) when warm starts are disabled.
+///
+/// - Newton and CG: `qacc_warmstart` when its total cost (the Gauss term over every dof plus
+///   every row's cost) is below that of `qacc_smooth` (where the Gauss term vanishes); the rows'
+///   residuals at both points are kept in `s.jar_warm` and `s.jar_smooth` (`s.start_rows`).
+/// - PGS (000, "Algorithms", the dual warm start): the forces the primal cost gives at
+///   `qacc_warmstart`, unless their total dual cost `fᵀb + ½ fᵀ(A + R) f` over every problem is
+///   positive (worse than zero forces), in which case PGS starts from zero. `fᵀAf = uᵀ M⁻¹ u`
+///   with `u = Jᵀf`, so `A` is not needed. The forces are kept in `s.force_warm`.
 fn choose_warm_start<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -1506,6 +1512,28 @@ fn choose_warm_start<T: Scalar>(
     s.start_rows = false;
     if m.disabled(disable::WARMSTART) {
         return false;
+    }
+    if m.opt.solver == Solver::Pgs {
+        let mut cost = 0.0;
+        for k in 0..nprob {
+            let p = isl.problem(m, d, k);
+            let (nv, nefc, a) = (p.nv, p.nefc, p.efc_start);
+            row_cost(&p, p.qacc_warmstart, s);
+            s.force_warm[a..a + nefc].copy_from_slice(&s.force[..nefc]);
+            p.residual(p.qacc_smooth, &mut s.jv);
+            p.mul_jt(&s.force, &mut s.tmp);
+            s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
+            p.solve_m(&mut s.mv);
+            let (f, b, r) = (&s.force[..nefc], &s.jv[..nefc], &p.efc_R[..nefc]);
+            cost += 0.5 * dot(&s.tmp[..nv], &s.mv[..nv]).re();
+            cost += (0..nefc)
+                .map(|i| {
+                    let fi = f[i].re();
+                    fi * b[i].re() + 0.5 * r[i].re() * fi * fi
+                })
+                .sum::<f64>();
+        }
+        return cost <= 0.0;
     }
     let nv = m.nv;
     for i in 0..nv {
@@ -1524,46 +1552,6 @@ fn choose_warm_start<T: Scalar>(
     }
     s.start_rows = true;
     c_warm.re() < c_smooth.re()
-}
-
-/// MuJoCo's warm start of PGS (000, "Algorithms"; the dual counterpart of
-/// [`choose_warm_start`]), decided once for all problems: PGS starts from the forces the primal
-/// cost gives at `qacc_warmstart` when warm starts are enabled and the total dual cost of those
-/// forces, `fᵀb + ½ fᵀ(A + R) f` summed over every problem, is not positive (no worse than zero
-/// forces); otherwise from zero forces. `fᵀAf = uᵀ M⁻¹ u` with `u = Jᵀf`, so `A` is not needed.
-/// The forces are kept in `s.force_warm` (all problems' rows, in the islands' order).
-fn choose_dual_warm_start<T: Scalar>(
-    m: &Model<T>,
-    d: &Data<T>,
-    isl: &IslandScratch<T>,
-    nprob: usize,
-    s: &mut SolverScratch<T>,
-) -> bool {
-    s.start_rows = false;
-    if m.disabled(disable::WARMSTART) {
-        return false;
-    }
-    let mut cost = 0.0;
-    for k in 0..nprob {
-        let p = isl.problem(m, d, k);
-        let (nv, nefc) = (p.nv, p.nefc);
-        row_cost(&p, p.qacc_warmstart, s);
-        let a = p.efc_start;
-        s.force_warm[a..a + nefc].copy_from_slice(&s.force[..nefc]);
-        p.residual(p.qacc_smooth, &mut s.jv);
-        p.mul_jt(&s.force, &mut s.tmp);
-        s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
-        p.solve_m(&mut s.mv);
-        let (f, b, r) = (&s.force[..nefc], &s.jv[..nefc], &p.efc_R[..nefc]);
-        cost += 0.5 * dot(&s.tmp[..nv], &s.mv[..nv]).re();
-        cost += (0..nefc)
-            .map(|i| {
-                let fi = f[i].re();
-                fi * b[i].re() + 0.5 * r[i].re() * fi * fi
-            })
-            .sum::<f64>();
-    }
-    cost <= 0.0
 }
 
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
@@ -1803,7 +1791,7 @@ fn pgs<T: Scalar>(
 ) -> usize {
     let nefc = p.nefc;
     build_ar(p, s);
-    // the start (see `choose_dual_warm_start`): the forces of the primal at qacc_warmstart, or
+    // the start (see `choose_warm_start`): the forces of the primal at qacc_warmstart, or
     // zero
     if warm {
         let a = p.efc_start;
@@ -2928,11 +2916,7 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
     let nprob = isl.gather(m, d, whole);
-    let warm = if m.opt.solver == Solver::Pgs {
-        choose_dual_warm_start(m, d, &isl, nprob, &mut s)
-    } else {
-        choose_warm_start(m, d, &isl, nprob, &mut s)
-    };
+    let warm = choose_warm_start(m, d, &isl, nprob, &mut s);
     // dofs outside every island
     qacc.copy_from_slice(&d.qacc_smooth);
     qfrc.iter_mut().for_each(|x| *x = T::zero());
