@@ -63,6 +63,8 @@ pub struct SolverScratch<T> {
     pub(crate) hpat: Vec<u64>,
     /// Column list of one row during the factorization.
     pub(crate) hidx: Vec<usize>,
+    /// The support of the vector of a rank-1 update ([`rank1_update`]), a pattern bitset.
+    pub(crate) vpat: Vec<u64>,
     /// The factor `L` by rows (compact): row `k`'s `lnnz[k]` entries from `ladr[k]` on, columns
     /// in `lcol`, values in `lval`.
     pub(crate) ladr: Vec<usize>,
@@ -128,6 +130,7 @@ impl<T> Default for SolverScratch<T> {
             hinv: Vec::new(),
             hpat: Vec::new(),
             hidx: Vec::new(),
+            vpat: Vec::new(),
             ladr: Vec::new(),
             lnnz: Vec::new(),
             lcol: Vec::new(),
@@ -186,6 +189,7 @@ impl<T: Scalar> SolverScratch<T> {
             self.h.resize(nv * nv, z);
         }
         grow(&mut self.hpat, nv * pattern_words(nv), 0);
+        grow(&mut self.vpat, pattern_words(nv), 0);
         for v in [&mut self.hidx, &mut self.ladr, &mut self.lnnz] {
             grow(v, nv, 0);
         }
@@ -1340,6 +1344,104 @@ fn factor<T: Scalar>(n: usize, s: &mut SolverScratch<T>) -> bool {
     true
 }
 
+/// Most rows whose change of state [`update_factor`] applies as rank-1 updates; beyond, a new
+/// factorization is cheaper.
+const UPDATE_ROWS: usize = 8;
+
+/// Bring the factor of [`factor`], made for the row states `s.hstate`, to the states `s.state`
+/// by a rank-1 update `H ± D_r J_rᵀ J_r` per scalar row that enters or leaves the quadratic
+/// state (000, "Algorithms": Newton updates its Cholesky factor this way). Returns false, with
+/// the factor no longer valid, when more than [`UPDATE_ROWS`] rows changed, an elliptic
+/// contact's row changed, or an update does not fit (fill-in outside the factor's pattern, or
+/// a pivot that a downdate would make non-positive); the caller then factors anew. `nupdate`
+/// receives the number of updates made.
+fn update_factor<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, nupdate: &mut usize) -> bool {
+    let nefc = p.nefc;
+    let nchanged = (0..nefc).filter(|&r| s.state[r] != s.hstate[r]).count();
+    if nchanged > UPDATE_ROWS {
+        return false;
+    }
+    for r in 0..nefc {
+        if s.state[r] == s.hstate[r] {
+            continue;
+        }
+        if p.efc_type[r] == ConstraintType::ContactElliptic {
+            return false;
+        }
+        let (was, is) = (
+            s.hstate[r] == ConstraintState::Quadratic,
+            s.state[r] == ConstraintState::Quadratic,
+        );
+        let sigma = match (was, is) {
+            (false, true) => p.efc_D[r],
+            (true, false) => -p.efc_D[r],
+            _ => continue,
+        };
+        if !rank1_update(p, s, r, sigma) {
+            return false;
+        }
+        *nupdate += 1;
+    }
+    true
+}
+
+/// `H ← H + σ vvᵀ` on the factor `H = Lᵀ D L` of [`factor`] (eliminated from the last dof to
+/// the first), with `v` row `r` of the Jacobian: for each dof `k` from the last on where `v`
+/// is non-zero, `D_k' = D_k + σ v_k²`, `β = σ v_k / D_k'`, then along row `k` of `L`
+/// `v_j ← v_j − v_k L_kj` and `L_kj ← L_kj + β v_j`, and `σ ← σ D_k / D_k'` (the rank-1 update
+/// of an LDLᵀ factor, Gill, Golub, Murray & Saunders 1974, method C1). `v` keeps non-zeros only
+/// within the rows' patterns when, at every such `k`, its non-zeros left of `k` lie in row
+/// `k`'s pattern; otherwise, or when a pivot would fall to rounding level, it returns false.
+fn rank1_update<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, r: usize, sigma: T) -> bool {
+    let nv = p.nv;
+    let nw = pattern_words(nv);
+    let v = &mut s.mv[..nv];
+    v.iter_mut().for_each(|x| *x = T::zero());
+    let (vals, cols) = p.row_cols(r);
+    let Some(&last) = cols.last() else {
+        return true;
+    };
+    // the support of v as a bitset
+    let sup = &mut s.vpat[..nw];
+    sup.iter_mut().for_each(|x| *x = 0);
+    for (&x, &c) in vals.iter().zip(cols) {
+        v[c] = x;
+        sup[c / 64] |= 1 << (c % 64);
+    }
+    let mut sigma = sigma;
+    for k in (0..=last).rev() {
+        if sup[k / 64] & (1 << (k % 64)) == 0 {
+            continue;
+        }
+        let pat = &s.hpat[k * nw..(k + 1) * nw];
+        if (0..nw).any(|w| sup[w] & left_of(k, w) & !pat[w] != 0) {
+            return false;
+        }
+        let vk = v[k];
+        if vk.is_zero_exact() {
+            continue;
+        }
+        let dk = T::one() / s.hinv[k];
+        let dn = dk + sigma * vk * vk;
+        if dn.re() <= 1e-10 * dk.re() {
+            return false;
+        }
+        let beta = sigma * vk / dn;
+        sigma = sigma * dk / dn;
+        s.hinv[k] = T::one() / dn;
+        let a = s.ladr[k];
+        for (&c, l) in s.lcol[a..a + s.lnnz[k]]
+            .iter()
+            .zip(&mut s.lval[a..a + s.lnnz[k]])
+        {
+            v[c] -= vk * *l;
+            *l += beta * v[c];
+            sup[c / 64] |= 1 << (c % 64);
+        }
+    }
+    true
+}
+
 /// Solve `H x = b` in place with the factor of [`factor`]: `Lᵀ z = b` (dofs from the last to
 /// the first), `w = D⁻¹ z`, `L x = w` (from the first to the last).
 fn factor_solve<T: Scalar>(n: usize, s: &SolverScratch<T>, x: &mut [T]) {
@@ -1587,13 +1689,22 @@ fn newton<T: Scalar>(
     let mut factored = false;
     let mut direction = |s: &mut SolverScratch<T>| -> Option<usize> {
         let nefc = p.nefc;
-        let same = factored
-            && s.state[..nefc] == s.hstate[..nefc]
-            && !s.state[..nefc].contains(&ConstraintState::Cone);
+        let cone = s.state[..nefc].contains(&ConstraintState::Cone);
+        let same = factored && s.state[..nefc] == s.hstate[..nefc] && !cone;
+        let mut nupdate = 0;
         if !same {
-            factored = factor_hessian(p, s);
-            if !factored {
-                return None;
+            // a few scalar rows changed state: rank-1 updates of the factor (MuJoCo's too),
+            // else (or when an update does not fit the factor's pattern) a new factorization
+            let updated = factored
+                && !cone
+                && !s.hstate[..nefc].contains(&ConstraintState::Cone)
+                && update_factor(p, s, &mut nupdate);
+            if !updated {
+                factored = factor_hessian(p, s);
+                if !factored {
+                    return None;
+                }
+                nupdate = 1;
             }
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
             hst.copy_from_slice(st);
@@ -1604,7 +1715,7 @@ fn newton<T: Scalar>(
         let mut search = std::mem::take(&mut s.search);
         factor_solve(nv, s, &mut search);
         s.search = search;
-        Some(!same as usize)
+        Some(nupdate)
     };
     let Some(mut nupdate) = direction(s) else {
         return 0;
@@ -3016,5 +3127,78 @@ mod tests {
             }
         }
         assert!(checked >= 14, "{checked} problems checked");
+    }
+
+    /// Rank-1 updates of the Newton factor ([`update_factor`]) for rows entering and leaving
+    /// the quadratic state give the factor a new factorization gives: the solves of both agree
+    /// to rounding (rows flipped both ways), and a change of more than [`UPDATE_ROWS`] rows is
+    /// refused.
+    #[test]
+    fn rank1_updates_give_the_new_factor() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let m = crate::mjcf::load_file(root.join("models/constraints/humanoid.xml")).unwrap();
+        let mut d = Data::new(&m);
+        for (i, v) in d.qvel.iter_mut().enumerate() {
+            *v = 0.5 * (i as f64).sin();
+        }
+        for _ in 0..150 {
+            crate::step(&m, &mut d).unwrap();
+        }
+        crate::forward(&m, &mut d).unwrap();
+        let mut s = SolverScratch::new(m.nv, m.nm, d.nefc);
+        let mut isl = std::mem::take(&mut s.islands);
+        isl.gather(&m, &d, true);
+        let p = isl.problem(&m, &d, 0);
+        let (nv, nefc) = (p.nv, p.nefc);
+        s.x[..nv].copy_from_slice(&d.qacc);
+        evaluate(&p, &mut s);
+        let contacts: Vec<usize> = (0..nefc)
+            .filter(|&r| p.efc_type[r] == ConstraintType::ContactPyramidal)
+            .collect();
+        assert!(
+            contacts.len() > UPDATE_ROWS,
+            "{} contact rows",
+            contacts.len()
+        );
+        let b: Vec<f64> = (0..nv).map(|i| 1.0 + (i as f64 * 0.7).cos()).collect();
+        let solve = |s: &SolverScratch<f64>| {
+            let mut x = b.clone();
+            factor_solve(nv, s, &mut x);
+            x
+        };
+        let mut updates = 0;
+        for flip in [&contacts[..1], &contacts[2..5], &contacts[1..8]] {
+            // factor for the current states, then flip the rows' residuals (entering or leaving
+            // the quadratic state) and bring the factor along by rank-1 updates
+            assert!(factor_hessian(&p, &mut s));
+            s.hstate[..nefc].copy_from_slice(&s.state[..nefc]);
+            for &r in flip {
+                s.jar[r] = -s.jar[r];
+                s.state[r] = scalar_state(&p, r, s.jar[r]);
+                assert_ne!(s.state[r], s.hstate[r], "row {r} changes state");
+            }
+            let mut n = 0;
+            assert!(update_factor(&p, &mut s, &mut n), "update refused");
+            assert_eq!(n, flip.len());
+            updates += n;
+            let x_upd = solve(&s);
+            assert!(factor_hessian(&p, &mut s));
+            let x_new = solve(&s);
+            let scale = x_new.iter().fold(1e-300f64, |a, x| a.max(x.abs()));
+            let err = x_upd
+                .iter()
+                .zip(&x_new)
+                .fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
+            assert!(err <= 1e-10 * scale, "flip {flip:?}: {err:e} of {scale:e}");
+        }
+        assert_eq!(updates, 11);
+        // more rows than UPDATE_ROWS: refused
+        assert!(factor_hessian(&p, &mut s));
+        s.hstate[..nefc].copy_from_slice(&s.state[..nefc]);
+        for &r in &contacts[..UPDATE_ROWS + 1] {
+            s.jar[r] = -s.jar[r];
+            s.state[r] = scalar_state(&p, r, s.jar[r]);
+        }
+        assert!(!update_factor(&p, &mut s, &mut 0));
     }
 }
