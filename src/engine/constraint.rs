@@ -378,7 +378,12 @@ fn find_islands<T: Scalar>(
         *t = b;
     }
     let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
+    // consecutive rows with the same columns (a contact's, a weld's) merge nothing new
+    let repeats = |d: &Data<T>, i: usize| i > 0 && row_cols(d, nv, i).1 == row_cols(d, nv, i - 1).1;
     for i in 0..d.nefc {
+        if repeats(d, i) {
+            continue;
+        }
         let (_, cols) = row_cols(d, nv, i);
         if let Some(&c0) = cols.first() {
             let t0 = tree_of(c0);
@@ -428,6 +433,10 @@ fn find_islands<T: Scalar>(
         d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j]
     };
     for i in 0..d.nefc {
+        if repeats(d, i) && first_col(d, i).is_some() {
+            d.efc_island[i] = d.efc_island[i - 1];
+            continue;
+        }
         let col = first_col(d, i).or_else(|| {
             let before = (0..i).rev().take_while(|&j| same(d, i, j));
             let after = (i + 1..d.nefc).take_while(|&j| same(d, i, j));
