@@ -58,8 +58,8 @@ enum Cmd {
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
         /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
         /// ccd_iterations, integrator (Euler, RK4, implicit, implicitfast, PBAD), timestep, and
-        /// for PBAD pbad_order (2-6),
-        /// pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter, pbad_gauss_newton (0/1), pbad_drag.
+        /// for PBAD pbad_order (2-6), pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter,
+        /// pbad_gauss_newton (0/1), pbad_drag.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON initial state (as for `forward`).
