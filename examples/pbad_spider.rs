@@ -14,48 +14,23 @@
 //! --example pbad_spider`; CSV and PNG files go to `out/pbad/`.
 
 use diffmj::model::{Integrator, Model};
-use diffmj::pbad::chain::{kinematics, Chain, Frames};
-use diffmj::pbad::contact::{depth, point_world};
+use diffmj::pbad::chain::{Chain, Frames};
 use diffmj::pbad::{PbadOptimizer, PbadOptions};
 use diffmj::{mjcf, Data};
 use std::io::Write;
-use std::time::Instant;
 
 #[path = "pbad_common/mod.rs"]
 mod common;
-use common::{font, plot, R};
+#[path = "pbad_common/spider.rs"]
+mod spider;
+use common::{font, plot, run_for, RunStats, R};
+use spider::{deepest, trot};
 
 /// Simulated time (s).
 const T_END: f64 = 10.0;
-/// Gait frequency (Hz), yaw amplitude (rad) and lift amplitude (rad).
-const FREQUENCY: f64 = 1.0;
-const SWEEP: f64 = 0.35;
-const LIFT: f64 = 0.35;
 /// `D₁` (J/m²) and the friction `c_f` of Eq. 9 (the paper's `D₂` is `h c_f`).
 const STIFFNESS: f64 = 2000.0;
 const FRICTION: f64 = 2e7;
-
-/// The periodic controller: servo targets of the 12 actuators (yaw, lift, knee per leg, legs
-/// at 45°, 135°, 225°, 315°) at time `t`; `amp` scales the gait (0: stand still).
-fn trot(t: f64, amp: f64) -> [f64; 12] {
-    let a = amp * t.min(1.0);
-    let mut u = [0.0; 12];
-    for l in 0..4 {
-        let alpha = (45.0 + 90.0 * l as f64).to_radians();
-        // diagonal pairs (0, 2) and (1, 3) half a period apart
-        let phi = if l % 2 == 0 {
-            0.0
-        } else {
-            std::f64::consts::PI
-        };
-        let s = 2.0 * std::f64::consts::PI * FREQUENCY * t + phi;
-        let lift = LIFT * (-s.sin()).max(0.0);
-        u[3 * l] = -a * SWEEP * s.cos() * alpha.sin().signum();
-        u[3 * l + 1] = -a * lift;
-        u[3 * l + 2] = a * lift;
-    }
-    u
-}
 
 /// One walk: the torso's `(t, x, y, z)` and the deepest penetration seen.
 struct Walk {
@@ -64,23 +39,7 @@ struct Walk {
     max_depth: f64,
     /// Heading (yaw of the torso, rad) at the end.
     heading: f64,
-    steps: usize,
-    secs: f64,
-    iterations: usize,
-    unconverged: usize,
-}
-
-/// The deepest penetration of a contact point into the floor at configuration `qpos`, with the
-/// contact points and frames of `c` and `f`.
-fn deepest(m: &Model<f64>, c: &Chain<f64>, f: &mut Frames<f64>, qpos: &[f64]) -> f64 {
-    kinematics(m, c, qpos, f);
-    let mut worst: f64 = 0.0;
-    for &(p, pl) in &c.contact.pairs {
-        let pt = &c.contact.points[p];
-        let x = point_world(f, pt.body, &pt.local);
-        worst = worst.max(depth(&c.contact.planes[pl], &x, pt.radius));
-    }
-    worst
+    stats: RunStats,
 }
 
 fn walk(base: &Model<f64>, label: &str, amp: f64, friction: f64) -> R<Walk> {
@@ -96,32 +55,26 @@ fn walk(base: &Model<f64>, label: &str, amp: f64, friction: f64) -> R<Walk> {
     let mut c = Chain::new(&m);
     c.fill(&m, |x| x);
     let mut f = Frames::new(m.nbody, m.nv);
-    let mut w = Walk {
-        label: label.into(),
-        torso: vec![(0.0, d.qpos[0], d.qpos[1], d.qpos[2])],
-        max_depth: 0.0,
-        heading: 0.0,
-        steps: 0,
-        secs: 0.0,
-        iterations: 0,
-        unconverged: 0,
-    };
-    let n = (T_END / m.opt.timestep).round() as usize;
-    for _ in 0..n {
-        d.ctrl.copy_from_slice(&trot(d.time, amp));
-        let t = Instant::now();
-        diffmj::step(&m, &mut d)?;
-        w.secs += t.elapsed().as_secs_f64();
-        w.steps += 1;
-        w.torso.push((d.time, d.qpos[0], d.qpos[1], d.qpos[2]));
-        w.max_depth = w.max_depth.max(deepest(&m, &c, &mut f, &d.qpos));
-    }
+    let mut torso = vec![(0.0, d.qpos[0], d.qpos[1], d.qpos[2])];
+    let mut max_depth: f64 = 0.0;
+    let stats = run_for(
+        &m,
+        &mut d,
+        T_END,
+        |t| trot(t, amp),
+        |d| {
+            torso.push((d.time, d.qpos[0], d.qpos[1], d.qpos[2]));
+            max_depth = max_depth.max(deepest(&m, &c, &mut f, &d.qpos));
+        },
+    )?;
     let q = &d.qpos[3..7];
-    w.heading = (2.0 * (q[0] * q[3] + q[1] * q[2])).atan2(1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]));
-    if let Some(p) = &d.pbad {
-        w.iterations = p.stats.total_iterations;
-        w.unconverged = p.stats.unconverged_steps;
-    }
+    let w = Walk {
+        label: label.into(),
+        torso,
+        max_depth,
+        heading: (2.0 * (q[0] * q[3] + q[1] * q[2])).atan2(1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3])),
+        stats,
+    };
     Ok(w)
 }
 
@@ -167,10 +120,10 @@ fn main() -> R<()> {
             first.3,
             last.3,
             1e3 * r.max_depth,
-            r.steps,
-            r.secs,
-            r.iterations as f64 / r.steps.max(1) as f64,
-            r.unconverged
+            r.stats.steps,
+            r.stats.secs,
+            r.stats.iterations as f64 / r.stats.steps.max(1) as f64,
+            r.stats.unconverged
         );
         dist.push((last.1 - first.1, zmin, r.max_depth));
         xt.push((
@@ -212,7 +165,7 @@ fn main() -> R<()> {
         dist[2].0,
         dist[0].1,
         1e3 * dist[0].2,
-        runs[0].secs
+        runs[0].stats.secs
     );
     println!("wrote CSV and PNG files to {dir}/");
     Ok(())

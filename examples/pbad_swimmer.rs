@@ -18,11 +18,10 @@ use diffmj::model::{Integrator, Model};
 use diffmj::pbad::{PbadOptimizer, PbadOptions};
 use diffmj::{mjcf, Data};
 use std::io::Write;
-use std::time::Instant;
 
 #[path = "pbad_common/mod.rs"]
 mod common;
-use common::{font, plot, R};
+use common::{font, plot, run_for, RunStats, R};
 
 /// Simulated time (s).
 const T_END: f64 = 10.0;
@@ -60,10 +59,7 @@ struct Swim {
     label: String,
     /// `(t, x, y)` of the centre of mass.
     path: Vec<(f64, f64, f64)>,
-    steps: usize,
-    secs: f64,
-    iterations: usize,
-    unconverged: usize,
+    stats: RunStats,
 }
 
 fn swim(
@@ -84,28 +80,16 @@ fn swim(
     };
     let mut d = Data::new(&m);
     let c0 = com(&m, &mut d);
-    let mut s = Swim {
+    let mut path = vec![(0.0, c0[0], c0[1])];
+    let stats = run_for(&m, &mut d, T_END, gait, |d| {
+        let c = com(&m, d);
+        path.push((d.time, c[0], c[1]));
+    })?;
+    let s = Swim {
         label: label.into(),
-        path: vec![(0.0, c0[0], c0[1])],
-        steps: 0,
-        secs: 0.0,
-        iterations: 0,
-        unconverged: 0,
+        path,
+        stats,
     };
-    let n = (T_END / m.opt.timestep).round() as usize;
-    for _ in 0..n {
-        d.ctrl.copy_from_slice(&gait(d.time));
-        let t = Instant::now();
-        diffmj::step(&m, &mut d)?;
-        s.secs += t.elapsed().as_secs_f64();
-        s.steps += 1;
-        let c = com(&m, &mut d);
-        s.path.push((d.time, c[0], c[1]));
-    }
-    if let Some(w) = &d.pbad {
-        s.iterations = w.stats.total_iterations;
-        s.unconverged = w.stats.unconverged_steps;
-    }
     Ok(s)
 }
 
@@ -148,10 +132,10 @@ fn main() -> R<()> {
             r.label,
             x1 - x0,
             y1 - y0,
-            r.steps,
-            r.secs,
-            r.iterations as f64 / r.steps.max(1) as f64,
-            r.unconverged
+            r.stats.steps,
+            r.stats.secs,
+            r.stats.iterations as f64 / r.stats.steps.max(1) as f64,
+            r.stats.unconverged
         );
         dist.push(x1 - x0);
         xt.push((
@@ -192,7 +176,7 @@ fn main() -> R<()> {
         dist[2],
         dist[3],
         dist[4],
-        runs[0].secs
+        runs[0].stats.secs
     );
     println!("wrote CSV and PNG files to {dir}/");
     Ok(())

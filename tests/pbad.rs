@@ -16,6 +16,10 @@ use nalgebra::DVector;
 use num_dual::Dual64;
 use std::cell::RefCell;
 
+/// The spider's trot and penetration depth, shared with `examples/pbad_spider.rs`.
+#[path = "../examples/pbad_common/spider.rs"]
+mod spider;
+
 fn load(name: &str) -> Model<f64> {
     let p = format!("{}/models/pbad/{name}.xml", env!("CARGO_MANIFEST_DIR"));
     mjcf::load_file(p).expect("model loads")
@@ -962,25 +966,6 @@ fn swimmer_swims_only_with_anisotropic_drag() {
     }
 }
 
-/// The spider's trot (as in `examples/pbad_spider.rs`): targets of the 12 servos.
-fn spider_trot(t: f64) -> [f64; 12] {
-    let mut u = [0.0; 12];
-    for l in 0..4 {
-        let alpha = (45.0 + 90.0 * l as f64).to_radians();
-        let phi = if l % 2 == 0 {
-            0.0
-        } else {
-            std::f64::consts::PI
-        };
-        let s = 2.0 * std::f64::consts::PI * t + phi;
-        let lift = 0.35 * (-s.sin()).max(0.0);
-        u[3 * l] = -t.min(1.0) * 0.35 * s.cos() * alpha.sin().signum();
-        u[3 * l + 1] = -t.min(1.0) * lift;
-        u[3 * l + 2] = t.min(1.0) * lift;
-    }
-    u
-}
-
 /// Section 6.2's spider on the penalty floor of Eq. 9: trotting for 5 s it stays up (torso
 /// above 10 cm, no contact point deeper than 15 mm) and moves forward by more than 20 cm;
 /// without the friction term it slips in place (under 2 cm); without the penalty energy
@@ -996,20 +981,14 @@ fn spider_walks_on_the_penalty_floor() {
         }
         let mut c = Chain::new(&m);
         c.fill(&m, |x| x);
+        let mut f = Frames::new(m.nbody, m.nv);
         let mut d = Data::new(&m);
         let (mut zmin, mut deepest) = (f64::INFINITY, 0.0f64);
         for _ in 0..500 {
-            d.ctrl.copy_from_slice(&spider_trot(d.time));
+            d.ctrl.copy_from_slice(&spider::trot(d.time, 1.0));
             diffmj::step(&m, &mut d).expect("step");
             zmin = zmin.min(d.qpos[2]);
-            let mut ev = Eval::new(&m, &Scheme::new(2).unwrap());
-            ev.q[0].copy_from_slice(&d.qpos);
-            ev.update_node(&m, &c, 0);
-            for &(p, pl) in &c.contact.pairs {
-                let pt = &c.contact.points[p];
-                let x = point_world(&ev.frames[0], pt.body, &pt.local);
-                deepest = deepest.max(depth(&c.contact.planes[pl], &x, pt.radius));
-            }
+            deepest = deepest.max(spider::deepest(&m, &c, &mut f, &d.qpos));
         }
         println!(
             "spider D1 {stiffness} c_f {friction:e}: moved {:+.4} m along x, lowest torso \

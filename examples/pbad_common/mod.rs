@@ -1,10 +1,53 @@
 //! Shared by the PBAD examples (`pbad_chain`, `pbad_swimmer`, `pbad_spider`): the bundled
-//! font and a line plot of named series (plotters), written as PNG.
+//! font, a line plot of named series (plotters) written as PNG, and a timed run under a
+//! controller.
 
 use plotters::prelude::*;
 
 /// The examples' result type.
 pub type R<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// What a run of [`run_for`] cost: steps, seconds spent stepping, and PBAD's iterations and
+/// unconverged steps.
+#[allow(dead_code)] // not every example that includes this module runs under a controller
+pub struct RunStats {
+    pub steps: usize,
+    pub secs: f64,
+    pub iterations: usize,
+    pub unconverged: usize,
+}
+
+/// Step `d` for `t_end` seconds: before each step `ctrl(time)` gives the controls, after it
+/// `record(d)` sees the new state. Only the steps are timed.
+#[allow(dead_code)]
+pub fn run_for<const N: usize>(
+    m: &diffmj::Model<f64>,
+    d: &mut diffmj::Data<f64>,
+    t_end: f64,
+    ctrl: impl Fn(f64) -> [f64; N],
+    mut record: impl FnMut(&mut diffmj::Data<f64>),
+) -> R<RunStats> {
+    let mut s = RunStats {
+        steps: 0,
+        secs: 0.0,
+        iterations: 0,
+        unconverged: 0,
+    };
+    let n = (t_end / m.opt.timestep).round() as usize;
+    for _ in 0..n {
+        d.ctrl.copy_from_slice(&ctrl(d.time));
+        let t = std::time::Instant::now();
+        diffmj::step(m, d)?;
+        s.secs += t.elapsed().as_secs_f64();
+        s.steps += 1;
+        record(d);
+    }
+    if let Some(p) = &d.pbad {
+        s.iterations = p.stats.total_iterations;
+        s.unconverged = p.stats.unconverged_steps;
+    }
+    Ok(s)
+}
 
 /// Register the bundled DejaVu Sans as plotters' "sans-serif" font.
 pub fn font() -> R<()> {
