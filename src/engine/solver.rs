@@ -3166,7 +3166,7 @@ mod tests {
             factor_solve(nv, s, &mut x);
             x
         };
-        let mut updates = 0;
+        let (mut updates, mut entering, mut leaving) = (0, 0, 0);
         for flip in [&contacts[..1], &contacts[2..5], &contacts[1..8]] {
             // factor for the current states, then flip the rows' residuals (entering or leaving
             // the quadratic state) and bring the factor along by rank-1 updates
@@ -3176,6 +3176,11 @@ mod tests {
                 s.jar[r] = -s.jar[r];
                 s.state[r] = scalar_state(&p, r, s.jar[r]);
                 assert_ne!(s.state[r], s.hstate[r], "row {r} changes state");
+                if s.state[r] == ConstraintState::Quadratic {
+                    entering += 1;
+                } else {
+                    leaving += 1;
+                }
             }
             let mut n = 0;
             assert!(update_factor(&p, &mut s, &mut n), "update refused");
@@ -3192,6 +3197,10 @@ mod tests {
             assert!(err <= 1e-10 * scale, "flip {flip:?}: {err:e} of {scale:e}");
         }
         assert_eq!(updates, 11);
+        assert!(
+            entering > 0 && leaving > 0,
+            "{entering} updates, {leaving} downdates"
+        );
         // more rows than UPDATE_ROWS: refused
         assert!(factor_hessian(&p, &mut s));
         s.hstate[..nefc].copy_from_slice(&s.state[..nefc]);
