@@ -1997,17 +1997,29 @@ fn pgs<T: Scalar>(
         for bk in 0..nblock {
             let i = s.pgs_block[bk];
             let ty = p.efc_type[i];
-            let mut delta = [T::zero(); 6];
-            let dim = if ty == ConstraintType::ContactElliptic {
+            if ty == ConstraintType::ContactElliptic {
                 let dim = p.contact[p.efc_id[i]].dim;
-                delta[..dim].copy_from_slice(&f[i..i + dim]);
+                let mut old = [T::zero(); 6];
+                old[..dim].copy_from_slice(&f[i..i + dim]);
                 pgs_cone(p, s, &g, &mut f, i, dim);
+                let mut delta = [T::zero(); 6];
                 for q in 0..dim {
-                    delta[q] = f[i + q] - delta[q];
+                    delta[q] = f[i + q] - old[q];
                 }
-                dim
+                let dc = block_change(&s.ar, nefc, &g, i, &delta[..dim]);
+                if dc.re() > PGS_REJECT {
+                    f[i..i + dim].copy_from_slice(&old[..dim]);
+                    continue;
+                }
+                for (q, &dq) in delta[..dim].iter().enumerate() {
+                    if !dq.is_zero_exact() {
+                        add_column(&s.ar, nefc, i + q, dq, &mut g);
+                    }
+                }
+                change += dc;
             } else {
-                let mut fi = f[i] - g[i] / s.ar[i * nefc + i];
+                let aii = s.ar[i * nefc + i];
+                let mut fi = f[i] - g[i] / aii;
                 match ty {
                     ConstraintType::Equality => {}
                     ConstraintType::FrictionDof | ConstraintType::FrictionTendon => {
@@ -2016,23 +2028,19 @@ fn pgs<T: Scalar>(
                     }
                     _ => fi = fi.select_max(T::zero()),
                 }
-                delta[0] = fi - f[i];
+                let delta = fi - f[i];
+                if delta.is_zero_exact() {
+                    continue;
+                }
+                // the cost change δ g_i + ½ A_ii δ² (block_change of one row)
+                let dc = delta * (g[i] + T::c(0.5) * aii * delta);
+                if dc.re() > PGS_REJECT {
+                    continue;
+                }
                 f[i] = fi;
-                1
-            };
-            let dc = block_change(&s.ar, nefc, &g, i, &delta[..dim]);
-            if dc.re() > PGS_REJECT {
-                for q in 0..dim {
-                    f[i + q] -= delta[q];
-                }
-                continue;
+                add_column(&s.ar, nefc, i, delta, &mut g);
+                change += dc;
             }
-            for (q, &dq) in delta[..dim].iter().enumerate() {
-                if !dq.is_zero_exact() {
-                    add_column(&s.ar, nefc, i + q, dq, &mut g);
-                }
-            }
-            change += dc;
         }
         // gradient restart: the sweep moved against the extrapolation
         let restart = it > 0 && {
