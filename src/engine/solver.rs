@@ -2777,7 +2777,7 @@ fn dual_states<T: Scalar>(p: &Problem<T>, f: &[T], state: &mut [ConstraintState]
                     .map(|j| (f[i + j].re() / c.friction[j - 1].re()).powi(2))
                     .sum::<f64>()
                     .sqrt();
-                let st = if mu * n >= t {
+                let st = if f[i].re() >= t {
                     ConstraintState::Satisfied
                 } else if n + mu * t <= 0.0 {
                     ConstraintState::Quadratic
@@ -3064,38 +3064,30 @@ fn solve<T: Scalar>(
         Solver::Cg => cg(m, p, s, st, warm),
         Solver::Pgs => pgs(m, p, s, st, warm),
     };
-    // PGS's forces are its dual iterate; Newton and CG's come from the primal cost at qacc
+    // PGS's forces are its dual iterate, their states the dual states (as MuJoCo reports them);
+    // PGS left qacc in s.x and Jᵀ·force in s.tmp. Newton and CG end with their iterate evaluated
+    // (forces and states from the primal cost at qacc).
     let pgs_force = m.opt.solver == Solver::Pgs;
-    if pgs_force {
-        std::mem::swap(&mut s.force, &mut s.pgs_f);
-    }
     if T::HAS_DERIVATIVE {
-        derivative_correction(p, s);
-    }
-    // Newton and CG end with their iterate evaluated (forces and states); PGS's acceleration
-    // and a corrected derivative need the primal evaluation
-    if pgs_force || T::HAS_DERIVATIVE {
-        evaluate(p, s);
-    }
-    if pgs_force {
-        // keep the real parts of PGS's own forces (on f64 the forces are exactly PGS's)
-        for i in 0..p.nefc {
-            let mut f = s.force[i];
-            *f.re_mut() = s.pgs_f[i].re();
-            if !T::HAS_DERIVATIVE {
-                f = s.pgs_f[i];
-            }
-            s.force[i] = f;
+        // the derivative part comes from the primal evaluation at the corrected qacc, the
+        // real part of PGS's forces stays PGS's own
+        if pgs_force {
+            std::mem::swap(&mut s.force, &mut s.pgs_f);
         }
+        derivative_correction(p, s);
+        evaluate(p, s);
+        if pgs_force {
+            for i in 0..p.nefc {
+                *s.force[i].re_mut() = s.pgs_f[i].re();
+            }
+            dual_states(p, &s.force, &mut s.state);
+            p.mul_jt(&s.force, &mut s.tmp);
+        }
+    } else if pgs_force {
+        dual_states(p, &s.force, &mut s.state);
     }
-    let slip = m.opt.noslip_iterations > 0;
-    if slip {
+    if m.opt.noslip_iterations > 0 {
         niter = noslip(m, p, s, st, niter);
-    }
-    // the last evaluation (or noslip) left Jᵀ·force in s.tmp, unless PGS's forces replaced its
-    // own
-    if pgs_force && !slip {
-        p.mul_jt(&s.force, &mut s.tmp);
     }
     niter
 }

@@ -13,7 +13,7 @@ and one with the model's own iterations and tolerance ("converged").
 
 File format (json, floats with repr): case, model, xml, cone, mujoco_version, settle, state
 {time, qpos, qvel, act, ctrl, qacc_warmstart}, runs: [{iterations, tolerance, nefc, nisland,
-efc_force, qacc, solver_niter (per island)}].
+efc_force, efc_state, qacc, solver_niter (per island)}].
 """
 import json
 import os
@@ -57,6 +57,7 @@ def main():
             mujoco.mj_forward(m, f)
             runs.append({"iterations": k, "tolerance": tol, "nefc": int(f.nefc),
                          "nisland": int(f.nisland), "efc_force": f.efc_force.tolist(),
+                         "efc_state": [int(x) for x in f.efc_state],
                          "qacc": f.qacc.tolist(),
                          "solver_niter": [int(x) for x in f.solver_niter[:max(1, f.nisland)]]})
         m.opt.iterations, m.opt.tolerance = iterations, tolerance
