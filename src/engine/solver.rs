@@ -1607,7 +1607,8 @@ fn row_cost<T: Scalar>(p: &Problem<T>, x: &[T], s: &mut SolverScratch<T>) -> T {
 /// - PGS (000, "Algorithms", the dual warm start): the forces the primal cost gives at
 ///   `qacc_warmstart`, unless their total dual cost `fᵀb + ½ fᵀ(A + R) f` over every problem is
 ///   positive (worse than zero forces), in which case PGS starts from zero. `fᵀAf = uᵀ M⁻¹ u`
-///   with `u = Jᵀf`, so `A` is not needed. The forces are kept in `s.force_warm`.
+///   with `u = Jᵀf`, so `A` is not needed. The forces are kept in `s.force_warm`, the rows'
+///   residuals in `s.jar_warm` and `s.jar_smooth` (`s.start_rows`; `b` of [`build_ar`]).
 fn choose_warm_start<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -1626,7 +1627,9 @@ fn choose_warm_start<T: Scalar>(
             let (nv, nefc, a) = (p.nv, p.nefc, p.efc_start);
             row_cost(&p, p.qacc_warmstart, s);
             s.force_warm[a..a + nefc].copy_from_slice(&s.force[..nefc]);
+            s.jar_warm[a..a + nefc].copy_from_slice(&s.jar[..nefc]);
             p.residual(p.qacc_smooth, &mut s.jv);
+            s.jar_smooth[a..a + nefc].copy_from_slice(&s.jv[..nefc]);
             p.mul_jt(&s.force, &mut s.tmp);
             s.mv[..nv].copy_from_slice(&s.tmp[..nv]);
             p.solve_m(&mut s.mv);
@@ -1639,6 +1642,7 @@ fn choose_warm_start<T: Scalar>(
                 })
                 .sum::<f64>();
         }
+        s.start_rows = true;
         return cost <= 0.0;
     }
     let nv = m.nv;
@@ -2150,7 +2154,8 @@ fn add_column<T: Scalar>(ar: &[T], nefc: usize, k: usize, x: T, g: &mut [T]) {
 }
 
 /// The dual solvers' data: the dense `A + R` (`A = J M⁻¹ Jᵀ`) in `s.ar` and `b = J·qacc_smooth −
-/// a_ref` in `s.jv` (000, "Dual problem"). Allocates `s.ar` on first use.
+/// a_ref` in `s.jv` (000, "Dual problem"; `b` from `s.jar_smooth` when the warm-start choice
+/// left it there). Allocates `s.ar` on first use.
 ///
 /// On reals `A = B Bᵀ` with `B = J L⁻¹ D^-½` from the inertia's factor `M = Lᵀ D L`: each row of
 /// `B` is one half-solve ([`half_rows`]) that stays within the ancestors of the row's columns,
@@ -2173,7 +2178,12 @@ fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     for i in 0..nefc {
         s.ar[i * nefc + i] += p.efc_R[i];
     }
-    p.residual(p.qacc_smooth, &mut s.jv);
+    if s.start_rows {
+        let a = p.efc_start;
+        s.jv[..nefc].copy_from_slice(&s.jar_smooth[a..a + nefc]);
+    } else {
+        p.residual(p.qacc_smooth, &mut s.jv);
+    }
 }
 
 /// `A = J M⁻¹ Jᵀ` into `s.ar` (`nefc × nefc`), column `i` by the solve `M⁻¹ J_iᵀ` dotted with
