@@ -485,6 +485,11 @@ fn compiled_adhesion_and_surfacevel_match_mujoco() {
     assert!(n > 0, "no file with the adhesion fields");
 }
 
+/// A golden array of counts or indices (`solver_niter`, ...).
+fn usizes(v: &Value) -> Vec<usize> {
+    nums(v).iter().map(|&x| x as usize).collect()
+}
+
 /// CG and PGS on the same states reach diffmj's Newton solution (the unique minimum of the
 /// convex problem): CG within [`TOL_CG`]; PGS within [`TOL_PGS`] when it stops on its own
 /// criterion, and when it runs out of iterations (stiff equality constraints make the dual
@@ -524,10 +529,7 @@ fn cg_and_pgs_reach_the_newton_solution() {
                 if solver == Solver::Cg {
                     // CG's iterations per island and its answer against MuJoCo's CG
                     let alt = &st["alt"]["cg"];
-                    let gn: Vec<usize> = nums(&alt["solver_niter"])
-                        .iter()
-                        .map(|&x| x as usize)
-                        .collect();
+                    let gn = usizes(&alt["solver_niter"]);
                     cg_states += 1;
                     cg_same += (d2.solver_niter[..gn.len()] == gn[..]) as usize;
                     let emj = rel_err(&d2.qacc, &nums(&alt["qacc"]));
@@ -559,10 +561,7 @@ fn cg_and_pgs_reach_the_newton_solution() {
                     // minimum (an elliptic contact stuck at the cone's tip, see
                     // `cone_escape`), and at the known gaps (other contact sets)
                     let alt = &st["alt"]["pgs"];
-                    let gn: Vec<usize> = nums(&alt["solver_niter"])
-                        .iter()
-                        .map(|&x| x as usize)
-                        .collect();
+                    let gn = usizes(&alt["solver_niter"]);
                     let mj_capped = gn.iter().any(|&n| n >= m2.opt.iterations);
                     let mj_stuck = !mj_capped && mj_pgs > TOL_PGS;
                     let known = KNOWN_GAPS.iter().any(|k| k.0 == name && k.1 == step);
@@ -885,12 +884,7 @@ fn pgs_sweeps_follow_mujoco() {
                 .copy_from_slice(&nums(&st["qacc_warmstart"]));
             diffmj::forward(&m, &mut d).unwrap();
             let f_ref = nums(&r["efc_force"]);
-            let niter_ref: Vec<usize> = r["solver_niter"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as usize)
-                .collect();
+            let niter_ref = usizes(&r["solver_niter"]);
             let niter = &d.solver_niter[..niter_ref.len()];
             // at tolerance 0 an island stops early only when a converged sweep's cost change
             // comes out positive in rounding, so there only "stopped early or not" is compared
@@ -908,12 +902,7 @@ fn pgs_sweeps_follow_mujoco() {
             // MuJoCo's dual states of PGS's forces; an elliptic contact on its cone's boundary
             // (to rounding, where QCQP put it) is "satisfied" or "cone" by the last bit, so
             // there either is accepted
-            let states_ref: Vec<u64> = r["efc_state"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap())
-                .collect();
+            let states_ref = usizes(&r["efc_state"]);
             let elliptic = diffmj::engine::constraint::ConstraintType::ContactElliptic;
             let on_boundary = |i: usize| {
                 let c = &d.contact[d.efc_id[i]];
@@ -930,7 +919,7 @@ fn pgs_sweeps_follow_mujoco() {
             };
             let nstate = (0..d.nefc)
                 .filter(|&i| {
-                    let (a, b) = (d.efc_state[i] as u64, states_ref[i]);
+                    let (a, b) = (d.efc_state[i] as usize, states_ref[i]);
                     let tie = d.efc_type[i] == elliptic
                         && a.min(b) == 0
                         && a.max(b) == 4
