@@ -729,6 +729,24 @@ fn third_party_models_roll_out_without_divergence() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Data at a golden state: `time`, `qpos`, `qvel`, `act`, and `ctrl` and `qacc_warmstart` where
+/// the state has them.
+fn data_at(m: &Model<f64>, st: &Value) -> Data<f64> {
+    let mut d = Data::new(m);
+    d.time = st["time"].as_f64().unwrap();
+    d.qpos.copy_from_slice(&nums(&st["qpos"]));
+    d.qvel.copy_from_slice(&nums(&st["qvel"]));
+    d.act.copy_from_slice(&nums(&st["act"]));
+    if !st["ctrl"].is_null() {
+        d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
+    }
+    if !st["qacc_warmstart"].is_null() {
+        d.qacc_warmstart
+            .copy_from_slice(&nums(&st["qacc_warmstart"]));
+    }
+    d
+}
+
 /// What a step leaves behind (tests/golden/step, from `generate_step.py`): on contact models,
 /// for every integrator, four steps from a settled state (Newton, tolerance 1e-12, convex
 /// collisions to rounding) give MuJoCo's
@@ -761,13 +779,7 @@ fn step_leaves_mujocos_qacc_and_warm_start() {
                 3 => Integrator::ImplicitFast,
                 k => panic!("integrator {k}"),
             };
-            let mut d = Data::new(&m);
-            d.time = st["time"].as_f64().unwrap();
-            d.qpos.copy_from_slice(&nums(&st["qpos"]));
-            d.qvel.copy_from_slice(&nums(&st["qvel"]));
-            d.act.copy_from_slice(&nums(&st["act"]));
-            d.qacc_warmstart
-                .copy_from_slice(&nums(&st["qacc_warmstart"]));
+            let mut d = data_at(&m, st);
             for (k, s) in run["steps"].as_array().unwrap().iter().enumerate() {
                 diffmj::step(&m, &mut d).unwrap();
                 let e = [
@@ -815,12 +827,7 @@ fn pgs_starts_where_mujoco_does() {
             if c["disable_warmstart"].as_bool().unwrap() {
                 m.opt.disableflags |= disable::WARMSTART;
             }
-            let mut d = Data::new(&m);
-            d.time = st["time"].as_f64().unwrap();
-            d.qpos.copy_from_slice(&nums(&st["qpos"]));
-            d.qvel.copy_from_slice(&nums(&st["qvel"]));
-            d.act.copy_from_slice(&nums(&st["act"]));
-            d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
+            let mut d = data_at(&m, st);
             d.qacc_warmstart
                 .copy_from_slice(&nums(&c["qacc_warmstart"]));
             diffmj::forward(&m, &mut d).unwrap();
@@ -874,14 +881,7 @@ fn pgs_sweeps_follow_mujoco() {
             let mut m = m.clone();
             m.opt.iterations = r["iterations"].as_u64().unwrap() as usize;
             m.opt.tolerance = r["tolerance"].as_f64().unwrap();
-            let mut d = Data::new(&m);
-            d.time = st["time"].as_f64().unwrap();
-            d.qpos.copy_from_slice(&nums(&st["qpos"]));
-            d.qvel.copy_from_slice(&nums(&st["qvel"]));
-            d.act.copy_from_slice(&nums(&st["act"]));
-            d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
-            d.qacc_warmstart
-                .copy_from_slice(&nums(&st["qacc_warmstart"]));
+            let mut d = data_at(&m, st);
             diffmj::forward(&m, &mut d).unwrap();
             let f_ref = nums(&r["efc_force"]);
             let niter_ref = usizes(&r["solver_niter"]);
