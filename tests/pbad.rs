@@ -619,46 +619,62 @@ fn lbfgs_and_lm_agree() {
     }
 }
 
+/// `∂qpos/∂qvel[seed]` after 10 steps from `(q0, v0)`, by dual numbers (one pass with the
+/// seed on `qvel[seed]`) and by central differences of step `eps` on reals, whose steps must all
+/// have converged (an unconverged step has no derivative). Returns `(dual, differences)`.
+fn step_derivative(
+    m: &Model<f64>,
+    q0: &[f64],
+    v0: &[f64],
+    seed: usize,
+    eps: f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let md = m.cast::<Dual64>();
+    let mut dd = Data::new(&md);
+    for (a, b) in dd.qpos.iter_mut().zip(q0) {
+        *a = Dual64::from(*b);
+    }
+    for (a, b) in dd.qvel.iter_mut().zip(v0) {
+        *a = Dual64::from(*b);
+    }
+    dd.qvel[seed].eps = 1.0;
+    for _ in 0..10 {
+        diffmj::step(&md, &mut dd).expect("dual step");
+    }
+    let run = |s: f64| {
+        let mut d = Data::new(m);
+        d.qpos.copy_from_slice(q0);
+        d.qvel.copy_from_slice(v0);
+        d.qvel[seed] += s;
+        for _ in 0..10 {
+            diffmj::step(m, &mut d).expect("step");
+        }
+        assert_eq!(d.pbad.as_ref().unwrap().stats.unconverged_steps, 0);
+        d.qpos
+    };
+    let (qp, qm) = (run(eps), run(-eps));
+    let fd = qp
+        .iter()
+        .zip(&qm)
+        .map(|(p, q)| (p - q) / (2.0 * eps))
+        .collect();
+    (dd.qpos.iter().map(|x| x.eps).collect(), fd)
+}
+
 /// Exact derivatives of PBAD steps on dual numbers: `∂qpos(T)/∂qvel₀` after 10 steps of PBAD-2
 /// and PBAD-3 matches central finite differences of the `f64` simulation.
 #[test]
 fn dual_derivative_of_steps_matches_finite_differences() {
     for order in [2, 3] {
         let m = pbad_model("mixed", order, PbadOptimizer::Lm, 0.01);
-        let md = m.cast::<Dual64>();
         let mut rng = Lcg(33);
         let q0 = random_q(&m, &mut rng, 0.5);
         let v0: Vec<f64> = (0..m.nv).map(|_| 0.5 * rng.next()).collect();
-        let seed_dof = 7;
-        let mut dd = Data::new(&md);
-        for (a, b) in dd.qpos.iter_mut().zip(&q0) {
-            *a = Dual64::from(*b);
-        }
-        for (a, b) in dd.qvel.iter_mut().zip(&v0) {
-            *a = Dual64::from(*b);
-        }
-        dd.qvel[seed_dof].eps = 1.0;
-        for _ in 0..10 {
-            diffmj::step(&md, &mut dd).expect("dual step");
-        }
-        let eps = 1e-6;
-        let run = |s: f64| {
-            let mut v = v0.clone();
-            v[seed_dof] += s;
-            let mut d = Data::new(&m);
-            d.qpos.copy_from_slice(&q0);
-            d.qvel.copy_from_slice(&v);
-            for _ in 0..10 {
-                diffmj::step(&m, &mut d).expect("step");
-            }
-            d.qpos
-        };
-        let (qp, qm) = (run(eps), run(-eps));
-        let mut worst: f64 = 0.0;
-        for k in 0..m.nq {
-            let fd = (qp[k] - qm[k]) / (2.0 * eps);
-            worst = worst.max((fd - dd.qpos[k].eps).abs());
-        }
+        let (dual, fd) = step_derivative(&m, &q0, &v0, 7, 1e-6);
+        let worst = dual
+            .iter()
+            .zip(&fd)
+            .fold(0.0f64, |w, (a, b)| w.max((a - b).abs()));
         println!("PBAD-{order}: dual vs finite-difference derivative error {worst:.2e}");
         assert!(worst < 1e-5, "PBAD-{order}: derivative error {worst}");
     }
@@ -1020,7 +1036,6 @@ fn dual_derivative_through_contact_matches_finite_differences() {
         m.opt.pbad.contact_stiffness = 2000.0;
         m.opt.pbad.contact_friction = friction;
         m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
-        let md = m.cast::<Dual64>();
         let mut rng = Lcg(71);
         let v0: Vec<f64> = (0..m.nv).map(|_| 0.3 * rng.next()).collect();
         let mut q0 = m.qpos0.clone();
@@ -1031,38 +1046,14 @@ fn dual_derivative_through_contact_matches_finite_differences() {
         ev.q[0].copy_from_slice(&q0);
         ev.update_node(&m, &c, 0);
         assert!(penetrating(&c, &ev, 0) >= 4);
-        let run = |seed: usize, s: f64| {
-            let mut d = Data::new(&m);
-            d.qpos.copy_from_slice(&q0);
-            d.qvel.copy_from_slice(&v0);
-            d.qvel[seed] += s;
-            for _ in 0..10 {
-                diffmj::step(&m, &mut d).expect("step");
-            }
-            assert_eq!(d.pbad.as_ref().unwrap().stats.unconverged_steps, 0);
-            d.qpos
-        };
         let mut worst: f64 = 0.0;
         let mut size: f64 = 0.0;
         for seed in [0, 2, 9] {
-            let mut dd = Data::new(&md);
-            for (a, b) in dd.qpos.iter_mut().zip(&q0) {
-                *a = Dual64::from(*b);
-            }
-            for (a, b) in dd.qvel.iter_mut().zip(&v0) {
-                *a = Dual64::from(*b);
-            }
-            dd.qvel[seed].eps = 1.0;
-            for _ in 0..10 {
-                diffmj::step(&md, &mut dd).expect("dual step");
-            }
             // the steps are solved to 1e-10: a larger difference step keeps that noise out
-            let eps = 1e-5;
-            let (qp, qm) = (run(seed, eps), run(seed, -eps));
-            for k in 0..m.nq {
-                let fd = (qp[k] - qm[k]) / (2.0 * eps);
-                worst = worst.max((fd - dd.qpos[k].eps).abs());
-                size = size.max(fd.abs());
+            let (dual, fd) = step_derivative(&m, &q0, &v0, seed, 1e-5);
+            for (a, b) in dual.iter().zip(&fd) {
+                worst = worst.max((a - b).abs());
+                size = size.max(b.abs());
             }
         }
         println!(
