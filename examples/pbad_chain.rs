@@ -20,7 +20,7 @@ use std::time::Instant;
 
 #[path = "pbad_common/mod.rs"]
 mod common;
-use common::{font, plot, R};
+use common::{load_model, plot, setup, R};
 
 /// An integrator under test.
 #[derive(Clone, Copy, Debug)]
@@ -173,11 +173,8 @@ fn chain_xml(n: usize, len: f64) -> String {
 
 fn main() -> R<()> {
     let chain100 = std::env::args().any(|a| a == "--chain100");
-    let dir = "out/pbad";
-    std::fs::create_dir_all(dir)?;
-    font()?;
-    let root = env!("CARGO_MANIFEST_DIR");
-    let chain10 = mjcf::load_file(format!("{root}/models/pbad/chain10.xml"))?;
+    let dir = setup()?;
+    let chain10 = load_model("chain10")?;
     println!(
         "10-link chain: nq = {}, nv = {}, mass {:.3} kg",
         chain10.nq,
@@ -237,7 +234,7 @@ fn main() -> R<()> {
     )?;
 
     if chain100 {
-        let c100 = mjcf::load_file(format!("{root}/models/pbad/chain100.xml"))?;
+        let c100 = load_model("chain100")?;
         let mut series = Vec::new();
         let mut csv = std::fs::File::create(format!("{dir}/energy_chain100.csv"))?;
         writeln!(csv, "integrator,time,energy")?;

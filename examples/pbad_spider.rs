@@ -16,14 +16,14 @@
 use diffmj::model::{Integrator, Model};
 use diffmj::pbad::chain::{Chain, Frames};
 use diffmj::pbad::{PbadOptimizer, PbadOptions};
-use diffmj::{mjcf, Data};
+use diffmj::Data;
 use std::io::Write;
 
 #[path = "pbad_common/mod.rs"]
 mod common;
 #[path = "pbad_common/spider.rs"]
 mod spider;
-use common::{font, plot, run_for, RunStats, R};
+use common::{load_model, plot, run_for, setup, RunStats, R};
 use spider::{deepest, trot};
 
 /// Simulated time (s).
@@ -79,13 +79,8 @@ fn walk(base: &Model<f64>, label: &str, amp: f64, friction: f64) -> R<Walk> {
 }
 
 fn main() -> R<()> {
-    let dir = "out/pbad";
-    std::fs::create_dir_all(dir)?;
-    font()?;
-    let base = mjcf::load_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/models/pbad/spider.xml"
-    ))?;
+    let dir = setup()?;
+    let base = load_model("spider")?;
     println!(
         "spider: nq = {}, nv = {}, {} actuators, mass {:.3} kg, h = {} s, {T_END} s per run",
         base.nq,

@@ -16,12 +16,12 @@
 
 use diffmj::model::{Integrator, Model};
 use diffmj::pbad::{PbadOptimizer, PbadOptions};
-use diffmj::{mjcf, Data};
+use diffmj::Data;
 use std::io::Write;
 
 #[path = "pbad_common/mod.rs"]
 mod common;
-use common::{font, plot, run_for, RunStats, R};
+use common::{load_model, plot, run_for, setup, RunStats, R};
 
 /// Simulated time (s).
 const T_END: f64 = 10.0;
@@ -94,13 +94,8 @@ fn swim(
 }
 
 fn main() -> R<()> {
-    let dir = "out/pbad";
-    std::fs::create_dir_all(dir)?;
-    font()?;
-    let base = mjcf::load_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/models/pbad/swimmer.xml"
-    ))?;
+    let dir = setup()?;
+    let base = load_model("swimmer")?;
     println!(
         "swimmer: nq = {}, nv = {}, {} actuators, h = {} s, {T_END} s per run",
         base.nq, base.nv, base.nu, base.opt.timestep

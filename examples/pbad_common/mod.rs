@@ -1,6 +1,6 @@
 //! Shared by the PBAD examples (`pbad_chain`, `pbad_swimmer`, `pbad_spider`): the bundled
-//! font, a line plot of named series (plotters) written as PNG, and a timed run under a
-//! controller.
+//! output directory and font setup, the bundled models, a line plot of named series (plotters)
+//! written as PNG, and a timed run under a controller.
 
 use plotters::prelude::*;
 
@@ -47,6 +47,22 @@ pub fn run_for<const N: usize>(
         s.unconverged = p.stats.unconverged_steps;
     }
     Ok(s)
+}
+
+/// Create the examples' output directory and register the font; returns the directory.
+pub fn setup() -> R<&'static str> {
+    let dir = "out/pbad";
+    std::fs::create_dir_all(dir)?;
+    font()?;
+    Ok(dir)
+}
+
+/// Load the bundled model `models/pbad/<name>.xml`.
+pub fn load_model(name: &str) -> R<diffmj::Model<f64>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    Ok(diffmj::mjcf::load_file(format!(
+        "{root}/models/pbad/{name}.xml"
+    ))?)
 }
 
 /// Register the bundled DejaVu Sans as plotters' "sans-serif" font.
