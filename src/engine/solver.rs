@@ -2232,12 +2232,18 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let mut nval = 0;
     for (i, n, cols) in p.groups() {
         let start = s.bcol.len();
-        // walk up from each column until a dof already taken: the taken set stays closed under
-        // ancestors, so the walk can stop there
+        // the columns themselves, then the ancestors they miss: walk up from each column until
+        // a dof already taken (the taken set stays closed under ancestors, so the walk can
+        // stop there). A contact's columns are a merged chain, closed already: nothing is
+        // added and the closure is the (ascending) columns as they are.
+        for &c in cols {
+            s.bpos[c] = 0;
+        }
+        s.bcol.extend_from_slice(cols);
         for &c in cols.iter().rev() {
             let a = sp.madr[c];
-            for adr in a..a + sp.rownnz[c] {
-                let j = if adr == a { c } else { sp.colind[adr] };
+            for adr in a + 1..a + sp.rownnz[c] {
+                let j = sp.colind[adr];
                 if s.bpos[j] != usize::MAX {
                     break;
                 }
@@ -2246,7 +2252,9 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
             }
         }
         let q = s.bcol.len() - start;
-        s.bcol[start..].sort_unstable();
+        if q > cols.len() {
+            s.bcol[start..].sort_unstable();
+        }
         for &j in &s.bcol[start..] {
             s.bpos[j] = usize::MAX;
         }
@@ -2282,6 +2290,8 @@ fn half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
             2 => sweep_lt::<2, T>(p, clos, &s.bpos, w),
             3 => sweep_lt::<3, T>(p, clos, &s.bpos, w),
             4 => sweep_lt::<4, T>(p, clos, &s.bpos, w),
+            6 => sweep_lt::<6, T>(p, clos, &s.bpos, w),
+            8 => sweep_lt::<8, T>(p, clos, &s.bpos, w),
             _ => {
                 for t in (0..q).rev() {
                     let k = clos[t];
@@ -2370,12 +2380,18 @@ fn ar_by_half_rows<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
                 for c0 in (0..m).step_by(BLOCK) {
                     let nc = (m - c0).min(BLOCK);
                     let acc = block_sum(pairs, bg, n, r0, nr, bh, m, c0, nc);
+                    // the block and its mirror, each a run of contiguous entries per row
+                    let (r1, c1) = (gi + r0, hi + c0);
                     for (dr, row) in acc.iter().enumerate().take(nr) {
-                        let r = gi + r0 + dr;
-                        for (dc, &v) in row.iter().enumerate().take(nc) {
-                            let c = hi + c0 + dc;
-                            ar[r * nefc + c] = T::c(v);
-                            ar[c * nefc + r] = T::c(v);
+                        let dst = &mut ar[(r1 + dr) * nefc + c1..][..nc];
+                        for (x, &v) in dst.iter_mut().zip(row) {
+                            *x = T::c(v);
+                        }
+                    }
+                    for dc in 0..nc {
+                        let dst = &mut ar[(c1 + dc) * nefc + r1..][..nr];
+                        for (x, row) in dst.iter_mut().zip(&acc) {
+                            *x = T::c(row[dc]);
                         }
                     }
                 }
