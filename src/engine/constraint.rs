@@ -178,6 +178,8 @@ pub struct ConstraintScratch<T> {
     pub(crate) jac2: Vec<T>,
     /// Dofs of a contact's two kinematic chains, ascending (nv).
     pub(crate) chain: Vec<usize>,
+    /// Which of the two bodies each dof of `chain` moves (nv; see [`merged_chain_sides`]).
+    pub(crate) chain_side: Vec<u8>,
     /// An accumulator over dofs (nv), used by the adhesion transmission.
     pub(crate) acc: Vec<T>,
     /// Union–find parent of each body's tree (by root body) while islands are found (nbody).
@@ -192,6 +194,7 @@ impl<T> Default for ConstraintScratch<T> {
             jac: Vec::new(),
             jac2: Vec::new(),
             chain: Vec::new(),
+            chain_side: Vec::new(),
             acc: Vec::new(),
             tree: Vec::new(),
             island: Vec::new(),
@@ -206,6 +209,7 @@ impl<T: Scalar> ConstraintScratch<T> {
             jac: vec![T::zero(); 6 * m.nv],
             jac2: vec![T::zero(); 6 * m.nv],
             chain: vec![0; m.nv],
+            chain_side: vec![0; m.nv],
             acc: vec![T::zero(); m.nv],
             tree: vec![0; m.nbody],
             island: vec![0; m.nbody],
@@ -455,6 +459,52 @@ fn find_islands<T: Scalar>(
         d.dof_island[k] = island[tree[tree_of(k)]];
     }
 }
+
+/// [`merged_chain`] with each dof's side: [`SIDE_1`] when it moves `b1` only, [`SIDE_2`] when
+/// `b2` only, [`SIDE_BOTH`] when both, into `side`.
+fn merged_chain_sides<T>(
+    m: &Model<T>,
+    b1: usize,
+    b2: usize,
+    out: &mut [usize],
+    side: &mut [u8],
+) -> usize {
+    let mut k1 = body_last_dof(m, b1);
+    let mut k2 = body_last_dof(m, b2);
+    let mut n = 0;
+    // as in merged_chain: both chains descend, merged from the top
+    while k1 != NONE || k2 != NONE {
+        let k = match (k1 != NONE, k2 != NONE) {
+            (true, true) => k1.max(k2),
+            (true, false) => k1,
+            _ => k2,
+        };
+        let (on1, on2) = (k1 == k, k2 == k);
+        out[n] = k;
+        side[n] = match (on1, on2) {
+            (true, true) => SIDE_BOTH,
+            (true, false) => SIDE_1,
+            _ => SIDE_2,
+        };
+        n += 1;
+        if on1 {
+            k1 = m.dof_parentid[k1];
+        }
+        if on2 {
+            k2 = m.dof_parentid[k2];
+        }
+    }
+    out[..n].reverse();
+    side[..n].reverse();
+    n
+}
+
+/// A merged-chain dof that moves the first body only (see [`merged_chain_sides`]).
+const SIDE_1: u8 = 0;
+/// A merged-chain dof that moves the second body only.
+const SIDE_2: u8 = 1;
+/// A merged-chain dof that moves both bodies.
+const SIDE_BOTH: u8 = 2;
 
 /// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
 /// ascending, into `out`; returns how many (MuJoCo's merged chain of a contact).
@@ -867,52 +917,58 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
     let nv = m.nv;
     let cone = m.opt.cone;
     for ci in 0..d.ncon {
-        let c: ActiveContact<T> = d.contact[ci];
+        let c = &d.contact[ci];
         if c.exclude != 0 {
             continue;
         }
-        let b1 = m.geom_bodyid[c.geom[0]];
-        let b2 = m.geom_bodyid[c.geom[1]];
-        // the rows act on the dofs of the two chains only; s.jac and s.jac2 are used on those
-        // columns alone
-        let nc = merged_chain(m, b1, b2, &mut s.chain);
+        let (geom, pos, f, dim) = (c.geom, c.pos, c.frame, c.dim);
+        let (dist, includemargin, adhesion) = (c.dist, c.includemargin, c.adhesion);
+        let friction = c.friction;
+        let b1 = m.geom_bodyid[geom[0]];
+        let b2 = m.geom_bodyid[geom[1]];
+        // the rows act on the dofs of the two chains only. The Jacobian difference
+        // (body2 − body1) at the contact point, in the contact frame, per place t of the merged
+        // chain: s.jac2[6t..6t + 6] (normal, tangents, then the rotational rows when the
+        // contact has torsional or rolling friction, dim > 3). A dof that moves both bodies
+        // moves the contact point alike on both: its column is exactly zero.
+        let nc = merged_chain_sides(m, b1, b2, &mut s.chain, &mut s.chain_side);
         let chain = &s.chain[..nc];
-        // jacobian difference (body2 − body1) at the contact point, 6 × nv
-        for r in 0..6 {
-            for &col in chain {
-                s.jac[r * nv + col] = T::zero();
+        let com = [
+            d.subtree_com[m.body_rootid[b1]],
+            d.subtree_com[m.body_rootid[b2]],
+        ];
+        for (t, &k) in chain.iter().enumerate() {
+            let out = &mut s.jac2[6 * t..6 * t + 6];
+            let side = s.chain_side[t];
+            if side == SIDE_BOTH {
+                out.iter_mut().for_each(|x| *x = T::zero());
+                continue;
             }
-        }
-        add_point_jac(m, d, &c.pos, b2, T::one(), &mut s.jac);
-        add_point_jac(m, d, &c.pos, b1, -T::one(), &mut s.jac);
-        // rotate into the contact frame: rows 0..3 translational, 3..6 rotational
-        let f = &c.frame;
-        for &col in chain {
-            let jp = [s.jac[col], s.jac[nv + col], s.jac[2 * nv + col]];
-            let jr = [
-                s.jac[3 * nv + col],
-                s.jac[4 * nv + col],
-                s.jac[5 * nv + col],
-            ];
-            for k in 0..3 {
-                let axis = [f[3 * k], f[3 * k + 1], f[3 * k + 2]];
-                s.jac2[k * nv + col] = dot3(&axis, &jp);
-                s.jac2[(3 + k) * nv + col] = dot3(&axis, &jr);
+            let (mut jp, mut jr) = dof_point_jac(&d.cdof[k], &pos, &com[side as usize]);
+            if side == SIDE_1 {
+                jp = [-jp[0], -jp[1], -jp[2]];
+                jr = [-jr[0], -jr[1], -jr[2]];
+            }
+            for a in 0..3 {
+                let axis = [f[3 * a], f[3 * a + 1], f[3 * a + 2]];
+                out[a] = dot3(&axis, &jp);
+                if dim > 3 {
+                    out[3 + a] = dot3(&axis, &jr);
+                }
             }
         }
         // passive adhesion along the normal row, in contact order (MuJoCo 4.x, computation
         // chapter "Adhesion")
-        if !c.adhesion.is_zero_exact() {
-            let neg = -c.adhesion;
-            for &col in chain {
-                d.qfrc_adhesion[col] += neg * s.jac2[col];
+        if !adhesion.is_zero_exact() {
+            let neg = -adhesion;
+            for (t, &col) in chain.iter().enumerate() {
+                d.qfrc_adhesion[col] += neg * s.jac2[6 * t];
             }
         }
         let iw1 = m.body_invweight0[b1];
         let iw2 = m.body_invweight0[b2];
         let tran = iw1[0] + iw2[0];
         let rot = iw1[1] + iw2[1];
-        let dim = c.dim;
         let start = d.nefc;
         d.contact[ci].efc_address = start as i32;
         if dim == 1 {
@@ -921,13 +977,14 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                 d,
                 ConstraintType::ContactFrictionless,
                 ci,
-                c.dist,
-                c.includemargin,
+                dist,
+                includemargin,
                 T::zero(),
                 tran,
             );
-            for &col in chain {
-                d.efc_J[r * nv + col] = s.jac2[col];
+            let row = &mut d.efc_J[r * nv..(r + 1) * nv];
+            for (t, &col) in chain.iter().enumerate() {
+                row[col] = s.jac2[6 * t];
             }
             set_pattern(d, nv, r, chain);
             continue;
@@ -935,7 +992,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         match cone {
             Cone::Pyramidal => {
                 for k in 1..dim {
-                    let mu = c.friction[k - 1];
+                    let mu = friction[k - 1];
                     let wk = if k < 3 { tran } else { rot };
                     let diag = tran + mu * mu * wk;
                     for sign in [1.0, -1.0] {
@@ -944,14 +1001,16 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                             d,
                             ConstraintType::ContactPyramidal,
                             ci,
-                            c.dist,
-                            c.includemargin,
+                            dist,
+                            includemargin,
                             T::zero(),
                             diag,
                         );
                         let sm = mu * T::c(sign);
-                        for &col in chain {
-                            d.efc_J[r * nv + col] = s.jac2[col] + sm * s.jac2[k * nv + col];
+                        let row = &mut d.efc_J[r * nv..(r + 1) * nv];
+                        for (t, &col) in chain.iter().enumerate() {
+                            let jt = &s.jac2[6 * t..6 * t + 6];
+                            row[col] = jt[0] + sm * jt[k];
                         }
                         set_pattern(d, nv, r, chain);
                     }
@@ -962,7 +1021,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                     let diag = if k < 3 { tran } else { rot };
                     // friction rows carry no position residual
                     let (pos, margin) = if k == 0 {
-                        (c.dist, c.includemargin)
+                        (dist, includemargin)
                     } else {
                         (T::zero(), T::zero())
                     };
@@ -976,8 +1035,9 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                         T::zero(),
                         diag,
                     );
-                    for &col in chain {
-                        d.efc_J[r * nv + col] = s.jac2[k * nv + col];
+                    let row = &mut d.efc_J[r * nv..(r + 1) * nv];
+                    for (t, &col) in chain.iter().enumerate() {
+                        row[col] = s.jac2[6 * t + k];
                     }
                     set_pattern(d, nv, r, chain);
                 }
