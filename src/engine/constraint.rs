@@ -383,7 +383,7 @@ fn find_islands<T: Scalar>(
     }
     let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
     // consecutive rows with the same columns (a contact's, a weld's) merge nothing new
-    let repeats = |d: &Data<T>, i: usize| i > 0 && row_cols(d, nv, i).1 == row_cols(d, nv, i - 1).1;
+    let repeats = |d: &Data<T>, i: usize| i > 0 && same_cols(d, nv, i, i - 1);
     for i in 0..d.nefc {
         if repeats(d, i) {
             continue;
@@ -1445,6 +1445,20 @@ pub(crate) fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) 
         &d.efc_J[i * nv..(i + 1) * nv],
         &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]],
     )
+}
+
+/// Whether rows `i` and `j` have the same columns. Rows of one contact share its merged chain
+/// and are recognized without comparing their columns.
+#[inline]
+pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
+    let n = d.efc_J_rownnz[i];
+    if n != d.efc_J_rownnz[j] {
+        return false;
+    }
+    if d.efc_type[i].is_contact() && d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j] {
+        return true;
+    }
+    d.efc_J_colind[i * nv..i * nv + n] == d.efc_J_colind[j * nv..j * nv + n]
 }
 
 /// `J_i · v` over row `i`'s non-zero columns (four partial sums).

@@ -21,7 +21,7 @@
 
 use crate::data::Data;
 use crate::engine::collision::ActiveContact;
-use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::constraint::{same_cols, ConstraintState, ConstraintType};
 use crate::engine::linalg::{self, TreeSparsity};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
@@ -641,10 +641,7 @@ impl<T: Scalar> IslandScratch<T> {
                     *x = row[c];
                 }
             }
-            self.find_groups(0, d.nefc, |r| {
-                let n = d.efc_J_rownnz[r];
-                (n, &d.efc_J_colind[r * nv..r * nv + n])
-            });
+            self.find_groups(0, d.nefc, |r| same_cols(d, nv, r, r + 1));
             return 1;
         }
         let nis = if whole { 1 } else { d.nisland };
@@ -716,26 +713,19 @@ impl<T: Scalar> IslandScratch<T> {
             }
             let efcind = std::mem::take(&mut self.efcind);
             self.find_groups(ea, self.efcadr[k + 1], |r| {
-                let i = efcind[r];
-                let n = d.efc_J_rownnz[i];
-                (n, &d.efc_J_colind[i * nv..i * nv + n])
+                same_cols(d, nv, efcind[r], efcind[r + 1])
             });
             self.efcind = efcind;
         }
         nis
     }
 
-    /// The row groups of the gathered rows `a..b` (see [`Problem::efc_group`]), given each
-    /// row's columns (any numbering shared by the rows).
-    fn find_groups<'c>(
-        &mut self,
-        a: usize,
-        b: usize,
-        cols: impl Fn(usize) -> (usize, &'c [usize]),
-    ) {
+    /// The row groups of the gathered rows `a..b` (see [`Problem::efc_group`]), given whether
+    /// a row has the same columns as the next (`same(r)`, called for `r + 1 < b`).
+    fn find_groups(&mut self, a: usize, b: usize, same: impl Fn(usize) -> bool) {
         // from the last row back: a row with its successor's columns extends its group
         for r in (a..b).rev() {
-            let joins = r + 1 < b && cols(r) == cols(r + 1);
+            let joins = r + 1 < b && same(r);
             self.group[r] = if joins { self.group[r + 1] + 1 } else { 1 };
         }
     }
@@ -1317,16 +1307,19 @@ fn factor<T: Scalar>(n: usize, s: &mut SolverScratch<T>) -> bool {
             }
         }
         // eliminate dof k from the rows of its columns: H_ic −= H_ki H_kc / D_k (c ≤ i), which
-        // extends row i's pattern by row k's columns left of i
+        // extends row i's pattern by row k's columns left of i. Row k is exactly zero off its
+        // pattern, so the update runs over the contiguous range from its first column to i
+        // (vectorized; the entries off the pattern are unchanged)
+        let lo = if m > 0 { idx[0] } else { 0 };
         for t in 0..m {
             let i = idx[t];
             let f = rowk[i] * di;
             if f.is_zero_exact() {
                 continue;
             }
-            let rowi = &mut above[i * n..i * n + i + 1];
-            for &c in &idx[..=t] {
-                rowi[c] -= f * rowk[c];
+            let rowi = &mut above[i * n + lo..i * n + i + 1];
+            for (x, &y) in rowi.iter_mut().zip(&rowk[lo..=i]) {
+                *x -= f * y;
             }
             for (wi, (pw, &kw)) in pat_above[i * nw..(i + 1) * nw]
                 .iter_mut()
