@@ -1222,31 +1222,40 @@ pub fn make_impedance<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         } else {
             d.efc_pos[i] - d.efc_margin[i]
         };
+        let ty = d.efc_type[i];
         for k in i..i + n {
-            let (solref, solimp, fric) = row_params(m, d, k);
-            let (imp, imp_p) = impedance(&solimp, r);
-            let (kk, b) = solref_kb(m, &solref, solimp[1]);
-            let fric = fric
-                || matches!(
-                    d.efc_type[k],
-                    ConstraintType::FrictionDof | ConstraintType::FrictionTendon
-                );
-            d.efc_KBIP[k] = [if fric { T::zero() } else { kk }, b, imp, imp_p];
+            // the rows of one constraint share their parameters and residual, except an
+            // elliptic contact's normal row and its friction rows: computed once
+            let shared = k > i && !(ty == ConstraintType::ContactElliptic && k == i + 1);
+            if shared {
+                d.efc_KBIP[k] = d.efc_KBIP[k - 1];
+            } else {
+                let (solref, solimp, fric) = row_params(m, d, k);
+                let (imp, imp_p) = impedance(&solimp, r);
+                let (kk, b) = solref_kb(m, &solref, solimp[1]);
+                let fric = fric
+                    || matches!(
+                        d.efc_type[k],
+                        ConstraintType::FrictionDof | ConstraintType::FrictionTendon
+                    );
+                d.efc_KBIP[k] = [if fric { T::zero() } else { kk }, b, imp, imp_p];
+            }
+            let imp = d.efc_KBIP[k][2];
             d.efc_R[k] = ((T::one() - imp) / imp * d.efc_diagA[k]).select_max(minval);
         }
-        let ty = d.efc_type[i];
         if ty == ConstraintType::ContactPyramidal || ty == ConstraintType::ContactElliptic {
             let ci = d.efc_id[i];
-            let c = d.contact[ci];
+            let c = &d.contact[ci];
+            let (friction, dim) = (c.friction, c.dim);
             let r0 = d.efc_R[i];
             let r1 = r0 / m.opt.impratio.select_max(minval);
-            let mu = c.friction[0] * (r1 / r0).sqrt();
+            let mu = friction[0] * (r1 / r0).sqrt();
             d.contact[ci].mu = mu;
             if ty == ConstraintType::ContactElliptic {
                 d.efc_R[i + 1] = r1;
-                let f0 = c.friction[0];
-                for j in 1..c.dim - 1 {
-                    let fj = c.friction[j];
+                let f0 = friction[0];
+                for j in 1..dim - 1 {
+                    let fj = friction[j];
                     d.efc_R[i + j + 1] = r1 * f0 * f0 / (fj * fj);
                 }
             } else {

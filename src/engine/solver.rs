@@ -1235,6 +1235,9 @@ fn scatter_block<T: Scalar>(p: &Problem<T>, i: usize, h: &mut [T], pat: &mut [u6
     let cols = p.row_cols(i).1;
     let k = cols.len();
     let nw = pattern_words(nv);
+    // the block's columns left of the current one, as a bitset built up column by column
+    let mut left = [0u64; PATTERN_STACK_WORDS];
+    let stack = nw <= PATTERN_STACK_WORDS;
     for a in 0..k {
         let ca = cols[a];
         let hr = &mut h[ca * nv..ca * nv + ca + 1];
@@ -1242,11 +1245,21 @@ fn scatter_block<T: Scalar>(p: &Problem<T>, i: usize, h: &mut [T], pat: &mut [u6
             hr[c] += bv;
         }
         // columns left of ca
-        for &c in &cols[..a] {
-            pat[ca * nw + c / 64] |= 1 << (c % 64);
+        if stack {
+            for (pw, &lw) in pat[ca * nw..(ca + 1) * nw].iter_mut().zip(&left) {
+                *pw |= lw;
+            }
+            left[ca / 64] |= 1 << (ca % 64);
+        } else {
+            for &c in &cols[..a] {
+                pat[ca * nw + c / 64] |= 1 << (c % 64);
+            }
         }
     }
 }
+
+/// Pattern words [`scatter_block`] keeps on the stack (models up to 256 dofs).
+const PATTERN_STACK_WORDS: usize = 4;
 
 /// `Σ a_k b_k` with four partial sums (the loop the factorizations and products spend their
 /// time in).
