@@ -158,7 +158,9 @@ pub struct Data<T> {
     pub efc_type: Vec<ConstraintType>,
     /// Element of each row: equality, dof, joint, tendon or contact index per its kind.
     pub efc_id: Vec<usize>,
-    /// Constraint Jacobian, dense, row-major (nefc × nv).
+    /// Constraint Jacobian, compact rows (MuJoCo's sparse `efc_J` with the fixed row address
+    /// `i·nv`): row `i`'s non-zero values are `efc_J[i·nv .. i·nv + efc_J_rownnz[i]]`, at the
+    /// columns `efc_J_colind[i·nv ..]`; [`Data::efc_J_dense`] expands it to `nefc × nv`.
     pub efc_J: Vec<T>,
     /// Number of structurally non-zero columns of each row of `efc_J` (MuJoCo's
     /// `efc_J_rownnz`): the dofs the row can act on.
@@ -427,6 +429,24 @@ impl<T: Scalar> Data<T> {
         if let Some(w) = &mut self.pbad {
             w.invalidate();
         }
+    }
+
+    /// The constraint Jacobian as a dense row-major `nefc × nv` matrix (allocates), from the
+    /// compact rows of [`Data::efc_J`].
+    #[allow(non_snake_case)]
+    pub fn efc_J_dense(&self) -> Vec<T> {
+        let nv = self.qvel.len();
+        let mut out = vec![T::zero(); self.nefc * nv];
+        for i in 0..self.nefc {
+            let (a, n) = (i * nv, self.efc_J_rownnz[i]);
+            for (&c, &x) in self.efc_J_colind[a..a + n]
+                .iter()
+                .zip(&self.efc_J[a..a + n])
+            {
+                out[a + c] = x;
+            }
+        }
+        out
     }
 
     /// The detected contacts, `contact[..ncon]`.

@@ -297,7 +297,7 @@ fn constraint_rows_and_solution_match_mujoco() {
                 let mut st_rows_at = String::new();
                 for f in fields {
                     let ours: Vec<f64> = match f {
-                        "efc_J" => d.efc_J[..n * nv].to_vec(),
+                        "efc_J" => d.efc_J_dense(),
                         "efc_pos" => d.efc_pos[..n].to_vec(),
                         "efc_margin" => d.efc_margin[..n].to_vec(),
                         "efc_frictionloss" => d.efc_frictionloss[..n].to_vec(),

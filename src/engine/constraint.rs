@@ -8,8 +8,11 @@
 //! loss, limit, contact) and "Parameters" (`R = (1 − d)/d · Â`, `a_ref`); modeling chapter
 //! (003), "Solver parameters" (solref in both formats, the solimp sigmoid).
 //!
-//! Rows are dense: `efc_J[i·nv .. (i+1)·nv]` is row `i`, and `efc_J_colind` lists the columns
-//! each row can be non-zero in (its dofs), which the products use. The buffers are allocated by
+//! Rows are compact, MuJoCo's sparse format with the fixed row address `i·nv`: row `i`'s values
+//! are `efc_J[i·nv .. i·nv + efc_J_rownnz[i]]`, at the (ascending) columns
+//! `efc_J_colind[i·nv ..]`, the dofs the row can act on. Equality, friction-loss and limit rows
+//! are built dense in their slot and compacted by [`row_patterns`]; contact rows are written
+//! compact over their merged chain. The buffers are allocated by
 //! [`Data::new`](crate::Data::new) for the most rows the model can produce with a full contact
 //! buffer, so assembly does not allocate.
 
@@ -298,10 +301,30 @@ fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> usize {
     n
 }
 
-/// Append one row and return its index; the Jacobian row is zeroed.
+/// Append one row and return its index; the Jacobian row's slot is zeroed, to be filled dense
+/// and compacted by [`row_patterns`].
 #[allow(clippy::too_many_arguments)]
 fn push_row<T: Scalar>(
     m: &Model<T>,
+    d: &mut Data<T>,
+    ty: ConstraintType,
+    id: usize,
+    pos: T,
+    margin: T,
+    frictionloss: T,
+    diag: T,
+) -> usize {
+    let i = push_row_compact(d, ty, id, pos, margin, frictionloss, diag);
+    let nv = m.nv;
+    d.efc_J[i * nv..(i + 1) * nv]
+        .iter_mut()
+        .for_each(|x| *x = T::zero());
+    i
+}
+
+/// [`push_row`] for a row whose caller writes its compact values and sets its pattern
+/// ([`set_pattern`]); the slot is not zeroed.
+fn push_row_compact<T: Scalar>(
     d: &mut Data<T>,
     ty: ConstraintType,
     id: usize,
@@ -319,10 +342,6 @@ fn push_row<T: Scalar>(
     d.efc_frictionloss[i] = frictionloss;
     d.efc_diagA[i] = diag;
     d.efc_J_rownnz[i] = PATTERN_UNSET;
-    let nv = m.nv;
-    d.efc_J[i * nv..(i + 1) * nv]
-        .iter_mut()
-        .for_each(|x| *x = T::zero());
     i
 }
 
@@ -336,20 +355,23 @@ fn set_pattern<T>(d: &mut Data<T>, nv: usize, r: usize, cols: &[usize]) {
 const PATTERN_UNSET: usize = usize::MAX;
 
 /// The non-zero columns of every row that did not set its pattern while it was built (equality,
-/// friction-loss and limit rows): a scan of the dense row. Exact zeros are left out; they
-/// contribute nothing to any product.
+/// friction-loss and limit rows): a scan of the dense row, which is compacted in place (a
+/// value moves only towards the row's start). Exact zeros are left out; they contribute nothing
+/// to any product.
 fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for i in 0..d.nefc {
         if d.efc_J_rownnz[i] != PATTERN_UNSET {
             continue;
         }
-        let row = &d.efc_J[i * nv..(i + 1) * nv];
+        let row = &mut d.efc_J[i * nv..(i + 1) * nv];
         let cols = &mut d.efc_J_colind[i * nv..(i + 1) * nv];
         let mut n = 0;
-        for (c, x) in row.iter().enumerate() {
+        for c in 0..nv {
+            let x = row[c];
             if !x.is_zero_exact() {
                 cols[n] = c;
+                row[n] = x;
                 n += 1;
             }
         }
@@ -972,8 +994,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         let start = d.nefc;
         d.contact[ci].efc_address = start as i32;
         if dim == 1 {
-            let r = push_row(
-                m,
+            let r = push_row_compact(
                 d,
                 ConstraintType::ContactFrictionless,
                 ci,
@@ -982,9 +1003,9 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                 T::zero(),
                 tran,
             );
-            let row = &mut d.efc_J[r * nv..(r + 1) * nv];
-            for (t, &col) in chain.iter().enumerate() {
-                row[col] = s.jac2[6 * t];
+            let row = &mut d.efc_J[r * nv..r * nv + nc];
+            for (t, x) in row.iter_mut().enumerate() {
+                *x = s.jac2[6 * t];
             }
             set_pattern(d, nv, r, chain);
             continue;
@@ -996,8 +1017,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                     let wk = if k < 3 { tran } else { rot };
                     let diag = tran + mu * mu * wk;
                     for sign in [1.0, -1.0] {
-                        let r = push_row(
-                            m,
+                        let r = push_row_compact(
                             d,
                             ConstraintType::ContactPyramidal,
                             ci,
@@ -1007,10 +1027,9 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                             diag,
                         );
                         let sm = mu * T::c(sign);
-                        let row = &mut d.efc_J[r * nv..(r + 1) * nv];
-                        for (t, &col) in chain.iter().enumerate() {
-                            let jt = &s.jac2[6 * t..6 * t + 6];
-                            row[col] = jt[0] + sm * jt[k];
+                        let row = &mut d.efc_J[r * nv..r * nv + nc];
+                        for (x, jt) in row.iter_mut().zip(s.jac2.chunks_exact(6)) {
+                            *x = jt[0] + sm * jt[k];
                         }
                         set_pattern(d, nv, r, chain);
                     }
@@ -1025,8 +1044,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                     } else {
                         (T::zero(), T::zero())
                     };
-                    let r = push_row(
-                        m,
+                    let r = push_row_compact(
                         d,
                         ConstraintType::ContactElliptic,
                         ci,
@@ -1035,9 +1053,9 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                         T::zero(),
                         diag,
                     );
-                    let row = &mut d.efc_J[r * nv..(r + 1) * nv];
-                    for (t, &col) in chain.iter().enumerate() {
-                        row[col] = s.jac2[6 * t + k];
+                    let row = &mut d.efc_J[r * nv..r * nv + nc];
+                    for (t, x) in row.iter_mut().enumerate() {
+                        *x = s.jac2[6 * t + k];
                     }
                     set_pattern(d, nv, r, chain);
                 }
@@ -1447,12 +1465,13 @@ fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
     }
 }
 
-/// Row `i` of `efc_J` and its non-zero columns.
+/// Row `i` of `efc_J`: its compact values and their columns.
 #[inline]
 pub(crate) fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) {
+    let n = d.efc_J_rownnz[i];
     (
-        &d.efc_J[i * nv..(i + 1) * nv],
-        &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]],
+        &d.efc_J[i * nv..i * nv + n],
+        &d.efc_J_colind[i * nv..i * nv + n],
     )
 }
 
@@ -1473,18 +1492,19 @@ pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
 /// `J_i · v` over row `i`'s non-zero columns (four partial sums).
 #[inline]
 pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
-    let (row, cols) = row_cols(d, nv, i);
+    let (vals, cols) = row_cols(d, nv, i);
     let mut acc = [T::zero(); 4];
     let mut ch = cols.chunks_exact(4);
-    for c in &mut ch {
-        acc[0] += row[c[0]] * v[c[0]];
-        acc[1] += row[c[1]] * v[c[1]];
-        acc[2] += row[c[2]] * v[c[2]];
-        acc[3] += row[c[3]] * v[c[3]];
+    let mut vh = vals.chunks_exact(4);
+    for (c, x) in (&mut ch).zip(&mut vh) {
+        acc[0] += x[0] * v[c[0]];
+        acc[1] += x[1] * v[c[1]];
+        acc[2] += x[2] * v[c[2]];
+        acc[3] += x[3] * v[c[3]];
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for &c in ch.remainder() {
-        s += row[c] * v[c];
+    for (&c, &x) in ch.remainder().iter().zip(vh.remainder()) {
+        s += x * v[c];
     }
     s
 }

@@ -624,7 +624,7 @@ impl<T: Scalar> IslandScratch<T> {
         self.ensure(nv, m.nm, d.nefc);
         self.whole = whole;
         if whole {
-            // rows and dofs keep their numbers: compact the Jacobian's values, find the groups
+            // rows and dofs keep their numbers (the problem reads efc_J as it is): find the groups
             self.dofadr[..2].copy_from_slice(&[0, nv]);
             self.efcadr[..2].copy_from_slice(&[0, d.nefc]);
             self.jadr[..2].copy_from_slice(&[0, d.nefc * nv]);
@@ -633,13 +633,6 @@ impl<T: Scalar> IslandScratch<T> {
             }
             for (i, x) in self.efcind[..d.nefc].iter_mut().enumerate() {
                 *x = i;
-            }
-            for i in 0..d.nefc {
-                let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
-                let row = &d.efc_J[i * nv..(i + 1) * nv];
-                for (x, &c) in self.J[i * nv..].iter_mut().zip(cols) {
-                    *x = row[c];
-                }
             }
             self.find_groups(0, d.nefc, |r| same_cols(d, nv, r, r + 1));
             return 1;
@@ -697,13 +690,14 @@ impl<T: Scalar> IslandScratch<T> {
             for r in ea..self.efcadr[k + 1] {
                 let i = self.efcind[r];
                 let base = self.jadr[k] + (r - ea) * nvk;
-                let cols = &d.efc_J_colind[i * nv..i * nv + d.efc_J_rownnz[i]];
-                let row = &d.efc_J[i * nv..(i + 1) * nv];
-                for (n, &c) in cols.iter().enumerate() {
-                    self.J_colind[base + n] = self.local[c];
-                    self.J[base + n] = row[c];
+                let nnz = d.efc_J_rownnz[i];
+                let cols = &d.efc_J_colind[i * nv..i * nv + nnz];
+                self.J[base..base + nnz].copy_from_slice(&d.efc_J[i * nv..i * nv + nnz]);
+                let local = &self.local[..nv];
+                for (x, &c) in self.J_colind[base..base + nnz].iter_mut().zip(cols) {
+                    *x = local[c];
                 }
-                self.J_rownnz[r] = cols.len();
+                self.J_rownnz[r] = nnz;
                 self.ty[r] = d.efc_type[i];
                 self.id[r] = d.efc_id[i];
                 self.D[r] = d.efc_D[i];
@@ -742,7 +736,7 @@ impl<T: Scalar> IslandScratch<T> {
                 qM: &d.qM,
                 qLD: &d.qLD,
                 qLDiagInv: &d.qLDiagInv,
-                efc_J: &self.J[..nefc * nv],
+                efc_J: &d.efc_J[..nefc * nv],
                 efc_J_rownnz: &d.efc_J_rownnz[..nefc],
                 efc_J_colind: &d.efc_J_colind[..nefc * nv],
                 efc_group: &self.group[..nefc],
