@@ -351,6 +351,28 @@ fn set_pattern<T>(d: &mut Data<T>, nv: usize, r: usize, cols: &[usize]) {
     d.efc_J_colind[r * nv..r * nv + cols.len()].copy_from_slice(cols);
 }
 
+/// Row `i`'s compact values and pattern: `value(c)` at each column `c` of `cols` (ascending,
+/// the only columns where the row can be non-zero), exact zeros left out as [`row_patterns`]
+/// leaves them out.
+fn set_nonzeros<T: Scalar>(
+    d: &mut Data<T>,
+    nv: usize,
+    i: usize,
+    cols: &[usize],
+    value: impl Fn(usize) -> T,
+) {
+    let mut n = 0;
+    for &c in cols {
+        let x = value(c);
+        if !x.is_zero_exact() {
+            d.efc_J[i * nv + n] = x;
+            d.efc_J_colind[i * nv + n] = c;
+            n += 1;
+        }
+    }
+    d.efc_J_rownnz[i] = n;
+}
+
 /// `efc_J_rownnz` of a row whose pattern is found by [`row_patterns`].
 const PATTERN_UNSET: usize = usize::MAX;
 
@@ -645,15 +667,20 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                 let iw2 = m.body_invweight0[b2];
                 let tran = iw1[0] + iw2[0];
                 let rot = iw1[1] + iw2[1];
-                // Jacobian of p1 on b1 minus p2 on b2
-                s.jac.iter_mut().for_each(|x| *x = T::zero());
+                // Jacobian of p1 on b1 minus p2 on b2, non-zero only on the two bodies'
+                // merged chain
+                let nc = merged_chain(m, b1, b2, &mut s.chain);
+                for r in 0..6 {
+                    for &c in &s.chain[..nc] {
+                        s.jac[r * nv + c] = T::zero();
+                        s.jac2[r * nv + c] = T::zero();
+                    }
+                }
                 add_point_jac(m, d, &p1, b1, T::one(), &mut s.jac);
-                s.jac2.iter_mut().for_each(|x| *x = T::zero());
                 add_point_jac(m, d, &p2, b2, T::one(), &mut s.jac2);
                 let r = sub3(&p1, &p2);
                 for k in 0..3 {
-                    let i = push_row(
-                        m,
+                    let i = push_row_compact(
                         d,
                         ConstraintType::Equality,
                         e,
@@ -662,13 +689,11 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                         T::zero(),
                         tran,
                     );
-                    let row = &mut d.efc_J[i * nv..(i + 1) * nv];
-                    for c in 0..nv {
-                        row[c] = s.jac[k * nv + c] - s.jac2[k * nv + c];
-                    }
+                    let (jac, jac2) = (&s.jac[k * nv..], &s.jac2[k * nv..]);
+                    set_nonzeros(d, nv, i, &s.chain[..nc], |c| jac[c] - jac2[c]);
                 }
                 if weld {
-                    weld_rotation_rows(m, d, s, e, rot);
+                    weld_rotation_rows(m, d, s, e, rot, nc);
                 }
             }
             EqType::Joint => {
@@ -763,6 +788,7 @@ fn weld_rotation_rows<T: Scalar>(
     s: &mut ConstraintScratch<T>,
     e: usize,
     rot: T,
+    nc: usize,
 ) {
     let nv = m.nv;
     let torquescale = m.eq_data[e][10];
@@ -772,7 +798,8 @@ fn weld_rotation_rows<T: Scalar>(
     // q̄1 ⊗ (0, Δω) ⊗ q0 = (0, R1ᵀ Δω) ⊗ (q̄1 ⊗ q0): rotate Δω into body2's frame once per column
     let r1 = quat_to_mat(&q1);
     let half = T::c(0.5);
-    for c in 0..nv {
+    let chain = &s.chain[..nc];
+    for &c in chain {
         let dw = [
             s.jac[3 * nv + c] - s.jac2[3 * nv + c],
             s.jac[4 * nv + c] - s.jac2[4 * nv + c],
@@ -786,8 +813,7 @@ fn weld_rotation_rows<T: Scalar>(
         }
     }
     for k in 0..3 {
-        let i = push_row(
-            m,
+        let i = push_row_compact(
             d,
             ConstraintType::Equality,
             e,
@@ -796,9 +822,8 @@ fn weld_rotation_rows<T: Scalar>(
             T::zero(),
             rot,
         );
-        for c in 0..nv {
-            d.efc_J[i * nv + c] = s.jac[k * nv + c] * torquescale;
-        }
+        let jac = &s.jac[k * nv..];
+        set_nonzeros(d, nv, i, chain, |c| jac[c] * torquescale);
     }
 }
 
