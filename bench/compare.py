@@ -17,7 +17,14 @@ are medians of the per-round ratios.
 With --stages, each forward stage's time is printed too: diffmj's from `diffmj bench` (each stage
 repeated alone), MuJoCo's from its own stage timers.
 
-Usage: python3 bench/compare.py [--steps N] [--repeat R] [--stages] [models...]   (builds diffmj in release mode first)
+With --interleaved, both engines run in one process instead (bench/interleaved, a small Rust
+program linked against the wheel's libmujoco): each round times a batch of --batch calls of each
+engine back to back, so a slow phase of the machine hits both alike, and the ratios are medians
+of the per-round ratios over --rounds rounds. This is the steadier measurement on a noisy
+machine; the state and the restart every 1000 steps are as above.
+
+Usage: python3 bench/compare.py [--steps N] [--repeat R] [--stages] [--interleaved [--rounds K]
+       [--batch B]] [models...]   (builds diffmj in release mode first)
 """
 import argparse
 import json
@@ -58,6 +65,16 @@ def build_mjbench():
     return exe
 
 
+def build_interleaved():
+    """bench/interleaved against the wheel's libmujoco, in the main target directory."""
+    pkg = os.path.dirname(mujoco.__file__)
+    env = dict(os.environ, MUJOCO_LIB_DIR=pkg)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path",
+                    os.path.join(ROOT, "bench", "interleaved", "Cargo.toml"), "--target-dir",
+                    os.path.join(ROOT, "target")], cwd=ROOT, env=env, check=True)
+    return os.path.join(ROOT, "target", "release", "diffmj-interleaved")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20000)
@@ -70,11 +87,18 @@ def main():
     ap.add_argument("--stages", action="store_true",
                     help="also print each forward stage's time in both engines (medians of the "
                          "rounds; MuJoCo's from its own timers, so slightly inflated)")
+    ap.add_argument("--interleaved", action="store_true",
+                    help="time both engines in one process, batch against batch (steadier)")
+    ap.add_argument("--rounds", type=int, default=1000, help="rounds of --interleaved")
+    ap.add_argument("--batch", type=int, default=20, help="calls per batch of --interleaved")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
+    if a.interleaved and (a.smooth or a.stages):
+        ap.error("--interleaved times the full dynamics, without stages")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "diffmj")
     mjexe = build_mjbench()
+    inter = build_interleaved() if a.interleaved else None
     print(f"{'model':36} {'nv':>4} {'ncon':>4} {'nefc':>4} {'fwd us':>9} {'mj fwd':>9} {'ratio':>6} {'step us':>9} {'mj step':>9} {'ratio':>6}")
     for name in a.models:
         path = os.path.join(ROOT, "models", name + ".xml")
@@ -86,6 +110,19 @@ def main():
             json.dump(st, f)
         with tempfile.NamedTemporaryFile("wb", suffix=".bin", delete=False) as fb:
             fb.write(np.concatenate([d0.qpos, d0.qvel, d0.act, d0.ctrl]).astype(np.float64).tobytes())
+        if inter:
+            out = subprocess.run([inter, path, f.name, str(a.rounds), str(a.batch)],
+                                 capture_output=True, text=True)
+            os.unlink(f.name)
+            os.unlink(fb.name)
+            if out.returncode != 0:
+                print(f"{name:36} failed: {out.stderr.strip()}")
+                continue
+            r = json.loads(out.stdout)
+            fw, sp = r["forward"], r["step"]
+            print(f"{name:36} {m.nv:4d} {d0.ncon:4d} {d0.nefc:4d} {fw['ours_us']:9.2f} {fw['mujoco_us']:9.2f} "
+                  f"{fw['ratio']:6.2f} {sp['ours_us']:9.2f} {sp['mujoco_us']:9.2f} {sp['ratio']:6.2f}")
+            continue
         ours_f, ours_s, mj_f, mj_s = [], [], [], []
         ours_st, mj_st = [], []
         failed = None

@@ -1,0 +1,190 @@
+//! diffmj and MuJoCo timed in one process, in interleaved batches.
+//!
+//! Usage: `diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH`
+//!
+//! Both engines load MODEL and start from the state in STATE.json (qpos, qvel, act, ctrl, as
+//! `diffmj bench` reads it). Each round times one batch of BATCH calls of each engine, the
+//! engine going first alternating from round to round: first for `step` (each engine restarting
+//! from the state every 1000 steps, as `diffmj bench` and MuJoCo's testspeed do), then for
+//! `forward` (at the state itself, as `diffmj bench` times it). A slow phase of a noisy machine
+//! then hits both engines' batches of a round alike, so the median of the per-round ratios is a
+//! steadier figure than ratios of separate runs. Prints one JSON object: per function, both
+//! engines' median microseconds per call, the median of the per-round ratios diffmj / MuJoCo,
+//! and the ratio of the total times.
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::time::Instant;
+
+use diffmj::{mjcf, Data, Model};
+
+extern "C" {
+    fn mj_loadXML(
+        file: *const c_char,
+        vfs: *const c_void,
+        err: *mut c_char,
+        n: c_int,
+    ) -> *mut c_void;
+    fn mj_makeData(m: *const c_void) -> *mut c_void;
+    fn mj_step(m: *const c_void, d: *mut c_void);
+    fn mj_forward(m: *const c_void, d: *mut c_void);
+    fn mj_copyData(dst: *mut c_void, m: *const c_void, src: *const c_void) -> *mut c_void;
+    fn mj_setState(m: *const c_void, d: *mut c_void, state: *const f64, sig: c_int);
+}
+
+/// `mjtState` bits of the state components read from STATE.json, in MuJoCo's order.
+const STATE_SIG: c_int = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 6); // qpos, qvel, act, ctrl
+
+/// Steps after which both engines restart from the initial state.
+const RESTART: usize = 1000;
+
+/// MuJoCo's model and data: the initial state `d0` and the working copy `d`.
+struct Mujoco {
+    m: *mut c_void,
+    d0: *mut c_void,
+    d: *mut c_void,
+}
+
+/// Batches of one function, timed in both engines.
+#[derive(Default)]
+struct Times {
+    ours: Vec<f64>,
+    mujoco: Vec<f64>,
+}
+
+fn median(mut x: Vec<f64>) -> f64 {
+    x.sort_by(|a, b| a.total_cmp(b));
+    x[x.len() / 2]
+}
+
+impl Times {
+    fn json(&self) -> serde_json::Value {
+        let ratios: Vec<f64> = self
+            .ours
+            .iter()
+            .zip(&self.mujoco)
+            .map(|(a, b)| a / b)
+            .collect();
+        let total = self.ours.iter().sum::<f64>() / self.mujoco.iter().sum::<f64>();
+        serde_json::json!({
+            "ours_us": median(self.ours.clone()),
+            "mujoco_us": median(self.mujoco.clone()),
+            "ratio": median(ratios),
+            "total_ratio": total,
+        })
+    }
+}
+
+fn fail(msg: String) -> ! {
+    eprintln!("diffmj-interleaved: {msg}");
+    std::process::exit(1)
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    if a.len() != 5 {
+        fail("usage: diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH".into());
+    }
+    let (path, state) = (&a[1], &a[2]);
+    let rounds: usize = a[3]
+        .parse()
+        .unwrap_or_else(|_| fail("ROUNDS: not a number".into()));
+    let batch: usize = a[4]
+        .parse()
+        .unwrap_or_else(|_| fail("BATCH: not a number".into()));
+    if rounds == 0 || batch == 0 {
+        fail("ROUNDS and BATCH must be positive".into());
+    }
+    let m: Model<f64> = mjcf::load_file(path).unwrap_or_else(|e| fail(e.to_string()));
+    let text = std::fs::read_to_string(state).unwrap_or_else(|e| fail(format!("{state}: {e}")));
+    let json: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{state}: {e}")));
+    let field = |k: &str, n: usize| -> Vec<f64> {
+        let v: Vec<f64> = json
+            .get(k)
+            .and_then(|v| v.as_array())
+            .map(|v| v.iter().filter_map(|x| x.as_f64()).collect())
+            .unwrap_or_default();
+        if v.len() != n {
+            fail(format!(
+                "{state}: {k} has {} numbers, the model {n}",
+                v.len()
+            ));
+        }
+        v
+    };
+    let (qpos, qvel) = (field("qpos", m.nq), field("qvel", m.nv));
+    let (act, ctrl) = (field("act", m.na), field("ctrl", m.nu));
+
+    let mut d0 = Data::new(&m);
+    d0.qpos.copy_from_slice(&qpos);
+    d0.qvel.copy_from_slice(&qvel);
+    d0.act.copy_from_slice(&act);
+    d0.ctrl.copy_from_slice(&ctrl);
+    let mut d = d0.clone();
+
+    let cpath = CString::new(path.as_str()).unwrap_or_else(|_| fail("MODEL: NUL in path".into()));
+    let mut err = [0 as c_char; 1000];
+    // SAFETY: MuJoCo's C API on pointers it returned, checked for null; the state array has the
+    // length of the components named by STATE_SIG
+    let mj = unsafe {
+        let mm = mj_loadXML(cpath.as_ptr(), std::ptr::null(), err.as_mut_ptr(), 1000);
+        if mm.is_null() {
+            let msg = std::ffi::CStr::from_ptr(err.as_ptr())
+                .to_string_lossy()
+                .into_owned();
+            fail(format!("MuJoCo: {msg}"));
+        }
+        let d0 = mj_makeData(mm);
+        let flat: Vec<f64> = [qpos, qvel, act, ctrl].concat();
+        mj_setState(mm, d0, flat.as_ptr(), STATE_SIG);
+        let d = mj_makeData(mm);
+        mj_copyData(d, mm, d0);
+        Mujoco { m: mm, d0, d }
+    };
+
+    let mut out = serde_json::Map::new();
+    for step in [true, false] {
+        // both functions from the initial state
+        d.clone_from(&d0);
+        // SAFETY: as above
+        unsafe { mj_copyData(mj.d, mj.m, mj.d0) };
+        let mut t = Times::default();
+        let (mut n_ours, mut n_mj) = (0usize, 0usize);
+        for r in 0..rounds {
+            for first in [true, false] {
+                let ours = first == (r % 2 == 0);
+                let t0 = Instant::now();
+                for _ in 0..batch {
+                    if ours {
+                        if step {
+                            if n_ours % RESTART == 0 {
+                                d.clone_from(&d0);
+                            }
+                            n_ours += 1;
+                            diffmj::step(&m, &mut d)
+                        } else {
+                            diffmj::forward(&m, &mut d)
+                        }
+                        .unwrap_or_else(|e| fail(e.to_string()));
+                    } else {
+                        // SAFETY: as above
+                        unsafe {
+                            if step {
+                                if n_mj % RESTART == 0 {
+                                    mj_copyData(mj.d, mj.m, mj.d0);
+                                }
+                                n_mj += 1;
+                                mj_step(mj.m, mj.d);
+                            } else {
+                                mj_forward(mj.m, mj.d);
+                            }
+                        }
+                    }
+                }
+                let us = t0.elapsed().as_secs_f64() * 1e6 / batch as f64;
+                if ours { &mut t.ours } else { &mut t.mujoco }.push(us);
+            }
+        }
+        out.insert(if step { "step" } else { "forward" }.into(), t.json());
+    }
+    println!("{}", serde_json::Value::Object(out));
+}
