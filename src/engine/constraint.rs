@@ -181,7 +181,7 @@ pub struct ConstraintScratch<T> {
     pub(crate) jac2: Vec<T>,
     /// Dofs of a contact's two kinematic chains, ascending (nv).
     pub(crate) chain: Vec<usize>,
-    /// Which of the two bodies each dof of `chain` moves (nv; see [`merged_chain_sides`]).
+    /// Which of the two bodies each dof of `chain` moves (nv; see [`merged_chain`]).
     pub(crate) chain_side: Vec<u8>,
     /// An accumulator over dofs (nv), used by the adhesion transmission.
     pub(crate) acc: Vec<T>,
@@ -235,7 +235,7 @@ pub(crate) fn add_contact_normal<T: Scalar>(
     let nv = m.nv;
     let b1 = m.geom_bodyid[c.geom[0]];
     let b2 = m.geom_bodyid[c.geom[1]];
-    let nc = merged_chain(m, b1, b2, chain);
+    let nc = merged_chain(m, b1, b2, chain, None);
     for &col in &chain[..nc] {
         for r in 0..3 {
             jac[r * nv + col] = T::zero();
@@ -301,20 +301,48 @@ fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> usize {
     n
 }
 
-/// Append one row and return its index; the Jacobian row's slot is zeroed, to be filled dense
-/// and compacted by [`row_patterns`].
-#[allow(clippy::too_many_arguments)]
-fn push_row<T: Scalar>(
-    m: &Model<T>,
-    d: &mut Data<T>,
+/// What a row is, besides its Jacobian: kind, element, residual, margin, friction-loss bound
+/// and diagonal approximation `Â` (the `efc_*` entries [`push_row`] writes).
+struct RowHead<T> {
     ty: ConstraintType,
     id: usize,
     pos: T,
     margin: T,
     frictionloss: T,
     diag: T,
-) -> usize {
-    let i = push_row_compact(d, ty, id, pos, margin, frictionloss, diag);
+}
+
+impl<T: Scalar> RowHead<T> {
+    /// A limit row (`ty`: joint or tendon limit) of element `id` at distance `pos` from the
+    /// limit, active within `margin`.
+    fn limit(ty: ConstraintType, id: usize, pos: T, margin: T, diag: T) -> Self {
+        RowHead {
+            ty,
+            id,
+            pos,
+            margin,
+            frictionloss: T::zero(),
+            diag,
+        }
+    }
+
+    /// An equality row of equality `id` with residual `pos` (no margin, no friction loss).
+    fn equality(id: usize, pos: T, diag: T) -> Self {
+        RowHead {
+            ty: ConstraintType::Equality,
+            id,
+            pos,
+            margin: T::zero(),
+            frictionloss: T::zero(),
+            diag,
+        }
+    }
+}
+
+/// Append one row and return its index; the Jacobian row's slot is zeroed, to be filled dense
+/// and compacted by [`row_patterns`].
+fn push_row<T: Scalar>(m: &Model<T>, d: &mut Data<T>, h: RowHead<T>) -> usize {
+    let i = push_row_compact(d, h);
     let nv = m.nv;
     d.efc_J[i * nv..(i + 1) * nv]
         .iter_mut()
@@ -323,24 +351,16 @@ fn push_row<T: Scalar>(
 }
 
 /// [`push_row`] for a row whose caller writes its compact values and sets its pattern
-/// ([`set_pattern`]); the slot is not zeroed.
-fn push_row_compact<T: Scalar>(
-    d: &mut Data<T>,
-    ty: ConstraintType,
-    id: usize,
-    pos: T,
-    margin: T,
-    frictionloss: T,
-    diag: T,
-) -> usize {
+/// ([`set_pattern`], [`set_nonzeros`]); the slot is not zeroed.
+fn push_row_compact<T: Scalar>(d: &mut Data<T>, h: RowHead<T>) -> usize {
     let i = d.nefc;
     d.nefc += 1;
-    d.efc_type[i] = ty;
-    d.efc_id[i] = id;
-    d.efc_pos[i] = pos;
-    d.efc_margin[i] = margin;
-    d.efc_frictionloss[i] = frictionloss;
-    d.efc_diagA[i] = diag;
+    d.efc_type[i] = h.ty;
+    d.efc_id[i] = h.id;
+    d.efc_pos[i] = h.pos;
+    d.efc_margin[i] = h.margin;
+    d.efc_frictionloss[i] = h.frictionloss;
+    d.efc_diagA[i] = h.diag;
     d.efc_J_rownnz[i] = PATTERN_UNSET;
     i
 }
@@ -504,55 +524,17 @@ fn find_islands<T: Scalar>(
     }
 }
 
-/// [`merged_chain`] with each dof's side: [`SIDE_1`] when it moves `b1` only, [`SIDE_2`] when
-/// `b2` only, [`SIDE_BOTH`] when both, into `side`.
-fn merged_chain_sides<T>(
+/// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
+/// ascending, into `out`; returns how many (MuJoCo's merged chain of a contact). With `side`,
+/// each dof's side goes there too: [`SIDE_1`] when it moves `b1` only, [`SIDE_2`] when `b2`
+/// only, [`SIDE_BOTH`] when both.
+fn merged_chain<T>(
     m: &Model<T>,
     b1: usize,
     b2: usize,
     out: &mut [usize],
-    side: &mut [u8],
+    mut side: Option<&mut [u8]>,
 ) -> usize {
-    let mut k1 = body_last_dof(m, b1);
-    let mut k2 = body_last_dof(m, b2);
-    let mut n = 0;
-    // as in merged_chain: both chains descend, merged from the top
-    while k1 != NONE || k2 != NONE {
-        let k = match (k1 != NONE, k2 != NONE) {
-            (true, true) => k1.max(k2),
-            (true, false) => k1,
-            _ => k2,
-        };
-        let (on1, on2) = (k1 == k, k2 == k);
-        out[n] = k;
-        side[n] = match (on1, on2) {
-            (true, true) => SIDE_BOTH,
-            (true, false) => SIDE_1,
-            _ => SIDE_2,
-        };
-        n += 1;
-        if on1 {
-            k1 = m.dof_parentid[k1];
-        }
-        if on2 {
-            k2 = m.dof_parentid[k2];
-        }
-    }
-    out[..n].reverse();
-    side[..n].reverse();
-    n
-}
-
-/// A merged-chain dof that moves the first body only (see [`merged_chain_sides`]).
-const SIDE_1: u8 = 0;
-/// A merged-chain dof that moves the second body only.
-const SIDE_2: u8 = 1;
-/// A merged-chain dof that moves both bodies.
-const SIDE_BOTH: u8 = 2;
-
-/// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
-/// ascending, into `out`; returns how many (MuJoCo's merged chain of a contact).
-fn merged_chain<T>(m: &Model<T>, b1: usize, b2: usize, out: &mut [usize]) -> usize {
     let mut k1 = body_last_dof(m, b1);
     let mut k2 = body_last_dof(m, b2);
     let mut n = 0;
@@ -563,18 +545,36 @@ fn merged_chain<T>(m: &Model<T>, b1: usize, b2: usize, out: &mut [usize]) -> usi
             (true, false) => k1,
             _ => k2,
         };
+        let (on1, on2) = (k1 == k, k2 == k);
         out[n] = k;
+        if let Some(side) = side.as_deref_mut() {
+            side[n] = match (on1, on2) {
+                (true, true) => SIDE_BOTH,
+                (true, false) => SIDE_1,
+                _ => SIDE_2,
+            };
+        }
         n += 1;
-        if k1 == k {
+        if on1 {
             k1 = m.dof_parentid[k1];
         }
-        if k2 == k {
+        if on2 {
             k2 = m.dof_parentid[k2];
         }
     }
     out[..n].reverse();
+    if let Some(side) = side {
+        side[..n].reverse();
+    }
     n
 }
+
+/// A merged-chain dof that moves the first body only (see [`merged_chain`]).
+const SIDE_1: u8 = 0;
+/// A merged-chain dof that moves the second body only.
+const SIDE_2: u8 = 1;
+/// A merged-chain dof that moves both bodies.
+const SIDE_BOTH: u8 = 2;
 
 /// `out (6 × nv) += s · [Jp; Jr]` of world point `p` on body `b` (only the dofs on the path from
 /// `b` to the world are touched).
@@ -669,7 +669,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                 let rot = iw1[1] + iw2[1];
                 // Jacobian of p1 on b1 minus p2 on b2, non-zero only on the two bodies'
                 // merged chain
-                let nc = merged_chain(m, b1, b2, &mut s.chain);
+                let nc = merged_chain(m, b1, b2, &mut s.chain, None);
                 for r in 0..6 {
                     for &c in &s.chain[..nc] {
                         s.jac[r * nv + c] = T::zero();
@@ -680,15 +680,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                 add_point_jac(m, d, &p2, b2, T::one(), &mut s.jac2);
                 let r = sub3(&p1, &p2);
                 for k in 0..3 {
-                    let i = push_row_compact(
-                        d,
-                        ConstraintType::Equality,
-                        e,
-                        r[k],
-                        T::zero(),
-                        T::zero(),
-                        tran,
-                    );
+                    let i = push_row_compact(d, RowHead::equality(e, r[k], tran));
                     let (jac, jac2) = (&s.jac[k * nv..], &s.jac2[k * nv..]);
                     set_nonzeros(d, nv, i, &s.chain[..nc], |c| jac[c] - jac2[c]);
                 }
@@ -706,16 +698,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                     (d.qpos[a2] - m.qpos0[a2], v2)
                 });
                 let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
-                let i = push_row(
-                    m,
-                    d,
-                    ConstraintType::Equality,
-                    e,
-                    res,
-                    T::zero(),
-                    T::zero(),
-                    diag,
-                );
+                let i = push_row(m, d, RowHead::equality(e, res, diag));
                 let row = &mut d.efc_J[i * nv..(i + 1) * nv];
                 row[v1] = T::one();
                 if let Some((_, v2)) = other {
@@ -730,16 +713,7 @@ fn equality_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut ConstraintScr
                     (d.ten_length[t2] - m.tendon_length0[t2], t2)
                 });
                 let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
-                let i = push_row(
-                    m,
-                    d,
-                    ConstraintType::Equality,
-                    e,
-                    res,
-                    T::zero(),
-                    T::zero(),
-                    diag,
-                );
+                let i = push_row(m, d, RowHead::equality(e, res, diag));
                 for c in 0..nv {
                     let mut v = d.ten_J[o1 * nv + c];
                     if let Some((_, t2)) = other {
@@ -813,15 +787,7 @@ fn weld_rotation_rows<T: Scalar>(
         }
     }
     for k in 0..3 {
-        let i = push_row_compact(
-            d,
-            ConstraintType::Equality,
-            e,
-            err[1 + k] * torquescale,
-            T::zero(),
-            T::zero(),
-            rot,
-        );
+        let i = push_row_compact(d, RowHead::equality(e, err[1 + k] * torquescale, rot));
         let jac = &s.jac[k * nv..];
         set_nonzeros(d, nv, i, chain, |c| jac[c] * torquescale);
     }
@@ -837,12 +803,14 @@ fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             let r = push_row(
                 m,
                 d,
-                ConstraintType::FrictionDof,
-                i,
-                T::zero(),
-                T::zero(),
-                f,
-                m.dof_invweight0[i],
+                RowHead {
+                    ty: ConstraintType::FrictionDof,
+                    id: i,
+                    pos: T::zero(),
+                    margin: T::zero(),
+                    frictionloss: f,
+                    diag: m.dof_invweight0[i],
+                },
             );
             d.efc_J[r * nv + i] = T::one();
         }
@@ -853,12 +821,14 @@ fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             let r = push_row(
                 m,
                 d,
-                ConstraintType::FrictionTendon,
-                t,
-                T::zero(),
-                T::zero(),
-                f,
-                m.tendon_invweight0[t],
+                RowHead {
+                    ty: ConstraintType::FrictionTendon,
+                    id: t,
+                    pos: T::zero(),
+                    margin: T::zero(),
+                    frictionloss: f,
+                    diag: m.tendon_invweight0[t],
+                },
             );
             for c in 0..nv {
                 d.efc_J[r * nv + c] = d.ten_J[t * nv + c];
@@ -889,12 +859,13 @@ fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         let r = push_row(
                             m,
                             d,
-                            ConstraintType::LimitJoint,
-                            j,
-                            dist,
-                            margin,
-                            T::zero(),
-                            m.dof_invweight0[da],
+                            RowHead::limit(
+                                ConstraintType::LimitJoint,
+                                j,
+                                dist,
+                                margin,
+                                m.dof_invweight0[da],
+                            ),
                         );
                         d.efc_J[r * nv + da] = T::c(-side);
                     }
@@ -911,12 +882,13 @@ fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     let r = push_row(
                         m,
                         d,
-                        ConstraintType::LimitJoint,
-                        j,
-                        dist,
-                        margin,
-                        T::zero(),
-                        m.dof_invweight0[da],
+                        RowHead::limit(
+                            ConstraintType::LimitJoint,
+                            j,
+                            dist,
+                            margin,
+                            m.dof_invweight0[da],
+                        ),
                     );
                     if angle.re() > MINVAL {
                         for k in 0..3 {
@@ -942,12 +914,13 @@ fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 let r = push_row(
                     m,
                     d,
-                    ConstraintType::LimitTendon,
-                    t,
-                    dist,
-                    margin,
-                    T::zero(),
-                    m.tendon_invweight0[t],
+                    RowHead::limit(
+                        ConstraintType::LimitTendon,
+                        t,
+                        dist,
+                        margin,
+                        m.tendon_invweight0[t],
+                    ),
                 );
                 for c in 0..nv {
                     d.efc_J[r * nv + c] = d.ten_J[t * nv + c] * T::c(-side);
@@ -978,7 +951,7 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         // chain: s.jac2[6t..6t + 6] (normal, tangents, then the rotational rows when the
         // contact has torsional or rolling friction, dim > 3). A dof that moves both bodies
         // moves the contact point alike on both: its column is exactly zero.
-        let nc = merged_chain_sides(m, b1, b2, &mut s.chain, &mut s.chain_side);
+        let nc = merged_chain(m, b1, b2, &mut s.chain, Some(&mut s.chain_side));
         let chain = &s.chain[..nc];
         let com = [
             d.subtree_com[m.body_rootid[b1]],
@@ -1019,20 +992,15 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
         let start = d.nefc;
         d.contact[ci].efc_address = start as i32;
         if dim == 1 {
-            let r = push_row_compact(
-                d,
-                ConstraintType::ContactFrictionless,
-                ci,
-                dist,
-                includemargin,
-                T::zero(),
-                tran,
-            );
-            let row = &mut d.efc_J[r * nv..r * nv + nc];
-            for (t, x) in row.iter_mut().enumerate() {
-                *x = s.jac2[6 * t];
-            }
-            set_pattern(d, nv, r, chain);
+            let head = RowHead {
+                ty: ConstraintType::ContactFrictionless,
+                id: ci,
+                pos: dist,
+                margin: includemargin,
+                frictionloss: T::zero(),
+                diag: tran,
+            };
+            push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[0]);
             continue;
         }
         match cone {
@@ -1042,21 +1010,16 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                     let wk = if k < 3 { tran } else { rot };
                     let diag = tran + mu * mu * wk;
                     for sign in [1.0, -1.0] {
-                        let r = push_row_compact(
-                            d,
-                            ConstraintType::ContactPyramidal,
-                            ci,
-                            dist,
-                            includemargin,
-                            T::zero(),
+                        let head = RowHead {
+                            ty: ConstraintType::ContactPyramidal,
+                            id: ci,
+                            pos: dist,
+                            margin: includemargin,
+                            frictionloss: T::zero(),
                             diag,
-                        );
+                        };
                         let sm = mu * T::c(sign);
-                        let row = &mut d.efc_J[r * nv..r * nv + nc];
-                        for (x, jt) in row.iter_mut().zip(s.jac2.chunks_exact(6)) {
-                            *x = jt[0] + sm * jt[k];
-                        }
-                        set_pattern(d, nv, r, chain);
+                        push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[0] + sm * jt[k]);
                     }
                 }
             }
@@ -1069,24 +1032,37 @@ fn contact_rows_all<T: Scalar>(m: &Model<T>, d: &mut Data<T>, s: &mut Constraint
                     } else {
                         (T::zero(), T::zero())
                     };
-                    let r = push_row_compact(
-                        d,
-                        ConstraintType::ContactElliptic,
-                        ci,
+                    let head = RowHead {
+                        ty: ConstraintType::ContactElliptic,
+                        id: ci,
                         pos,
                         margin,
-                        T::zero(),
+                        frictionloss: T::zero(),
                         diag,
-                    );
-                    let row = &mut d.efc_J[r * nv..r * nv + nc];
-                    for (t, x) in row.iter_mut().enumerate() {
-                        *x = s.jac2[6 * t + k];
-                    }
-                    set_pattern(d, nv, r, chain);
+                    };
+                    push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[k]);
                 }
             }
         }
     }
+}
+
+/// Append a contact row over the merged chain `chain`: its value at the chain's place `t` is
+/// `value` of the frame Jacobian's column there, `jac[6t..6t + 6]` (see [`contact_rows_all`]).
+fn push_contact_row<T: Scalar>(
+    d: &mut Data<T>,
+    nv: usize,
+    head: RowHead<T>,
+    chain: &[usize],
+    jac: &[T],
+    value: impl Fn(&[T]) -> T,
+) {
+    let r = push_row_compact(d, head);
+    let row = &mut d.efc_J[r * nv..r * nv + chain.len()];
+    for (x, jt) in row.iter_mut().zip(jac.chunks_exact(6)) {
+        *x = value(jt);
+    }
+    set_pattern(d, nv, r, chain);
 }
 
 /// solimp's impedance `d(x)` and its derivative `∂d/∂x` at residual `x = pos − margin`: the
@@ -1518,18 +1494,5 @@ pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
 #[inline]
 pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
     let (vals, cols) = row_cols(d, nv, i);
-    let mut acc = [T::zero(); 4];
-    let mut ch = cols.chunks_exact(4);
-    let mut vh = vals.chunks_exact(4);
-    for (c, x) in (&mut ch).zip(&mut vh) {
-        acc[0] += x[0] * v[c[0]];
-        acc[1] += x[1] * v[c[1]];
-        acc[2] += x[2] * v[c[2]];
-        acc[3] += x[3] * v[c[3]];
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (&c, &x) in ch.remainder().iter().zip(vh.remainder()) {
-        s += x * v[c];
-    }
-    s
+    crate::engine::solver::sparse_dot(vals, cols, v)
 }

@@ -430,7 +430,7 @@ fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
 
 /// `Σ_n vals[n]·v[cols[n]]` (a compact sparse row times a dense vector, four partial sums).
 #[inline]
-fn sparse_dot<T: Scalar>(vals: &[T], cols: &[usize], v: &[T]) -> T {
+pub(crate) fn sparse_dot<T: Scalar>(vals: &[T], cols: &[usize], v: &[T]) -> T {
     let n = vals.len().min(cols.len());
     let (vals, cols) = (&vals[..n], &cols[..n]);
     let mut acc = [T::zero(); 4];
