@@ -129,6 +129,9 @@ pub struct Data<T> {
     pub qacc_smooth: Vec<T>,
     /// Constraint forces (nv); zero until constraints are computed.
     pub qfrc_constraint: Vec<T>,
+    /// Result of [`inverse`](crate::inverse) (nv): the applied, actuator and `xfrc_applied`
+    /// forces, in joint space, that produce `qacc`.
+    pub qfrc_inverse: Vec<T>,
     /// Acceleration (nv).
     pub qacc: Vec<T>,
     /// Com-based body accelerations (nbody × 6) of the last recursive Newton–Euler pass: during
@@ -350,6 +353,7 @@ impl<T: Scalar> Data<T> {
             qfrc_smooth: z(m.nv),
             qacc_smooth: z(m.nv),
             qfrc_constraint: z(m.nv),
+            qfrc_inverse: z(m.nv),
             qacc: z(m.nv),
             cacc: z6(m.nbody),
             qDeriv: z(m.nd),

@@ -33,6 +33,6 @@ pub mod pbad;
 pub mod scalar;
 
 pub use data::Data;
-pub use engine::{forward, step, SimError};
+pub use engine::{forward, inverse, step, SimError};
 pub use model::Model;
 pub use scalar::Scalar;

@@ -92,6 +92,11 @@ pub fn factor_m<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     linalg::ldl_factor(m, &mut d.qLD, &mut d.qLDiagInv);
 }
 
+/// `out = M v` with the inertia matrix in `d.qM` (MuJoCo's `mj_mulM`).
+pub fn mul_m<T: Scalar>(m: &Model<T>, d: &Data<T>, v: &[T], out: &mut [T]) {
+    linalg::tree_mul(&linalg::TreeSparsity::of(m), &d.qM, v, out);
+}
+
 /// Solve `M x = x` in place with the factor in `d.qLD` (MuJoCo's `mj_solveM`).
 pub fn solve_m<T: Scalar>(m: &Model<T>, d: &Data<T>, x: &mut [T]) {
     linalg::ldl_solve(m, &d.qLD, &d.qLDiagInv, x);

@@ -397,3 +397,18 @@ fn lu_sweeps<L: Lane, T: Scalar>(a: &[T], n: usize, x: &mut [T]) {
         x[i] = s;
     }
 }
+
+/// `out = M v` for the symmetric `M` with the tree sparsity `sp` (entries in `qm`'s layout).
+pub(crate) fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
+    for i in 0..sp.nv {
+        out[i] = qm[sp.madr[i]] * v[i];
+    }
+    for i in 0..sp.nv {
+        let a = sp.madr[i];
+        for adr in a + 1..a + sp.rownnz[i] {
+            let j = sp.colind[adr];
+            out[i] += qm[adr] * v[j];
+            out[j] += qm[adr] * v[i];
+        }
+    }
+}

@@ -50,6 +50,35 @@ pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
     check_acc(m, d)
 }
 
+/// Inverse dynamics (MuJoCo's `mj_inverse`; computation chapter, "Inverse dynamics"): given the
+/// state and the acceleration `qacc`, the generalized force that produces it,
+/// `qfrc_inverse = M qacc + qfrc_bias − qfrc_passive − qfrc_constraint`, with the constraint
+/// forces in closed form at `qacc` ([`solver::inv_constraint`]; Todorov 2014, Section III): the
+/// sum of the applied, actuator and `xfrc_applied` forces that forward dynamics would turn into
+/// this `qacc`. Runs the position and velocity stages (writing everything they write), then
+/// writes `efc_force`, `efc_state`, `qfrc_constraint` and `qfrc_inverse`; `qacc`,
+/// `qacc_warmstart`, `qfrc_actuator` and the controls are left as they are. A non-finite
+/// `qpos`, `qvel` or `qacc` is an error and changes nothing.
+pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("qacc", &d.qacc)] {
+        if let Some(i) = v.iter().position(|x| !x.re().is_finite()) {
+            return Err(SimError::Diverged(format!(
+                "inverse: {name}[{i}] is not finite"
+            )));
+        }
+    }
+    forward::fwd_position(m, d);
+    forward::fwd_velocity(m, d);
+    solver::inv_constraint(m, d);
+    let mut out = std::mem::take(&mut d.qfrc_inverse);
+    inertia::mul_m(m, d, &d.qacc, &mut out);
+    for i in 0..m.nv {
+        out[i] += d.qfrc_bias[i] - d.qfrc_passive[i] - d.qfrc_constraint[i];
+    }
+    d.qfrc_inverse = out;
+    Ok(())
+}
+
 /// Advance the simulation by one time step with the model's integrator.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     forward(m, d)?;

@@ -22,7 +22,7 @@
 use crate::data::Data;
 use crate::engine::collision::ActiveContact;
 use crate::engine::constraint::{same_cols, ConstraintState, ConstraintType};
-use crate::engine::linalg::{self, TreeSparsity};
+use crate::engine::linalg::{self, tree_mul, TreeSparsity};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
 
@@ -412,21 +412,6 @@ impl<'a, T: Scalar> Problem<'a, T> {
 /// Most columns a row group is handled with as a group ([`Problem::mul_j`], [`Problem::mul_jt`];
 /// wider groups go row by row).
 const GROUP_COLS: usize = 48;
-
-/// `out = M v` for the symmetric `M` with the tree sparsity `sp` (entries in `qm`'s layout).
-fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
-    for i in 0..sp.nv {
-        out[i] = qm[sp.madr[i]] * v[i];
-    }
-    for i in 0..sp.nv {
-        let a = sp.madr[i];
-        for adr in a + 1..a + sp.rownnz[i] {
-            let j = sp.colind[adr];
-            out[i] += qm[adr] * v[j];
-            out[j] += qm[adr] * v[i];
-        }
-    }
-}
 
 /// `Σ_n vals[n]·v[cols[n]]` (a compact sparse row times a dense vector, four partial sums).
 #[inline]
@@ -3177,6 +3162,38 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.efc_state = state;
     d.solver = stats;
     d.solver_niter = niter;
+    s.islands = isl;
+    d.solver_scratch = s;
+}
+
+/// Constraint forces of the inverse dynamics (MuJoCo's `mj_invConstraint`; computation chapter,
+/// "Inverse dynamics"; Todorov 2014, Section III): with `jar = J qacc − a_ref`, each row's force
+/// is the minimizer of its own soft-constraint cost, in closed form (the map the primal solvers
+/// evaluate, [`update_rows`]): equality rows `−D·jar`, friction loss clamped to `±frictionloss`,
+/// limits, frictionless contacts and pyramid edges `max(0, −D·jar)`, an elliptic contact by its
+/// cone's three zones. Writes `efc_force`, `efc_state` and `qfrc_constraint = Jᵀ f`; no solver
+/// runs and `qacc` is only read.
+pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nefc = d.nefc;
+    if nefc == 0 {
+        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
+    let mut s = std::mem::take(&mut d.solver_scratch);
+    s.ensure(m.nv, m.nm, nefc);
+    let mut isl = std::mem::take(&mut s.islands);
+    let mut force = std::mem::take(&mut d.efc_force);
+    let mut state = std::mem::take(&mut d.efc_state);
+    let mut qfrc = std::mem::take(&mut d.qfrc_constraint);
+    // every row and dof as one problem, in the model's numbering
+    isl.gather(m, d, true);
+    let p = isl.problem(m, d, 0);
+    p.residual(&d.qacc, &mut s.jar);
+    update_rows(&p, &s.jar[..nefc], &mut force[..nefc], &mut state[..nefc]);
+    p.mul_jt(&force, &mut qfrc);
+    d.efc_force = force;
+    d.efc_state = state;
+    d.qfrc_constraint = qfrc;
     s.islands = isl;
     d.solver_scratch = s;
 }

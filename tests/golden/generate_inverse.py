@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Generate golden inverse-dynamics data (mj_inverse) for diffmj from MuJoCo 4.0.
+
+Usage:  python3 tests/golden/generate_inverse.py
+
+Reads the golden constraint files tests/golden/constraints/<name>_<cone>.json of the project's
+own models (written by generate_constraints.py) and, at each of their recorded states, with the
+same solver settings (Newton, tolerance 1e-12, the file's cone and jacobian):
+  - mj_forward, then mj_inverse at the forward's qacc ("forward" case: the round trip),
+  - mj_inverse at that qacc plus a seeded perturbation N(0, 1)·(1 + |qacc|)·PERTURB per entry
+    ("perturbed" case: the rows land in every state, elliptic cones in all three zones).
+Writes tests/golden/inverse/<name>_<cone>.json:
+  model, xml, cone, mujoco_version, source (the constraint file),
+  states: list of {step, cases: [{kind, qacc, qfrc_inverse, qfrc_constraint, efc_force,
+    efc_state, nefc, qfrc_applied_total}]}
+where qfrc_applied_total = qfrc_applied + qfrc_actuator + Σ J_bᵀ xfrc_applied (from the
+forward; what the round trip must give back). The state itself is the constraint file's
+"input" of the same step (read from there by the test). Floats are written exactly (repr).
+"""
+import glob
+import json
+import os
+import zlib
+
+import mujoco
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+SRC = os.path.join(HERE, "constraints")
+OUT = os.path.join(HERE, "inverse")
+PERTURB = 0.3
+
+
+def set_state(m, d, inp):
+    mujoco.mj_resetData(m, d)
+    d.time = inp["time"]
+    d.qpos[:] = inp["qpos"]
+    d.qvel[:] = inp["qvel"]
+    d.act[:] = inp["act"]
+    if inp.get("ctrl") is not None:
+        d.ctrl[:] = inp["ctrl"]
+    if inp.get("qacc_warmstart") is not None:
+        d.qacc_warmstart[:] = inp["qacc_warmstart"]
+    if inp.get("eq_active") is not None:
+        d.eq_active[:] = inp["eq_active"]
+    for k in ("qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat"):
+        if inp.get(k) is not None:
+            getattr(d, k).flat[:] = inp[k]
+
+
+def applied_total(m, d):
+    """qfrc_applied + qfrc_actuator + Σ_b J_bᵀ xfrc_applied[b] (at the body's COM)."""
+    tot = d.qfrc_applied + d.qfrc_actuator
+    for b in range(1, m.nbody):
+        x = d.xfrc_applied[b]
+        if np.any(x != 0):
+            q = np.zeros(m.nv)
+            mujoco.mj_applyFT(m, d, x[:3].copy(), x[3:].copy(), d.xipos[b].copy(), b, q)
+            tot = tot + q
+    return tot
+
+
+def case(m, d, kind, qacc, total):
+    d.qacc[:] = qacc
+    mujoco.mj_inverse(m, d)
+    n = d.nefc
+    return {
+        "kind": kind,
+        "qacc": [float(x) for x in qacc],
+        "qfrc_inverse": [float(x) for x in d.qfrc_inverse],
+        "qfrc_constraint": [float(x) for x in d.qfrc_constraint],
+        "efc_force": [float(x) for x in d.efc_force[:n]],
+        "efc_state": [int(x) for x in d.efc_state[:n]],
+        "nefc": int(n),
+        "qfrc_applied_total": [float(x) for x in total],
+    }
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    files = sorted(f for f in glob.glob(os.path.join(SRC, "*.json"))
+                   if not os.path.basename(f).startswith("thirdparty_"))
+    for path in files:
+        g = json.load(open(path))
+        m = mujoco.MjModel.from_xml_path(os.path.join(REPO, g["xml"]))
+        o = g["option"]
+        m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+        m.opt.tolerance = o["tolerance"]
+        m.opt.iterations = o["iterations"]
+        m.opt.ls_iterations = o["ls_iterations"]
+        m.opt.cone = o["cone"]
+        m.opt.jacobian = o["jacobian"]
+        d = mujoco.MjData(m)
+        rng = np.random.default_rng(zlib.crc32(os.path.basename(path).encode()))
+        states = []
+        for st in g["states"]:
+            set_state(m, d, st["input"])
+            mujoco.mj_forward(m, d)
+            qacc = d.qacc.copy()
+            total = applied_total(m, d)
+            pert = qacc + rng.normal(0.0, 1.0, m.nv) * (1.0 + np.abs(qacc)) * PERTURB
+            cases = [case(m, d, "forward", qacc, total), case(m, d, "perturbed", pert, total)]
+            states.append({"step": st["step"], "cases": cases})
+        name = os.path.basename(path)
+        out = {
+            "model": g["model"],
+            "xml": g["xml"],
+            "cone": g["cone"],
+            "mujoco_version": mujoco.__version__,
+            "source": "constraints/" + name,
+            "states": states,
+        }
+        with open(os.path.join(OUT, name), "w") as fh:
+            json.dump(out, fh, separators=(",", ":"))
+        print(f"{name}: {len(states)} states")
+
+
+if __name__ == "__main__":
+    main()
