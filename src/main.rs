@@ -50,6 +50,24 @@ enum Cmd {
         #[arg(long, default_value = "-")]
         out: String,
     },
+    /// Run inverse dynamics at a state with a given acceleration and write the results as
+    /// JSON: qfrc_inverse, the constraint forces at that acceleration, and what the position
+    /// and velocity stages computed (as `forward` writes them).
+    Inverse {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override a solver option of the model, `KEY=VALUE` (repeatable), as for `forward`
+        /// (cone, impratio and the disable flags change the inverse; the solver's own settings
+        /// do not).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON state as for `forward`, plus `qacc` (nv numbers; zero when missing).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Output file (`-` for stdout, the default).
+        #[arg(long, default_value = "-")]
+        out: String,
+    },
     /// Simulate N steps and write the trajectory as CSV.
     Rollout {
         /// MJCF model file.
@@ -75,8 +93,9 @@ enum Cmd {
         #[arg(long, default_value = "-")]
         out: String,
     },
-    /// Time forward and step from a state; prints median microseconds per call as JSON, with
-    /// the forward pipeline's stages timed one by one (`stages_us`, like MuJoCo's timers).
+    /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
+    /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
+    /// one (`stages_us`, like MuJoCo's timers).
     Bench {
         /// MJCF model file.
         model: PathBuf,
@@ -221,6 +240,7 @@ fn read_state(m: &Model<f64>, d: &mut Data<f64>, path: &Path) -> Res<()> {
             "ctrl" => fill(&mut d.ctrl, nums()?)?,
             "qfrc_applied" => fill(&mut d.qfrc_applied, nums()?)?,
             "qacc_warmstart" => fill(&mut d.qacc_warmstart, nums()?)?,
+            "qacc" => fill(&mut d.qacc, nums()?)?,
             "eq_active" => {
                 let mut flat = vec![0.0; m.neq];
                 fill(&mut flat, nums()?)?;
@@ -515,6 +535,35 @@ fn run(cli: Cli) -> Res<()> {
             diffmj::forward(&m, &mut d).map_err(|e| e.to_string())?;
             write_out(&out, &format!("{}\n", forward_json(&m, &d)))?;
         }
+        Cmd::Inverse {
+            model,
+            options,
+            state,
+            out,
+        } => {
+            let m = load_with(&model, &options)?;
+            let mut d = Data::new(&m);
+            if let Some(s) = state {
+                read_state(&m, &mut d, &s)?;
+            }
+            diffmj::inverse(&m, &mut d).map_err(|e| e.to_string())?;
+            let mut o = forward_json(&m, &d);
+            o["qfrc_inverse"] = json!(d.qfrc_inverse);
+            // the forward's solver statistics and smooth quantities are not computed here
+            if let Value::Object(map) = &mut o {
+                for k in [
+                    "solver",
+                    "qfrc_smooth",
+                    "qacc_smooth",
+                    "qfrc_actuator",
+                    "actuator_force",
+                    "act_dot",
+                ] {
+                    map.remove(k);
+                }
+            }
+            write_out(&out, &format!("{o}\n"))?;
+        }
         Cmd::Rollout {
             model,
             options,
@@ -589,11 +638,16 @@ fn run(cli: Cli) -> Res<()> {
                 steps,
             )
             .map_err(|e| format!("bench step: {e}"))?;
+            // inverse at the forward's acceleration of the state
+            let mut d = d0.clone();
+            diffmj::forward(&m, &mut d).map_err(|e| format!("bench inverse: {e}"))?;
+            let inverse_us = median_us(|| diffmj::inverse(&m, &mut d), steps)
+                .map_err(|e| format!("bench inverse: {e}"))?;
             let stages = stage_times(&m, &d0, steps)?;
             println!(
                 "{}",
                 json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us,
-                       "stages_us": stages})
+                       "inverse_us": inverse_us, "stages_us": stages})
             );
         }
     }

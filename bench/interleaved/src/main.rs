@@ -6,7 +6,8 @@
 //! `diffmj bench` reads it). Each round times one batch of BATCH calls of each engine, the
 //! engine going first alternating from round to round: first for `step` (each engine restarting
 //! from the state every 1000 steps, as `diffmj bench` and MuJoCo's testspeed do), then for
-//! `forward` (at the state itself, as `diffmj bench` times it). A slow phase of a noisy machine
+//! `forward` (at the state itself, as `diffmj bench` times it), then for `inverse` (at the
+//! acceleration each engine's forward gives at the state). A slow phase of a noisy machine
 //! then hits both engines' batches of a round alike, so the median of the per-round ratios is a
 //! steadier figure than ratios of separate runs. Prints one JSON object: per function, both
 //! engines' median microseconds per call, the median of the per-round ratios diffmj / MuJoCo,
@@ -26,6 +27,7 @@ extern "C" {
     fn mj_makeData(m: *const c_void) -> *mut c_void;
     fn mj_step(m: *const c_void, d: *mut c_void);
     fn mj_forward(m: *const c_void, d: *mut c_void);
+    fn mj_inverse(m: *const c_void, d: *mut c_void);
     fn mj_copyData(dst: *mut c_void, m: *const c_void, src: *const c_void) -> *mut c_void;
     fn mj_setState(m: *const c_void, d: *mut c_void, state: *const f64, sig: c_int);
 }
@@ -35,6 +37,24 @@ const STATE_SIG: c_int = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 6); // qpos, qve
 
 /// Steps after which both engines restart from the initial state.
 const RESTART: usize = 1000;
+
+/// The functions timed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Func {
+    Step,
+    Forward,
+    Inverse,
+}
+
+impl Func {
+    fn name(self) -> &'static str {
+        match self {
+            Func::Step => "step",
+            Func::Forward => "forward",
+            Func::Inverse => "inverse",
+        }
+    }
+}
 
 /// MuJoCo's model and data: the initial state `d0` and the working copy `d`.
 struct Mujoco {
@@ -142,11 +162,17 @@ fn main() {
     };
 
     let mut out = serde_json::Map::new();
-    for step in [true, false] {
-        // both functions from the initial state
+    for func in [Func::Step, Func::Forward, Func::Inverse] {
+        // every function from the initial state; the inverse at the forward's acceleration
         d.clone_from(&d0);
         // SAFETY: as above
         unsafe { mj_copyData(mj.d, mj.m, mj.d0) };
+        if func == Func::Inverse {
+            diffmj::forward(&m, &mut d).unwrap_or_else(|e| fail(e.to_string()));
+            // SAFETY: as above
+            unsafe { mj_forward(mj.m, mj.d) };
+        }
+        let step = func == Func::Step;
         let mut t = Times::default();
         let (mut n_ours, mut n_mj) = (0usize, 0usize);
         for r in 0..rounds {
@@ -161,8 +187,10 @@ fn main() {
                             }
                             n_ours += 1;
                             diffmj::step(&m, &mut d)
-                        } else {
+                        } else if func == Func::Forward {
                             diffmj::forward(&m, &mut d)
+                        } else {
+                            diffmj::inverse(&m, &mut d)
                         }
                         .unwrap_or_else(|e| fail(e.to_string()));
                     } else {
@@ -174,8 +202,10 @@ fn main() {
                                 }
                                 n_mj += 1;
                                 mj_step(mj.m, mj.d);
-                            } else {
+                            } else if func == Func::Forward {
                                 mj_forward(mj.m, mj.d);
+                            } else {
+                                mj_inverse(mj.m, mj.d);
                             }
                         }
                     }
@@ -184,7 +214,7 @@ fn main() {
                 if ours { &mut t.ours } else { &mut t.mujoco }.push(us);
             }
         }
-        out.insert(if step { "step" } else { "forward" }.into(), t.json());
+        out.insert(func.name().into(), t.json());
     }
     println!("{}", serde_json::Value::Object(out));
 }
