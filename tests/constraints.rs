@@ -1068,3 +1068,176 @@ fn inverse_matches_mujoco_and_round_trips() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Deterministic uniform numbers in [0, 1) (SplitMix64), for randomized tests without a crate.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next().max(1e-300), self.next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// Minimizer of `½ Σ R_j f_j² + Σ jar_j f_j` over the friction cone `‖(f_j/μ_j)‖ ≤ f_n`, by
+/// accelerated projected gradient (FISTA with restart) in the coordinates `g_j = f_j/μ_j`,
+/// where the cone is the Lorentz cone and its projection is closed-form: a numerical reference
+/// that shares nothing with the zone formulas it checks.
+fn cone_min_brute(jar: &[f64], r: &[f64], fr: &[f64]) -> Vec<f64> {
+    let dim = jar.len();
+    let scale: Vec<f64> = (0..dim)
+        .map(|j| if j == 0 { 1.0 } else { fr[j - 1] })
+        .collect();
+    let w: Vec<f64> = (0..dim).map(|j| r[j] * scale[j] * scale[j]).collect();
+    let b: Vec<f64> = (0..dim).map(|j| jar[j] * scale[j]).collect();
+    let lip = w.iter().cloned().fold(0.0, f64::max);
+    let project = |x: &mut [f64]| {
+        let t = x[1..].iter().map(|v| v * v).sum::<f64>().sqrt();
+        if t <= x[0] {
+        } else if t <= -x[0] {
+            x.iter_mut().for_each(|v| *v = 0.0);
+        } else {
+            let a = 0.5 * (x[0] + t);
+            x[0] = a;
+            for v in &mut x[1..] {
+                *v *= a / t;
+            }
+        }
+    };
+    let mut g = vec![0.0; dim];
+    let mut y = g.clone();
+    let mut k = 1.0f64;
+    for _ in 0..200_000 {
+        let mut gn: Vec<f64> = (0..dim)
+            .map(|j| y[j] - (w[j] * y[j] + b[j]) / lip)
+            .collect();
+        project(&mut gn);
+        let kn = 0.5 * (1.0 + (1.0 + 4.0 * k * k).sqrt());
+        // gradient restart (O'Donoghue and Candès): no cost comparisons, which would resolve
+        // the minimizer only to about √ε
+        if (0..dim)
+            .map(|j| (y[j] - gn[j]) * (gn[j] - g[j]))
+            .sum::<f64>()
+            > 0.0
+        {
+            y = g.clone();
+            k = 1.0;
+            continue;
+        }
+        y = (0..dim)
+            .map(|j| gn[j] + (k - 1.0) / kn * (gn[j] - g[j]))
+            .collect();
+        let step = (0..dim).map(|j| (gn[j] - g[j]).abs()).fold(0.0, f64::max);
+        let size = gn.iter().fold(1e-300f64, |a, v| a.max(v.abs()));
+        g = gn;
+        k = kn;
+        if step <= 1e-17 * size {
+            break;
+        }
+    }
+    (0..dim).map(|j| g[j] * scale[j]).collect()
+}
+
+/// The elliptic cone's closed-form force (`elliptic_cone_force`, Todorov 2014 Algorithm 5)
+/// against a numerical minimizer of the same problem, on random contacts (dim 3, 4, 6; random
+/// friction, impratio and regularizers with MuJoCo's coupling) and random `jar` landing in all
+/// three zones, and on the degenerate inputs: no tangential velocity (`T = 0`) with the normal
+/// positive, negative and zero, `jar = 0`, and `jar` exactly on both zone boundaries.
+#[test]
+fn elliptic_cone_force_is_the_cone_minimizer() {
+    use diffmj::engine::constraint::ConstraintState;
+    use diffmj::engine::solver::elliptic_cone_force;
+    let mut rng = Rng(7);
+    let mut worst: f64 = 0.0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cases = 0;
+    for trial in 0..600 {
+        let dim = [3, 4, 6][trial % 3];
+        let mut fr = [0.0; 5];
+        fr[0] = rng.range(0.1, 2.0);
+        fr[1] = if rng.next() < 0.5 {
+            fr[0]
+        } else {
+            rng.range(0.1, 2.0)
+        };
+        for f in &mut fr[2..] {
+            *f = rng.range(0.001, 0.1);
+        }
+        let impratio = rng.range(0.5, 4.0);
+        let rn = 10f64.powf(rng.range(-3.0, 1.0));
+        let r1 = rn / impratio;
+        let mut r = vec![rn, r1];
+        for j in 2..dim {
+            r.push(r1 * fr[0] * fr[0] / (fr[j - 1] * fr[j - 1]));
+        }
+        let mu = fr[0] * (r1 / rn).sqrt();
+        let dd: Vec<f64> = r.iter().map(|x| 1.0 / x).collect();
+        let s = 10f64.powf(rng.range(-2.0, 2.0));
+        let mut jar: Vec<f64> = (0..dim).map(|_| s * rng.normal()).collect();
+        let t_of = |jar: &[f64]| {
+            (1..dim)
+                .map(|j| (fr[j - 1] * jar[j]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        match trial / 3 % 8 {
+            // T = 0 with the normal positive, negative, zero; jar = 0
+            0 => jar[1..].iter_mut().for_each(|x| *x = 0.0),
+            1 => {
+                jar[1..].iter_mut().for_each(|x| *x = 0.0);
+                jar[0] = -jar[0].abs();
+            }
+            2 => jar.iter_mut().for_each(|x| *x = 0.0),
+            // on the top boundary N = μ T, and on the bottom one μ N + T = 0
+            3 => jar[0] = t_of(&jar),
+            4 => jar[0] = -t_of(&jar) / (mu * mu),
+            _ => {}
+        }
+        let mut f = vec![0.0; dim];
+        let (st, _) = elliptic_cone_force(&jar, &dd, mu, &fr[..dim - 1], &mut f);
+        let fb = cone_min_brute(&jar, &r, &fr[..dim - 1]);
+        let fmax = fb.iter().fold(1.0f64, |a, x| a.max(x.abs()));
+        let e = f
+            .iter()
+            .zip(&fb)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+            / fmax;
+        worst = worst.max(e);
+        cases += 1;
+        assert!(
+            e < 1e-9,
+            "trial {trial} dim {dim}: closed form {f:?} vs minimizer {fb:?} (jar {jar:?}, mu {mu}, fr {fr:?}, R {r:?})"
+        );
+        // the state names the zone: zero force above, −D jar inside, the surface between
+        let inside = (0..dim).all(|j| (f[j] + dd[j] * jar[j]).abs() <= 1e-12 * fmax);
+        match st {
+            ConstraintState::Satisfied => assert!(f.iter().all(|x| *x == 0.0), "trial {trial}"),
+            ConstraintState::Quadratic => assert!(inside, "trial {trial}"),
+            ConstraintState::Cone => {
+                let tf = (1..dim)
+                    .map(|j| (f[j] / fr[j - 1]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(
+                    (tf - f[0]).abs() <= 1e-9 * fmax,
+                    "trial {trial}: not on the cone"
+                );
+            }
+            other => panic!("trial {trial}: state {other:?}"),
+        }
+        seen.insert(st as u8);
+    }
+    println!("{cases} contacts, worst force error {worst:.2e}, states {seen:?}");
+    assert_eq!(seen.len(), 3, "all three zones: {seen:?}");
+}

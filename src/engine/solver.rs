@@ -858,7 +858,13 @@ fn cone_nut<T: Scalar>(jar: &[T], i: usize, dim: usize, mu: T, fr: &[T; 5]) -> (
 /// `½ Dm (N − μT)²` of the contact whose normal row is `i`.
 #[inline]
 fn cone_dm<T: Scalar>(p: &Problem<T>, i: usize, mu: T) -> T {
-    p.efc_D[i] / (mu * mu * (T::one() + mu * mu))
+    dm_of(p.efc_D[i], mu)
+}
+
+/// `Dm = D_n / (μ²(1 + μ²))` of [`cone_dm`] from the normal row's `D_n`.
+#[inline]
+fn dm_of<T: Scalar>(d_n: T, mu: T) -> T {
+    d_n / (mu * mu * (T::one() + mu * mu))
 }
 
 /// Elliptic-cone zone of a contact at `jar`.
@@ -893,36 +899,67 @@ fn cone_update<T: Scalar>(
     force: &mut [T],
     state: &mut [ConstraintState],
 ) -> T {
+    let r = i..i + dim;
+    let (st, cost) = elliptic_cone_force(
+        &jar[r.clone()],
+        &p.efc_D[r.clone()],
+        mu,
+        &fr[..dim - 1],
+        &mut force[r.clone()],
+    );
+    state[r].iter_mut().for_each(|s| *s = st);
+    cost
+}
+
+/// The force of one elliptic-cone contact at `jar = J a − a_ref` (its `dim` rows, normal first),
+/// the minimizer over the friction cone `{f : f_n ≥ 0, ‖(f_j / friction_j)‖ ≤ f_n}` of
+/// `½ fᵀ R f + fᵀ jar` (`R = 1/D`, diagonal, with MuJoCo's coupling of the friction rows'
+/// regularizers to the normal row's, `R_j μ_j² = R_1 μ_1²`, `R_1 = R_n / impratio`; `mu` is the
+/// contact's `mu = μ_1 √(R_1/R_n)`): Todorov 2014, Algorithm 5, in the computation chapter's
+/// elliptic-cone zones (000, "Elliptic cones"), with `N = μ jar_n`, `U_j = μ_j jar_j`,
+/// `T = ‖U‖`:
+/// - top zone (`N ≥ μ T`, or `T = 0` and `N ≥ 0`): the contact separates, `f = 0`,
+///   [`ConstraintState::Satisfied`];
+/// - bottom zone (`μ N + T ≤ 0`, or `T = 0` and `N < 0`): `f = −D jar` lies inside the cone,
+///   [`ConstraintState::Quadratic`];
+/// - otherwise on the cone's surface: with `Dm = D_n / (μ²(1 + μ²))` and `h = N − μ T`,
+///   `f_n = −Dm h μ`, `f_j = Dm h μ μ_j U_j / T`, [`ConstraintState::Cone`].
+///
+/// Writes `force` (dim entries; `friction` has dim − 1) and returns the state of every row and
+/// the contact's cost (`0`, `½ Σ D jar²`, `½ Dm h²`).
+pub fn elliptic_cone_force<T: Scalar>(
+    jar: &[T],
+    efc_d: &[T],
+    mu: T,
+    friction: &[T],
+    force: &mut [T],
+) -> (ConstraintState, T) {
+    let dim = jar.len();
     let half = T::c(0.5);
-    let (n, u, t) = cone_nut(jar, i, dim, mu, fr);
+    let mut fr = [T::zero(); 5];
+    fr[..dim - 1].copy_from_slice(&friction[..dim - 1]);
+    let (n, u, t) = cone_nut(jar, 0, dim, mu, &fr);
     match cone_zone(n, t, mu) {
         Zone::Top => {
-            for r in i..i + dim {
-                force[r] = T::zero();
-                state[r] = ConstraintState::Satisfied;
-            }
-            T::zero()
+            force[..dim].iter_mut().for_each(|f| *f = T::zero());
+            (ConstraintState::Satisfied, T::zero())
         }
         Zone::Bottom => {
             let mut c = T::zero();
-            for r in i..i + dim {
-                force[r] = -p.efc_D[r] * jar[r];
-                state[r] = ConstraintState::Quadratic;
-                c += half * p.efc_D[r] * jar[r] * jar[r];
+            for r in 0..dim {
+                force[r] = -efc_d[r] * jar[r];
+                c += half * efc_d[r] * jar[r] * jar[r];
             }
-            c
+            (ConstraintState::Quadratic, c)
         }
         Zone::Middle => {
-            let dm = cone_dm(p, i, mu);
+            let dm = dm_of(efc_d[0], mu);
             let h = n - mu * t;
-            force[i] = -dm * h * mu;
+            force[0] = -dm * h * mu;
             for j in 1..dim {
-                force[i + j] = dm * h * mu * fr[j - 1] * u[j - 1] / t;
+                force[j] = dm * h * mu * fr[j - 1] * u[j - 1] / t;
             }
-            for r in i..i + dim {
-                state[r] = ConstraintState::Cone;
-            }
-            half * dm * h * h
+            (ConstraintState::Cone, half * dm * h * h)
         }
     }
 }
