@@ -1241,3 +1241,120 @@ fn elliptic_cone_force_is_the_cone_minimizer() {
     println!("{cases} contacts, worst force error {worst:.2e}, states {seen:?}");
     assert_eq!(seen.len(), 3, "all three zones: {seen:?}");
 }
+
+/// Discrete-time inverse dynamics (the `invdiscrete` flag; tests/golden/inverse_discrete from
+/// `generate_inverse.py`): with Euler (implicit joint damping), implicit and implicitfast (free
+/// rigid bodies' gyroscopic blocks), `qacc` read as `(v' − v)/h` of one MuJoCo step, and at a
+/// perturbed value, gives MuJoCo's qfrc_inverse, qfrc_constraint and efc_force within 1e-9 and
+/// its efc_state, and leaves qacc as it was. Round trip: diffmj's own step, then the inverse at
+/// its `(v' − v)/h`, gives back the applied forces within 1e-8, or within 1.5 times MuJoCo's own
+/// round-trip error where its step's Newton solve stopped short of that. RK4 is refused.
+#[test]
+fn discrete_inverse_matches_mujoco() {
+    use diffmj::model::{enable, Integrator};
+    let paths = files_in("inverse_discrete");
+    assert_eq!(paths.len(), 9, "golden discrete inverse files");
+    let mut worst = [(); 2].map(|_| Worst::default());
+    let mut failures = Vec::new();
+    let mut ncase = 0;
+    for p in paths {
+        let gi = read_json(&p);
+        let gc = read_json(
+            &root()
+                .join("tests/golden")
+                .join(gi["source"].as_str().unwrap()),
+        );
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let mut m = load(&gc);
+        m.opt.integrator = match gi["integrator"].as_str().unwrap() {
+            "euler" => Integrator::Euler,
+            "implicit" => Integrator::Implicit,
+            _ => Integrator::ImplicitFast,
+        };
+        let inputs = gc["states"].as_array().unwrap();
+        for st in gi["states"].as_array().unwrap() {
+            let step = st["step"].as_u64().unwrap();
+            let inp = &inputs
+                .iter()
+                .find(|s| s["step"].as_u64() == Some(step))
+                .unwrap()["input"];
+            m.opt.enableflags |= enable::INVDISCRETE;
+            for c in st["cases"].as_array().unwrap() {
+                let kind = c["kind"].as_str().unwrap();
+                let at = || format!("{name} step {step} {kind}");
+                let mut d = Data::new(&m);
+                set_input(&m, &mut d, inp);
+                let a_d = nums(&c["qacc"]);
+                d.qacc.copy_from_slice(&a_d);
+                diffmj::inverse(&m, &mut d).unwrap();
+                ncase += 1;
+                assert_eq!(d.qacc, a_d, "{}: qacc changed", at());
+                let n = d.nefc;
+                for (ours, f) in [
+                    (&d.qfrc_inverse[..], "qfrc_inverse"),
+                    (&d.qfrc_constraint[..], "qfrc_constraint"),
+                    (&d.efc_force[..n], "efc_force"),
+                ] {
+                    let (e, i) = worst_entry(ours, &nums(&c[f]));
+                    worst[0].add(e, || format!("{f} {} entry {i}", at()));
+                    if e > 1e-9 {
+                        failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
+                    }
+                }
+                let states: Vec<u64> = d.efc_state[..n].iter().map(|s| *s as u64).collect();
+                let mj: Vec<u64> = c["efc_state"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect();
+                if states != mj {
+                    failures.push(format!("{}: efc_state differs", at()));
+                }
+            }
+            // round trip on diffmj's own step
+            m.opt.enableflags &= !enable::INVDISCRETE;
+            let mut d = Data::new(&m);
+            set_input(&m, &mut d, inp);
+            diffmj::forward(&m, &mut d).unwrap();
+            let mut total: Vec<f64> = (0..m.nv)
+                .map(|i| d.qfrc_applied[i] + d.qfrc_actuator[i])
+                .collect();
+            diffmj::engine::forward::xfrc_accumulate(&m, &d, &mut total);
+            let v0 = d.qvel.clone();
+            diffmj::step(&m, &mut d).unwrap();
+            let h = m.opt.timestep;
+            let a_d: Vec<f64> = d.qvel.iter().zip(&v0).map(|(v, w)| (v - w) / h).collect();
+            let mut d = Data::new(&m);
+            set_input(&m, &mut d, inp);
+            d.qacc.copy_from_slice(&a_d);
+            m.opt.enableflags |= enable::INVDISCRETE;
+            diffmj::inverse(&m, &mut d).unwrap();
+            m.opt.enableflags &= !enable::INVDISCRETE;
+            let fc = &st["cases"][0];
+            let mj_rt = worst_entry(&nums(&fc["qfrc_inverse"]), &nums(&fc["qfrc_applied_total"])).0;
+            let (e, i) = worst_entry(&d.qfrc_inverse, &total);
+            let at = || format!("{name} step {step} round trip (MuJoCo's own {mj_rt:.1e})");
+            worst[1].add(e, || format!("entry {i} {}", at()));
+            if e > 1e-8f64.max(1.5 * mj_rt) {
+                failures.push(format!("{}: qfrc_inverse entry {i} off by {e:.2e}", at()));
+            }
+        }
+    }
+    println!(
+        "worst against MuJoCo: {:.2e} at {}",
+        worst[0].err, worst[0].at
+    );
+    println!("worst round trip: {:.2e} at {}", worst[1].err, worst[1].at);
+    assert!(ncase >= 50, "{ncase} cases");
+    // RK4 has no one-step matrix: refused, nothing changed
+    let g = read_json(&files()[0]);
+    let mut m = load(&g);
+    m.opt.integrator = Integrator::Rk4;
+    m.opt.enableflags |= enable::INVDISCRETE;
+    let mut d = Data::new(&m);
+    let before = d.qfrc_inverse.clone();
+    assert!(diffmj::inverse(&m, &mut d).is_err(), "RK4 with invdiscrete");
+    assert_eq!(d.qfrc_inverse, before);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

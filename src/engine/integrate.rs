@@ -129,13 +129,7 @@ enum QaccSrc {
 /// with `D = diag(∂(damping force)/∂v)` per dof (own, polynomial and actuator-reflected
 /// damping, MuJoCo 4.0).
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    let mut any_damping = false;
-    passive::each_dof_damping(m, |_, b, p| {
-        any_damping |= b.re() > 0.0 || p != [T::zero(); 2];
-    });
-    let implicit_damping =
-        !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping;
-    if implicit_damping {
+    if euler_implicit_damping(m) {
         let h = m.opt.timestep;
         let mut mh = std::mem::take(&mut d.scratch_m);
         mh.copy_from_slice(&d.qM);
@@ -156,6 +150,84 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     } else {
         advance(m, d, QaccSrc::Qacc);
     }
+}
+
+/// Whether the Euler step integrates joint damping implicitly (the `eulerdamp` flag on, the
+/// `damper` flag on, and some dof damped), as [`euler`] decides.
+fn euler_implicit_damping<T: Scalar>(m: &Model<T>) -> bool {
+    let mut any_damping = false;
+    passive::each_dof_damping(m, |_, b, p| {
+        any_damping |= b.re() > 0.0 || p != [T::zero(); 2];
+    });
+    !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping
+}
+
+/// `out = M̂ a`, with `M̂` the matrix the model's one-step integrator solves with in place of
+/// `M` (so that `v_{t+h} = v_t + h·M̂⁻¹(qfrc_smooth + qfrc_constraint)`): `M + h·diag(∂damping/∂v)`
+/// for Euler with implicit damping, `M` for Euler without, `M − h·∂f/∂v` (tree sparsity) for
+/// `implicit`, its symmetric part without Coriolis terms for `implicitfast`, whose free rigid
+/// subtrees take their full 6 × 6 block with the gyroscopic term (as [`implicit`] and [`euler`]
+/// build them). The discrete-time inverse dynamics (`invdiscrete`, MuJoCo's `mj_discreteAcc`)
+/// reads a discrete acceleration `a_d = (v_{t+h} − v_t)/h` as the continuous `M⁻¹ M̂ a_d`.
+/// Reads the position and velocity stages; `implicit` and `implicitfast` compute `qDeriv`.
+/// Returns false for an integrator without such a matrix (RK4, PBAD).
+pub fn discrete_mass_mul<T: Scalar>(m: &Model<T>, d: &mut Data<T>, a: &[T], out: &mut [T]) -> bool {
+    let nv = m.nv;
+    let h = m.opt.timestep;
+    match m.opt.integrator {
+        Integrator::Rk4 | Integrator::Pbad => return false,
+        Integrator::Euler => {
+            linalg::tree_mul(&linalg::TreeSparsity::of(m), &d.qM, a, out);
+            if euler_implicit_damping(m) {
+                passive::each_dof_damping(m, |i, b, p| {
+                    out[i] += h * passive::poly_damping_derivative(b, &p, d.qvel[i]) * a[i];
+                });
+            }
+        }
+        Integrator::Implicit | Integrator::ImplicitFast => {
+            let fast = m.opt.integrator == Integrator::ImplicitFast;
+            derivative::smooth_vel(m, d, !fast);
+            // row i of the tree-sparse layout: (i, i), then (i, j) for its ancestors j
+            out[..nv].iter_mut().for_each(|x| *x = T::zero());
+            for i in 0..nv {
+                let a0 = m.dof_madr[i];
+                for adr in a0..a0 + m.dof_mrownnz[i] {
+                    let j = m.m_colind[adr];
+                    let lo = d.qM[adr] - h * d.qDeriv[m.m_d_lower[adr]];
+                    out[i] += lo * a[j];
+                    if j != i {
+                        let up = if fast {
+                            lo
+                        } else {
+                            d.qM[adr] - h * d.qDeriv[m.m_d_upper[adr]]
+                        };
+                        out[j] += up * a[i];
+                    }
+                }
+            }
+            if fast {
+                // free rigid subtrees: their rows from the full 6 × 6 block
+                for root in 1..m.nbody {
+                    if !m.body_freerigid[root] {
+                        continue;
+                    }
+                    let da = m.body_dofadr[root];
+                    out[da..da + 6].iter_mut().for_each(|x| *x = T::zero());
+                    for k in 0..6 {
+                        derivative::rne_vel_column(m, d, da + k);
+                        for i in 0..6 {
+                            let (hi, lo) = if i >= k { (i, k) } else { (k, i) };
+                            let mij = d.qM[m.dof_madr[da + hi] + hi - lo];
+                            let dv = d.qDeriv[derivative::d_entry(m, da + i, da + k)]
+                                - d.scratch_nv[2][da + i];
+                            out[da + i] += (mij - h * dv) * a[da + k];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Implicit-in-velocity step (MuJoCo's `mj_implicit`): `(M − h·∂f/∂v) qacc = qfrc_smooth +

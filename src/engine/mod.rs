@@ -5,8 +5,8 @@
 //! need as arguments.
 
 use crate::data::{Data, Warning};
-use crate::model::Integrator;
 use crate::model::Model;
+use crate::model::{enable, Integrator};
 use crate::scalar::Scalar;
 
 pub mod actuation;
@@ -57,8 +57,11 @@ pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
 /// sum of the applied, actuator and `xfrc_applied` forces that forward dynamics would turn into
 /// this `qacc`. Runs the position and velocity stages (writing everything they write), then
 /// writes `efc_force`, `efc_state`, `qfrc_constraint` and `qfrc_inverse`; `qacc`,
-/// `qacc_warmstart`, `qfrc_actuator` and the controls are left as they are. A non-finite
-/// `qpos`, `qvel` or `qacc` is an error and changes nothing.
+/// `qacc_warmstart`, `qfrc_actuator` and the controls are left as they are. With the
+/// `invdiscrete` enable flag, `qacc` is read as the discrete acceleration `(v_{t+h} − v_t)/h` of
+/// one step of the model's integrator (Euler, implicit, implicitfast; an error for RK4 and
+/// PBAD) and converted as MuJoCo's `mj_discreteAcc` does ([`integrate::discrete_mass_mul`]).
+/// A non-finite `qpos`, `qvel` or `qacc` is an error and changes nothing.
 pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("qacc", &d.qacc)] {
         if let Some(i) = v.iter().position(|x| !x.re().is_finite()) {
@@ -67,15 +70,38 @@ pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
             )));
         }
     }
+    let discrete = m.enabled(enable::INVDISCRETE);
+    if discrete && matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad) {
+        return Err(SimError::Unsupported(format!(
+            "inverse: discrete inverse dynamics (invdiscrete) is not supported by the {} integrator",
+            m.opt.integrator.name()
+        )));
+    }
     forward::fwd_position(m, d);
     forward::fwd_velocity(m, d);
-    solver::inv_constraint(m, d);
     let mut out = std::mem::take(&mut d.qfrc_inverse);
-    inertia::mul_m(m, d, &d.qacc, &mut out);
+    let mut a_d = std::mem::take(&mut d.scratch_nv[3]);
+    if discrete {
+        // qacc holds a_d = (v' − v)/h: the continuous acceleration is M⁻¹ M̂ a_d, and M qacc
+        // in qfrc_inverse is M̂ a_d
+        a_d.copy_from_slice(&d.qacc);
+        integrate::discrete_mass_mul(m, d, &a_d, &mut out);
+        d.qacc.copy_from_slice(&out);
+        let mut qa = std::mem::take(&mut d.qacc);
+        inertia::solve_m(m, d, &mut qa);
+        d.qacc = qa;
+    } else {
+        inertia::mul_m(m, d, &d.qacc, &mut out);
+    }
+    solver::inv_constraint(m, d);
     for i in 0..m.nv {
         out[i] += d.qfrc_bias[i] - d.qfrc_passive[i] - d.qfrc_constraint[i];
     }
     d.qfrc_inverse = out;
+    if discrete {
+        d.qacc.copy_from_slice(&a_d);
+    }
+    d.scratch_nv[3] = a_d;
     Ok(())
 }
 

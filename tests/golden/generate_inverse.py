@@ -16,6 +16,13 @@ Writes tests/golden/inverse/<name>_<cone>.json:
 where qfrc_applied_total = qfrc_applied + qfrc_actuator + Σ J_bᵀ xfrc_applied (from the
 forward; what the round trip must give back). The state itself is the constraint file's
 "input" of the same step (read from there by the test). Floats are written exactly (repr).
+
+Discrete-time inverse (the invdiscrete enable flag), tests/golden/inverse_discrete/
+<name>_<cone>_<integrator>.json for DISCRETE (models whose dofs are damped, with free rigid
+bodies, with contacts): at the first DISCRETE_STATES states of the constraint file, with the
+integrator set to Euler, implicit or implicitfast, one mj_step from the state gives the discrete
+acceleration a_d = (v' − v)/h; then mj_inverse with invdiscrete at a_d ("step" case) and at a
+perturbed a_d ("perturbed"), recorded as above (qacc is a_d).
 """
 import glob
 import json
@@ -77,6 +84,58 @@ def case(m, d, kind, qacc, total):
     }
 
 
+DISCRETE = ["humanoid_pyramidal", "stacks_elliptic", "frictionloss_pyramidal"]
+DISCRETE_STATES = 3
+INTEGRATORS = [("euler", mujoco.mjtIntegrator.mjINT_EULER),
+               ("implicit", mujoco.mjtIntegrator.mjINT_IMPLICIT),
+               ("implicitfast", mujoco.mjtIntegrator.mjINT_IMPLICITFAST)]
+
+
+def load(g):
+    m = mujoco.MjModel.from_xml_path(os.path.join(REPO, g["xml"]))
+    o = g["option"]
+    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    m.opt.tolerance = o["tolerance"]
+    m.opt.iterations = o["iterations"]
+    m.opt.ls_iterations = o["ls_iterations"]
+    m.opt.cone = o["cone"]
+    m.opt.jacobian = o["jacobian"]
+    return m
+
+
+def discrete():
+    out_dir = os.path.join(HERE, "inverse_discrete")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in DISCRETE:
+        g = json.load(open(os.path.join(SRC, name + ".json")))
+        for iname, integ in INTEGRATORS:
+            m = load(g)
+            m.opt.integrator = integ
+            d = mujoco.MjData(m)
+            rng = np.random.default_rng(zlib.crc32(f"{name}_{iname}".encode()))
+            states = []
+            for st in g["states"][:DISCRETE_STATES]:
+                set_state(m, d, st["input"])
+                v0 = d.qvel.copy()
+                mujoco.mj_step(m, d)
+                a_d = (d.qvel - v0) / m.opt.timestep
+                set_state(m, d, st["input"])
+                mujoco.mj_forward(m, d)
+                total = applied_total(m, d)
+                m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+                pert = a_d + rng.normal(0.0, 1.0, m.nv) * (1.0 + np.abs(a_d)) * PERTURB
+                cases = [case(m, d, "step", a_d, total), case(m, d, "perturbed", pert, total)]
+                m.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+                states.append({"step": st["step"], "cases": cases})
+            out = {"model": g["model"], "xml": g["xml"], "cone": g["cone"], "integrator": iname,
+                   "mujoco_version": mujoco.__version__, "source": "constraints/" + name + ".json",
+                   "states": states}
+            fname = f"{name}_{iname}.json"
+            with open(os.path.join(out_dir, fname), "w") as fh:
+                json.dump(out, fh, separators=(",", ":"))
+            print(f"{fname}: {len(states)} states")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = sorted(f for f in glob.glob(os.path.join(SRC, "*.json"))
@@ -118,3 +177,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    discrete()
