@@ -207,6 +207,12 @@ pub struct Data<T> {
     /// first [`NISLAND`]); in slot 0 when the `island` disable flag is set (MuJoCo's
     /// `solver_niter`).
     pub solver_niter: Vec<usize>,
+    /// Forward–inverse discrepancy, written by [`step`](crate::step) when the `fwdinv` enable
+    /// flag is set (MuJoCo's `solver_fwdinv`): `[‖qfrc_constraint of forward − of inverse‖,
+    /// ‖qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse‖]`, absolute 2-norms.
+    pub solver_fwdinv: [T; 2],
+    /// The forward's qfrc_constraint and efc_force, kept while the `fwdinv` comparison runs.
+    pub(crate) fwdinv_saved: Vec<T>,
     /// Statistics of the first [`NSOLVER`] iterations of each of the first [`NISLAND`] islands,
     /// island `k` at `k·NSOLVER..` (noslip's sweeps follow the main solver's; MuJoCo's `solver`).
     pub solver: Vec<SolverStat>,
@@ -382,6 +388,8 @@ impl<T: Scalar> Data<T> {
             efc_island: vec![0; nefc],
             dof_island: vec![usize::MAX; m.nv],
             solver_niter: vec![0; NISLAND],
+            solver_fwdinv: [T::zero(); 2],
+            fwdinv_saved: Vec::new(),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
             solver_scratch: SolverScratch::new(m.nv, m.nm, nefc),

@@ -63,6 +63,16 @@ pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
 /// PBAD) and converted as MuJoCo's `mj_discreteAcc` does ([`integrate::discrete_mass_mul`]).
 /// A non-finite `qpos`, `qvel` or `qacc` is an error and changes nothing.
 pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    inverse_skip(m, d, false)
+}
+
+/// [`inverse`], with `skip_stages` taking the position and velocity stages from `d` as they
+/// are (MuJoCo's `mj_inverseSkip` from `mjSTAGE_VEL`).
+fn inverse_skip<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    skip_stages: bool,
+) -> Result<(), SimError> {
     for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("qacc", &d.qacc)] {
         if let Some(i) = v.iter().position(|x| !x.re().is_finite()) {
             return Err(SimError::Diverged(format!(
@@ -77,8 +87,10 @@ pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
             m.opt.integrator.name()
         )));
     }
-    forward::fwd_position(m, d);
-    forward::fwd_velocity(m, d);
+    if !skip_stages {
+        forward::fwd_position(m, d);
+        forward::fwd_velocity(m, d);
+    }
     let mut out = std::mem::take(&mut d.qfrc_inverse);
     let mut a_d = std::mem::take(&mut d.scratch_nv[3]);
     if discrete {
@@ -105,9 +117,60 @@ pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
     Ok(())
 }
 
-/// Advance the simulation by one time step with the model's integrator.
+/// The forward–inverse comparison of the `fwdinv` enable flag (MuJoCo's `mj_compareFwdInv`),
+/// after `forward`: the inverse at the forward's `qacc` (position and velocity stages as they
+/// are), then `solver_fwdinv = [‖qfrc_constraint_fwd − qfrc_constraint_inv‖, ‖qfrc_applied +
+/// qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse‖]`. The forward's `qfrc_constraint` and
+/// `efc_force` are restored; `efc_state` and `qfrc_inverse` keep the inverse's, as MuJoCo
+/// leaves them. Without rows both norms are zero and nothing else is touched.
+pub fn compare_fwd_inv<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    let (nv, nefc) = (m.nv, d.nefc);
+    if nefc == 0 {
+        d.solver_fwdinv = [T::zero(); 2];
+        return Ok(());
+    }
+    let mut saved = std::mem::take(&mut d.fwdinv_saved);
+    if saved.len() < 2 * nv + nefc {
+        saved.resize(2 * nv + nefc, T::zero());
+    }
+    // the applied forces, then the forward's constraint forces
+    for i in 0..nv {
+        saved[i] = d.qfrc_applied[i] + d.qfrc_actuator[i];
+    }
+    forward::xfrc_accumulate(m, d, &mut saved[..nv]);
+    saved[nv..2 * nv].copy_from_slice(&d.qfrc_constraint);
+    saved[2 * nv..2 * nv + nefc].copy_from_slice(&d.efc_force[..nefc]);
+    let res = inverse_skip(m, d, true);
+    if res.is_ok() {
+        let norm = |a: &[T], b: &[T]| {
+            let s = a
+                .iter()
+                .zip(b)
+                .fold(T::zero(), |s, (x, y)| s + (*x - *y) * (*x - *y));
+            if s.re() > 0.0 {
+                s.sqrt()
+            } else {
+                T::zero()
+            }
+        };
+        d.solver_fwdinv = [
+            norm(&saved[nv..2 * nv], &d.qfrc_constraint),
+            norm(&saved[..nv], &d.qfrc_inverse),
+        ];
+    }
+    d.qfrc_constraint.copy_from_slice(&saved[nv..2 * nv]);
+    d.efc_force[..nefc].copy_from_slice(&saved[2 * nv..2 * nv + nefc]);
+    d.fwdinv_saved = saved;
+    res
+}
+
+/// Advance the simulation by one time step with the model's integrator (with the `fwdinv`
+/// enable flag, [`compare_fwd_inv`] after the forward pass).
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     forward(m, d)?;
+    if m.enabled(enable::FWDINV) {
+        compare_fwd_inv(m, d)?;
+    }
     match m.opt.integrator {
         Integrator::Euler => integrate::euler(m, d),
         Integrator::Rk4 => integrate::rk4(m, d),

@@ -23,6 +23,9 @@ bodies, with contacts): at the first DISCRETE_STATES states of the constraint fi
 integrator set to Euler, implicit or implicitfast, one mj_step from the state gives the discrete
 acceleration a_d = (v' − v)/h; then mj_inverse with invdiscrete at a_d ("step" case) and at a
 perturbed a_d ("perturbed"), recorded as above (qacc is a_d).
+
+The fwdinv enable flag: tests/golden/inverse_fwdinv/fwdinv.json, solver_fwdinv after one
+mj_step from each state of FWDINV with PGS, CG and Newton stopped by small iteration limits.
 """
 import glob
 import json
@@ -136,6 +139,36 @@ def discrete():
             print(f"{fname}: {len(states)} states")
 
 
+FWDINV = ["humanoid_pyramidal", "stacks_elliptic", "equality_pyramidal"]
+FWDINV_SOLVERS = [("PGS", mujoco.mjtSolver.mjSOL_PGS, 3), ("CG", mujoco.mjtSolver.mjSOL_CG, 5),
+                  ("Newton", mujoco.mjtSolver.mjSOL_NEWTON, 100)]
+
+
+def fwdinv():
+    """The fwdinv flag: solver_fwdinv after one mj_step from each state of the constraint files
+    FWDINV, with PGS (3 iterations), CG (5) and Newton (100), tolerance 0 (so the iteration
+    limit stops them), into tests/golden/inverse_fwdinv.json."""
+    out = {"mujoco_version": mujoco.__version__, "runs": []}
+    for name in FWDINV:
+        g = json.load(open(os.path.join(SRC, name + ".json")))
+        for sname, solver, iters in FWDINV_SOLVERS:
+            m = load(g)
+            m.opt.solver = solver
+            m.opt.iterations = iters
+            m.opt.tolerance = 0.0
+            m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_FWDINV)
+            d = mujoco.MjData(m)
+            for st in g["states"]:
+                set_state(m, d, st["input"])
+                mujoco.mj_step(m, d)
+                out["runs"].append({"source": "constraints/" + name + ".json", "step": st["step"],
+                                    "solver": sname, "iterations": iters,
+                                    "solver_fwdinv": [float(x) for x in d.solver_fwdinv]})
+    with open(os.path.join(HERE, "inverse_fwdinv", "fwdinv.json"), "w") as fh:
+        json.dump(out, fh, separators=(",", ":"))
+    print(f"fwdinv.json: {len(out['runs'])} runs")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = sorted(f for f in glob.glob(os.path.join(SRC, "*.json"))
@@ -178,3 +211,5 @@ def main():
 if __name__ == "__main__":
     main()
     discrete()
+    os.makedirs(os.path.join(HERE, "inverse_fwdinv"), exist_ok=True)
+    fwdinv()
