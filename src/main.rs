@@ -4,7 +4,7 @@
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
 use diffmj::engine::solver::{NISLAND, NSOLVER};
-use diffmj::model::{disable, Cone, Integrator, Solver};
+use diffmj::model::{disable, enable, Cone, Integrator, Solver};
 use diffmj::pbad::PbadOptimizer;
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
@@ -35,38 +35,19 @@ enum Cmd {
     Forward {
         /// MJCF model file.
         model: PathBuf,
-        /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
-        /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
-        /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
-        /// ccd_iterations, disable (comma-separated flags: constraint, equality, frictionloss,
-        /// limit, contact, warmstart, refsafe).
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
-        /// mocap_quat, qacc_warmstart (missing fields take the model defaults).
-        #[arg(long)]
-        state: Option<PathBuf>,
-        /// Output file (`-` for stdout, the default).
-        #[arg(long, default_value = "-")]
-        out: String,
+        #[command(flatten)]
+        io: StateIo,
     },
-    /// Run inverse dynamics at a state with a given acceleration and write the results as
-    /// JSON: qfrc_inverse, the constraint forces at that acceleration, and what the position
-    /// and velocity stages computed (as `forward` writes them).
+    /// Run inverse dynamics at a state with a given acceleration (`qacc` in the state file,
+    /// zero when missing) and write the results as JSON: qfrc_inverse, the constraint forces at
+    /// that acceleration, and what the position and velocity stages computed (as `forward`
+    /// writes them). Cone, impratio and the disable and enable flags (`invdiscrete`) change the
+    /// inverse; the solver's own settings do not.
     Inverse {
         /// MJCF model file.
         model: PathBuf,
-        /// Override a solver option of the model, `KEY=VALUE` (repeatable), as for `forward`
-        /// (cone, impratio and the disable flags change the inverse; the solver's own settings
-        /// do not).
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// JSON state as for `forward`, plus `qacc` (nv numbers; zero when missing).
-        #[arg(long)]
-        state: Option<PathBuf>,
-        /// Output file (`-` for stdout, the default).
-        #[arg(long, default_value = "-")]
-        out: String,
+        #[command(flatten)]
+        io: StateIo,
     },
     /// Simulate N steps and write the trajectory as CSV.
     Rollout {
@@ -112,6 +93,26 @@ enum Cmd {
         #[arg(long, default_value_t = 2000)]
         steps: usize,
     },
+}
+
+/// The options, state and output of `forward` and `inverse`.
+#[derive(clap::Args)]
+struct StateIo {
+    /// Override a solver option of the model, `KEY=VALUE` (repeatable): solver (PGS, CG,
+    /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
+    /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
+    /// ccd_iterations, disable (comma-separated flags: constraint, equality, frictionloss,
+    /// limit, contact, warmstart, refsafe), enable (invdiscrete, fwdinv).
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
+    /// mocap_quat, qacc_warmstart, and for `inverse` qacc (missing fields take the model
+    /// defaults).
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Output file (`-` for stdout, the default).
+    #[arg(long, default_value = "-")]
+    out: String,
 }
 
 type Res<T> = Result<T, String>;
@@ -195,6 +196,15 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
                         "warmstart" => disable::WARMSTART,
                         "refsafe" => disable::REFSAFE,
                         _ => return Err(format!("--option disable: unknown flag '{flag}'")),
+                    }
+                }
+            }
+            "enable" => {
+                for flag in v.split(',') {
+                    o.enableflags |= match flag {
+                        "invdiscrete" => enable::INVDISCRETE,
+                        "fwdinv" => enable::FWDINV,
+                        _ => return Err(format!("--option enable: unknown flag '{flag}'")),
                     }
                 }
             }
@@ -515,37 +525,29 @@ fn stage_times(m: &Model<f64>, d0: &Data<f64>, steps: usize) -> Res<Value> {
     Ok(Value::Object(out))
 }
 
+/// The model with the options of `io`, and its data at the state of `io`.
+fn model_at(model: &Path, io: &StateIo) -> Res<(Model<f64>, Data<f64>)> {
+    let m = load_with(model, &io.options)?;
+    let mut d = Data::new(&m);
+    if let Some(s) = &io.state {
+        read_state(&m, &mut d, s)?;
+    }
+    Ok((m, d))
+}
+
 fn run(cli: Cli) -> Res<()> {
     match cli.cmd {
         Cmd::Info { model } => {
             let m = load(&model)?;
             println!("{}", info(&m));
         }
-        Cmd::Forward {
-            model,
-            options,
-            state,
-            out,
-        } => {
-            let m = load_with(&model, &options)?;
-            let mut d = Data::new(&m);
-            if let Some(s) = state {
-                read_state(&m, &mut d, &s)?;
-            }
+        Cmd::Forward { model, io } => {
+            let (m, mut d) = model_at(&model, &io)?;
             diffmj::forward(&m, &mut d).map_err(|e| e.to_string())?;
-            write_out(&out, &format!("{}\n", forward_json(&m, &d)))?;
+            write_out(&io.out, &format!("{}\n", forward_json(&m, &d)))?;
         }
-        Cmd::Inverse {
-            model,
-            options,
-            state,
-            out,
-        } => {
-            let m = load_with(&model, &options)?;
-            let mut d = Data::new(&m);
-            if let Some(s) = state {
-                read_state(&m, &mut d, &s)?;
-            }
+        Cmd::Inverse { model, io } => {
+            let (m, mut d) = model_at(&model, &io)?;
             diffmj::inverse(&m, &mut d).map_err(|e| e.to_string())?;
             let mut o = forward_json(&m, &d);
             o["qfrc_inverse"] = json!(d.qfrc_inverse);
@@ -562,7 +564,7 @@ fn run(cli: Cli) -> Res<()> {
                     map.remove(k);
                 }
             }
-            write_out(&out, &format!("{o}\n"))?;
+            write_out(&io.out, &format!("{o}\n"))?;
         }
         Cmd::Rollout {
             model,

@@ -940,6 +940,67 @@ fn pgs_sweeps_follow_mujoco() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// diffmj's forward at the input state `inp`, and the forces an inverse must give back there:
+/// `qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied`.
+fn forward_applied(m: &Model<f64>, inp: &Value) -> (Data<f64>, Vec<f64>) {
+    let mut d = Data::new(m);
+    set_input(m, &mut d, inp);
+    diffmj::forward(m, &mut d).unwrap();
+    let mut total: Vec<f64> = (0..m.nv)
+        .map(|i| d.qfrc_applied[i] + d.qfrc_actuator[i])
+        .collect();
+    diffmj::engine::forward::xfrc_accumulate(m, &d, &mut total);
+    (d, total)
+}
+
+/// A golden inverse file, the constraint file whose states it uses, and its name.
+fn inverse_file(p: &std::path::Path) -> (Value, Value, String) {
+    let gi = read_json(p);
+    let src = root()
+        .join("tests/golden")
+        .join(gi["source"].as_str().unwrap());
+    let name = p.file_stem().unwrap().to_string_lossy().to_string();
+    (gi, read_json(&src), name)
+}
+
+/// One golden inverse case `c` against `d` after `diffmj::inverse`: qfrc_inverse,
+/// qfrc_constraint and efc_force within 1e-9 of MuJoCo's (worst errors into `worst`, one slot
+/// per field or one for all) and the same efc_state. Returns diffmj's states.
+fn compare_inverse(
+    d: &Data<f64>,
+    c: &Value,
+    at: &str,
+    worst: &mut [Worst],
+    failures: &mut Vec<String>,
+) -> Vec<u64> {
+    let n = d.nefc;
+    for (k, (ours, f)) in [
+        (&d.qfrc_inverse[..], "qfrc_inverse"),
+        (&d.qfrc_constraint[..], "qfrc_constraint"),
+        (&d.efc_force[..n], "efc_force"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (e, i) = worst_entry(ours, &nums(&c[f]));
+        worst[k.min(worst.len() - 1)].add(e, || format!("{f} {at} entry {i}"));
+        if e > 1e-9 {
+            failures.push(format!("{at}: {f} entry {i} off by {e:.2e}"));
+        }
+    }
+    let states: Vec<u64> = d.efc_state[..n].iter().map(|s| *s as u64).collect();
+    let mj: Vec<u64> = c["efc_state"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    if states != mj {
+        failures.push(format!("{at}: efc_state {states:?} vs MuJoCo {mj:?}"));
+    }
+    states
+}
+
 /// Inverse dynamics (tests/golden/inverse, from `generate_inverse.py`): at every recorded state
 /// of the own models, both cones, `diffmj::inverse` at MuJoCo's forward qacc and at a perturbed
 /// qacc (rows in every state, elliptic contacts in all three zones) gives MuJoCo's
@@ -958,13 +1019,7 @@ fn inverse_matches_mujoco_and_round_trips() {
     let (mut ncase, mut nround, mut skipped, mut nlimited) = (0, 0, 0, 0);
     let mut zones = std::collections::BTreeSet::new();
     for p in paths {
-        let gi = read_json(&p);
-        let gc = read_json(
-            &root()
-                .join("tests/golden")
-                .join(gi["source"].as_str().unwrap()),
-        );
-        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let (gi, gc, name) = inverse_file(&p);
         let m = load(&gc);
         let inputs: Vec<&Value> = gc["states"].as_array().unwrap().iter().collect();
         for st in gi["states"].as_array().unwrap() {
@@ -991,43 +1046,19 @@ fn inverse_matches_mujoco_and_round_trips() {
                     failures.push(format!("{}: nefc {n} vs MuJoCo {}", at(), c["nefc"]));
                     continue;
                 }
-                for (k, (ours, f)) in [
-                    (&d.qfrc_inverse[..], "qfrc_inverse"),
-                    (&d.qfrc_constraint[..], "qfrc_constraint"),
-                    (&d.efc_force[..n], "efc_force"),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    let (e, i) = worst_entry(ours, &nums(&c[f]));
-                    worst[k].add(e, || format!("{f} {} entry {i}", at()));
-                    if e > 1e-9 {
-                        failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
-                    }
-                }
-                let states: Vec<u64> = d.efc_state[..n].iter().map(|s| *s as u64).collect();
-                let mj: Vec<u64> = c["efc_state"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .collect();
-                if states != mj {
-                    failures.push(format!("{}: efc_state {states:?} vs MuJoCo {mj:?}", at()));
-                }
-                zones.extend(states);
+                zones.extend(compare_inverse(
+                    &d,
+                    c,
+                    &at(),
+                    &mut worst[..3],
+                    &mut failures,
+                ));
             }
             // the round trip on diffmj's own forward. Its error is the forward's final primal
             // gradient M(qacc − qacc_smooth) − Jᵀf: where Newton at tolerance 1e-12 stops short
             // of 1e-8 (elliptic cones, its line search at rounding level), MuJoCo's own round
             // trip (the golden forward case) shows that same error, which bounds ours then
-            let mut d = Data::new(&m);
-            set_input(&m, &mut d, inp);
-            diffmj::forward(&m, &mut d).unwrap();
-            let mut total: Vec<f64> = (0..m.nv)
-                .map(|i| d.qfrc_applied[i] + d.qfrc_actuator[i])
-                .collect();
-            diffmj::engine::forward::xfrc_accumulate(&m, &d, &mut total);
+            let (mut d, total) = forward_applied(&m, inp);
             let f_fwd = d.efc_force[..d.nefc].to_vec();
             diffmj::inverse(&m, &mut d).unwrap();
             nround += 1;
@@ -1258,13 +1289,7 @@ fn discrete_inverse_matches_mujoco() {
     let mut failures = Vec::new();
     let mut ncase = 0;
     for p in paths {
-        let gi = read_json(&p);
-        let gc = read_json(
-            &root()
-                .join("tests/golden")
-                .join(gi["source"].as_str().unwrap()),
-        );
-        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let (gi, gc, name) = inverse_file(&p);
         let mut m = load(&gc);
         m.opt.integrator = match gi["integrator"].as_str().unwrap() {
             "euler" => Integrator::Euler,
@@ -1289,38 +1314,11 @@ fn discrete_inverse_matches_mujoco() {
                 diffmj::inverse(&m, &mut d).unwrap();
                 ncase += 1;
                 assert_eq!(d.qacc, a_d, "{}: qacc changed", at());
-                let n = d.nefc;
-                for (ours, f) in [
-                    (&d.qfrc_inverse[..], "qfrc_inverse"),
-                    (&d.qfrc_constraint[..], "qfrc_constraint"),
-                    (&d.efc_force[..n], "efc_force"),
-                ] {
-                    let (e, i) = worst_entry(ours, &nums(&c[f]));
-                    worst[0].add(e, || format!("{f} {} entry {i}", at()));
-                    if e > 1e-9 {
-                        failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
-                    }
-                }
-                let states: Vec<u64> = d.efc_state[..n].iter().map(|s| *s as u64).collect();
-                let mj: Vec<u64> = c["efc_state"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .collect();
-                if states != mj {
-                    failures.push(format!("{}: efc_state differs", at()));
-                }
+                compare_inverse(&d, c, &at(), &mut worst[..1], &mut failures);
             }
             // round trip on diffmj's own step
             m.opt.enableflags &= !enable::INVDISCRETE;
-            let mut d = Data::new(&m);
-            set_input(&m, &mut d, inp);
-            diffmj::forward(&m, &mut d).unwrap();
-            let mut total: Vec<f64> = (0..m.nv)
-                .map(|i| d.qfrc_applied[i] + d.qfrc_actuator[i])
-                .collect();
-            diffmj::engine::forward::xfrc_accumulate(&m, &d, &mut total);
+            let (mut d, total) = forward_applied(&m, inp);
             let v0 = d.qvel.clone();
             diffmj::step(&m, &mut d).unwrap();
             let h = m.opt.timestep;

@@ -95,6 +95,7 @@ INTEGRATORS = [("euler", mujoco.mjtIntegrator.mjINT_EULER),
 
 
 def load(g):
+    """The constraint file's model with its solver settings (Newton, its tolerance, cone, ...)."""
     m = mujoco.MjModel.from_xml_path(os.path.join(REPO, g["xml"]))
     o = g["option"]
     m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
@@ -175,14 +176,7 @@ def main():
                    if not os.path.basename(f).startswith("thirdparty_"))
     for path in files:
         g = json.load(open(path))
-        m = mujoco.MjModel.from_xml_path(os.path.join(REPO, g["xml"]))
-        o = g["option"]
-        m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-        m.opt.tolerance = o["tolerance"]
-        m.opt.iterations = o["iterations"]
-        m.opt.ls_iterations = o["ls_iterations"]
-        m.opt.cone = o["cone"]
-        m.opt.jacobian = o["jacobian"]
+        m = load(g)
         d = mujoco.MjData(m)
         rng = np.random.default_rng(zlib.crc32(os.path.basename(path).encode()))
         states = []
