@@ -1002,7 +1002,7 @@ fn compare_inverse(
 }
 
 /// Inverse dynamics (tests/golden/inverse, from `generate_inverse.py`): at every recorded state
-/// of the own models, both cones, `diffmj::inverse` at MuJoCo's forward qacc and at a perturbed
+/// of the constraint files (the own models and the third-party ones), both cones, `diffmj::inverse` at MuJoCo's forward qacc and at a perturbed
 /// qacc (rows in every state, elliptic contacts in all three zones) gives MuJoCo's
 /// `mj_inverse`: qfrc_inverse, qfrc_constraint and efc_force within 1e-9 (relative to
 /// max(1, |MuJoCo|)) and the same efc_state. Round trip (Todorov 2014, Figure 2): diffmj's own

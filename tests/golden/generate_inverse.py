@@ -3,9 +3,10 @@
 
 Usage:  python3 tests/golden/generate_inverse.py
 
-Reads the golden constraint files tests/golden/constraints/<name>_<cone>.json of the project's
-own models (written by generate_constraints.py) and, at each of their recorded states, with the
-same solver settings (Newton, tolerance 1e-12, the file's cone and jacobian):
+Reads the golden constraint files tests/golden/constraints/<name>_<cone>.json (the project's
+own models and the third-party ones, written by generate_constraints.py) and, at each of their
+recorded states, with the same solver settings (Newton, tolerance 1e-12, the file's cone,
+jacobian and iteration limits):
   - mj_forward, then mj_inverse at the forward's qacc ("forward" case: the round trip),
   - mj_inverse at that qacc plus a seeded perturbation N(0, 1)·(1 + |qacc|)·PERTURB per entry
     ("perturbed" case: the rows land in every state, elliptic cones in all three zones).
@@ -172,8 +173,7 @@ def fwdinv():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    files = sorted(f for f in glob.glob(os.path.join(SRC, "*.json"))
-                   if not os.path.basename(f).startswith("thirdparty_"))
+    files = sorted(glob.glob(os.path.join(SRC, "*.json")))
     for path in files:
         g = json.load(open(path))
         m = load(g)
