@@ -1450,3 +1450,53 @@ fn fwdinv_matches_mujoco() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Inverse dynamics on the smooth models of the forward golden files (tests/golden/*.json:
+/// joints of every kind, tendons, actuators with their dynamics and transmissions, springs,
+/// dampers, fluid forces, gravity compensation, mocap; tests/golden/inverse_smooth from
+/// `generate_inverse.py`): at every recorded state, `diffmj::inverse` at MuJoCo's forward qacc and
+/// at a perturbed qacc gives MuJoCo's `mj_inverse` (qfrc_inverse, and the constraint forces
+/// where the model has rows) within 1e-9 relative to max(1, |MuJoCo|).
+#[test]
+fn smooth_inverse_matches_mujoco() {
+    let paths = files_in("inverse_smooth");
+    assert!(
+        paths.len() >= 40,
+        "{} golden smooth inverse files",
+        paths.len()
+    );
+    let mut worst = [Worst::default()];
+    let mut failures = Vec::new();
+    let mut ncase = 0;
+    for p in paths {
+        let gi = read_json(&p);
+        let g = read_json(
+            &root()
+                .join("tests/golden")
+                .join(gi["source"].as_str().unwrap()),
+        );
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let m = match common::load_golden_model(&g) {
+            Ok(m) => m,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let inputs = g["states"].as_array().unwrap();
+        for st in gi["states"].as_array().unwrap() {
+            let k = st["index"].as_u64().unwrap() as usize;
+            for c in st["cases"].as_array().unwrap() {
+                let mut d = Data::new(&m);
+                common::set_input(&m, &mut d, &inputs[k]["input"]);
+                d.qacc.copy_from_slice(&nums(&c["qacc"]));
+                diffmj::inverse(&m, &mut d).unwrap();
+                ncase += 1;
+                let at = format!("{name} state {k} {}", c["kind"].as_str().unwrap());
+                compare_inverse(&d, c, &at, &mut worst, &mut failures);
+            }
+        }
+    }
+    println!(
+        "{ncase} cases, worst {:.2e} at {}",
+        worst[0].err, worst[0].at
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -25,6 +25,9 @@ integrator set to Euler, implicit or implicitfast, one mj_step from the state gi
 acceleration a_d = (v' − v)/h; then mj_inverse with invdiscrete at a_d ("step" case) and at a
 perturbed a_d ("perturbed"), recorded as above (qacc is a_d).
 
+The smooth models (every forward golden file tests/golden/<name>.json): tests/golden/
+inverse_smooth/<name>.json, mj_inverse at each recorded state's forward qacc and a perturbation.
+
 The fwdinv enable flag: tests/golden/inverse_fwdinv/fwdinv.json, solver_fwdinv after one
 mj_step from each state of FWDINV with PGS, CG and Newton stopped by small iteration limits.
 """
@@ -171,6 +174,38 @@ def fwdinv():
     print(f"fwdinv.json: {len(out['runs'])} runs")
 
 
+def smooth():
+    """Every forward golden file tests/golden/<name>.json (the smooth models of the engine-core
+    data, constraints disabled where that file says so): at each recorded state, mj_inverse at the
+    mj_forward qacc and at a perturbation of it, into tests/golden/inverse_smooth/<name>.json."""
+    out_dir = os.path.join(HERE, "inverse_smooth")
+    os.makedirs(out_dir, exist_ok=True)
+    skip = {"compile_fields.json", "eig3.json"}
+    for path in sorted(glob.glob(os.path.join(HERE, "*.json"))):
+        name = os.path.basename(path)
+        if name in skip:
+            continue
+        g = json.load(open(path))
+        m = mujoco.MjModel.from_xml_path(os.path.join(REPO, g["xml"]))
+        if g.get("disable_constraint"):
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+        d = mujoco.MjData(m)
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        states = []
+        for k, st in enumerate(g["states"]):
+            set_state(m, d, st["input"])
+            mujoco.mj_forward(m, d)
+            qacc = d.qacc.copy()
+            total = applied_total(m, d)
+            pert = qacc + rng.normal(0.0, 1.0, m.nv) * (1.0 + np.abs(qacc)) * PERTURB
+            states.append({"index": k, "cases": [case(m, d, "forward", qacc, total),
+                                                 case(m, d, "perturbed", pert, total)]})
+        with open(os.path.join(out_dir, name), "w") as fh:
+            json.dump({"model": g["model"], "xml": g["xml"], "mujoco_version": mujoco.__version__,
+                       "source": name, "states": states}, fh, separators=(",", ":"))
+    print(f"inverse_smooth: {len(glob.glob(os.path.join(out_dir, '*.json')))} files")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = sorted(glob.glob(os.path.join(SRC, "*.json")))
@@ -207,3 +242,4 @@ if __name__ == "__main__":
     discrete()
     os.makedirs(os.path.join(HERE, "inverse_fwdinv"), exist_ok=True)
     fwdinv()
+    smooth()
