@@ -86,28 +86,18 @@ fn load(g: &Value) -> Model<f64> {
     m
 }
 
-/// Set the recorded input of a state.
+/// Set the recorded input of a state: everything `common::set_input` sets, and
+/// `qacc_warmstart` and the runtime `eq_active` where the state has them.
 fn set_input(m: &Model<f64>, d: &mut Data<f64>, inp: &Value) {
-    d.time = inp["time"].as_f64().unwrap();
-    d.qpos.copy_from_slice(&nums(&inp["qpos"]));
-    d.qvel.copy_from_slice(&nums(&inp["qvel"]));
-    d.act.copy_from_slice(&nums(&inp["act"]));
-    d.ctrl.copy_from_slice(&nums(&inp["ctrl"]));
-    d.qacc_warmstart
-        .copy_from_slice(&nums(&inp["qacc_warmstart"]));
-    d.qfrc_applied.copy_from_slice(&nums(&inp["qfrc_applied"]));
-    let xf = nums(&inp["xfrc_applied"]);
-    for b in 0..m.nbody {
-        d.xfrc_applied[b].copy_from_slice(&xf[6 * b..6 * b + 6]);
+    common::set_input(m, d, inp);
+    if !inp["qacc_warmstart"].is_null() {
+        d.qacc_warmstart
+            .copy_from_slice(&nums(&inp["qacc_warmstart"]));
     }
-    let mp = nums(&inp["mocap_pos"]);
-    let mq = nums(&inp["mocap_quat"]);
-    for k in 0..m.nmocap {
-        d.mocap_pos[k].copy_from_slice(&mp[3 * k..3 * k + 3]);
-        d.mocap_quat[k].copy_from_slice(&mq[4 * k..4 * k + 4]);
-    }
-    for (a, v) in d.eq_active.iter_mut().zip(nums(&inp["eq_active"])) {
-        *a = v != 0.0;
+    if !inp["eq_active"].is_null() {
+        for (a, v) in d.eq_active.iter_mut().zip(nums(&inp["eq_active"])) {
+            *a = v != 0.0;
+        }
     }
 }
 
@@ -729,21 +719,10 @@ fn third_party_models_roll_out_without_divergence() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Data at a golden state: `time`, `qpos`, `qvel`, `act`, and `ctrl` and `qacc_warmstart` where
-/// the state has them.
+/// Data at a golden state (see [`set_input`]).
 fn data_at(m: &Model<f64>, st: &Value) -> Data<f64> {
     let mut d = Data::new(m);
-    d.time = st["time"].as_f64().unwrap();
-    d.qpos.copy_from_slice(&nums(&st["qpos"]));
-    d.qvel.copy_from_slice(&nums(&st["qvel"]));
-    d.act.copy_from_slice(&nums(&st["act"]));
-    if !st["ctrl"].is_null() {
-        d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
-    }
-    if !st["qacc_warmstart"].is_null() {
-        d.qacc_warmstart
-            .copy_from_slice(&nums(&st["qacc_warmstart"]));
-    }
+    set_input(m, &mut d, st);
     d
 }
 
