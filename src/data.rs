@@ -211,7 +211,8 @@ pub struct Data<T> {
     /// flag is set (MuJoCo's `solver_fwdinv`): `[‖qfrc_constraint of forward − of inverse‖,
     /// ‖qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse‖]`, absolute 2-norms.
     pub solver_fwdinv: [T; 2],
-    /// The forward's qfrc_constraint and efc_force, kept while the `fwdinv` comparison runs.
+    /// The applied forces and the forward's qfrc_constraint and efc_force, kept while the
+    /// `fwdinv` comparison runs (2·nv + the most rows).
     pub(crate) fwdinv_saved: Vec<T>,
     /// Statistics of the first [`NSOLVER`] iterations of each of the first [`NISLAND`] islands,
     /// island `k` at `k·NSOLVER..` (noslip's sweeps follow the main solver's; MuJoCo's `solver`).
@@ -389,7 +390,7 @@ impl<T: Scalar> Data<T> {
             dof_island: vec![usize::MAX; m.nv],
             solver_niter: vec![0; NISLAND],
             solver_fwdinv: [T::zero(); 2],
-            fwdinv_saved: Vec::new(),
+            fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
             solver_scratch: SolverScratch::new(m.nv, m.nm, nefc),

@@ -191,17 +191,28 @@ fn constraint_models_do_not_allocate() {
     let root = env!("CARGO_MANIFEST_DIR");
     for name in ["humanoid", "drops", "equality", "mixed", "adhesion"] {
         let mut m = mjcf::load_file(format!("{root}/models/constraints/{name}.xml")).unwrap();
-        for (solver, noslip) in [
-            (Solver::Newton, 0),
-            (Solver::Cg, 0),
-            (Solver::Pgs, 0),
-            (Solver::Newton, 20),
+        // the last case also runs the fwdinv comparison (an inverse) in every step
+        for (solver, noslip, fwdinv) in [
+            (Solver::Newton, 0, false),
+            (Solver::Cg, 0, false),
+            (Solver::Pgs, 0, false),
+            (Solver::Newton, 20, false),
+            (Solver::Newton, 0, true),
         ] {
             for cone in [Cone::Pyramidal, Cone::Elliptic] {
                 m.opt.solver = solver;
                 m.opt.cone = cone;
                 m.opt.noslip_iterations = noslip;
-                let label = format!("{name} {} {} noslip {noslip}", solver.name(), cone.name());
+                if fwdinv {
+                    m.opt.enableflags |= diffmj::model::enable::FWDINV;
+                } else {
+                    m.opt.enableflags &= !diffmj::model::enable::FWDINV;
+                }
+                let label = format!(
+                    "{name} {} {} noslip {noslip} fwdinv {fwdinv}",
+                    solver.name(),
+                    cone.name()
+                );
                 let init = |d: &mut Data<f64>| {
                     d.reset(&m);
                     for (i, c) in d.ctrl.iter_mut().enumerate() {

@@ -175,9 +175,11 @@ pub fn eq_dim(t: EqType) -> usize {
 /// Work buffers of constraint assembly.
 #[derive(Clone, Debug)]
 pub struct ConstraintScratch<T> {
-    /// Translational then rotational Jacobian difference (6 × nv).
+    /// A point Jacobian, translational then rotational rows (6 × nv): of a connect or weld's
+    /// first point, and the contact-normal work rows of the adhesion transmission.
     pub(crate) jac: Vec<T>,
-    /// Second point Jacobian (6 × nv).
+    /// Second point Jacobian of a connect or weld (6 × nv); for a contact, its frame Jacobian
+    /// per place `t` of the merged chain, `jac2[6t..6t + 6]` (see `contact_rows_all`).
     pub(crate) jac2: Vec<T>,
     /// Dofs of a contact's two kinematic chains, ascending (nv).
     pub(crate) chain: Vec<usize>,

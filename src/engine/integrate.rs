@@ -170,12 +170,12 @@ fn euler_implicit_damping<T: Scalar>(m: &Model<T>) -> bool {
 /// build them). The discrete-time inverse dynamics (`invdiscrete`, MuJoCo's `mj_discreteAcc`)
 /// reads a discrete acceleration `a_d = (v_{t+h} − v_t)/h` as the continuous `M⁻¹ M̂ a_d`.
 /// Reads the position and velocity stages; `implicit` and `implicitfast` compute `qDeriv`.
-/// Returns false for an integrator without such a matrix (RK4, PBAD).
-pub fn discrete_mass_mul<T: Scalar>(m: &Model<T>, d: &mut Data<T>, a: &[T], out: &mut [T]) -> bool {
+/// RK4 and PBAD have no such matrix ([`has_one_step_matrix`]); for them `out` is left as it is.
+pub fn discrete_mass_mul<T: Scalar>(m: &Model<T>, d: &mut Data<T>, a: &[T], out: &mut [T]) {
     let nv = m.nv;
     let h = m.opt.timestep;
     match m.opt.integrator {
-        Integrator::Rk4 | Integrator::Pbad => return false,
+        Integrator::Rk4 | Integrator::Pbad => {}
         Integrator::Euler => {
             linalg::tree_mul(&linalg::TreeSparsity::of(m), &d.qM, a, out);
             if euler_implicit_damping(m) {
@@ -227,7 +227,12 @@ pub fn discrete_mass_mul<T: Scalar>(m: &Model<T>, d: &mut Data<T>, a: &[T], out:
             }
         }
     }
-    true
+}
+
+/// Whether `integrator` advances velocities by one linear solve `v' = v + h·M̂⁻¹ f` (Euler,
+/// implicit, implicitfast), the step [`discrete_mass_mul`] inverts.
+pub fn has_one_step_matrix(integrator: Integrator) -> bool {
+    !matches!(integrator, Integrator::Rk4 | Integrator::Pbad)
 }
 
 /// Implicit-in-velocity step (MuJoCo's `mj_implicit`): `(M − h·∂f/∂v) qacc = qfrc_smooth +

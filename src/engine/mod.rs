@@ -81,7 +81,7 @@ fn inverse_skip<T: Scalar>(
         }
     }
     let discrete = m.enabled(enable::INVDISCRETE);
-    if discrete && matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad) {
+    if discrete && !integrate::has_one_step_matrix(m.opt.integrator) {
         return Err(SimError::Unsupported(format!(
             "inverse: discrete inverse dynamics (invdiscrete) is not supported by the {} integrator",
             m.opt.integrator.name()
@@ -129,6 +129,7 @@ pub fn compare_fwd_inv<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), S
         d.solver_fwdinv = [T::zero(); 2];
         return Ok(());
     }
+    // sized by Data::new for the most rows; grows only with a model changed after that
     let mut saved = std::mem::take(&mut d.fwdinv_saved);
     if saved.len() < 2 * nv + nefc {
         saved.resize(2 * nv + nefc, T::zero());
