@@ -119,9 +119,14 @@ def main():
                 print(f"{name:36} failed: {out.stderr.strip()}")
                 continue
             r = json.loads(out.stdout)
-            fw, sp = r["forward"], r["step"]
+            fw, sp, iv = r["forward"], r["step"], r["inverse"]
             print(f"{name:36} {m.nv:4d} {d0.ncon:4d} {d0.nefc:4d} {fw['ours_us']:9.2f} {fw['mujoco_us']:9.2f} "
                   f"{fw['ratio']:6.2f} {sp['ours_us']:9.2f} {sp['mujoco_us']:9.2f} {sp['ratio']:6.2f}")
+            # the inverse at each engine's forward acceleration, against mj_inverse, and each
+            # engine's forward / inverse time (how much cheaper the inverse is)
+            print(f"{'':36} inverse us {iv['ours_us']:.2f}, mj_inverse {iv['mujoco_us']:.2f}, ratio "
+                  f"{iv['ratio']:.2f}; forward/inverse: diffmj {fw['ours_us'] / iv['ours_us']:.2f}, "
+                  f"MuJoCo {fw['mujoco_us'] / iv['mujoco_us']:.2f}")
             continue
         ours_f, ours_s, mj_f, mj_s = [], [], [], []
         ours_st, mj_st = [], []

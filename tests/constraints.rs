@@ -988,18 +988,21 @@ fn compare_inverse(
 /// forward (Newton, tolerance 1e-12) then inverse at its qacc gives back qfrc_applied +
 /// qfrc_actuator + Jᵀ xfrc_applied, and the forward's constraint forces, within 1e-8, or where
 /// MuJoCo's own forward leaves more than that (elliptic cones), within 1.5 times MuJoCo's own
-/// round-trip error. The known gaps (other contact sets) are left out of both comparisons.
+/// round-trip error; and with Newton run to the end (tolerance 0), within 1e-8 on every state.
+/// The known gaps (other contact sets) are left out of the comparisons.
 #[test]
 fn inverse_matches_mujoco_and_round_trips() {
     let paths = files_in("inverse");
     assert!(paths.len() >= 30, "{} golden inverse files", paths.len());
-    let mut worst = [(); 4].map(|_| Worst::default());
+    let mut worst = [(); 5].map(|_| Worst::default());
     let mut failures = Vec::new();
     let (mut ncase, mut nround, mut skipped, mut nlimited) = (0, 0, 0, 0);
     let mut zones = std::collections::BTreeSet::new();
     for p in paths {
         let (gi, gc, name) = inverse_file(&p);
         let m = load(&gc);
+        let mut m0 = m.clone();
+        m0.opt.tolerance = 0.0;
         let inputs: Vec<&Value> = gc["states"].as_array().unwrap().iter().collect();
         for st in gi["states"].as_array().unwrap() {
             let step = st["step"].as_u64().unwrap();
@@ -1041,6 +1044,13 @@ fn inverse_matches_mujoco_and_round_trips() {
             let f_fwd = d.efc_force[..d.nefc].to_vec();
             diffmj::inverse(&m, &mut d).unwrap();
             nround += 1;
+            // like MuJoCo's, the inverse builds no islands
+            if d.nisland != 0 {
+                failures.push(format!(
+                    "{name} step {step}: {} islands after inverse",
+                    d.nisland
+                ));
+            }
             let fc = &st["cases"][0];
             let mj_rt = worst_entry(&nums(&fc["qfrc_inverse"]), &nums(&fc["qfrc_applied_total"])).0;
             let bound = 1e-8f64.max(1.5 * mj_rt);
@@ -1058,9 +1068,31 @@ fn inverse_matches_mujoco_and_round_trips() {
                     failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
                 }
             }
+            // and the round trip where Newton runs to the end (tolerance 0: until no progress
+            // or the iteration limit): within 1e-8 on every state, elliptic cones included
+            let (mut d, total) = forward_applied(&m0, inp);
+            let f_fwd = d.efc_force[..d.nefc].to_vec();
+            diffmj::inverse(&m0, &mut d).unwrap();
+            let at = || format!("{name} step {step} round trip at tolerance 0");
+            for (ours, reference, f) in [
+                (&d.qfrc_inverse[..], &total[..], "qfrc_inverse"),
+                (&d.efc_force[..d.nefc], &f_fwd[..], "efc_force"),
+            ] {
+                let (e, i) = worst_entry(ours, reference);
+                worst[4].add(e, || format!("{f} {} entry {i}", at()));
+                if e > 1e-8 && !known {
+                    failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
+                }
+            }
         }
     }
-    let names = ["qfrc_inverse", "qfrc_constraint", "efc_force", "round trip"];
+    let names = [
+        "qfrc_inverse",
+        "qfrc_constraint",
+        "efc_force",
+        "round trip",
+        "round trip at tolerance 0",
+    ];
     for (w, f) in worst.iter().zip(names) {
         println!("worst {f}: {:.2e} at {}", w.err, w.at);
     }
@@ -1258,13 +1290,14 @@ fn elliptic_cone_force_is_the_cone_minimizer() {
 /// perturbed value, gives MuJoCo's qfrc_inverse, qfrc_constraint and efc_force within 1e-9 and
 /// its efc_state, and leaves qacc as it was. Round trip: diffmj's own step, then the inverse at
 /// its `(v' − v)/h`, gives back the applied forces within 1e-8, or within 1.5 times MuJoCo's own
-/// round-trip error where its step's Newton solve stopped short of that. RK4 is refused.
+/// round-trip error where its step's Newton solve stopped short of that; with Newton run to the
+/// end (tolerance 0), within 1e-8 on every state. RK4 is refused.
 #[test]
 fn discrete_inverse_matches_mujoco() {
     use diffmj::model::{enable, Integrator};
     let paths = files_in("inverse_discrete");
     assert_eq!(paths.len(), 9, "golden discrete inverse files");
-    let mut worst = [(); 2].map(|_| Worst::default());
+    let mut worst = [(); 3].map(|_| Worst::default());
     let mut failures = Vec::new();
     let mut ncase = 0;
     for p in paths {
@@ -1295,26 +1328,28 @@ fn discrete_inverse_matches_mujoco() {
                 assert_eq!(d.qacc, a_d, "{}: qacc changed", at());
                 compare_inverse(&d, c, &at(), &mut worst[..1], &mut failures);
             }
-            // round trip on diffmj's own step
-            m.opt.enableflags &= !enable::INVDISCRETE;
-            let (mut d, total) = forward_applied(&m, inp);
-            let v0 = d.qvel.clone();
-            diffmj::step(&m, &mut d).unwrap();
-            let h = m.opt.timestep;
-            let a_d: Vec<f64> = d.qvel.iter().zip(&v0).map(|(v, w)| (v - w) / h).collect();
-            let mut d = Data::new(&m);
-            set_input(&m, &mut d, inp);
-            d.qacc.copy_from_slice(&a_d);
-            m.opt.enableflags |= enable::INVDISCRETE;
-            diffmj::inverse(&m, &mut d).unwrap();
+            // round trip on diffmj's own step: at the file's tolerance, and with Newton run to
+            // the end (tolerance 0), where it must hold within 1e-8 on every state
             m.opt.enableflags &= !enable::INVDISCRETE;
             let fc = &st["cases"][0];
             let mj_rt = worst_entry(&nums(&fc["qfrc_inverse"]), &nums(&fc["qfrc_applied_total"])).0;
-            let (e, i) = worst_entry(&d.qfrc_inverse, &total);
-            let at = || format!("{name} step {step} round trip (MuJoCo's own {mj_rt:.1e})");
-            worst[1].add(e, || format!("entry {i} {}", at()));
-            if e > 1e-8f64.max(1.5 * mj_rt) {
-                failures.push(format!("{}: qfrc_inverse entry {i} off by {e:.2e}", at()));
+            let mut m0 = m.clone();
+            m0.opt.tolerance = 0.0;
+            for (k, mm, bound) in [(1, &m, 1e-8f64.max(1.5 * mj_rt)), (2, &m0, 1e-8)] {
+                let (e, i) = discrete_round_trip(mm, inp);
+                let at = || {
+                    let own = if k == 1 {
+                        format!(" (MuJoCo's own {mj_rt:.1e})")
+                    } else {
+                        String::new()
+                    };
+                    let tol = mm.opt.tolerance;
+                    format!("{name} step {step} round trip at tolerance {tol:e}{own}")
+                };
+                worst[k].add(e, || format!("entry {i} {}", at()));
+                if e > bound {
+                    failures.push(format!("{}: qfrc_inverse entry {i} off by {e:.2e}", at()));
+                }
             }
         }
     }
@@ -1323,6 +1358,10 @@ fn discrete_inverse_matches_mujoco() {
         worst[0].err, worst[0].at
     );
     println!("worst round trip: {:.2e} at {}", worst[1].err, worst[1].at);
+    println!(
+        "worst round trip at tolerance 0: {:.2e} at {}",
+        worst[2].err, worst[2].at
+    );
     assert!(ncase >= 50, "{ncase} cases");
     // RK4 has no one-step matrix: refused, nothing changed
     let g = read_json(&files()[0]);
@@ -1334,6 +1373,25 @@ fn discrete_inverse_matches_mujoco() {
     assert!(diffmj::inverse(&m, &mut d).is_err(), "RK4 with invdiscrete");
     assert_eq!(d.qfrc_inverse, before);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The discrete round trip from state `inp`: one diffmj step, then the `invdiscrete` inverse at
+/// its `(v' − v)/h` from the same state; the worst entry of `qfrc_inverse` against the applied
+/// forces (`m` without the flag).
+fn discrete_round_trip(m: &Model<f64>, inp: &Value) -> (f64, usize) {
+    use diffmj::model::enable;
+    let (mut d, total) = forward_applied(m, inp);
+    let v0 = d.qvel.clone();
+    diffmj::step(m, &mut d).unwrap();
+    let h = m.opt.timestep;
+    let a_d: Vec<f64> = d.qvel.iter().zip(&v0).map(|(v, w)| (v - w) / h).collect();
+    let mut mi = m.clone();
+    mi.opt.enableflags |= enable::INVDISCRETE;
+    let mut d = Data::new(&mi);
+    set_input(&mi, &mut d, inp);
+    d.qacc.copy_from_slice(&a_d);
+    diffmj::inverse(&mi, &mut d).unwrap();
+    worst_entry(&d.qfrc_inverse, &total)
 }
 
 /// The `fwdinv` flag (tests/golden/inverse_fwdinv from `generate_inverse.py`): after one step

@@ -602,6 +602,19 @@ fn add_point_jac<T: Scalar>(m: &Model<T>, d: &Data<T>, p: &V3<T>, b: usize, s: T
 /// computes it in `mj_passive`; it depends on positions only, and the normal rows are at hand
 /// here).
 pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    assemble(m, d, true);
+}
+
+/// [`make_constraint`] without the islands, as the inverse needs it (MuJoCo's `mj_invPosition`
+/// builds none; its rows are solved all at once): every row and its impedance, with `nisland`
+/// set to 0 and `efc_island`/`dof_island` to none, as with the `island` disable flag.
+pub fn make_constraint_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    assemble(m, d, false);
+}
+
+/// The rows of [`make_constraint`], then the islands when `islands` is set and the `island`
+/// disable flag is not, then the impedance.
+fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     d.nefc = 0;
     d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
     for ci in 0..d.ncon {
@@ -639,7 +652,7 @@ pub fn make_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         contact_rows_all(m, d, &mut s);
     }
     row_patterns(m, d);
-    if m.disabled(disable::ISLAND) {
+    if m.disabled(disable::ISLAND) || !islands {
         d.nisland = 0;
         d.efc_island[..n].iter_mut().for_each(|x| *x = usize::MAX);
         d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);

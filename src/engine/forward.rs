@@ -22,6 +22,17 @@ pub enum Stage {
 /// Position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J, qM, qLD, contact, efc_J…
 /// (the constraint rows and their soft parameters), actuator_length, actuator_moment`.
 pub fn fwd_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    position(m, d, true);
+}
+
+/// The position stage of the inverse: [`fwd_position`] without the islands (MuJoCo's
+/// `mj_invPosition`), see [`constraint::make_constraint_rows`].
+pub fn inv_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    position(m, d, false);
+}
+
+/// [`fwd_position`], with the constraint islands when `islands` is set.
+fn position<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     kinematics::kinematics(m, d);
     kinematics::com_pos(m, d);
     tendon::tendon(m, d);
@@ -30,7 +41,11 @@ pub fn fwd_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // `d` is always made for `m` here, so the collision's only error (pose arrays too short)
     // cannot occur; a full contact buffer is recorded as a warning by the collision stage
     let _ = collision::collision(m, d);
-    constraint::make_constraint(m, d);
+    if islands {
+        constraint::make_constraint(m, d);
+    } else {
+        constraint::make_constraint_rows(m, d);
+    }
     actuation::transmission(m, d);
 }
 

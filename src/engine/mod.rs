@@ -55,7 +55,8 @@ pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
 /// `qfrc_inverse = M qacc + qfrc_bias − qfrc_passive − qfrc_constraint`, with the constraint
 /// forces in closed form at `qacc` ([`solver::inv_constraint`]; Todorov 2014, Section III): the
 /// sum of the applied, actuator and `xfrc_applied` forces that forward dynamics would turn into
-/// this `qacc`. Runs the position and velocity stages (writing everything they write), then
+/// this `qacc`. Runs the position and velocity stages (writing everything they write, except
+/// the constraint islands: like MuJoCo's, the inverse builds none and leaves `nisland` 0), then
 /// writes `efc_force`, `efc_state`, `qfrc_constraint` and `qfrc_inverse`; `qacc`,
 /// `qacc_warmstart`, `qfrc_actuator` and the controls are left as they are. With the
 /// `invdiscrete` enable flag, `qacc` is read as the discrete acceleration `(v_{t+h} − v_t)/h` of
@@ -88,7 +89,7 @@ fn inverse_skip<T: Scalar>(
         )));
     }
     if !skip_stages {
-        forward::fwd_position(m, d);
+        forward::inv_position(m, d);
         forward::fwd_velocity(m, d);
     }
     let mut out = std::mem::take(&mut d.qfrc_inverse);
