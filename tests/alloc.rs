@@ -3,7 +3,7 @@
 //! observes every allocation made while the pipeline runs on models with every joint type,
 //! actuators of every kind, tendons, and each integrator, and on constraint models (contacts,
 //! limits, equalities, friction loss, adhesion and surface velocities, adhesion actuators) with
-//! each solver and cone.
+//! each solver and cone, and with the PBAD integrator (Levenberg–Marquardt).
 
 use diffmj::model::Integrator;
 use diffmj::{mjcf, Data};
@@ -252,4 +252,57 @@ fn constraint_models_do_not_allocate() {
             }
         }
     }
+}
+
+/// A PBAD step with Levenberg–Marquardt on `f64` allocates nothing once its workspace and
+/// history exist (the first step builds them): orders 2, 3 and 4 on the 10-link chain, and the
+/// spider with the penalty contact of Eq. 9 and anisotropic drag (orders 2 and 3), each with
+/// the Gauss–Newton and the exact Hessian of Eq. 5.
+#[test]
+fn pbad_step_does_not_allocate() {
+    use diffmj::pbad::{PbadOptimizer, PbadOptions};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut checked = 0;
+    for (name, orders) in [("chain10", &[2, 3, 4][..]), ("spider", &[2, 3][..])] {
+        for &order in orders {
+            for gauss_newton in [false, true] {
+                let mut m = mjcf::load_file(format!("{root}/models/pbad/{name}.xml")).unwrap();
+                m.opt.integrator = Integrator::Pbad;
+                m.opt.timestep = 0.01;
+                m.opt.pbad = PbadOptions {
+                    optimizer: PbadOptimizer::Lm,
+                    gauss_newton,
+                    ..PbadOptions::with_order(order)
+                };
+                if name == "spider" {
+                    m.opt.pbad.contact_stiffness = 2000.0;
+                    m.opt.pbad.contact_friction = 2e5;
+                    m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
+                }
+                let mut d = Data::new(&m);
+                if m.nkey > 0 {
+                    d.qpos.copy_from_slice(&m.key_qpos[..m.nq]);
+                }
+                diffmj::forward(&m, &mut d).unwrap();
+                diffmj::step(&m, &mut d).unwrap();
+                let before = ALLOCS.load(Ordering::SeqCst);
+                ACTIVE.with(|a| a.set(true));
+                for _ in 0..20 {
+                    diffmj::forward(&m, &mut d).unwrap();
+                    diffmj::step(&m, &mut d).unwrap();
+                }
+                ACTIVE.with(|a| a.set(false));
+                let n = ALLOCS.load(Ordering::SeqCst) - before;
+                let w = d.pbad.as_ref().expect("a PBAD workspace");
+                assert!(w.stats.iterations > 0, "{name} PBAD-{order}: no iterations");
+                assert_eq!(
+                    n, 0,
+                    "{name} PBAD-{order} (Gauss-Newton {gauss_newton}): {n} heap allocations \
+                     in forward/step"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 10);
 }

@@ -1,7 +1,7 @@
-//! Levenberg–Marquardt as an argmin [`Solver`] (argmin has none): for an objective that is a
-//! sum of squares (or an integral of squares, Eq. 5) and provides its cost, gradient and a
-//! model Hessian `H` (the Gauss–Newton `JᵀJ`, or the exact Hessian) through argmin's
-//! `CostFunction`, `Gradient` and `Hessian`.
+//! Levenberg–Marquardt for the PBAD step: for an objective that is a sum of squares (or an
+//! integral of squares, Eq. 5) and provides its cost, gradient and a model Hessian `H` (the
+//! Gauss–Newton `JᵀJ`, or the exact Hessian) through [`LmProblem`]. It works in the buffers of
+//! an [`LmScratch`] allocated once, so a PBAD step on `f64` allocates nothing.
 //!
 //! Each iteration solves `(H + λ diag(|H_ii| + μ)) s = ∇E` (`μ = 10⁻¹² max |H_ii|`; by
 //! Cholesky of the Jacobi-scaled matrix, so an indefinite `H` only raises `λ`) and accepts
@@ -9,142 +9,302 @@
 //! decrease of E"); otherwise `λ` grows and the step is retried. `λ` shrinks when the decrease
 //! matches the quadratic model well.
 
-use argmin::core::{
-    CostFunction, Error, Gradient, Hessian, IterState, Problem, Solver, TerminationReason,
-    TerminationStatus, KV,
-};
-use nalgebra::{DMatrix, DVector};
-
-type LmState = IterState<DVector<f64>, DVector<f64>, (), DMatrix<f64>, (), f64>;
-
 /// Damping at the start of a solve.
 const LAMBDA0: f64 = 1e-8;
 /// Damping increases tried per iteration before the point is declared stationary.
 const MAX_TRIES: usize = 40;
 
-/// Levenberg–Marquardt with a decrease-guaranteeing damping update.
+/// What Levenberg–Marquardt needs of an objective of `n` unknowns.
+pub trait LmProblem {
+    /// The cost at `x`.
+    fn cost(&self, x: &[f64]) -> f64;
+    /// The gradient at `x`, into `g` (length `n`).
+    fn gradient(&self, x: &[f64], g: &mut [f64]);
+    /// The symmetric model Hessian at `x`, into `h` (`n × n`, row-major).
+    fn hessian(&self, x: &[f64], h: &mut [f64]);
+}
+
+/// The buffers of a solve of `n` unknowns.
 #[derive(Clone, Debug)]
+pub struct LmScratch {
+    n: usize,
+    g: Vec<f64>,
+    h: Vec<f64>,
+    a: Vec<f64>,
+    dsc: Vec<f64>,
+    s: Vec<f64>,
+    xn: Vec<f64>,
+    hs: Vec<f64>,
+}
+
+impl LmScratch {
+    /// Buffers for `n` unknowns.
+    pub fn new(n: usize) -> Self {
+        LmScratch {
+            n,
+            g: vec![0.0; n],
+            h: vec![0.0; n * n],
+            a: vec![0.0; n * n],
+            dsc: vec![0.0; n],
+            s: vec![0.0; n],
+            xn: vec![0.0; n],
+            hs: vec![0.0; n],
+        }
+    }
+}
+
+/// How a solve ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LmOutcome {
+    /// Iterations done (accepted steps, and the final one that found no decrease).
+    pub iterations: usize,
+    /// The cost at the returned point.
+    pub cost: f64,
+    /// No damping in [`MAX_TRIES`] increases gave a decrease: the point is stationary at this
+    /// precision.
+    pub stalled: bool,
+}
+
+/// Levenberg–Marquardt with a decrease-guaranteeing damping update.
+#[derive(Clone, Copy, Debug)]
 pub struct LevenbergMarquardt {
-    lambda: f64,
     /// Stop when the infinity norm of the gradient falls below this.
     pub gtol: f64,
     /// Stop when the infinity norm of an accepted step falls below this.
     pub xtol: f64,
-    last_step: f64,
-    stalled: bool,
+    /// Stop when the cost reaches this.
+    pub target: f64,
+    /// Most iterations.
+    pub max_iter: usize,
 }
 
-impl LevenbergMarquardt {
-    /// A solver with gradient tolerance `gtol` and step tolerance `xtol`.
-    pub fn new(gtol: f64, xtol: f64) -> Self {
-        LevenbergMarquardt {
-            lambda: LAMBDA0,
-            gtol,
-            xtol,
-            last_step: f64::INFINITY,
-            stalled: false,
-        }
-    }
-}
-
-fn inf_norm(v: &DVector<f64>) -> f64 {
+fn inf_norm(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |a, x| a.max(x.abs()))
 }
 
-impl<O> Solver<O, LmState> for LevenbergMarquardt
-where
-    O: CostFunction<Param = DVector<f64>, Output = f64>
-        + Gradient<Param = DVector<f64>, Gradient = DVector<f64>>
-        + Hessian<Param = DVector<f64>, Hessian = DMatrix<f64>>,
-{
-    fn name(&self) -> &str {
-        "Levenberg-Marquardt"
-    }
-
-    fn init(
-        &mut self,
-        problem: &mut Problem<O>,
-        mut state: LmState,
-    ) -> Result<(LmState, Option<KV>), Error> {
-        let x = state
-            .take_param()
-            .ok_or_else(|| Error::msg("Levenberg-Marquardt needs an initial parameter"))?;
-        let c = problem.cost(&x)?;
-        let g = problem.gradient(&x)?;
-        let h = problem.hessian(&x)?;
-        self.lambda = LAMBDA0;
-        self.last_step = f64::INFINITY;
-        self.stalled = false;
-        Ok((state.param(x).cost(c).gradient(g).hessian(h), None))
-    }
-
-    fn next_iter(
-        &mut self,
-        problem: &mut Problem<O>,
-        mut state: LmState,
-    ) -> Result<(LmState, Option<KV>), Error> {
-        let x = state
-            .take_param()
-            .ok_or_else(|| Error::msg("Levenberg-Marquardt: no parameter"))?;
-        let g = state
-            .take_gradient()
-            .ok_or_else(|| Error::msg("Levenberg-Marquardt: no gradient"))?;
-        let h = state
-            .take_hessian()
-            .ok_or_else(|| Error::msg("Levenberg-Marquardt: no Hessian"))?;
-        let c = state.get_cost();
-        let n = x.len();
-        let dmax = (0..n).fold(0.0f64, |a, i| a.max(h[(i, i)].abs()));
-        let mu = 1e-12 * dmax.max(1e-300);
-        // Jacobi scaling D = diag(H + μ)^{-1/2}: the Cholesky factor of D H D is accurate where
-        // the one of H (a mass matrix over several orders of magnitude) is not
-        let dsc = DVector::from_iterator(n, (0..n).map(|i| 1.0 / (h[(i, i)].abs() + mu).sqrt()));
-        let mut hs = h.clone();
-        for i in 0..n {
-            for j in 0..n {
-                hs[(i, j)] *= dsc[i] * dsc[j];
-            }
+/// In-place Cholesky `A = L Lᵀ` of the row-major `n × n` matrix `a` (lower triangle read and
+/// overwritten by `L`); false if `A` is not positive definite.
+fn cholesky(a: &mut [f64], n: usize) -> bool {
+    for j in 0..n {
+        let mut djj = a[j * n + j];
+        for k in 0..j {
+            djj -= a[j * n + k] * a[j * n + k];
         }
-        let gs = g.component_mul(&dsc);
-        for _ in 0..MAX_TRIES {
-            let mut a = hs.clone();
+        if djj.is_nan() || djj <= 0.0 {
+            return false;
+        }
+        let ljj = djj.sqrt();
+        a[j * n + j] = ljj;
+        for i in j + 1..n {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= a[i * n + k] * a[j * n + k];
+            }
+            a[i * n + j] = s / ljj;
+        }
+    }
+    true
+}
+
+/// Solve `L Lᵀ x = b` in place with the factor of [`cholesky`].
+fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[i * n + k] * b[k];
+        }
+        b[i] = s / l[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for k in i + 1..n {
+            s -= l[k * n + i] * b[k];
+        }
+        b[i] = s / l[i * n + i];
+    }
+}
+
+impl LevenbergMarquardt {
+    /// Minimize `p` from `x` (overwritten by the best point found) in the buffers of `w`
+    /// (sized for `x.len()` unknowns). Stops when the cost reaches the target, the gradient or
+    /// an accepted step is below its tolerance, no damping gives a decrease, or after
+    /// `max_iter` iterations.
+    pub fn minimize<P: LmProblem>(&self, p: &P, x: &mut [f64], w: &mut LmScratch) -> LmOutcome {
+        let n = w.n;
+        assert_eq!(x.len(), n, "LmScratch sized for {n} unknowns");
+        let mut c = p.cost(x);
+        p.gradient(x, &mut w.g);
+        p.hessian(x, &mut w.h);
+        let mut lambda = LAMBDA0;
+        let mut last_step = f64::INFINITY;
+        let mut out = LmOutcome {
+            iterations: 0,
+            cost: c,
+            stalled: false,
+        };
+        while out.iterations < self.max_iter
+            && c > self.target
+            && inf_norm(&w.g) >= self.gtol
+            && last_step >= self.xtol
+        {
+            out.iterations += 1;
+            let dmax = (0..n).fold(0.0f64, |a, i| a.max(w.h[i * n + i].abs()));
+            let mu = 1e-12 * dmax.max(1e-300);
+            // Jacobi scaling D = diag(H + μ)^{-1/2}: the Cholesky factor of D H D is accurate
+            // where the one of H (a mass matrix over several orders of magnitude) is not
             for i in 0..n {
-                a[(i, i)] += self.lambda;
+                w.dsc[i] = 1.0 / (w.h[i * n + i].abs() + mu).sqrt();
             }
-            let Some(ch) = a.cholesky() else {
-                self.lambda *= 4.0;
-                continue;
-            };
-            let s = ch.solve(&gs).component_mul(&dsc);
-            let xn = &x - &s;
-            let cn = problem.cost(&xn)?;
-            if cn.is_finite() && cn < c {
-                let predicted = g.dot(&s) - 0.5 * s.dot(&(&h * &s));
-                let rho = (c - cn) / predicted.max(1e-300);
-                if rho > 0.75 {
-                    self.lambda = (self.lambda / 10.0).max(1e-15);
-                } else if rho < 0.25 {
-                    self.lambda *= 2.0;
+            let mut accepted = false;
+            for _ in 0..MAX_TRIES {
+                for i in 0..n {
+                    for j in 0..=i {
+                        w.a[i * n + j] = w.h[i * n + j] * w.dsc[i] * w.dsc[j];
+                    }
+                    w.a[i * n + i] += lambda;
                 }
-                self.last_step = inf_norm(&s);
-                let gn = problem.gradient(&xn)?;
-                let hn = problem.hessian(&xn)?;
-                return Ok((state.param(xn).cost(cn).gradient(gn).hessian(hn), None));
+                if !cholesky(&mut w.a, n) {
+                    lambda *= 4.0;
+                    continue;
+                }
+                for i in 0..n {
+                    w.s[i] = w.g[i] * w.dsc[i];
+                }
+                cholesky_solve(&w.a, n, &mut w.s);
+                for i in 0..n {
+                    w.s[i] *= w.dsc[i];
+                    w.xn[i] = x[i] - w.s[i];
+                }
+                let cn = p.cost(&w.xn);
+                if cn.is_finite() && cn < c {
+                    // the decrease the quadratic model predicts: gᵀs − ½ sᵀHs
+                    for i in 0..n {
+                        w.hs[i] = (0..n).map(|j| w.h[i * n + j] * w.s[j]).sum();
+                    }
+                    let gs: f64 = (0..n).map(|i| w.g[i] * w.s[i]).sum();
+                    let shs: f64 = (0..n).map(|i| w.s[i] * w.hs[i]).sum();
+                    let rho = (c - cn) / (gs - 0.5 * shs).max(1e-300);
+                    if rho > 0.75 {
+                        lambda = (lambda / 10.0).max(1e-15);
+                    } else if rho < 0.25 {
+                        lambda *= 2.0;
+                    }
+                    last_step = inf_norm(&w.s);
+                    x.copy_from_slice(&w.xn);
+                    c = cn;
+                    p.gradient(x, &mut w.g);
+                    p.hessian(x, &mut w.h);
+                    accepted = true;
+                    break;
+                }
+                lambda *= 4.0;
             }
-            self.lambda *= 4.0;
+            if !accepted {
+                // no decrease possible at this precision: the current point is the answer
+                out.stalled = true;
+                break;
+            }
         }
-        // no decrease possible at this precision: the current point is the answer
-        self.stalled = true;
-        Ok((state.param(x).cost(c).gradient(g).hessian(h), None))
+        out.cost = c;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rosenbrock's function as the sum of squares `r = (10 (x₁ − x₀²), 1 − x₀)`, with the
+    /// Gauss–Newton Hessian `JᵀJ` (or, with `exact`, the true Hessian, indefinite away from the
+    /// valley).
+    struct Rosenbrock {
+        exact: bool,
     }
 
-    fn terminate(&mut self, state: &LmState) -> TerminationStatus {
-        let small_grad = state
-            .get_gradient()
-            .is_some_and(|g| inf_norm(g) < self.gtol);
-        if self.stalled || small_grad || self.last_step < self.xtol {
-            return TerminationStatus::Terminated(TerminationReason::SolverConverged);
+    impl Rosenbrock {
+        fn residual(x: &[f64]) -> ([f64; 2], [[f64; 2]; 2]) {
+            (
+                [10.0 * (x[1] - x[0] * x[0]), 1.0 - x[0]],
+                [[-20.0 * x[0], 10.0], [-1.0, 0.0]],
+            )
         }
-        TerminationStatus::NotTerminated
+    }
+
+    impl LmProblem for Rosenbrock {
+        fn cost(&self, x: &[f64]) -> f64 {
+            let (r, _) = Self::residual(x);
+            0.5 * (r[0] * r[0] + r[1] * r[1])
+        }
+        fn gradient(&self, x: &[f64], g: &mut [f64]) {
+            let (r, j) = Self::residual(x);
+            for c in 0..2 {
+                g[c] = j[0][c] * r[0] + j[1][c] * r[1];
+            }
+        }
+        fn hessian(&self, x: &[f64], h: &mut [f64]) {
+            let (r, j) = Self::residual(x);
+            for a in 0..2 {
+                for b in 0..2 {
+                    h[2 * a + b] = j[0][a] * j[0][b] + j[1][a] * j[1][b];
+                }
+            }
+            if self.exact {
+                // + r₀ ∂²r₀/∂x₀² (the only second derivative)
+                h[0] += r[0] * -20.0;
+            }
+        }
+    }
+
+    /// From Rosenbrock's classic start (−1.2, 1) both Hessians reach the minimum (1, 1); the
+    /// exact one is indefinite on the way (the damping only grows there), and every accepted
+    /// step decreases the cost.
+    #[test]
+    fn minimizes_rosenbrock() {
+        for exact in [false, true] {
+            let p = Rosenbrock { exact };
+            let mut x = [-1.2, 1.0];
+            let mut w = LmScratch::new(2);
+            let lm = LevenbergMarquardt {
+                gtol: 1e-12,
+                xtol: 1e-14,
+                target: f64::NEG_INFINITY,
+                max_iter: 500,
+            };
+            let out = lm.minimize(&p, &mut x, &mut w);
+            let err = (x[0] - 1.0).abs().max((x[1] - 1.0).abs());
+            assert!(err < 1e-9, "exact {exact}: {x:?} after {out:?}");
+            assert!(out.cost < 1e-20 && out.iterations > 5, "{out:?}");
+        }
+        // at most max_iter iterations, and the point only improves
+        let p = Rosenbrock { exact: false };
+        let mut x = [-1.2, 1.0];
+        let c0 = p.cost(&x);
+        let lm = LevenbergMarquardt {
+            gtol: 0.0,
+            xtol: 0.0,
+            target: f64::NEG_INFINITY,
+            max_iter: 3,
+        };
+        let out = lm.minimize(&p, &mut x, &mut LmScratch::new(2));
+        assert_eq!(out.iterations, 3);
+        assert!(out.cost < c0 && out.cost == p.cost(&x));
+    }
+
+    /// The Cholesky solve of a symmetric positive definite system, and the refusal of an
+    /// indefinite one.
+    #[test]
+    fn cholesky_solves_and_refuses() {
+        let a0 = [4.0, 2.0, 0.4, 2.0, 5.0, 1.0, 0.4, 1.0, 3.0];
+        let mut l = a0;
+        assert!(cholesky(&mut l, 3));
+        let mut b = [1.0, -2.0, 0.5];
+        let b0 = b;
+        cholesky_solve(&l, 3, &mut b);
+        for i in 0..3 {
+            let ax: f64 = (0..3).map(|j| a0[3 * i + j] * b[j]).sum();
+            assert!((ax - b0[i]).abs() < 1e-14, "row {i}: {ax} vs {}", b0[i]);
+        }
+        let mut bad = [1.0, 2.0, 2.0, 1.0];
+        assert!(!cholesky(&mut bad, 2));
     }
 }

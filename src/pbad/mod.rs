@@ -53,11 +53,13 @@ pub use step::{step, PbadStats, PbadWorkspace};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PbadOptimizer {
     /// Levenberg–Marquardt ([`lm::LevenbergMarquardt`]) on the energy of Eq. 5 (order 2) or
-    /// the squared residuals of Eq. 7.
+    /// the squared residuals of Eq. 7, in buffers allocated with the workspace: a step on
+    /// `f64` allocates nothing.
     #[default]
     Lm,
     /// argmin's L-BFGS, preconditioned by the Gauss–Newton Hessian at the warm start, with an
-    /// Armijo backtracking line search.
+    /// Armijo backtracking line search. Unlike [`PbadOptimizer::Lm`], it allocates on the heap
+    /// in every step (argmin's executor and state).
     Lbfgs,
 }
 

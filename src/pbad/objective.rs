@@ -1,12 +1,13 @@
-//! The PBAD step as an argmin problem on `f64`: the unknowns are the new collocation
-//! configurations in charts around a warm start, `q_i = q_i^ref ⊕ x_i`; the objective is the
+//! The PBAD step as an optimization problem on `f64` (for [`super::lm`] and argmin's
+//! L-BFGS): the unknowns are the new collocation configurations in charts around a warm start, `q_i = q_i^ref ⊕ x_i`; the objective is the
 //! energy of Eq. 5 (order 2) or the squared collocation residuals of Eq. 7.
 
 use super::chain::{chart_block, retract, right_jacobian, Chain};
 use super::collocation::Scheme;
+use super::lm::LmProblem;
 use super::residual::Eval;
 use crate::model::Topology;
-use argmin::core::{CostFunction, Error, Gradient, Hessian};
+use argmin::core::{CostFunction, Error, Gradient};
 use nalgebra::{DMatrix, DVector};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -33,6 +34,7 @@ pub struct ObjScratch {
     jac: Vec<f64>,
     have_jac: bool,
     blk: Vec<f64>,
+    col: Vec<f64>,
     /// Number of objective evaluations (kinematics passes) in the last solve.
     pub evals: usize,
 }
@@ -50,6 +52,7 @@ impl ObjScratch {
             jac: vec![0.0; n * n],
             have_jac: false,
             blk: vec![0.0; t.nv * t.nv],
+            col: vec![0.0; n],
             evals: 0,
         }
     }
@@ -62,7 +65,7 @@ impl ObjScratch {
     }
 }
 
-/// The argmin problem of one step.
+/// The optimization problem of one step.
 pub struct Objective<'a> {
     /// Topology.
     pub t: &'a Topology,
@@ -235,23 +238,104 @@ impl Objective<'_> {
     }
 }
 
+/// In the unknowns `x` themselves (the preconditioner is only for argmin's L-BFGS).
+impl LmProblem for Objective<'_> {
+    /// `h² E` of Eq. 5 (order 2) or `½ Σ r²` of the scaled residuals of Eq. 7, at `x`.
+    fn cost(&self, x: &[f64]) -> f64 {
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        match self.form {
+            Form::Energy => {
+                let h2 = w.ev.h * w.ev.h;
+                h2 * w.ev.energy(self.t, self.c, self.sc)
+            }
+            Form::Residual => {
+                self.residuals(&mut w);
+                0.5 * w.res.iter().map(|r| r * r).sum::<f64>()
+            }
+        }
+    }
+
+    /// For Eq. 5 the scaled residual (the energy's gradient) mapped through the charts, for
+    /// Eq. 7 `Jᵀr`.
+    fn gradient(&self, x: &[f64], g: &mut [f64]) {
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        self.residuals(&mut w);
+        match self.form {
+            Form::Energy => {
+                g.copy_from_slice(&w.res);
+                self.chart_transpose(&w, g);
+            }
+            Form::Residual => {
+                self.jacobian(&mut w, true);
+                let n = w.res.len();
+                g.iter_mut().for_each(|v| *v = 0.0);
+                for (r, &rr) in w.res.iter().enumerate() {
+                    for (gc, jc) in g.iter_mut().zip(&w.jac[r * n..(r + 1) * n]) {
+                        *gc += jc * rr;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Hessian of the cost in the chart of `x`, row-major: for Eq. 5 the Hessian of
+    /// Algorithms 2–3, or with `exact_hessian` false the Gauss–Newton one (the mass matrix
+    /// plus spring and damping terms: the integral of squares), with the chart Jacobians
+    /// applied and symmetrized; for Eq. 7 the Gauss–Newton `JᵀJ`.
+    fn hessian(&self, x: &[f64], h: &mut [f64]) {
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        let n = w.res.len();
+        match self.form {
+            Form::Energy => {
+                self.jacobian(&mut w, self.exact_hessian);
+                // J here is H_GN · J_r; the chart map applies on the left too, column by column
+                let mut col = std::mem::take(&mut w.col);
+                for c in 0..n {
+                    for r in 0..n {
+                        col[r] = w.jac[r * n + c];
+                    }
+                    self.chart_transpose(&w, &mut col);
+                    for r in 0..n {
+                        h[r * n + c] = col[r];
+                    }
+                }
+                w.col = col;
+                // symmetric part, in place
+                for r in 0..n {
+                    for c in r + 1..n {
+                        let s = 0.5 * (h[r * n + c] + h[c * n + r]);
+                        h[r * n + c] = s;
+                        h[c * n + r] = s;
+                    }
+                }
+            }
+            Form::Residual => {
+                self.jacobian(&mut w, true);
+                h.iter_mut().for_each(|v| *v = 0.0);
+                for k in 0..n {
+                    let row = &w.jac[k * n..(k + 1) * n];
+                    for i in 0..n {
+                        let ji = row[i];
+                        if ji != 0.0 {
+                            for (hij, jj) in h[i * n..(i + 1) * n].iter_mut().zip(row) {
+                                *hij += ji * jj;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl CostFunction for Objective<'_> {
     type Param = DVector<f64>;
     type Output = f64;
     fn cost(&self, y: &DVector<f64>) -> Result<f64, Error> {
-        let x = self.unscale(y);
-        let mut w = self.ws.borrow_mut();
-        self.set_point(&mut w, x.as_slice());
-        match self.form {
-            Form::Energy => {
-                let h2 = w.ev.h * w.ev.h;
-                Ok(h2 * w.ev.energy(self.t, self.c, self.sc))
-            }
-            Form::Residual => {
-                self.residuals(&mut w);
-                Ok(0.5 * w.res.iter().map(|r| r * r).sum::<f64>())
-            }
-        }
+        Ok(LmProblem::cost(self, self.unscale(y).as_slice()))
     }
 }
 
@@ -259,67 +343,8 @@ impl Gradient for Objective<'_> {
     type Param = DVector<f64>;
     type Gradient = DVector<f64>;
     fn gradient(&self, y: &DVector<f64>) -> Result<DVector<f64>, Error> {
-        let x = self.unscale(y);
-        let mut w = self.ws.borrow_mut();
-        self.set_point(&mut w, x.as_slice());
-        self.residuals(&mut w);
-        match self.form {
-            Form::Energy => {
-                let mut g = DVector::from_column_slice(&w.res);
-                self.chart_transpose(&w, g.as_mut_slice());
-                Ok(self.gradient_to_y(g))
-            }
-            Form::Residual => {
-                self.jacobian(&mut w, true);
-                let n = w.res.len();
-                // the row-major J read column-major is Jᵀ
-                let jt = DMatrix::from_column_slice(n, n, &w.jac);
-                Ok(self.gradient_to_y(jt * DVector::from_column_slice(&w.res)))
-            }
-        }
-    }
-}
-
-impl Hessian for Objective<'_> {
-    type Param = DVector<f64>;
-    type Hessian = DMatrix<f64>;
-    /// The Hessian of the cost in the chart of `x` (unpreconditioned form only): for Eq. 5 the
-    /// Hessian of Algorithms 2–3, or with `exact_hessian` false the Gauss–Newton one (the mass
-    /// matrix plus spring and damping terms: the integral of squares), with the chart
-    /// Jacobians applied and symmetrized; for Eq. 7 the Gauss–Newton `JᵀJ`.
-    fn hessian(&self, y: &DVector<f64>) -> Result<DMatrix<f64>, Error> {
-        if self.precond.is_some() {
-            return Err(Error::msg(
-                "PBAD objective: the Hessian is for the unscaled form",
-            ));
-        }
-        let mut w = self.ws.borrow_mut();
-        self.set_point(&mut w, y.as_slice());
-        let n = w.res.len();
-        match self.form {
-            Form::Energy => {
-                self.jacobian(&mut w, self.exact_hessian);
-                // J here is H_GN · J_r; the chart map applies on the left too, column by
-                // column (contiguous in nalgebra's column-major storage)
-                let mut h = DMatrix::from_row_slice(n, n, &w.jac);
-                for col in h.as_mut_slice().chunks_exact_mut(n) {
-                    self.chart_transpose(&w, col);
-                }
-                // symmetric part, in place
-                for c in 0..n {
-                    for r in c + 1..n {
-                        let s = 0.5 * (h[(r, c)] + h[(c, r)]);
-                        h[(r, c)] = s;
-                        h[(c, r)] = s;
-                    }
-                }
-                Ok(h)
-            }
-            Form::Residual => {
-                self.jacobian(&mut w, true);
-                let j = DMatrix::from_row_slice(n, n, &w.jac);
-                Ok(j.transpose() * j)
-            }
-        }
+        let mut g = DVector::zeros(y.len());
+        LmProblem::gradient(self, self.unscale(y).as_slice(), g.as_mut_slice());
+        Ok(self.gradient_to_y(g))
     }
 }

@@ -3,7 +3,7 @@
 
 use super::chain::{difference, retract, Chain};
 use super::collocation::{Scheme, MAX_ORDER};
-use super::lm::LevenbergMarquardt;
+use super::lm::{LevenbergMarquardt, LmScratch};
 use super::objective::{Form, ObjScratch, Objective};
 use super::residual::Eval;
 use super::{PbadOptimizer, PbadOptions};
@@ -62,6 +62,9 @@ pub struct PbadWorkspace<T> {
     qref: Vec<Vec<f64>>,
     res_t: Vec<T>,
     xs: Vec<f64>,
+    lm: LmScratch,
+    /// The unknowns of the step's optimization: the new nodes in the charts of `qref`.
+    x: Vec<f64>,
     /// Counters.
     pub stats: PbadStats,
 }
@@ -86,6 +89,8 @@ impl<T: Scalar> PbadWorkspace<T> {
             qref: vec![vec![0.0; m.nq]; nn],
             res_t: vec![T::zero(); nn * m.nv],
             xs: vec![0.0; m.nv],
+            lm: LmScratch::new(nn * m.nv),
+            x: vec![0.0; nn * m.nv],
             scheme,
             stats: PbadStats::default(),
         })
@@ -103,9 +108,12 @@ impl<T: Scalar> PbadWorkspace<T> {
 
     /// The `f64` problem of the step being taken: [`Form::Energy`] (Eq. 5) for order 2,
     /// [`Form::Residual`] (Eq. 7) above, on the chain, chart centres and scratch that
-    /// `step_with` filled.
-    fn objective<'a>(&'a mut self, t: &'a Topology) -> Objective<'a> {
-        Objective {
+    /// `step_with` filled; beside it, Levenberg–Marquardt's buffers and the unknowns.
+    fn split<'a>(
+        &'a mut self,
+        t: &'a Topology,
+    ) -> (Objective<'a>, &'a mut LmScratch, &'a mut [f64]) {
+        let obj = Objective {
             t,
             c: &self.chain_f,
             sc: &self.scheme,
@@ -118,7 +126,8 @@ impl<T: Scalar> PbadWorkspace<T> {
             exact_hessian: !self.opts.gauss_newton,
             precond: None,
             ws: RefCell::new(&mut self.obj),
-        }
+        };
+        (obj, &mut self.lm, &mut self.x)
     }
 
     fn matches(&self, d: &Data<T>, h: f64) -> bool {
@@ -339,8 +348,8 @@ fn step_with<T: Scalar>(
     let n = nn * nv;
     let opts = ws.opts;
     let tol = opts.tolerance;
-    let (iters, xbest) = {
-        let obj = ws.objective(m);
+    let iters = {
+        let (obj, lm, x) = ws.split(m);
         // Eq. 5: stop on the gradient (which is the residual); Eq. 7: on the residual itself
         // through the target cost (its gradient Jᵀr can be small while r is not, when J is
         // ill-conditioned)
@@ -349,14 +358,17 @@ fn step_with<T: Scalar>(
             Form::Residual => (0.0, 0.5 * (tol * mi).powi(2)),
         };
         let fail = |e: argmin::core::Error| SimError::Diverged(format!("PBAD optimizer: {e}"));
-        let (it, x) = match opts.optimizer {
-            PbadOptimizer::Lm => minimize(
-                obj,
-                LevenbergMarquardt::new(gtol, tol),
-                opts.max_iter,
-                target,
-            )
-            .map_err(fail)?,
+        x.iter_mut().for_each(|v| *v = 0.0);
+        match opts.optimizer {
+            PbadOptimizer::Lm => {
+                let solver = LevenbergMarquardt {
+                    gtol,
+                    xtol: tol,
+                    target,
+                    max_iter: opts.max_iter,
+                };
+                solver.minimize(&obj, x, lm).iterations
+            }
             PbadOptimizer::Lbfgs => {
                 // preconditioned by the Gauss–Newton Hessian at the warm start: y = P⁻¹ x
                 let p = obj
@@ -383,18 +395,21 @@ fn step_with<T: Scalar>(
                     .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
                     .map_err(fail)?;
                 let (it, y) = minimize(obj, solver, opts.max_iter, target).map_err(fail)?;
-                (it, y.map(|y| &p * y))
+                if let Some(y) = y {
+                    x.copy_from_slice((&p * y).as_slice());
+                }
+                it
             }
-        };
-        (it, x.unwrap_or_else(|| DVector::zeros(n)))
+        }
     };
-    if bad(xbest.as_slice()) {
+    let (obj, _, xbest) = ws.split(m);
+    if bad(xbest) {
         return Err(SimError::Diverged(format!(
             "PBAD step at time {:.6}: the optimizer left the finite range",
             d.time.re()
         )));
     }
-    let resid = ws.objective(m).residual_norm(xbest.as_slice()) / mi;
+    let resid = obj.residual_norm(xbest) / mi;
     for i in 0..nn {
         if bad(&ws.obj.ev.q[i + 2]) {
             return Err(SimError::Diverged(format!(
