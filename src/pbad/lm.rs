@@ -7,7 +7,10 @@
 //! Cholesky of the Jacobi-scaled matrix, so an indefinite `H` only raises `λ`) and accepts
 //! `x − s` only if the cost decreases (Pan & Manocha, Section 5: "λ is tuned to ensure the
 //! decrease of E"); otherwise `λ` grows and the step is retried. `λ` shrinks when the decrease
-//! matches the quadratic model well.
+//! matches the quadratic model well. For a square system of residuals (Eq. 7) each iteration
+//! first tries Newton's step `J⁻¹ r` from `J` itself ([`LmProblem::newton_step`]) and keeps it
+//! when it decreases the cost: the normal equations `JᵀJ` square the condition number of a long
+//! chain's Jacobian, and LM alone then needs many iterations.
 
 /// Damping at the start of a solve.
 const LAMBDA0: f64 = 1e-8;
@@ -22,6 +25,13 @@ pub trait LmProblem {
     fn gradient(&self, x: &[f64], g: &mut [f64]);
     /// The symmetric model Hessian at `x`, into `h` (`n × n`, row-major).
     fn hessian(&self, x: &[f64], h: &mut [f64]);
+    /// For a square system of residuals `r(x)` with cost `½‖r‖²`: the Gauss–Newton step
+    /// `s = J⁻¹ r` at `x` (so that `x − s` is Newton's iterate), solved from `J` itself rather
+    /// than from `JᵀJ`, whose condition number is the square of `J`'s; `lu` (`n × n`) and
+    /// `piv` (`n`) are work space. False (the default) when there is no such step.
+    fn newton_step(&self, _x: &[f64], _s: &mut [f64], _lu: &mut [f64], _piv: &mut [usize]) -> bool {
+        false
+    }
 }
 
 /// The buffers of a solve of `n` unknowns.
@@ -35,6 +45,7 @@ pub struct LmScratch {
     s: Vec<f64>,
     xn: Vec<f64>,
     hs: Vec<f64>,
+    piv: Vec<usize>,
 }
 
 impl LmScratch {
@@ -49,6 +60,7 @@ impl LmScratch {
             s: vec![0.0; n],
             xn: vec![0.0; n],
             hs: vec![0.0; n],
+            piv: vec![0; n],
         }
     }
 }
@@ -106,6 +118,62 @@ fn cholesky(a: &mut [f64], n: usize) -> bool {
     true
 }
 
+/// In-place LU factorization with partial pivoting of the row-major `n × n` matrix `a`
+/// (`P A = L U`, unit `L` below the diagonal, row `i` of `P A` is row `piv[i]` of `A` after
+/// the swaps); false if a pivot is zero or not finite.
+pub fn lu_factor(a: &mut [f64], n: usize, piv: &mut [usize]) -> bool {
+    for k in 0..n {
+        let p = (k..n).fold(k, |b, i| {
+            if a[i * n + k].abs() > a[b * n + k].abs() {
+                i
+            } else {
+                b
+            }
+        });
+        let pk = a[p * n + k];
+        if pk == 0.0 || !pk.is_finite() {
+            return false;
+        }
+        piv[k] = p;
+        if p != k {
+            for j in 0..n {
+                a.swap(k * n + j, p * n + j);
+            }
+        }
+        for i in k + 1..n {
+            let f = a[i * n + k] / pk;
+            a[i * n + k] = f;
+            if f != 0.0 {
+                for j in k + 1..n {
+                    a[i * n + j] -= f * a[k * n + j];
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Solve `A x = b` in place with the factors of [`lu_factor`].
+pub fn lu_solve(lu: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
+    for k in 0..n {
+        b.swap(k, piv[k]);
+    }
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= lu[i * n + k] * b[k];
+        }
+        b[i] = s;
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for k in i + 1..n {
+            s -= lu[i * n + k] * b[k];
+        }
+        b[i] = s / lu[i * n + i];
+    }
+}
+
 /// Solve `L Lᵀ x = b` in place with the factor of [`cholesky`].
 fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
     for i in 0..n {
@@ -154,6 +222,21 @@ impl LevenbergMarquardt {
             // where the one of H (a mass matrix over several orders of magnitude) is not
             for i in 0..n {
                 w.dsc[i] = 1.0 / (w.h[i * n + i].abs() + mu).sqrt();
+            }
+            // a square system: first Newton's step from J itself, kept if it decreases the cost
+            if p.newton_step(x, &mut w.s, &mut w.a, &mut w.piv) {
+                for i in 0..n {
+                    w.xn[i] = x[i] - w.s[i];
+                }
+                let cn = p.cost(&w.xn);
+                if cn.is_finite() && cn < c {
+                    last_step = inf_norm(&w.s);
+                    x.copy_from_slice(&w.xn);
+                    c = cn;
+                    p.gradient(x, &mut w.g);
+                    p.hessian(x, &mut w.h);
+                    continue;
+                }
             }
             let mut accepted = false;
             for _ in 0..MAX_TRIES {
@@ -219,6 +302,7 @@ mod tests {
     /// valley).
     struct Rosenbrock {
         exact: bool,
+        newton: bool,
     }
 
     impl Rosenbrock {
@@ -253,15 +337,30 @@ mod tests {
                 h[0] += r[0] * -20.0;
             }
         }
+        fn newton_step(&self, x: &[f64], s: &mut [f64], lu: &mut [f64], piv: &mut [usize]) -> bool {
+            if !self.newton {
+                return false;
+            }
+            let (r, j) = Self::residual(x);
+            lu.copy_from_slice(&[j[0][0], j[0][1], j[1][0], j[1][1]]);
+            s.copy_from_slice(&r);
+            lu_factor(lu, 2, piv) && {
+                lu_solve(lu, 2, piv, s);
+                true
+            }
+        }
     }
 
     /// From Rosenbrock's classic start (−1.2, 1) both Hessians reach the minimum (1, 1); the
     /// exact one is indefinite on the way (the damping only grows there), and every accepted
-    /// step decreases the cost.
+    /// step decreases the cost. Rosenbrock's residuals are square, so Newton's step from `J`
+    /// applies too: it takes fewer iterations (14 against 17 here; its first step, to x₀ = 1,
+    /// raises the cost and is rejected).
     #[test]
     fn minimizes_rosenbrock() {
-        for exact in [false, true] {
-            let p = Rosenbrock { exact };
+        let mut iterations = Vec::new();
+        for (exact, newton) in [(false, false), (true, false), (false, true)] {
+            let p = Rosenbrock { exact, newton };
             let mut x = [-1.2, 1.0];
             let mut w = LmScratch::new(2);
             let lm = LevenbergMarquardt {
@@ -273,10 +372,18 @@ mod tests {
             let out = lm.minimize(&p, &mut x, &mut w);
             let err = (x[0] - 1.0).abs().max((x[1] - 1.0).abs());
             assert!(err < 1e-9, "exact {exact}: {x:?} after {out:?}");
-            assert!(out.cost < 1e-20 && out.iterations > 5, "{out:?}");
+            assert!(out.cost < 1e-20, "{out:?}");
+            iterations.push(out.iterations);
         }
+        assert!(
+            iterations[0] > 5 && iterations[2] < iterations[0],
+            "iterations (GN, exact, Newton): {iterations:?}"
+        );
         // at most max_iter iterations, and the point only improves
-        let p = Rosenbrock { exact: false };
+        let p = Rosenbrock {
+            exact: false,
+            newton: false,
+        };
         let mut x = [-1.2, 1.0];
         let c0 = p.cost(&x);
         let lm = LevenbergMarquardt {
@@ -306,5 +413,24 @@ mod tests {
         }
         let mut bad = [1.0, 2.0, 2.0, 1.0];
         assert!(!cholesky(&mut bad, 2));
+    }
+
+    /// The LU solve of an unsymmetric system that needs pivoting (a zero leading entry), and
+    /// the refusal of a singular one.
+    #[test]
+    fn lu_solves_and_refuses() {
+        let a0 = [0.0, 2.0, 1.0, 3.0, -1.0, 0.5, 1.0, 4.0, -2.0];
+        let mut lu = a0;
+        let mut piv = [0; 3];
+        assert!(lu_factor(&mut lu, 3, &mut piv));
+        let mut b = [1.0, -2.0, 0.5];
+        let b0 = b;
+        lu_solve(&lu, 3, &piv, &mut b);
+        for i in 0..3 {
+            let ax: f64 = (0..3).map(|j| a0[3 * i + j] * b[j]).sum();
+            assert!((ax - b0[i]).abs() < 1e-14, "row {i}: {ax} vs {}", b0[i]);
+        }
+        let mut singular = [1.0, 2.0, 2.0, 4.0];
+        assert!(!lu_factor(&mut singular, 2, &mut [0; 2]));
     }
 }

@@ -329,6 +329,25 @@ impl LmProblem for Objective<'_> {
             }
         }
     }
+
+    /// For Eq. 7 (its residuals are square in the unknowns): `J⁻¹ r` by LU of `J`.
+    fn newton_step(&self, x: &[f64], s: &mut [f64], lu: &mut [f64], piv: &mut [usize]) -> bool {
+        if self.form != Form::Residual {
+            return false;
+        }
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        self.residuals(&mut w);
+        self.jacobian(&mut w, true);
+        let n = w.res.len();
+        lu.copy_from_slice(&w.jac);
+        if !super::lm::lu_factor(lu, n, piv) {
+            return false;
+        }
+        s.copy_from_slice(&w.res);
+        super::lm::lu_solve(lu, n, piv, s);
+        s.iter().all(|v| v.is_finite())
+    }
 }
 
 impl CostFunction for Objective<'_> {
