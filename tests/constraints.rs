@@ -1037,51 +1037,43 @@ fn inverse_matches_mujoco_and_round_trips() {
                 ));
             }
             // the round trip on diffmj's own forward. Its error is the forward's final primal
-            // gradient M(qacc − qacc_smooth) − Jᵀf: where Newton at tolerance 1e-12 stops short
-            // of 1e-8 (elliptic cones, its line search at rounding level), MuJoCo's own round
-            // trip (the golden forward case) shows that same error, which bounds ours then
-            let (mut d, total) = forward_applied(&m, inp);
-            let f_fwd = d.efc_force[..d.nefc].to_vec();
-            diffmj::inverse(&m, &mut d).unwrap();
-            nround += 1;
-            // like MuJoCo's, the inverse builds no islands
-            if d.nisland != 0 {
-                failures.push(format!(
-                    "{name} step {step}: {} islands after inverse",
-                    d.nisland
-                ));
-            }
+            // gradient M(qacc − qacc_smooth) − Jᵀf. Newton's stopping tests (MuJoCo 4.0's,
+            // improvement and Newton decrement) are on the cost: on elliptic cones, where the
+            // Hessian is stiff and changes with the point, a cost within 1e-12 of the minimum
+            // can leave a gradient above 1e-8. MuJoCo's own round trip (the golden forward case)
+            // shows that same error, which bounds ours then
             let fc = &st["cases"][0];
             let mj_rt = worst_entry(&nums(&fc["qfrc_inverse"]), &nums(&fc["qfrc_applied_total"])).0;
-            let bound = 1e-8f64.max(1.5 * mj_rt);
             if 1.5 * mj_rt > 1e-8 {
                 nlimited += 1;
             }
-            let at = || format!("{name} step {step} round trip (MuJoCo's own {mj_rt:.1e})");
-            for (ours, reference, f) in [
-                (&d.qfrc_inverse[..], &total[..], "qfrc_inverse"),
-                (&d.efc_force[..d.nefc], &f_fwd[..], "efc_force"),
-            ] {
-                let (e, i) = worst_entry(ours, reference);
-                worst[3].add(e, || format!("{f} {} entry {i}", at()));
-                if e > bound && !known {
-                    failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
-                }
-            }
+            nround += 1;
             // and the round trip where Newton runs to the end (tolerance 0: until no progress
             // or the iteration limit): within 1e-8 on every state, elliptic cones included
-            let (mut d, total) = forward_applied(&m0, inp);
-            let f_fwd = d.efc_force[..d.nefc].to_vec();
-            diffmj::inverse(&m0, &mut d).unwrap();
-            let at = || format!("{name} step {step} round trip at tolerance 0");
-            for (ours, reference, f) in [
-                (&d.qfrc_inverse[..], &total[..], "qfrc_inverse"),
-                (&d.efc_force[..d.nefc], &f_fwd[..], "efc_force"),
-            ] {
-                let (e, i) = worst_entry(ours, reference);
-                worst[4].add(e, || format!("{f} {} entry {i}", at()));
-                if e > 1e-8 && !known {
-                    failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
+            for (k, mm, bound) in [(3, &m, 1e-8f64.max(1.5 * mj_rt)), (4, &m0, 1e-8)] {
+                let (mut d, total) = forward_applied(mm, inp);
+                let f_fwd = d.efc_force[..d.nefc].to_vec();
+                diffmj::inverse(mm, &mut d).unwrap();
+                // like MuJoCo's, the inverse builds no islands
+                if d.nisland != 0 {
+                    failures.push(format!(
+                        "{name} step {step}: {} islands after inverse",
+                        d.nisland
+                    ));
+                }
+                let tol = mm.opt.tolerance;
+                let at = || {
+                    format!("{name} step {step} round trip at tolerance {tol:e} (MuJoCo's own at the file's tolerance {mj_rt:.1e})")
+                };
+                for (ours, reference, f) in [
+                    (&d.qfrc_inverse[..], &total[..], "qfrc_inverse"),
+                    (&d.efc_force[..d.nefc], &f_fwd[..], "efc_force"),
+                ] {
+                    let (e, i) = worst_entry(ours, reference);
+                    worst[k].add(e, || format!("{f} {} entry {i}", at()));
+                    if e > bound && !known {
+                        failures.push(format!("{}: {f} entry {i} off by {e:.2e}", at()));
+                    }
                 }
             }
         }
