@@ -43,6 +43,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The heap allocations this thread makes while `f` runs.
+fn allocations_in(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.load(Ordering::SeqCst);
+    ACTIVE.with(|a| a.set(true));
+    f();
+    ACTIVE.with(|a| a.set(false));
+    ALLOCS.load(Ordering::SeqCst) - before
+}
+
 /// No heap allocation in `forward` or `step` with any integrator once `Data` exists.
 #[test]
 fn forward_and_step_do_not_allocate() {
@@ -72,14 +81,12 @@ fn forward_and_step_do_not_allocate() {
                 .enumerate()
                 .for_each(|(i, v)| *v = 0.3 * (i as f64).cos());
             diffmj::step(&m, &mut d).unwrap();
-            let before = ALLOCS.load(Ordering::SeqCst);
-            ACTIVE.with(|a| a.set(true));
-            for _ in 0..50 {
-                diffmj::forward(&m, &mut d).unwrap();
-                diffmj::step(&m, &mut d).unwrap();
-            }
-            ACTIVE.with(|a| a.set(false));
-            let n = ALLOCS.load(Ordering::SeqCst) - before;
+            let n = allocations_in(|| {
+                for _ in 0..50 {
+                    diffmj::forward(&m, &mut d).unwrap();
+                    diffmj::step(&m, &mut d).unwrap();
+                }
+            });
             assert_eq!(
                 n,
                 0,
@@ -99,15 +106,9 @@ fn bad_control_is_counted_without_allocating() {
     diffmj::forward(&m, &mut d).unwrap();
     let zero_ctrl = d.qacc.clone();
     d.ctrl[1] = f64::NAN;
-    let before = ALLOCS.load(Ordering::SeqCst);
-    ACTIVE.with(|a| a.set(true));
-    let r = diffmj::forward(&m, &mut d);
-    ACTIVE.with(|a| a.set(false));
-    assert_eq!(
-        ALLOCS.load(Ordering::SeqCst) - before,
-        0,
-        "allocation on a bad control"
-    );
+    let mut r = Ok(());
+    let n = allocations_in(|| r = diffmj::forward(&m, &mut d));
+    assert_eq!(n, 0, "allocation on a bad control");
     r.unwrap();
     let w = d.warning[diffmj::data::Warning::BadCtrl as usize];
     assert_eq!((w.number, w.lastinfo), (1, 1));
@@ -163,14 +164,12 @@ fn collision_does_not_allocate() {
                 d.reserve_contacts(3);
             }
             diffmj::engine::kinematics::kinematics(&m, &mut d);
-            let before = ALLOCS.load(Ordering::SeqCst);
-            ACTIVE.with(|a| a.set(true));
             let mut n = 0;
-            for _ in 0..5 {
-                n = collision(&m, &mut d).unwrap();
-            }
-            ACTIVE.with(|a| a.set(false));
-            let k = ALLOCS.load(Ordering::SeqCst) - before;
+            let k = allocations_in(|| {
+                for _ in 0..5 {
+                    n = collision(&m, &mut d).unwrap();
+                }
+            });
             assert_eq!(k, 0, "{name}: {k} heap allocations in collision");
             assert!(n > 0, "{name}: no contacts");
             let full = d.warning[Warning::ContactFull as usize].number;
@@ -235,17 +234,15 @@ fn constraint_models_do_not_allocate() {
                     init(&mut d);
                 }
                 diffmj::step(&m, &mut d).unwrap();
-                let before = ALLOCS.load(Ordering::SeqCst);
                 let (mut max_nefc, mut max_ncon) = (0, 0);
-                ACTIVE.with(|a| a.set(true));
-                for _ in 0..300 {
-                    diffmj::forward(&m, &mut d).unwrap();
-                    diffmj::step(&m, &mut d).unwrap();
-                    max_nefc = max_nefc.max(d.nefc);
-                    max_ncon = max_ncon.max(d.ncon);
-                }
-                ACTIVE.with(|a| a.set(false));
-                let n = ALLOCS.load(Ordering::SeqCst) - before;
+                let n = allocations_in(|| {
+                    for _ in 0..300 {
+                        diffmj::forward(&m, &mut d).unwrap();
+                        diffmj::step(&m, &mut d).unwrap();
+                        max_nefc = max_nefc.max(d.nefc);
+                        max_ncon = max_ncon.max(d.ncon);
+                    }
+                });
                 assert!(max_nefc > 0, "{label}: no constraint rows");
                 println!("{label}: max nefc {max_nefc}, max ncon {max_ncon}, {n} allocations");
                 assert_eq!(n, 0, "{label}: {n} heap allocations in forward/step");
@@ -285,14 +282,12 @@ fn pbad_step_does_not_allocate() {
                 }
                 diffmj::forward(&m, &mut d).unwrap();
                 diffmj::step(&m, &mut d).unwrap();
-                let before = ALLOCS.load(Ordering::SeqCst);
-                ACTIVE.with(|a| a.set(true));
-                for _ in 0..20 {
-                    diffmj::forward(&m, &mut d).unwrap();
-                    diffmj::step(&m, &mut d).unwrap();
-                }
-                ACTIVE.with(|a| a.set(false));
-                let n = ALLOCS.load(Ordering::SeqCst) - before;
+                let n = allocations_in(|| {
+                    for _ in 0..20 {
+                        diffmj::forward(&m, &mut d).unwrap();
+                        diffmj::step(&m, &mut d).unwrap();
+                    }
+                });
                 let w = d.pbad.as_ref().expect("a PBAD workspace");
                 assert!(w.stats.iterations > 0, "{name} PBAD-{order}: no iterations");
                 assert_eq!(
