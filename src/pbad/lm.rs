@@ -202,7 +202,9 @@ impl LevenbergMarquardt {
         assert_eq!(x.len(), n, "LmScratch sized for {n} unknowns");
         let mut c = p.cost(x);
         p.gradient(x, &mut w.g);
-        p.hessian(x, &mut w.h);
+        // the model Hessian at x, computed when a damped step needs it (an accepted Newton step
+        // needs none: for Eq. 7, JᵀJ costs three times the LU of J)
+        let mut have_h = false;
         let mut lambda = LAMBDA0;
         let mut last_step = f64::INFINITY;
         let mut out = LmOutcome {
@@ -216,13 +218,6 @@ impl LevenbergMarquardt {
             && last_step >= self.xtol
         {
             out.iterations += 1;
-            let dmax = (0..n).fold(0.0f64, |a, i| a.max(w.h[i * n + i].abs()));
-            let mu = 1e-12 * dmax.max(1e-300);
-            // Jacobi scaling D = diag(H + μ)^{-1/2}: the Cholesky factor of D H D is accurate
-            // where the one of H (a mass matrix over several orders of magnitude) is not
-            for i in 0..n {
-                w.dsc[i] = 1.0 / (w.h[i * n + i].abs() + mu).sqrt();
-            }
             // a square system: first Newton's step from J itself, kept if it decreases the cost
             if p.newton_step(x, &mut w.s, &mut w.a, &mut w.piv) {
                 for i in 0..n {
@@ -234,9 +229,20 @@ impl LevenbergMarquardt {
                     x.copy_from_slice(&w.xn);
                     c = cn;
                     p.gradient(x, &mut w.g);
-                    p.hessian(x, &mut w.h);
+                    have_h = false;
                     continue;
                 }
+            }
+            if !have_h {
+                p.hessian(x, &mut w.h);
+                have_h = true;
+            }
+            let dmax = (0..n).fold(0.0f64, |a, i| a.max(w.h[i * n + i].abs()));
+            let mu = 1e-12 * dmax.max(1e-300);
+            // Jacobi scaling D = diag(H + μ)^{-1/2}: the Cholesky factor of D H D is accurate
+            // where the one of H (a mass matrix over several orders of magnitude) is not
+            for i in 0..n {
+                w.dsc[i] = 1.0 / (w.h[i * n + i].abs() + mu).sqrt();
             }
             let mut accepted = false;
             for _ in 0..MAX_TRIES {
@@ -276,7 +282,7 @@ impl LevenbergMarquardt {
                     x.copy_from_slice(&w.xn);
                     c = cn;
                     p.gradient(x, &mut w.g);
-                    p.hessian(x, &mut w.h);
+                    have_h = false;
                     accepted = true;
                     break;
                 }

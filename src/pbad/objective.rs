@@ -1,6 +1,7 @@
 //! The PBAD step as an optimization problem on `f64` (for [`super::lm`] and argmin's
-//! L-BFGS): the unknowns are the new collocation configurations in charts around a warm start, `q_i = q_i^ref ⊕ x_i`; the objective is the
-//! energy of Eq. 5 (order 2) or the squared collocation residuals of Eq. 7.
+//! L-BFGS): the unknowns are the new collocation configurations in charts around a warm
+//! start, `q_i = q_i^ref ⊕ x_i`; the objective is the energy of Eq. 5 (order 2) or the squared
+//! collocation residuals of Eq. 7.
 
 use super::chain::{chart_block, retract, right_jacobian, Chain};
 use super::collocation::Scheme;
