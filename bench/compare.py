@@ -21,7 +21,9 @@ With --interleaved, both engines run in one process instead (bench/interleaved, 
 program linked against the wheel's libmujoco): each round times a batch of --batch calls of each
 engine back to back, so a slow phase of the machine hits both alike, and the ratios are medians
 of the per-round ratios over --rounds rounds. This is the steadier measurement on a noisy
-machine; the state and the restart every 1000 steps are as above.
+machine; the state and the restart every 1000 steps are as above. It also times diffmj's
+inverse against mj_inverse (each at its own forward's acceleration) and prints both engines'
+forward/inverse time ratio.
 
 Usage: python3 bench/compare.py [--steps N] [--repeat R] [--stages] [--interleaved [--rounds K]
        [--batch B]] [models...]   (builds diffmj in release mode first)
