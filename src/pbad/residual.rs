@@ -276,21 +276,24 @@ impl<S: Scalar> Eval<S> {
     }
 
     /// The energy of Eq. 5 (order 2 only; node 2 is `q_{k+1}`): `Σ_b ∫ ρ |P(q_{k+1}) −
-    /// 2P(q_k) + P(q_{k−1})|² / 2h² dp` (from the moment matrices, Eq. 8) plus the gravity,
-    /// spring, damping (Rayleigh) and constant-force potentials. Its gradient is
+    /// 2P(q_k) + P(q_{k−1})|² / 2h² dp` (from the moment matrices, Eq. 8) plus the gravity
+    /// (taken relative to node 1, a constant offset), spring, damping (Rayleigh) and
+    /// constant-force potentials. Its gradient is
     /// [`Eval::residual`] with `i = 0`.
     pub fn energy(&mut self, t: &Topology, c: &Chain<S>, sc: &Scheme) -> S {
         let mut e = self.seeds(t, c, sc, 0);
         let n = 2;
         for b in 1..t.nbody {
-            let x = &self.frames[n].x[b];
+            let (x, x1) = (&self.frames[n].x[b], &self.frames[1].x[b]);
             let mo = &c.moment[b];
-            // −g · (R (m c) + m t)
+            // −g · (R (m c) + m t), relative to its value at the start of the step (node 1): a
+            // constant offset, but the differences are small where the absolute terms are not,
+            // so the cost keeps the precision an optimizer needs to compare nearby points
             for r in 0..3 {
-                let p = x.r[3 * r] * mo.first[0]
-                    + x.r[3 * r + 1] * mo.first[1]
-                    + x.r[3 * r + 2] * mo.first[2]
-                    + x.t[r] * mo.mass;
+                let p = (x.r[3 * r] - x1.r[3 * r]) * mo.first[0]
+                    + (x.r[3 * r + 1] - x1.r[3 * r + 1]) * mo.first[1]
+                    + (x.r[3 * r + 2] - x1.r[3 * r + 2]) * mo.first[2]
+                    + (x.t[r] - x1.t[r]) * mo.mass;
                 e -= c.gravity[r] * p;
             }
         }
