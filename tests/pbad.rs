@@ -1036,6 +1036,10 @@ fn dual_derivative_through_contact_matches_finite_differences() {
         m.opt.pbad.contact_stiffness = 2000.0;
         m.opt.pbad.contact_friction = friction;
         m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
+        // solved to 1e-12, so that the central differences' noise (tolerance over the
+        // difference step) stays below the bound: at 1e-10 it reached 6e-5 with the stiff
+        // friction, depending on where the warm start put each run
+        m.opt.pbad.tolerance = 1e-12;
         let mut rng = Lcg(71);
         let v0: Vec<f64> = (0..m.nv).map(|_| 0.3 * rng.next()).collect();
         let mut q0 = m.qpos0.clone();
@@ -1049,7 +1053,6 @@ fn dual_derivative_through_contact_matches_finite_differences() {
         let mut worst: f64 = 0.0;
         let mut size: f64 = 0.0;
         for seed in [0, 2, 9] {
-            // the steps are solved to 1e-10: a larger difference step keeps that noise out
             let (dual, fd) = step_derivative(&m, &q0, &v0, seed, 1e-5);
             for (a, b) in dual.iter().zip(&fd) {
                 worst = worst.max((a - b).abs());
@@ -1060,7 +1063,7 @@ fn dual_derivative_through_contact_matches_finite_differences() {
             "PBAD-{order} with contact: dual vs finite-difference derivative error {worst:.2e} \
              (largest derivative {size:.2e})"
         );
-        assert!(worst < 1e-5 * size.max(1.0), "PBAD-{order}: {worst}");
+        assert!(worst < 1e-6 * size.max(1.0), "PBAD-{order}: {worst}");
     }
 }
 

@@ -336,11 +336,14 @@ fn step_with<T: Scalar>(
     }
     ws.obj.invalidate();
     ws.obj.evals = 0;
-    // warm start: q_k ⊕ τ_i h v_k at the new nodes' times τ_i
+    // warm start: the second-order Taylor predictor q_k ⊕ (s v_k + ½ s² a_k) at the new nodes'
+    // times s = τ_i h, with a_k the unconstrained acceleration of `forward` (qacc_smooth:
+    // MuJoCo's contact forces are not PBAD's; drag and the penalty contact are left out). On
+    // the 10-link chain at h = 2.5 ms it halves PBAD-2's iterations against q_k ⊕ s v_k
     for i in 0..nn {
         let s = ws.scheme.tau[i + 2] * hf;
-        for (x, v) in ws.xs.iter_mut().zip(&d.qvel) {
-            *x = v.re() * s;
+        for ((x, v), a) in ws.xs.iter_mut().zip(&d.qvel).zip(&d.qacc_smooth) {
+            *x = v.re() * s + 0.5 * a.re() * s * s;
         }
         retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
     }
