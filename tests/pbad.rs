@@ -391,7 +391,8 @@ fn residual_jacobian_matches_central_differences() {
 
 /// The optimizers' gradient (argmin's `Gradient` of the step objective, with the chart
 /// Jacobians of ball and free rotations away from the chart centres) matches central finite
-/// differences of its cost, for the energy of Eq. 5 and the squared residuals of Eq. 7.
+/// differences of its cost, for the energy of Eq. 5 and the squared residuals of Eq. 7; both
+/// refuse a point that is not finite.
 #[test]
 fn objective_gradient_matches_central_differences() {
     for name in ["mixed", "ball"] {
@@ -436,6 +437,12 @@ fn objective_gradient_matches_central_differences() {
             let rel = max_abs(&err) / max_abs(&fd);
             println!("{name} {form:?}: objective gradient relative error {rel:.2e}");
             assert!(rel < 1e-6, "{name} {form:?}: gradient {g:?} fd {fd:?}");
+            // a point that is not finite (L-BFGS's direction after a correction pair at
+            // round-off) is an error, which ends argmin's line search instead of letting it
+            // halve its step forever
+            let mut bad = x.clone();
+            bad[n / 2] = f64::NAN;
+            assert!(obj.cost(&bad).is_err() && obj.gradient(&bad).is_err());
         }
     }
 }

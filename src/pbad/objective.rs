@@ -351,10 +351,26 @@ impl LmProblem for Objective<'_> {
     }
 }
 
+/// argmin's evaluations refuse a point that is not finite. L-BFGS builds a non-finite search
+/// direction when a correction pair has `yᵀs = 0` (steps at round-off), and argmin's line
+/// search would then halve its step forever (every trial point NaN); the error ends the line
+/// search, and L-BFGS ends with its best point.
+fn finite_point(y: &DVector<f64>) -> Result<(), Error> {
+    if y.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(argmin::core::ArgminError::InvalidParameter {
+            text: "PBAD: the L-BFGS point is not finite".into(),
+        }
+        .into())
+    }
+}
+
 impl CostFunction for Objective<'_> {
     type Param = DVector<f64>;
     type Output = f64;
     fn cost(&self, y: &DVector<f64>) -> Result<f64, Error> {
+        finite_point(y)?;
         Ok(LmProblem::cost(self, self.unscale(y).as_slice()))
     }
 }
@@ -363,6 +379,7 @@ impl Gradient for Objective<'_> {
     type Param = DVector<f64>;
     type Gradient = DVector<f64>;
     fn gradient(&self, y: &DVector<f64>) -> Result<DVector<f64>, Error> {
+        finite_point(y)?;
         let mut g = DVector::zeros(y.len());
         LmProblem::gradient(self, self.unscale(y).as_slice(), g.as_mut_slice());
         Ok(self.gradient_to_y(g))
