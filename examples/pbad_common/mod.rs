@@ -134,15 +134,19 @@ pub fn plot(
     chart.configure_mesh().x_desc(xd).y_desc(yd).draw()?;
     for (k, (name, s)) in series.iter().enumerate() {
         let c = COLORS[k % COLORS.len()];
+        let width = 4u32.saturating_sub(k as u32).max(1);
         let p: Vec<(f64, f64)> = s
             .iter()
             .map(|&(x, y)| (tr(x, logxy.0), tr(y, logxy.1)))
             .filter(|p| p.0.is_finite() && p.1.is_finite())
             .collect();
         chart
-            .draw_series(LineSeries::new(p.clone(), c.stroke_width(2)))?
+            // later series thinner, so one drawn over another (PBAD-3 over RK4) still shows
+            .draw_series(LineSeries::new(p.clone(), c.stroke_width(width)))?
             .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width))
+            });
         if p.len() < 20 {
             chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
         }
