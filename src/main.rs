@@ -58,7 +58,8 @@ enum Cmd {
         /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
         /// ccd_iterations, integrator (Euler, RK4, implicit, implicitfast, PBAD), timestep, and
         /// for PBAD pbad_order (2-6), pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter,
-        /// pbad_gauss_newton (0/1), pbad_drag.
+        /// pbad_gauss_newton (0/1), pbad_lbfgs_memory, pbad_drag, pbad_drag_axes (x,y,z),
+        /// pbad_contact_stiffness, pbad_contact_friction.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON initial state (as for `forward`).
@@ -185,6 +186,22 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
             "pbad_max_iter" => o.pbad.max_iter = int()?,
             "pbad_gauss_newton" => o.pbad.gauss_newton = int()? != 0,
             "pbad_drag" => o.pbad.drag = num()?,
+            "pbad_drag_axes" => {
+                let axes: Vec<f64> = v
+                    .split(',')
+                    .map(|x| x.trim().parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("--option {k}: '{v}' is not a list of numbers ({e})"))?;
+                o.pbad.drag_axes = axes.try_into().map_err(|a: Vec<f64>| {
+                    format!(
+                        "--option {k}: '{v}' has {} numbers, expected 3 (x,y,z)",
+                        a.len()
+                    )
+                })?;
+            }
+            "pbad_contact_stiffness" => o.pbad.contact_stiffness = num()?,
+            "pbad_contact_friction" => o.pbad.contact_friction = num()?,
+            "pbad_lbfgs_memory" => o.pbad.lbfgs_memory = int()?,
             "disable" => {
                 for flag in v.split(',') {
                     o.disableflags |= match flag {
@@ -662,6 +679,52 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("diffmj: error: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spider() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/pbad/spider.xml")
+    }
+
+    /// The PBAD options reach `Options::pbad`, and a malformed value is an error naming the
+    /// option.
+    #[test]
+    fn pbad_options_from_the_command_line() {
+        let opts: Vec<String> = [
+            "integrator=PBAD",
+            "pbad_order=3",
+            "pbad_optimizer=lbfgs",
+            "pbad_lbfgs_memory=5",
+            "pbad_drag=0.25",
+            "pbad_drag_axes=0.5, 3,2",
+            "pbad_contact_stiffness=2000",
+            "pbad_contact_friction=1e5",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let m = load_with(&spider(), &opts).unwrap();
+        let p = m.opt.pbad;
+        assert_eq!(m.opt.integrator, Integrator::Pbad);
+        assert_eq!((p.order, p.optimizer), (3, PbadOptimizer::Lbfgs));
+        assert_eq!((p.lbfgs_memory, p.drag), (5, 0.25));
+        assert_eq!(p.drag_axes, [0.5, 3.0, 2.0]);
+        assert_eq!((p.contact_stiffness, p.contact_friction), (2000.0, 1e5));
+        for (bad, says) in [
+            ("pbad_drag_axes=1,2", "expected 3"),
+            ("pbad_drag_axes=1,x,2", "not a list of numbers"),
+            ("pbad_contact_stiffness=stiff", "not a number"),
+        ] {
+            let e = load_with(&spider(), &[bad.to_string()]).unwrap_err();
+            assert!(
+                e.contains(bad.split('=').next().unwrap()) && e.contains(says),
+                "{e}"
+            );
         }
     }
 }
