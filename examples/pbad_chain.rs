@@ -224,7 +224,7 @@ fn energy_figure(
         let r = simulate_from(&m, key, t_end, true, true, 1.0);
         let e0 = r.energy[0].1;
         let e_end = r.energy.last().map_or(f64::NAN, |p| p.1);
-        let failed = (!r.stable).then(|| r.steps as f64 * m.opt.timestep);
+        let failed = (!r.stable).then_some(r.steps as f64 * m.opt.timestep);
         println!(
             "{} steps, {:.2} s of stepping, energy {e0:.4} → {e_end:.4} J, {} unconverged steps{}",
             r.steps,
