@@ -22,8 +22,11 @@ use diffmj::{mjcf, Data};
 use std::io::Write;
 use std::time::Instant;
 
+#[path = "pbad_common/chain.rs"]
+mod chain;
 #[path = "pbad_common/mod.rs"]
 mod common;
+use chain::chain_xml;
 use common::{load_model, plot, setup, R};
 
 /// An integrator under test.
@@ -163,39 +166,6 @@ fn simulate_from(
         }
     }
     run
-}
-
-/// A chain of `n` links of length `len` with 2-DOF ball joints, as `models/pbad/chain10.xml`,
-/// released from its pose (key "start").
-fn chain_xml(n: usize, len: f64) -> String {
-    let mut s = format!(
-        "<mujoco model=\"chain{n}\"><option timestep=\"0.05\"><flag contact=\"disable\"/></option>\
-         <default><geom type=\"capsule\" size=\"{}\" density=\"1000\"/></default><worldbody>",
-        0.1 * len
-    );
-    for i in 0..n {
-        let pos = if i == 0 {
-            "0 0 1".to_string()
-        } else {
-            format!("{len} 0 0")
-        };
-        s += &format!(
-            "<body pos=\"{pos}\"><joint type=\"hinge\" axis=\"0 1 0\"/>\
-             <joint type=\"hinge\" axis=\"0 0 1\"/><geom fromto=\"0 0 0 {len} 0 0\"/>"
-        );
-    }
-    s += &"</body>".repeat(n);
-    let q: Vec<String> = (0..n)
-        .map(|i| {
-            let y = if i == 0 { 0.5 } else { 0.0 };
-            format!("{y} {}", if i % 2 == 0 { 0.03 } else { -0.015 })
-        })
-        .collect();
-    s += &format!(
-        "</worldbody><keyframe><key qpos=\"{}\"/></keyframe></mujoco>",
-        q.join(" ")
-    );
-    s
 }
 
 /// One energy figure: each integrator of `integs` at h = 2.5 ms on `base` released from
