@@ -9,11 +9,13 @@
 //! decrease of E"); otherwise `λ` grows and the step is retried. `λ` shrinks when the decrease
 //! matches the quadratic model well. Near a minimum the decrease of a step can fall below the
 //! round-off of the cost (a relative [`COST_NOISE`]): a step whose cost ties within it is
-//! accepted when it shrinks the gradient, so the solve reaches the gradient tolerance instead
-//! of stalling at the square root of the cost's precision. For a square system of residuals (Eq. 7) each iteration
-//! first tries Newton's step `J⁻¹ r` from `J` itself ([`LmProblem::newton_step`]) and keeps it
-//! when it decreases the cost: the normal equations `JᵀJ` square the condition number of a long
-//! chain's Jacobian, and LM alone then needs many iterations.
+//! accepted when it at least halves the gradient (as a Newton step near a minimum does; a
+//! step at the noise level does not), so the solve reaches the gradient tolerance instead
+//! of stalling at the square root of the cost's precision. For a square system of residuals
+//! (Eq. 7) each iteration first tries Newton's step `J⁻¹ r` from `J` itself
+//! ([`LmProblem::newton_step`]) and keeps it when it decreases the cost: the normal equations
+//! `JᵀJ` square the condition number of a long chain's Jacobian, and LM alone then needs many
+//! iterations.
 
 /// Damping at the start of a solve.
 const LAMBDA0: f64 = 1e-8;
@@ -206,7 +208,7 @@ const COST_NOISE: f64 = 1e-10;
 
 /// Whether `x − s` (in `w.xn`, with cost `cn`) improves on `x` (cost `c`, gradient `w.g`): its
 /// cost is lower, or (near a minimum, where the decrease of a step falls below the cost's
-/// round-off) its cost ties within [`COST_NOISE`] of `scale` and its gradient is smaller. The
+/// round-off) its cost ties within [`COST_NOISE`] of `scale` and its gradient at most half. The
 /// gradient at `x − s` is then left in `w.gn`, and the second value says whether it was
 /// computed.
 fn improves<P: LmProblem>(p: &P, c: f64, cn: f64, scale: f64, w: &mut LmScratch) -> (bool, bool) {
@@ -220,7 +222,7 @@ fn improves<P: LmProblem>(p: &P, c: f64, cn: f64, scale: f64, w: &mut LmScratch)
         return (false, false);
     }
     p.gradient(&w.xn, &mut w.gn);
-    (inf_norm(&w.gn) < inf_norm(&w.g), true)
+    (inf_norm(&w.gn) <= 0.5 * inf_norm(&w.g), true)
 }
 
 impl LevenbergMarquardt {
