@@ -6,9 +6,10 @@
 //! optimization: for order 2, `q_{k+1} = argmin E(q)` with `E` the energy of Eq. 5; for order
 //! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
 //! collocation residuals of Eq. 7. The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS
-//! (argmin), both with a decrease guarantee (damping or line search), warm-started by a
-//! second-order Taylor predictor from the current velocity and unconstrained acceleration. A step whose residual stays above ten times
-//! the tolerance is kept but reported ([`PbadStats::converged`]).
+//! (argmin), both with a decrease guarantee (damping or line search; up to the cost's
+//! round-off, see [`lm`]), warm-started by a second-order Taylor predictor from the current
+//! velocity and unconstrained acceleration. A step whose residual stays above ten times the
+//! tolerance is kept but reported ([`PbadStats::converged`]).
 //!
 //! Stability. On the oscillator `q̈ = −ω² q` the step matrix of order 4 has a spectral radius
 //! above 1 for `0.03 < hω < 6.8` (up to 1.28 at `hω ≈ 3`): order 4 is not stable at moderate

@@ -208,28 +208,27 @@ impl Objective<'_> {
     /// `P = L⁻ᵀ` with `L Lᵀ` the Cholesky factor of the Hessian of the cost at the chart
     /// centres: for Eq. 5 (cost `h² E`) the exact Hessian (Algorithms 2–3), shifted by the
     /// smallest multiple `σ` of its diagonal that makes it positive definite (`H + σ diag|H|`,
-    /// σ = 0 or 10⁻³·2ᵏ); for Eq. 7 `JᵀJ`. In `y = P⁻¹ x` the objective's Hessian is close to
-    /// the identity at the start of the step, which L-BFGS needs on long chains, whose mass
-    /// matrices are ill-conditioned. The Gauss–Newton part alone (the mass matrix) preconditions
-    /// poorly at large steps: on chains of 10, 20 and 40 links at h = 0.05 s L-BFGS took 27, 58
-    /// and 200 (capped) iterations per step with it, 5, 7 and 12 with this. `None` if no shift
-    /// up to 10³ makes it positive definite.
+    /// σ = 0 or 10⁻³·2ᵏ); for Eq. 7 `JᵀJ` (shifted alike if need be). In `y = P⁻¹ x` the
+    /// objective's Hessian is close to the identity at the start of the step, which L-BFGS
+    /// needs on long chains, whose mass matrices are ill-conditioned. The Gauss–Newton part
+    /// alone (the mass matrix) preconditions poorly at large steps: on chains of 10, 20 and 40
+    /// links at h = 0.05 s L-BFGS took 27, 58 and 200 (capped) iterations per step with it, 5,
+    /// 7 and 12 with this. `None` if no shift up to 10³ makes it positive definite.
     pub fn preconditioner(&self) -> Option<DMatrix<f64>> {
         let n = self.sc.nnew() * self.t.nv;
-        let hessian = |exact: bool| {
+        let h = {
             let mut w = self.ws.borrow_mut();
             let zero = vec![0.0; n];
             self.set_point(&mut w, &zero);
-            self.jacobian(&mut w, exact || self.form == Form::Residual);
+            self.jacobian(&mut w, true);
             let j = DMatrix::from_row_slice(n, n, &w.jac);
             match self.form {
                 Form::Energy => 0.5 * (&j + j.transpose()),
                 Form::Residual => j.transpose() * j,
             }
         };
-        // the exact Hessian, made positive definite by the smallest multiple of the identity
-        // (after Jacobi scaling) that lets Cholesky through (Nocedal & Wright, Algorithm 3.3)
-        let h = hessian(true);
+        // made positive definite by the smallest multiple of the identity (after Jacobi
+        // scaling) that lets Cholesky through (Nocedal & Wright, Algorithm 3.3)
         let d = DVector::from_fn(n, |i, _| {
             1.0 / h[(i, i)].abs().max(f64::MIN_POSITIVE).sqrt()
         });
