@@ -225,6 +225,18 @@ fn improves<P: LmProblem>(p: &P, c: f64, cn: f64, scale: f64, w: &mut LmScratch)
     (inf_norm(&w.gn) <= 0.5 * inf_norm(&w.g), true)
 }
 
+/// Move `x` to the accepted trial point `x − s` (in `w.xn`) with its gradient (swapped in from
+/// `w.gn` when [`improves`] computed it, else evaluated); returns the step's infinity norm.
+fn move_to<P: LmProblem>(p: &P, x: &mut [f64], w: &mut LmScratch, have_gn: bool) -> f64 {
+    x.copy_from_slice(&w.xn);
+    if have_gn {
+        std::mem::swap(&mut w.g, &mut w.gn);
+    } else {
+        p.gradient(x, &mut w.g);
+    }
+    inf_norm(&w.s)
+}
+
 impl LevenbergMarquardt {
     /// Minimize `p` from `x` (overwritten by the best point found) in the buffers of `w`
     /// (sized for `x.len()` unknowns). Stops when the cost reaches the target, the gradient or
@@ -260,14 +272,8 @@ impl LevenbergMarquardt {
                 let cn = p.cost(&w.xn);
                 let (better, have_gn) = improves(p, c, cn, c.abs().max(c0.abs()), w);
                 if better {
-                    last_step = inf_norm(&w.s);
-                    x.copy_from_slice(&w.xn);
+                    last_step = move_to(p, x, w, have_gn);
                     c = cn;
-                    if have_gn {
-                        std::mem::swap(&mut w.g, &mut w.gn);
-                    } else {
-                        p.gradient(x, &mut w.g);
-                    }
                     have_h = false;
                     continue;
                 }
@@ -320,14 +326,8 @@ impl LevenbergMarquardt {
                             lambda *= 2.0;
                         }
                     }
-                    last_step = inf_norm(&w.s);
-                    x.copy_from_slice(&w.xn);
+                    last_step = move_to(p, x, w, have_gn);
                     c = cn;
-                    if have_gn {
-                        std::mem::swap(&mut w.g, &mut w.gn);
-                    } else {
-                        p.gradient(x, &mut w.g);
-                    }
                     have_h = false;
                     accepted = true;
                     break;
