@@ -60,8 +60,9 @@ pub enum PbadOptimizer {
     /// `f64` allocates nothing.
     #[default]
     Lm,
-    /// argmin's L-BFGS, preconditioned by the Gauss–Newton Hessian at the warm start, with an
-    /// Armijo backtracking line search. Unlike [`PbadOptimizer::Lm`], it allocates on the heap
+    /// argmin's L-BFGS, preconditioned by the Hessian at the warm start (for Eq. 5 the exact
+    /// one made positive definite, for Eq. 7 `JᵀJ`; [`objective::Objective::preconditioner`]),
+    /// with an Armijo backtracking line search. Unlike [`PbadOptimizer::Lm`], it allocates on the heap
     /// in every step (argmin's executor and state).
     Lbfgs,
 }

@@ -373,7 +373,7 @@ fn step_with<T: Scalar>(
                 solver.minimize(&obj, x, lm).iterations
             }
             PbadOptimizer::Lbfgs => {
-                // preconditioned by the Gauss–Newton Hessian at the warm start: y = P⁻¹ x
+                // preconditioned by the Hessian at the warm start: y = P⁻¹ x
                 let p = obj
                     .preconditioner()
                     .unwrap_or_else(|| DMatrix::identity(n, n));
