@@ -8,7 +8,7 @@
 //! `x − s` only if the cost decreases (Pan & Manocha, Section 5: "λ is tuned to ensure the
 //! decrease of E"); otherwise `λ` grows and the step is retried. `λ` shrinks when the decrease
 //! matches the quadratic model well. Near a minimum the decrease of a step can fall below the
-//! round-off of the cost (a relative [`COST_NOISE`]): a step whose cost ties within it is
+//! round-off of the cost (a relative `COST_NOISE`, 10⁻¹⁰): a step whose cost ties within it is
 //! accepted when it at least halves the gradient (as a Newton step near a minimum does; a
 //! step at the noise level does not), so the solve reaches the gradient tolerance instead
 //! of stalling at the square root of the cost's precision. For a square system of residuals
@@ -79,7 +79,7 @@ pub struct LmOutcome {
     pub iterations: usize,
     /// The cost at the returned point.
     pub cost: f64,
-    /// No damping in [`MAX_TRIES`] increases gave a decrease: the point is stationary at this
+    /// No damping in `MAX_TRIES` (40) increases gave a decrease: the point is stationary at this
     /// precision.
     pub stalled: bool,
 }
