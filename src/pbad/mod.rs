@@ -24,16 +24,14 @@
 //!
 //! Long chains of short links have a band of light, stiff modes: alternating joint angles, each
 //! link turning about its centre (on the 100-link chain of 2 cm links, mass-matrix eigenvalues
-//! from 3.2·10⁻⁹ against 0.92 at the top, frequencies up to about 800 rad/s). Excited at a
-//! finite amplitude, order 3 at 2.5 ms fails in that band: the Eq. 6 equations lose their
-//! solution near the predictor (Newton's iterates wander, a residual homotopy from LM's best
-//! point reaches a fold where the Jacobian turns singular, and LM started from an accurate RK4
-//! trajectory stalls as well), and the chain gains energy until it diverges. Measured on that
-//! chain hanging straight down with alternating offsets of ±10 mrad: diverging within 0.1 s,
-//! while ±0.01 mrad, or ±10 mrad on 10–40 links, stay bounded. Released with the 10-link
-//! chain's alternating offsets it fails within 0.07 s; bent smoothly out of plane instead
-//! (`models/pbad/chain100.xml`, key "start"), order 3 keeps the energy for 1 s (the paper's
-//! Fig. 2b; `examples/pbad_chain.rs --chain100`).
+//! from 3.2·10⁻⁹, against 0.92 at the top). Excited at a finite amplitude, order 3 at 2.5 ms
+//! fails in that band. Released with the 10-link chain's alternating out-of-plane offsets
+//! (key "zigzag" of `models/pbad/chain100.xml`), 22 of its first 26 steps do not converge and
+//! it diverges at 0.07 s, where RK4 keeps the energy. At its second and third steps the Eq. 6 equations have no
+//! solution near LM's best point: Newton's iterates wander (steps of 10⁻³–10⁻² rad for 30
+//! iterations), and a residual homotopy from that point reaches a fold where the Jacobian turns
+//! singular. Bent smoothly out of plane instead (key "start"), order 3 keeps the energy for 1 s
+//! (the paper's Fig. 2b; `examples/pbad_chain.rs --chain100`).
 //!
 //! Select it for a model with [`Integrator::Pbad`](crate::model::Integrator::Pbad) and the
 //! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
