@@ -89,7 +89,7 @@ fn energy_scale(m: &Model<f64>) -> f64 {
     mass * 9.81 * len
 }
 
-/// Released from the model's first keyframe ("start": straight, 0.5 rad below the horizontal).
+/// Released from the model's first keyframe ("start": 0.5 rad below the horizontal).
 fn start(m: &Model<f64>) -> Data<f64> {
     start_key(m, 0)
 }
@@ -104,16 +104,14 @@ fn start_key(m: &Model<f64>, key: usize) -> Data<f64> {
     d
 }
 
+/// [`simulate_from`] the first keyframe, failing at an energy rise of m g L / 4.
 fn simulate(m: &Model<f64>, t_end: f64, record: bool, check: bool) -> Run {
-    simulate_limit(m, t_end, record, check, 0.25)
+    simulate_from(m, 0, t_end, record, check, 0.25)
 }
 
-/// [`simulate`] with the energy rise (in units of m g L) beyond which a run counts as failed.
-fn simulate_limit(m: &Model<f64>, t_end: f64, record: bool, check: bool, limit: f64) -> Run {
-    simulate_from(m, 0, t_end, record, check, limit)
-}
-
-/// [`simulate_limit`] released from keyframe `key`.
+/// Run `m` from keyframe `key` for `t_end` seconds, recording the energy over time (`record`)
+/// and checking it (`record` or `check`): the run fails when it diverges or its energy rises by
+/// `limit` (in units of m g L) above the start.
 fn simulate_from(
     m: &Model<f64>,
     key: usize,
@@ -370,7 +368,7 @@ fn main() -> R<()> {
         let m = Integ::Euler.apply(&chain10, h);
         print!("\r[fig 2c] searching the largest stable Euler step: h = {h:.6} s ");
         std::io::stdout().flush()?;
-        let r = simulate_limit(&m, 10.0, false, true, f64::INFINITY);
+        let r = simulate_from(&m, 0, 10.0, false, true, f64::INFINITY);
         if r.stable {
             h_euler = h;
             euler_energy = r.e_first_last;
@@ -387,7 +385,7 @@ fn main() -> R<()> {
     };
     let mp = Integ::Pbad(2, lm).apply(&chain10, 0.05);
     let t_pbad = simulate(&mp, 10.0, false, false).step_secs;
-    let pbad_stable = simulate_limit(&mp, 10.0, false, true, f64::INFINITY).stable;
+    let pbad_stable = simulate_from(&mp, 0, 10.0, false, true, f64::INFINITY).stable;
     // the paper's setting for comparison: Euler's cost per step at 2.5 ms times the 4000 steps
     // of 10 s (hypothetical on this chain, where Euler diverges at that step after ~1.4 s)
     let e25 = simulate(&Integ::Euler.apply(&chain10, 0.0025), 10.0, false, false);

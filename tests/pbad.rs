@@ -513,7 +513,6 @@ fn energy_of(m: &Model<f64>, d: &mut Data<f64>) -> f64 {
     mechanical_energy(m, d)
 }
 
-/// Energy behaviour on the 10-link chain at the paper's step, h = 2.5 ms, over the 10 s of
 /// An energy run relative to its scale: (change, largest rise of one step, unconverged steps),
 /// or `None` if it diverged or its energy rose by the scale.
 type EnergyRun = Option<(f64, f64, usize)>;
