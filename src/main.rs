@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
 use diffmj::engine::solver::{NISLAND, NSOLVER};
 use diffmj::model::{disable, enable, Cone, Integrator, Solver};
-use diffmj::pbad::PbadOptimizer;
+use diffmj::pbad::{PbadObjective, PbadOptimizer};
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -57,8 +57,9 @@ enum Cmd {
         /// Newton), cone (pyramidal, elliptic), tolerance, iterations, ls_iterations,
         /// ls_tolerance, noslip_iterations, noslip_tolerance, impratio, ccd_tolerance,
         /// ccd_iterations, integrator (Euler, RK4, implicit, implicitfast, PBAD), timestep, and
-        /// for PBAD pbad_order (2-6), pbad_optimizer (lm, lbfgs), pbad_tolerance, pbad_max_iter,
-        /// pbad_gauss_newton (0/1), pbad_lbfgs_memory, pbad_drag, pbad_drag_axes (x,y,z),
+        /// for PBAD pbad_order (2-6), pbad_optimizer (lm, lbfgs), pbad_objective (auto: Eq. 5 for
+        /// order 2 and Eq. 7 above; residual: Eq. 7), pbad_tolerance, pbad_max_iter,
+        /// pbad_gauss_newton (0/1), pbad_lbfgs_memory, pbad_lbfgs_refresh, pbad_drag, pbad_drag_axes (x,y,z),
         /// pbad_contact_stiffness, pbad_contact_friction.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
@@ -182,9 +183,21 @@ fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
                     _ => return Err(format!("--option pbad_optimizer: unknown optimizer '{v}'")),
                 }
             }
+            "pbad_objective" => {
+                o.pbad.objective = match v.to_ascii_lowercase().as_str() {
+                    "auto" => PbadObjective::ByOrder,
+                    "residual" => PbadObjective::Residual,
+                    _ => {
+                        return Err(format!(
+                            "--option pbad_objective: unknown objective '{v}' (auto, residual)"
+                        ))
+                    }
+                }
+            }
             "pbad_tolerance" => o.pbad.tolerance = num()?,
             "pbad_max_iter" => o.pbad.max_iter = int()?,
             "pbad_gauss_newton" => o.pbad.gauss_newton = int()? != 0,
+            "pbad_lbfgs_refresh" => o.pbad.lbfgs_refresh = int()?,
             "pbad_drag" => o.pbad.drag = num()?,
             "pbad_drag_axes" => {
                 let axes: Vec<f64> = v
@@ -700,6 +713,8 @@ mod tests {
             "pbad_order=3",
             "pbad_optimizer=lbfgs",
             "pbad_lbfgs_memory=5",
+            "pbad_lbfgs_refresh=4",
+            "pbad_objective=residual",
             "pbad_drag=0.25",
             "pbad_drag_axes=0.5, 3,2",
             "pbad_contact_stiffness=2000",
@@ -712,13 +727,15 @@ mod tests {
         let p = m.opt.pbad;
         assert_eq!(m.opt.integrator, Integrator::Pbad);
         assert_eq!((p.order, p.optimizer), (3, PbadOptimizer::Lbfgs));
-        assert_eq!((p.lbfgs_memory, p.drag), (5, 0.25));
+        assert_eq!((p.lbfgs_memory, p.lbfgs_refresh, p.drag), (5, 4, 0.25));
+        assert_eq!(p.objective, PbadObjective::Residual);
         assert_eq!(p.drag_axes, [0.5, 3.0, 2.0]);
         assert_eq!((p.contact_stiffness, p.contact_friction), (2000.0, 1e5));
         for (bad, says) in [
             ("pbad_drag_axes=1,2", "expected 3"),
             ("pbad_drag_axes=1,x,2", "not a list of numbers"),
             ("pbad_contact_stiffness=stiff", "not a number"),
+            ("pbad_objective=energy", "unknown objective"),
         ] {
             let e = load_with(&spider(), &[bad.to_string()]).unwrap_err();
             assert!(

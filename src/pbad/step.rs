@@ -3,10 +3,10 @@
 
 use super::chain::{difference, retract, Chain};
 use super::collocation::{Scheme, MAX_ORDER};
-use super::lm::{LevenbergMarquardt, LmScratch};
+use super::lm::{LevenbergMarquardt, LmProblem, LmScratch};
 use super::objective::{Form, ObjScratch, Objective};
 use super::residual::Eval;
-use super::{PbadOptimizer, PbadOptions};
+use super::{PbadObjective, PbadOptimizer, PbadOptions};
 use crate::data::Data;
 use crate::engine::constraint::ConstraintType;
 use crate::engine::{SimError, MAXVAL};
@@ -60,6 +60,7 @@ pub struct PbadWorkspace<T> {
     stamp_h: f64,
     valid: bool,
     qref: Vec<Vec<f64>>,
+    qalt: Vec<Vec<f64>>,
     res_t: Vec<T>,
     xs: Vec<f64>,
     lm: LmScratch,
@@ -87,6 +88,7 @@ impl<T: Scalar> PbadWorkspace<T> {
             stamp_h: 0.0,
             valid: false,
             qref: vec![vec![0.0; m.nq]; nn],
+            qalt: vec![vec![0.0; m.nq]; nn],
             res_t: vec![T::zero(); nn * m.nv],
             xs: vec![0.0; m.nv],
             lm: LmScratch::new(nn * m.nv),
@@ -106,8 +108,8 @@ impl<T: Scalar> PbadWorkspace<T> {
         &self.scheme
     }
 
-    /// The `f64` problem of the step being taken: [`Form::Energy`] (Eq. 5) for order 2,
-    /// [`Form::Residual`] (Eq. 7) above, on the chain, chart centres and scratch that
+    /// The `f64` problem of the step being taken: [`Form::Energy`] (Eq. 5) for order 2 (unless
+    /// [`PbadObjective::Residual`] is chosen), [`Form::Residual`] (Eq. 7) otherwise, on the chain, chart centres and scratch that
     /// `step_with` filled; beside it, Levenberg–Marquardt's buffers and the unknowns.
     fn split<'a>(
         &'a mut self,
@@ -117,17 +119,21 @@ impl<T: Scalar> PbadWorkspace<T> {
             t,
             c: &self.chain_f,
             sc: &self.scheme,
-            form: if self.scheme.order == 2 {
-                Form::Energy
-            } else {
-                Form::Residual
-            },
+            form: self.form(),
             qref: &self.qref,
             exact_hessian: !self.opts.gauss_newton,
             precond: None,
             ws: RefCell::new(&mut self.obj),
         };
         (obj, &mut self.lm, &mut self.x)
+    }
+
+    /// The objective of this workspace's steps.
+    fn form(&self) -> Form {
+        match (self.scheme.order, self.opts.objective) {
+            (2, PbadObjective::ByOrder) => Form::Energy,
+            _ => Form::Residual,
+        }
     }
 
     fn matches(&self, d: &Data<T>, h: f64) -> bool {
@@ -334,76 +340,65 @@ fn step_with<T: Scalar>(
             ev.tau_ext[k] = (d.qfrc_applied[k] + d.qfrc_actuator[k]).re();
         }
     }
-    ws.obj.invalidate();
     ws.obj.evals = 0;
-    // warm start: the second-order Taylor predictor q_k ⊕ (s v_k + ½ s² a_k) at the new nodes'
-    // times s = τ_i h, with a_k the unconstrained acceleration of `forward` (qacc_smooth:
-    // MuJoCo's contact forces are not PBAD's; drag and the penalty contact are left out). On
-    // the 10-link chain at h = 2.5 ms it halves PBAD-2's iterations against q_k ⊕ s v_k
-    for i in 0..nn {
-        let s = ws.scheme.tau[i + 2] * hf;
-        for ((x, v), a) in ws.xs.iter_mut().zip(&d.qvel).zip(&d.qacc_smooth) {
-            *x = v.re() * s + 0.5 * a.re() * s * s;
+    let mut first = 0.0;
+    // warm start: of the Taylor predictors q_k ⊕ (s v_k + ½ c s² a_k) at the new nodes' times
+    // s = τ_i h, c = 1 (second order) or c = 0 (first order), the one of lower objective, with
+    // a_k the unconstrained acceleration of `forward` (qacc_smooth: MuJoCo's contact forces are
+    // not PBAD's; drag and the penalty contact are left out). At small steps the second-order
+    // one wins (on the 10-link chain at h = 2.5 ms it halves PBAD-2's iterations against the
+    // first-order one). At large steps the explicit acceleration overshoots in the stiff modes
+    // by (hω)², and the first-order one can be closer: on the 40-link chain of Fig. 3a–c at
+    // h = 0.05 s, LM on Eq. 7 took 7.2 iterations per step (at most 163) from the second-order
+    // predictor and 3.2 (at most 15) from the better of the two. The second-order one is
+    // evaluated last, so that when it wins its evaluation stays cached for the optimizer.
+    for (c, wa) in [0.0, 1.0].into_iter().enumerate() {
+        for i in 0..nn {
+            let s = ws.scheme.tau[i + 2] * hf;
+            for ((x, v), a) in ws.xs.iter_mut().zip(&d.qvel).zip(&d.qacc_smooth) {
+                *x = v.re() * s + wa * 0.5 * a.re() * s * s;
+            }
+            retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
         }
-        retract(m, &ws.obj.ev.q[1], &ws.xs, &mut ws.qref[i]);
+        ws.obj.invalidate();
+        let (obj, _, x) = ws.split(m);
+        x.iter_mut().for_each(|v| *v = 0.0);
+        let cost = LmProblem::cost(&obj, x);
+        if c == 0 {
+            first = cost;
+            for (a, b) in ws.qalt.iter_mut().zip(&ws.qref) {
+                a.copy_from_slice(b);
+            }
+        } else if cost.is_nan() || first < cost {
+            for (a, b) in ws.qref.iter_mut().zip(&ws.qalt) {
+                a.copy_from_slice(b);
+            }
+            ws.obj.invalidate();
+        }
     }
     let mi = m.stat_meaninertia.re().max(1e-12);
-    let n = nn * nv;
     let opts = ws.opts;
     let tol = opts.tolerance;
-    let iters = {
-        let (obj, lm, x) = ws.split(m);
-        // Eq. 5: stop on the gradient (which is the residual); Eq. 7: on the residual itself
-        // through the target cost (its gradient Jᵀr can be small while r is not, when J is
-        // ill-conditioned)
-        let (gtol, target) = match obj.form {
-            Form::Energy => (tol * mi, f64::NEG_INFINITY),
-            Form::Residual => (0.0, 0.5 * (tol * mi).powi(2)),
-        };
-        let fail = |e: argmin::core::Error| SimError::Diverged(format!("PBAD optimizer: {e}"));
-        x.iter_mut().for_each(|v| *v = 0.0);
-        match opts.optimizer {
-            PbadOptimizer::Lm => {
-                let solver = LevenbergMarquardt {
-                    gtol,
-                    xtol: tol,
-                    target,
-                    max_iter: opts.max_iter,
-                };
-                solver.minimize(&obj, x, lm).iterations
-            }
-            PbadOptimizer::Lbfgs => {
-                // preconditioned by the Hessian at the warm start: y = P⁻¹ x
-                let p = obj
-                    .preconditioner()
-                    .unwrap_or_else(|| DMatrix::identity(n, n));
-                let obj = Objective {
-                    precond: Some(&p),
-                    ..obj
-                };
-                // Armijo backtracking from the unit step: with the preconditioner the unit step
-                // is usually accepted, and backtracking always ends (Moré–Thuente can cycle
-                // forever once the cost changes are at round-off level, and argmin runs it
-                // without an iteration limit)
-                let ls = ArmijoCondition::new(1e-4)
-                    .map(BacktrackingLineSearch::new)
-                    .and_then(|l| l.rho(0.5))
-                    .map_err(fail)?;
-                let solver = LBFGS::new(ls, opts.lbfgs_memory.max(1))
-                    .with_tolerance_grad(match obj.form {
-                        Form::Energy => gtol * (n as f64).sqrt(),
-                        Form::Residual => 0.0,
-                    })
-                    // stop when a line search can no longer change the cost at all
-                    .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
-                    .map_err(fail)?;
-                let (it, y) = minimize(obj, solver, opts.max_iter, target).map_err(fail)?;
-                if let Some(y) = y {
-                    x.copy_from_slice((&p * y).as_slice());
-                }
-                it
-            }
+    // Eq. 5: stop on the gradient (which is the residual); Eq. 7: on the residual itself
+    // through the target cost (its gradient Jᵀr can be small while r is not, when J is
+    // ill-conditioned)
+    let (gtol, target) = match ws.form() {
+        Form::Energy => (tol * mi, f64::NEG_INFINITY),
+        Form::Residual => (0.0, 0.5 * (tol * mi).powi(2)),
+    };
+    let iters = match opts.optimizer {
+        PbadOptimizer::Lm => {
+            let (obj, lm, x) = ws.split(m);
+            x.iter_mut().for_each(|v| *v = 0.0);
+            let solver = LevenbergMarquardt {
+                gtol,
+                xtol: tol,
+                target,
+                max_iter: opts.max_iter,
+            };
+            solver.minimize(&obj, x, lm).iterations
         }
+        PbadOptimizer::Lbfgs => lbfgs(m, ws, gtol, target, tol * mi)?,
     };
     let (obj, _, xbest) = ws.split(m);
     if bad(xbest) {
@@ -482,6 +477,74 @@ fn step_with<T: Scalar>(
     ws.stamp_h = hf;
     ws.valid = true;
     Ok(())
+}
+
+/// argmin's L-BFGS on the step's objective, in rounds: each round preconditions by the Hessian
+/// at its start ([`Objective::preconditioner`], `y = P⁻¹ x`) and runs from there until the
+/// residual is within `rtol` (scaled as [`PbadStats::residual`], times the mean inertia), the
+/// iteration budget is spent, or the round's length has passed; the next round starts where
+/// the last one ended, with the chart centres moved there. Returns the iterations done, with
+/// the best point of the last round in the workspace's unknowns.
+fn lbfgs<T: Scalar>(
+    m: &Model<T>,
+    ws: &mut PbadWorkspace<T>,
+    gtol: f64,
+    target: f64,
+    rtol: f64,
+) -> Result<usize, SimError> {
+    let fail = |e: argmin::core::Error| SimError::Diverged(format!("PBAD optimizer: {e}"));
+    let opts = ws.opts;
+    let round = match opts.lbfgs_refresh {
+        0 => usize::MAX,
+        r => r,
+    };
+    let nv = m.nv;
+    let nn = ws.scheme.nnew();
+    let n = nn * nv;
+    let mut total = 0;
+    loop {
+        let (obj, _, x) = ws.split(m);
+        x.iter_mut().for_each(|v| *v = 0.0);
+        let p = obj
+            .preconditioner()
+            .unwrap_or_else(|| DMatrix::identity(n, n));
+        let obj = Objective {
+            precond: Some(&p),
+            ..obj
+        };
+        // Armijo backtracking from the unit step: with the preconditioner the unit step is
+        // usually accepted, and backtracking always ends (Moré–Thuente can cycle forever once
+        // the cost changes are at round-off level, and argmin runs it without an iteration
+        // limit)
+        let ls = ArmijoCondition::new(1e-4)
+            .map(BacktrackingLineSearch::new)
+            .and_then(|l| l.rho(0.5))
+            .map_err(fail)?;
+        let solver = LBFGS::new(ls, opts.lbfgs_memory.max(1))
+            .with_tolerance_grad(match obj.form {
+                Form::Energy => gtol * (n as f64).sqrt(),
+                Form::Residual => 0.0,
+            })
+            // stop when a line search can no longer change the cost at all
+            .and_then(|s| s.with_tolerance_cost(f64::MIN_POSITIVE))
+            .map_err(fail)?;
+        let budget = (opts.max_iter - total).min(round);
+        let (it, y) = minimize(obj, solver, budget, target).map_err(fail)?;
+        total += it;
+        let (obj, _, x) = ws.split(m);
+        if let Some(y) = y {
+            x.copy_from_slice((&p * y).as_slice());
+        }
+        if it < budget || total >= opts.max_iter || bad(x) || obj.residual_norm(x) <= rtol {
+            return Ok(total);
+        }
+        // move the chart centres to the round's end
+        for i in 0..nn {
+            ws.qalt[i].copy_from_slice(&ws.qref[i]);
+            retract(m, &ws.qalt[i], &ws.x[i * nv..(i + 1) * nv], &mut ws.qref[i]);
+        }
+        ws.obj.invalidate();
+    }
 }
 
 /// Run `solver` on `obj` from the chart centres (`x = 0`) for at most `max_iter` iterations or
