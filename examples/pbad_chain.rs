@@ -14,13 +14,15 @@
 //! 3. Fig. 2c / the 4× claim: time to simulate 10 s with semi-implicit Euler at its largest
 //!    stable step vs PBAD-2 at h = 0.05 s, measured once each in this run.
 //! 4. Accuracy: convergence of PBAD-2/3/4 to RK4 as h → 0, with the observed orders.
-//! 5. Fig. 3a–c: LM vs L-BFGS iterations and time per step against the number of links.
+//! 5. Fig. 3a–c: LM vs L-BFGS iterations and time per step against the number of links at
+//!    h = 0.05 s, on the energy of Eq. 5 and on the squared residuals of Eq. 7 (both at order
+//!    2, the paper's two objectives), and for order 3 (Eq. 7) at 0.05 and 0.01 s.
 //!
 //! Run with `cargo run --release --example pbad_chain [-- --chain100]`; CSV and PNG files go
 //! to `out/pbad/`.
 
 use diffmj::model::{Integrator, Model};
-use diffmj::pbad::{mechanical_energy, PbadOptimizer, PbadOptions};
+use diffmj::pbad::{mechanical_energy, PbadObjective, PbadOptimizer, PbadOptions};
 use diffmj::{mjcf, Data};
 use std::io::Write;
 use std::time::Instant;
@@ -38,6 +40,8 @@ enum Integ {
     Euler,
     Rk4,
     Pbad(usize, PbadOptimizer),
+    /// Order 2 on the squared residuals of Eq. 7 instead of the energy of Eq. 5.
+    PbadEq7(PbadOptimizer),
 }
 
 impl Integ {
@@ -47,6 +51,8 @@ impl Integ {
             Integ::Rk4 => "RK4".into(),
             Integ::Pbad(k, PbadOptimizer::Lm) => format!("PBAD-{k} (LM)"),
             Integ::Pbad(k, PbadOptimizer::Lbfgs) => format!("PBAD-{k} (L-BFGS)"),
+            Integ::PbadEq7(PbadOptimizer::Lm) => "PBAD-2 Eq. 7 (LM)".into(),
+            Integ::PbadEq7(PbadOptimizer::Lbfgs) => "PBAD-2 Eq. 7 (L-BFGS)".into(),
         }
     }
     fn apply(self, base: &Model<f64>, h: f64) -> Model<f64> {
@@ -60,6 +66,14 @@ impl Integ {
                 m.opt.pbad = PbadOptions {
                     optimizer: opt,
                     ..PbadOptions::with_order(k)
+                };
+            }
+            Integ::PbadEq7(opt) => {
+                m.opt.integrator = Integrator::Pbad;
+                m.opt.pbad = PbadOptions {
+                    optimizer: opt,
+                    objective: PbadObjective::Residual,
+                    ..PbadOptions::with_order(2)
                 };
             }
         }
@@ -462,8 +476,9 @@ fn main() -> R<()> {
     )?;
 
     // ---- 5. Fig. 3a–c: LM vs L-BFGS against the number of links at h = 0.05 s ----
-    // (Eq. 7, PBAD-3, also at h = 0.01 s: at 0.05 s these chains turn up to 2 rad per step,
-    // where its least squares keeps local minima above the tolerance from 10 links on)
+    // on Eq. 5 (PBAD-2) and Eq. 7 (PBAD-2 on the squared residuals: the paper's objectives);
+    // PBAD-3 (Eq. 7, order 3) also at h = 0.01 s: at 0.05 s these chains turn up to 2 rad per
+    // step, where its least squares keeps local minima above the tolerance
     let mut csv = std::fs::File::create(format!("{dir}/optimizers.csv"))?;
     writeln!(
         csv,
@@ -474,6 +489,8 @@ fn main() -> R<()> {
     let opts = [
         (Integ::Pbad(2, lm), 0.05),
         (Integ::Pbad(2, PbadOptimizer::Lbfgs), 0.05),
+        (Integ::PbadEq7(lm), 0.05),
+        (Integ::PbadEq7(PbadOptimizer::Lbfgs), 0.05),
         (Integ::Pbad(3, lm), 0.05),
         (Integ::Pbad(3, PbadOptimizer::Lbfgs), 0.05),
         (Integ::Pbad(3, lm), 0.01),
@@ -514,22 +531,45 @@ fn main() -> R<()> {
         }
         println!("{line}");
     }
-    plot(
-        &format!("{dir}/optimizer_iterations.png"),
-        "chains: optimizer iterations per step (Fig. 3a-b)",
-        "links",
-        "iterations per step",
-        &its_series,
-        (false, false),
-    )?;
-    plot(
-        &format!("{dir}/optimizer_time.png"),
-        "chains: time per step (Fig. 3c)",
-        "links",
-        "ms per step",
-        &ms_series,
-        (false, false),
-    )?;
+    // iterations and ms per step at 10 and 40 links of the four h = 0.05 s order-2 runs
+    let fig3 = its_series[..4]
+        .iter()
+        .zip(&ms_series[..4])
+        .map(|((l, its), (_, ms))| {
+            let at =
+                |v: &[(f64, f64)], n: f64| v.iter().find(|p| p.0 == n).map_or(f64::NAN, |p| p.1);
+            format!(
+                "{l} {:.1}/{:.1} it, {:.2}/{:.2} ms",
+                at(its, 10.0),
+                at(its, 40.0),
+                at(ms, 10.0),
+                at(ms, 40.0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    // Fig. 3a–c proper (order 2 at h = 0.05 s), and order 3 beside it in its own figures
+    for (stem, what, range) in [
+        ("optimizer", "PBAD-2, h = 0.05 s", 0..4),
+        ("optimizer_order3", "PBAD-3", 4..opts.len()),
+    ] {
+        plot(
+            &format!("{dir}/{stem}_iterations.png"),
+            &format!("chains, {what}: optimizer iterations per step (Fig. 3a-b)"),
+            "links",
+            "iterations per step",
+            &its_series[range.clone()],
+            (false, false),
+        )?;
+        plot(
+            &format!("{dir}/{stem}_time.png"),
+            &format!("chains, {what}: time per step (Fig. 3c)"),
+            "links",
+            "ms per step",
+            &ms_series[range],
+            (false, true),
+        )?;
+    }
 
     // energy change (of m g L), or the time of failure, per integrator
     let fate = |runs: &[(String, f64, Option<f64>)]| {
@@ -554,6 +594,7 @@ fn main() -> R<()> {
         orders[1],
         orders[2]
     );
+    println!("SUMMARY (Fig. 3a-c): per step at 10/40 links, PBAD-2 = Eq. 5: {fig3}");
     if let Some((drift, zigzag)) = &fig2b {
         println!(
             "SUMMARY (Fig. 2b): 1 s of the 100-link chain at h = 2.5 ms, energy change relative \

@@ -59,8 +59,8 @@ enum Cmd {
         /// ccd_iterations, integrator (Euler, RK4, implicit, implicitfast, PBAD), timestep, and
         /// for PBAD pbad_order (2-6), pbad_optimizer (lm, lbfgs), pbad_objective (auto: Eq. 5 for
         /// order 2 and Eq. 7 above; residual: Eq. 7), pbad_tolerance, pbad_max_iter,
-        /// pbad_gauss_newton (0/1), pbad_lbfgs_memory, pbad_lbfgs_refresh, pbad_drag, pbad_drag_axes (x,y,z),
-        /// pbad_contact_stiffness, pbad_contact_friction.
+        /// pbad_gauss_newton (0/1), pbad_lbfgs_memory, pbad_lbfgs_refresh, pbad_drag,
+        /// pbad_drag_axes (x,y,z), pbad_contact_stiffness, pbad_contact_friction.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
         /// JSON initial state (as for `forward`).

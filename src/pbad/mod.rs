@@ -5,19 +5,29 @@
 //! body as a finite difference of positions and solves for the next configuration as an
 //! optimization: for order 2, `q_{k+1} = argmin E(q)` with `E` the energy of Eq. 5; for order
 //! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
-//! collocation residuals of Eq. 7. The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS
-//! (argmin), both with a decrease guarantee (damping or line search; up to the cost's
-//! round-off, see [`lm`]), warm-started by a second-order Taylor predictor from the current
-//! velocity and unconstrained acceleration. A step whose residual stays above ten times the
-//! tolerance is kept but reported ([`PbadStats::converged`]).
+//! collocation residuals of Eq. 7, which order 2 can use too ([`PbadObjective::Residual`]).
+//! The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS (argmin, its preconditioner
+//! refreshed every [`PbadOptions::lbfgs_refresh`] iterations), both with a decrease guarantee
+//! (damping or line search; up to the cost's round-off, see [`lm`]), warm-started by the
+//! first- or second-order Taylor predictor from the current velocity and unconstrained
+//! acceleration, whichever has the lower objective. A step whose residual stays above ten
+//! times the tolerance is kept but reported ([`PbadStats::converged`]).
+//!
+//! Fig. 3a–c of the paper compares LM and L-BFGS on Eq. 5 and Eq. 7 at h = 0.05 s. Order 2 on
+//! Eq. 7 has Eq. 5's solution (its residual is Eq. 5's gradient) and stays stable at that
+//! step. On the chains of `examples/pbad_chain.rs` (1 m long), 2 s each, LM took 2.3 and 2.8
+//! iterations per step on Eq. 5 (10 and 40 links) and 2.3 and 3.2 on Eq. 7; L-BFGS 5.3 and
+//! 7.0 on Eq. 5 and 6.0 and 17.6 on Eq. 7, every Eq. 7 step converged. Order 3 at that step
+//! survives 10 links (16 LM iterations per step, 3 steps unconverged) and diverges from 20
+//! links on; at h = 0.01 s it survives 40 links, with 21 of 200 steps unconverged.
 //!
 //! Stability. On the oscillator `q̈ = −ω² q` the step matrix of order 4 has a spectral radius
 //! above 1 for `0.03 < hω < 6.8` (up to 1.28 at `hω ≈ 3`): order 4 is not stable at moderate
 //! steps; orders 2 and 3 stay at or below 1 for every `hω` (test
 //! `collocation_step_matrices_on_the_oscillator`). On the 10-link chain
 //! (`examples/pbad_chain.rs`, released 0.5 rad below the horizontal) order 2 stayed stable at
-//! every step tried (1–128 ms), order 3 up to 32 ms and order 4 up to 16 ms, with steps that
-//! did not converge from 16 ms on. Released horizontal, the chain whips (joint speeds of
+//! every step tried (1–128 ms), order 3 up to 64 ms and order 4 up to 32 ms, with steps that
+//! did not converge from 16 ms on (4 s each). Released horizontal, the chain whips (joint speeds of
 //! 240 rad/s within 3 s and 820 rad/s within 10 s on RK4 at 25 µs, against 41 rad/s from the
 //! lower pose; `h|q̇|` up to 2 at 2.5 ms): order 3 fails there as RK4 does, the least squares of
 //! Eq. 7 then keeping local minima above the tolerance where LM stops.
@@ -116,8 +126,9 @@ pub struct PbadOptions {
     /// and restarts L-BFGS there, its correction pairs forgotten. On Eq. 7 at large steps the
     /// solution can lie far from the warm start (0.2–0.9 rad on the chains of Fig. 3a–c at
     /// h = 0.05 s), where the warm start's Hessian no longer preconditions: without refreshes
-    /// L-BFGS diverged there from 20 links on; refreshed every 10 iterations it converged at
-    /// every step, in 6, 10 and 18 iterations per step on 10, 20 and 40 links.
+    /// L-BFGS left 7 of 40 steps unconverged there on 20 links and diverged on 40; refreshed
+    /// every 10 iterations it converged at every step, in 6, 10 and 18 iterations per step on
+    /// 10, 20 and 40 links.
     pub lbfgs_refresh: usize,
     /// Levenberg–Marquardt on Eq. 5 with the Gauss–Newton Hessian of the integral of squares
     /// (`M(q)/h²` plus spring and damping terms: the paper's choice, Table 1) instead of the

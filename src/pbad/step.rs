@@ -108,9 +108,9 @@ impl<T: Scalar> PbadWorkspace<T> {
         &self.scheme
     }
 
-    /// The `f64` problem of the step being taken: [`Form::Energy`] (Eq. 5) for order 2 (unless
-    /// [`PbadObjective::Residual`] is chosen), [`Form::Residual`] (Eq. 7) otherwise, on the chain, chart centres and scratch that
-    /// `step_with` filled; beside it, Levenberg–Marquardt's buffers and the unknowns.
+    /// The `f64` problem of the step being taken ([`PbadWorkspace::form`]), on the chain, chart
+    /// centres and scratch that `step_with` filled; beside it, Levenberg–Marquardt's buffers
+    /// and the unknowns.
     fn split<'a>(
         &'a mut self,
         t: &'a Topology,
@@ -128,7 +128,8 @@ impl<T: Scalar> PbadWorkspace<T> {
         (obj, &mut self.lm, &mut self.x)
     }
 
-    /// The objective of this workspace's steps.
+    /// The objective of this workspace's steps: [`Form::Energy`] (Eq. 5) for order 2 unless
+    /// [`PbadObjective::Residual`] is chosen, [`Form::Residual`] (Eq. 7) otherwise.
     fn form(&self) -> Form {
         match (self.scheme.order, self.opts.objective) {
             (2, PbadObjective::ByOrder) => Form::Energy,
