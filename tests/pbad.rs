@@ -382,12 +382,17 @@ fn contact_residual_jacobian_matches_central_differences() {
 /// central finite differences of the residuals.
 #[test]
 fn residual_jacobian_matches_central_differences() {
-    for name in ["mixed", "ball"] {
-        let m = load(name);
+    for (name, springs) in [("mixed", false), ("ball", false), ("ball", true)] {
+        let mut m = load(name);
+        if springs {
+            // springs on the ball and free joints, deflected by the random pose (≈ 0.8 rad)
+            m.jnt_stiffness.iter_mut().for_each(|k| *k = 40.0);
+        }
         for order in 2..=4 {
             let (c, sc, mut ev) = random_eval(&m, order, 9 + order as u64);
-            let worst = jacobian_error(&m, &c, &sc, &mut ev, &format!("{name} K={order}"));
-            println!("{name} K={order}: Jacobian relative error {worst:.2e}");
+            let label = format!("{name} (springs {springs}) K={order}");
+            let worst = jacobian_error(&m, &c, &sc, &mut ev, &label);
+            println!("{label}: Jacobian relative error {worst:.2e}");
         }
     }
 }
@@ -726,21 +731,32 @@ fn step_derivative(
 }
 
 /// Exact derivatives of PBAD steps on dual numbers: `∂qpos(T)/∂qvel₀` after 10 steps of PBAD-2
-/// and PBAD-3 matches central finite differences of the `f64` simulation.
+/// and PBAD-3 matches central finite differences of the `f64` simulation, on the mixed model
+/// (hinges, slides, a ball, a free body, springs on hinges) and on ball and free joints with
+/// springs deflected by about 0.5 rad (where a spring Jacobian without the rotation's `J_r⁻¹`
+/// gave an error of 4e-3).
 #[test]
 fn dual_derivative_of_steps_matches_finite_differences() {
-    for order in [2, 3] {
-        let m = pbad_model("mixed", order, PbadOptimizer::Lm, 0.01);
-        let mut rng = Lcg(33);
-        let q0 = random_q(&m, &mut rng, 0.5);
-        let v0: Vec<f64> = (0..m.nv).map(|_| 0.5 * rng.next()).collect();
-        let (dual, fd) = step_derivative(&m, &q0, &v0, 7, 1e-6);
-        let worst = dual
-            .iter()
-            .zip(&fd)
-            .fold(0.0f64, |w, (a, b)| w.max((a - b).abs()));
-        println!("PBAD-{order}: dual vs finite-difference derivative error {worst:.2e}");
-        assert!(worst < 1e-5, "PBAD-{order}: derivative error {worst}");
+    for (name, stiffness, seed) in [("mixed", None, 7), ("ball", Some(5.0), 1)] {
+        for order in [2, 3] {
+            let mut m = pbad_model(name, order, PbadOptimizer::Lm, 0.01);
+            if let Some(k) = stiffness {
+                m.jnt_stiffness.iter_mut().for_each(|s| *s = k);
+            }
+            let mut rng = Lcg(33);
+            let q0 = random_q(&m, &mut rng, 0.5);
+            let v0: Vec<f64> = (0..m.nv).map(|_| 0.5 * rng.next()).collect();
+            let (dual, fd) = step_derivative(&m, &q0, &v0, seed, 1e-6);
+            let worst = dual
+                .iter()
+                .zip(&fd)
+                .fold(0.0f64, |w, (a, b)| w.max((a - b).abs()));
+            println!("{name} PBAD-{order}: dual vs finite-difference derivative error {worst:.2e}");
+            assert!(
+                worst < 1e-5,
+                "{name} PBAD-{order}: derivative error {worst}"
+            );
+        }
     }
 }
 

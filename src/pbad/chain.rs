@@ -335,6 +335,39 @@ pub fn right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
     j
 }
 
+/// Inverse of the [`right_jacobian`]: `log(exp(x) exp(dx)) = x + J_r⁻¹(x) dx` to first order,
+/// `J_r⁻¹ = I + ½ [x]ₓ + (1/θ² − (1 + cos θ)/(2 θ sin θ)) [x]ₓ²` (row-major; θ < π).
+pub fn inv_right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
+    let t2 = dot3(x, x);
+    let b = if t2.re() < 1e-8 {
+        // the series 1/12 + θ²/720 + θ⁴/30240 + …
+        S::c(1.0 / 12.0) + t2 / S::c(720.0)
+    } else {
+        let th = t2.sqrt();
+        S::one() / t2 - (S::one() + th.cos()) / (S::c(2.0) * th * th.sin())
+    };
+    let k = [
+        S::zero(),
+        -x[2],
+        x[1],
+        x[2],
+        S::zero(),
+        -x[0],
+        -x[1],
+        x[0],
+        S::zero(),
+    ];
+    let k2 = mat_mul3(&k, &k);
+    let mut j = [S::zero(); 9];
+    for i in 0..9 {
+        j[i] = S::c(0.5) * k[i] + b * k2[i];
+    }
+    for i in 0..3 {
+        j[4 * i] += S::one();
+    }
+    j
+}
+
 /// Where joint `j` keeps its coordinates in the chart of [`retract`] and [`difference`]: `lin`
 /// coordinates from `(qpos, dof)` add (hinges, slides, free translations), and `rot` is the
 /// `(qpos, dof)` address of the unit quaternion and its three dofs of a ball joint or a free

@@ -13,7 +13,8 @@
 //! Eq. 9 ([`super::contact`]).
 
 use super::chain::{
-    chart_block, difference, joint_chart, kinematics, last_dof, parent_dof, Chain, Frames, Twist,
+    chart_block, difference, inv_right_jacobian, joint_chart, kinematics, last_dof, parent_dof,
+    Chain, Frames, Twist,
 };
 use super::collocation::Scheme;
 use super::contact::{depth, point_terms, point_world, twist_point, PointTerms};
@@ -469,11 +470,24 @@ impl<S: Scalar> Eval<S> {
                     }
                 }
             }
+            // springs: `k` on the scalar coordinates; for a rotation the force `k log(q_s⁻¹ q)`
+            // moves with the chart at `q` as `k J_r⁻¹(log(q_s⁻¹ q))`
             for jn in 0..t.njnt {
                 let k = c.jnt_stiffness[jn];
-                let da = t.jnt_dofadr[jn];
-                for dd in da..da + t.jnt_type[jn].nv() {
+                if k.is_zero_exact() {
+                    continue;
+                }
+                let jc = joint_chart(t, jn);
+                for dd in jc.dof..jc.dof + jc.lin {
                     out[dd * nv + dd] += k;
+                }
+                if let Some((a, dv)) = jc.rot {
+                    let jinv = inv_right_jacobian(&rot_offset(&self.q[n], &c.qpos_spring, a));
+                    for r in 0..3 {
+                        for s in 0..3 {
+                            out[(dv + r) * nv + dv + s] += k * jinv[3 * r + s];
+                        }
+                    }
                 }
             }
         }
