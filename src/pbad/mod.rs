@@ -47,7 +47,9 @@
 //! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
 //! integrator keeps its collocation history in [`Data::pbad`](crate::Data::pbad); when the
 //! state is changed from outside (or on the first step), the history is rebuilt by integrating
-//! backwards from `(qpos, qvel)` with RK4. After a step, `qvel` is the velocity of the
+//! backwards from `(qpos, qvel)` with RK4, or, where a damper's time constant is shorter than
+//! the history's span (backwards in time it amplifies exponentially) or RK4 fails, from the
+//! first-order Taylor node `q ⊕ τ₀ h v`. After a step, `qvel` is the velocity of the
 //! collocation polynomial at the end of the step.
 //!
 //! Generic over the scalar: the optimization runs on the real parts; on dual numbers one

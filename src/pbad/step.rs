@@ -154,16 +154,43 @@ fn bad(v: &[f64]) -> bool {
 /// lies `|τ₀| h` in the past and is reached by RK4 backwards in time (8 sub-steps). With the
 /// penalty contact of Eq. 9 on, MuJoCo's contacts are off for those sub-steps and Eq. 9's
 /// generalized force at the current state acts instead.
-fn rebuild_history<T: Scalar>(
+///
+/// Backwards in time a damper amplifies: over the span `|τ₀| h` a dof of damping `c` and mass
+/// `M_dd` grows by `exp(c |τ₀| h / M_dd)`, so the past state of a stiffly damped model is
+/// exponentially far (and RK4's sub-steps go unstable: a double pendulum with damping 10 at
+/// h = 0.05 s diverged there before its first step). Where that exponent exceeds 1 for some
+/// dof, or when RK4 fails, node 0 is the first-order Taylor node `q ⊕ τ₀ h v` instead, whose
+/// backward difference is the current velocity.
+fn rebuild_history<T: Scalar>(m: &Model<T>, d: &Data<T>, ws: &mut PbadWorkspace<T>) {
+    const NSUB: usize = 8;
+    ws.hist[1].copy_from_slice(&d.qpos);
+    ws.stats.rebuilds += 1;
+    let span = ws.scheme.tau[0].abs() * m.opt.timestep.re();
+    let stiff = (0..m.nv).any(|k| {
+        let mass = d.qM[m.dof_madr[k]].re();
+        m.dof_damping[k].re() * span > mass
+    });
+    if stiff || rebuild_backwards(m, d, ws, NSUB).is_err() {
+        let mut x = std::mem::take(&mut ws.res_t);
+        let s = T::c(ws.scheme.tau[0]) * m.opt.timestep;
+        for (xk, v) in x.iter_mut().zip(&d.qvel) {
+            *xk = s * *v;
+        }
+        retract(m, &d.qpos, &x[..m.nv], &mut ws.hist[0]);
+        ws.res_t = x;
+    }
+}
+
+/// Node 0 of [`rebuild_history`] by RK4 backwards in time, `nsub` sub-steps.
+fn rebuild_backwards<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
     ws: &mut PbadWorkspace<T>,
+    nsub: usize,
 ) -> Result<(), SimError> {
-    const NSUB: usize = 8;
-    ws.hist[1].copy_from_slice(&d.qpos);
     let mut mb = m.clone();
     mb.opt.integrator = Integrator::Rk4;
-    mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / NSUB as f64);
+    mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / nsub as f64);
     let mut db = d.clone();
     db.pbad = None;
     if penalty_contact(m) {
@@ -183,11 +210,10 @@ fn rebuild_history<T: Scalar>(
             &mut db.qfrc_applied,
         );
     }
-    for _ in 0..NSUB {
+    for _ in 0..nsub {
         crate::engine::step(&mb, &mut db)?;
     }
     ws.hist[0].copy_from_slice(&db.qpos);
-    ws.stats.rebuilds += 1;
     Ok(())
 }
 
@@ -317,7 +343,7 @@ fn step_with<T: Scalar>(
     let h = m.opt.timestep;
     let hf = h.re();
     if !ws.matches(d, hf) {
-        rebuild_history(m, d, ws)?;
+        rebuild_history(m, d, ws);
     }
     let nn = ws.scheme.nnew();
     let kk = ws.scheme.order; // index of the last node
