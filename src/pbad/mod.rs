@@ -26,11 +26,12 @@
 //! steps; orders 2 and 3 stay at or below 1 for every `hω` (test
 //! `collocation_step_matrices_on_the_oscillator`). On the 10-link chain
 //! (`examples/pbad_chain.rs`, released 0.5 rad below the horizontal) order 2 stayed stable at
-//! every step tried (1–128 ms), order 3 up to 64 ms and order 4 up to 32 ms, with steps that
-//! did not converge from 16 ms on (4 s each). Released horizontal, the chain whips (joint speeds of
-//! 240 rad/s within 3 s and 820 rad/s within 10 s on RK4 at 25 µs, against 41 rad/s from the
-//! lower pose; `h|q̇|` up to 2 at 2.5 ms): order 3 fails there as RK4 does, the least squares of
-//! Eq. 7 then keeping local minima above the tolerance where LM stops.
+//! every step tried (1–128 ms), order 3 up to 64 ms and order 4 up to 32 ms (4 s each), with
+//! steps that did not converge from 16 ms on. Released horizontal, the chain whips (joint
+//! speeds of 240 rad/s within 3 s and 820 rad/s within 10 s on RK4 at 25 µs, against 41 rad/s
+//! from the lower pose; `h|q̇|` up to 2 at 2.5 ms): order 3 fails there (at 2.3 s) as RK4 does
+//! (at 3.25 s), the least squares of Eq. 7 then keeping local minima above the tolerance where
+//! LM stops.
 //!
 //! Long chains of short links have a band of light, stiff modes: alternating joint angles, each
 //! link turning about its centre (on the 100-link chain of 2 cm links, mass-matrix eigenvalues from
@@ -101,7 +102,8 @@ pub enum PbadObjective {
     ByOrder,
     /// Eq. 7 at every order. For order 2 its residual is the gradient of Eq. 5 (times `h²`),
     /// so the step has the same solution, found by minimizing the squared gradient: the
-    /// second objective of the paper's Fig. 3a–c, where it takes more iterations than Eq. 5.
+    /// second objective of the paper's Fig. 3a–c, where it takes as many iterations as Eq. 5
+    /// or more (see the module docs).
     Residual,
 }
 

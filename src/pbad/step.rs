@@ -506,12 +506,14 @@ fn step_with<T: Scalar>(
     Ok(())
 }
 
-/// argmin's L-BFGS on the step's objective, in rounds: each round preconditions by the Hessian
-/// at its start ([`Objective::preconditioner`], `y = P⁻¹ x`) and runs from there until the
-/// residual is within `rtol` (scaled as [`PbadStats::residual`], times the mean inertia), the
-/// iteration budget is spent, or the round's length has passed; the next round starts where
-/// the last one ended, with the chart centres moved there. Returns the iterations done, with
-/// the best point of the last round in the workspace's unknowns.
+/// argmin's L-BFGS on the step's objective, in rounds of at most
+/// [`PbadOptions::lbfgs_refresh`] iterations: each round preconditions by the Hessian at its
+/// start ([`Objective::preconditioner`], `y = P⁻¹ x`) and runs until the cost reaches
+/// `target`, the gradient `gtol`, the solver stops by itself or the round's length has passed.
+/// Only a round that used its full length, left the residual above `rtol` (scaled as
+/// [`PbadStats::residual`], times the mean inertia) and left iterations in the step's budget
+/// is followed by another, from its best point, with the chart centres moved there. Returns
+/// the iterations done, with the best point of the last round in the workspace's unknowns.
 fn lbfgs<T: Scalar>(
     m: &Model<T>,
     ws: &mut PbadWorkspace<T>,
