@@ -300,6 +300,30 @@ pub fn kinematics<S: Scalar>(t: &Topology, c: &Chain<S>, qpos: &[S], out: &mut F
     }
 }
 
+/// `I + a [x]ₓ + b [x]ₓ²` (row-major), the form of the Jacobians of SO(3)'s exponential map.
+fn so3_series<S: Scalar>(x: &V3<S>, a: S, b: S) -> M3<S> {
+    let k = [
+        S::zero(),
+        -x[2],
+        x[1],
+        x[2],
+        S::zero(),
+        -x[0],
+        -x[1],
+        x[0],
+        S::zero(),
+    ];
+    let k2 = mat_mul3(&k, &k);
+    let mut j = [S::zero(); 9];
+    for i in 0..9 {
+        j[i] = a * k[i] + b * k2[i];
+    }
+    for i in 0..3 {
+        j[4 * i] += S::one();
+    }
+    j
+}
+
 /// Right Jacobian of the exponential map of SO(3): `exp(x + dx) = exp(x) exp(J_r(x) dx)` to
 /// first order, `J_r = I − (1 − cos θ)/θ² [x]ₓ + (θ − sin θ)/θ³ [x]ₓ²` (row-major).
 pub fn right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
@@ -313,26 +337,7 @@ pub fn right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
         let th = t2.sqrt();
         ((S::one() - th.cos()) / t2, (th - th.sin()) / (t2 * th))
     };
-    let k = [
-        S::zero(),
-        -x[2],
-        x[1],
-        x[2],
-        S::zero(),
-        -x[0],
-        -x[1],
-        x[0],
-        S::zero(),
-    ];
-    let k2 = mat_mul3(&k, &k);
-    let mut j = [S::zero(); 9];
-    for i in 0..9 {
-        j[i] = -a * k[i] + b * k2[i];
-    }
-    for i in 0..3 {
-        j[4 * i] += S::one();
-    }
-    j
+    so3_series(x, -a, b)
 }
 
 /// Inverse of the [`right_jacobian`]: `log(exp(x) exp(dx)) = x + J_r⁻¹(x) dx` to first order,
@@ -346,26 +351,7 @@ pub fn inv_right_jacobian<S: Scalar>(x: &V3<S>) -> M3<S> {
         let th = t2.sqrt();
         S::one() / t2 - (S::one() + th.cos()) / (S::c(2.0) * th * th.sin())
     };
-    let k = [
-        S::zero(),
-        -x[2],
-        x[1],
-        x[2],
-        S::zero(),
-        -x[0],
-        -x[1],
-        x[0],
-        S::zero(),
-    ];
-    let k2 = mat_mul3(&k, &k);
-    let mut j = [S::zero(); 9];
-    for i in 0..9 {
-        j[i] = S::c(0.5) * k[i] + b * k2[i];
-    }
-    for i in 0..3 {
-        j[4 * i] += S::one();
-    }
-    j
+    so3_series(x, S::c(0.5), b)
 }
 
 /// Where joint `j` keeps its coordinates in the chart of [`retract`] and [`difference`]: `lin`
