@@ -507,13 +507,11 @@ fn main() -> R<()> {
         (Integ::Pbad(3, PbadOptimizer::Lbfgs), 0.01),
     ];
     // order 2 names its objective here: Eq. 5 or Eq. 7
-    let name = |integ: Integ, h: f64| match integ {
-        Integ::Pbad(2, _) => format!(
-            "{} h={h}",
-            integ.label().replacen("PBAD-2", "PBAD-2 Eq. 5", 1)
-        ),
-        _ => format!("{} h={h}", integ.label()),
+    let label = |integ: Integ| match integ {
+        Integ::Pbad(2, _) => integ.label().replacen("PBAD-2", "PBAD-2 Eq. 5", 1),
+        _ => integ.label(),
     };
+    let name = |integ: Integ, h: f64| format!("{} h={h}", label(integ));
     for &(integ, h) in &opts {
         its_series.push((name(integ, h), Vec::new()));
         ms_series.push((name(integ, h), Vec::new()));
@@ -529,7 +527,7 @@ fn main() -> R<()> {
             writeln!(
                 csv,
                 "{n},{},{h},{its:.2},{ms:.4},{},{}",
-                integ.label(),
+                label(integ),
                 r.stable,
                 r.unconverged
             )?;
