@@ -13,6 +13,7 @@
 //! the dof pairs that share a path (the only nonzero ones).
 
 use super::chain::{Frames, Moment, Twist, Xform};
+use crate::math::cross;
 use crate::model::Topology;
 use crate::scalar::Scalar;
 
@@ -103,6 +104,53 @@ pub fn twist_rows<S: Scalar>(xi: &Twist<S>) -> Mat34<S> {
         xi[2], z, -xi[0], xi[4], //
         -xi[1], xi[0], z, xi[5],
     ]
+}
+
+/// [`twist2_dot`] as linear forms in one twist with the other fixed: for `e` fixed,
+/// `twist2_dot(a, e, W) = ω_a · p` and `twist2_dot(e, b, W) = (ω_b, v_b) · q`, with
+/// `p = W₃ᵀ ω_e − tr W₃ ω_e + v_e × w₄` and `q = (W₃ ω_e − tr W₃ ω_e, w₄ × ω_e)`.
+#[inline]
+pub fn twist2_forms<S: Scalar>(e: &Twist<S>, w: &Mat34<S>) -> ([S; 3], Twist<S>) {
+    let tr = w[0] + w[5] + w[10];
+    let w4 = [w[3], w[7], w[11]];
+    let mut p = [S::zero(); 3];
+    let mut q = [S::zero(); 6];
+    for r in 0..3 {
+        // (W₃ᵀ ω_e)_r and (W₃ ω_e)_r
+        p[r] = w[r] * e[0] + w[4 + r] * e[1] + w[8 + r] * e[2] - tr * e[r];
+        q[r] = w[4 * r] * e[0] + w[4 * r + 1] * e[1] + w[4 * r + 2] * e[2] - tr * e[r];
+    }
+    let ve = [e[3], e[4], e[5]];
+    let (pc, qc) = (cross(&ve, &w4), cross(&w4, &[e[0], e[1], e[2]]));
+    for (pr, c) in p.iter_mut().zip(&pc) {
+        *pr += *c;
+    }
+    q[3..].copy_from_slice(&qc);
+    (p, q)
+}
+
+/// `[[ω]ₓ | v] C` (or `[[ω]ₓ | v] Cᵀ` with `transposed`), a 3 × 4 matrix: with it the
+/// coupling [`twist_moment`] of a fixed dof with each of its ancestors is one [`twist_dot`]
+/// each, `tr(ξ̂_d C ξ̂_eᵀ) = twist_dot(ξ_d, ξ̂_e Cᵀ) = twist_dot(ξ_e, ξ̂_d C)`.
+#[inline]
+pub fn twist_rows_times<S: Scalar>(xi: &Twist<S>, c: &Mat44<S>, transposed: bool) -> Mat34<S> {
+    let a = twist_rows(xi);
+    let mut h = [S::zero(); 12];
+    for r in 0..3 {
+        for l in 0..4 {
+            let mut y = S::zero();
+            for k in 0..4 {
+                let ckl = if transposed {
+                    c[4 * l + k]
+                } else {
+                    c[4 * k + l]
+                };
+                y += a[4 * r + k] * ckl;
+            }
+            h[4 * r + l] = y;
+        }
+    }
+    h
 }
 
 /// `tr(ξ̂_d C ξ̂_eᵀ)` for a 4 × 4 cross moment sum `C`: the coupling of dof `d` at one

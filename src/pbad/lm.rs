@@ -105,24 +105,37 @@ fn inf_norm(v: &[f64]) -> f64 {
 /// overwritten by `L`); false if `A` is not positive definite.
 fn cholesky(a: &mut [f64], n: usize) -> bool {
     for j in 0..n {
-        let mut djj = a[j * n + j];
-        for k in 0..j {
-            djj -= a[j * n + k] * a[j * n + k];
-        }
+        let (_, rest) = a.split_at_mut(j * n);
+        let (row_j, below) = rest.split_at_mut(n);
+        let djj = row_j[j] - dot(&row_j[..j], &row_j[..j]);
         if djj.is_nan() || djj <= 0.0 {
             return false;
         }
         let ljj = djj.sqrt();
-        a[j * n + j] = ljj;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= a[i * n + k] * a[j * n + k];
-            }
-            a[i * n + j] = s / ljj;
+        row_j[j] = ljj;
+        for row_i in below.chunks_exact_mut(n) {
+            row_i[j] = (row_i[j] - dot(&row_i[..j], &row_j[..j])) / ljj;
         }
     }
     true
+}
+
+/// `Σ aᵢ bᵢ` over the shorter of the two, in four interleaved partial sums (which the compiler
+/// keeps in vector registers; the order of the additions differs from a plain loop's only by
+/// round-off).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[2]) + (acc[1] + acc[3]) + tail
 }
 
 /// In-place LU factorization with partial pivoting of the row-major `n × n` matrix `a`
@@ -147,12 +160,14 @@ pub fn lu_factor(a: &mut [f64], n: usize, piv: &mut [usize]) -> bool {
                 a.swap(k * n + j, p * n + j);
             }
         }
-        for i in k + 1..n {
-            let f = a[i * n + k] / pk;
-            a[i * n + k] = f;
+        let (upper, lower) = a.split_at_mut((k + 1) * n);
+        let row_k = &upper[k * n + k + 1..(k + 1) * n];
+        for row_i in lower.chunks_exact_mut(n) {
+            let f = row_i[k] / pk;
+            row_i[k] = f;
             if f != 0.0 {
-                for j in k + 1..n {
-                    a[i * n + j] -= f * a[k * n + j];
+                for (x, y) in row_i[k + 1..].iter_mut().zip(row_k) {
+                    *x -= f * y;
                 }
             }
         }
@@ -166,17 +181,10 @@ pub fn lu_solve(lu: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
         b.swap(k, piv[k]);
     }
     for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= lu[i * n + k] * b[k];
-        }
-        b[i] = s;
+        b[i] -= dot(&lu[i * n..i * n + i], &b[..i]);
     }
     for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= lu[i * n + k] * b[k];
-        }
+        let s = b[i] - dot(&lu[i * n + i + 1..(i + 1) * n], &b[i + 1..]);
         b[i] = s / lu[i * n + i];
     }
 }
@@ -184,18 +192,15 @@ pub fn lu_solve(lu: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
 /// Solve `L Lᵀ x = b` in place with the factor of [`cholesky`].
 fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
     for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i * n + k] * b[k];
-        }
-        b[i] = s / l[i * n + i];
+        b[i] = (b[i] - dot(&l[i * n..i * n + i], &b[..i])) / l[i * n + i];
     }
+    // Lᵀ x = y by columns: once x_i is known, take it out of the rows above
     for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * b[k];
+        b[i] /= l[i * n + i];
+        let xi = b[i];
+        for (bk, lik) in b[..i].iter_mut().zip(&l[i * n..i * n + i]) {
+            *bk -= lik * xi;
         }
-        b[i] = s / l[i * n + i];
     }
 }
 

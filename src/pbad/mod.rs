@@ -7,11 +7,12 @@
 //! `K ≥ 3`, the `K − 1` configurations at Legendre collocation points minimize the squared
 //! collocation residuals of Eq. 7, which order 2 can use too ([`PbadObjective::Residual`]).
 //! The optimizers are Levenberg–Marquardt ([`lm`]) and L-BFGS (argmin, its preconditioner
-//! refreshed every [`PbadOptions::lbfgs_refresh`] iterations), both with a decrease guarantee
-//! (damping or line search; up to the cost's round-off, see [`lm`]), warm-started by the
-//! first- or second-order Taylor predictor from the current velocity and unconstrained
-//! acceleration, whichever has the lower objective. A step whose residual stays above ten
-//! times the tolerance is kept but reported ([`PbadStats::converged`]).
+//! refreshed every [`PbadOptions::lbfgs_refresh`] iterations; on Eq. 5 finished by Newton
+//! steps on the gradient where the energy's round-off stalls its line search), both with a
+//! decrease guarantee (damping or line search; up to the cost's round-off, see [`lm`]),
+//! warm-started by the first- or second-order Taylor predictor from the current velocity and
+//! unconstrained acceleration, whichever has the lower objective. A step whose residual stays
+//! above ten times the tolerance is kept but reported ([`PbadStats::converged`]).
 //!
 //! Fig. 3a–c of the paper compares LM and L-BFGS on Eq. 5 and Eq. 7 at h = 0.05 s. Order 2 on
 //! Eq. 7 has Eq. 5's solution (its residual is Eq. 5's gradient) and stays stable at that
@@ -85,9 +86,12 @@ pub enum PbadOptimizer {
     #[default]
     Lm,
     /// argmin's L-BFGS, preconditioned by the Hessian at the warm start (for Eq. 5 the exact
-    /// one made positive definite, for Eq. 7 `JᵀJ`; [`objective::Objective::preconditioner`]),
-    /// with an Armijo backtracking line search. Unlike [`PbadOptimizer::Lm`], it allocates on the heap
-    /// in every step (argmin's executor and state).
+    /// one made positive definite, for Eq. 7 `JᵀJ`; [`objective::Objective::preconditioner`])
+    /// and again every [`PbadOptions::lbfgs_refresh`] iterations, with an Armijo backtracking
+    /// line search. On Eq. 5, where that line search stalls at the energy's round-off above
+    /// the tolerance, Newton steps on the gradient that lower its norm finish the step. Unlike
+    /// [`PbadOptimizer::Lm`], it allocates on the heap in every step (argmin's executor and
+    /// state).
     Lbfgs,
 }
 

@@ -354,11 +354,25 @@ impl LmProblem for Objective<'_> {
         }
     }
 
-    /// For Eq. 7 (its residuals are square in the unknowns): `J⁻¹ r` by LU of `J`.
+    /// For Eq. 7 (its residuals are square in the unknowns): `J⁻¹ r` by LU of `J`
+    /// ([`Objective::residual_newton_step`]).
     fn newton_step(&self, x: &[f64], s: &mut [f64], lu: &mut [f64], piv: &mut [usize]) -> bool {
-        if self.form != Form::Residual {
-            return false;
-        }
+        self.form == Form::Residual && self.residual_newton_step(x, s, lu, piv)
+    }
+}
+
+impl Objective<'_> {
+    /// The Newton step `s = J⁻¹ r` on the collocation residuals at `x` (`x − s` solves their
+    /// linearization), by LU of their exact Jacobian `J`, whichever the objective: for Eq. 5
+    /// the residual is the energy's gradient and `J` its Hessian. False if `J` is singular or
+    /// the step not finite.
+    pub fn residual_newton_step(
+        &self,
+        x: &[f64],
+        s: &mut [f64],
+        lu: &mut [f64],
+        piv: &mut [usize],
+    ) -> bool {
         let mut w = self.ws.borrow_mut();
         self.set_point(&mut w, x);
         self.residuals(&mut w);

@@ -391,11 +391,15 @@ impl<S: Scalar> Eval<S> {
         for e in 0..nv {
             let cb = &self.cbar[t.dof_bodyid[e]];
             let kb = &self.kbar[t.dof_bodyid[e]];
+            // tr(ξ̂_d C ξ̂_eᵀ) and tr(ξ̂_e C ξ̂_dᵀ) over the ancestors d of e, with the factors
+            // of e taken out of the loop
+            let ge = twist_rows_times(&fj.xi[e], cb, true);
+            let he = twist_rows_times(&fi.xi[e], cb, false);
             let mut d = e;
             loop {
-                out[d * nv + e] += twist_moment(&fi.xi[d], cb, &fj.xi[e]);
+                out[d * nv + e] += twist_dot(&fi.xi[d], &ge);
                 if d != e {
-                    out[e * nv + d] += twist_moment(&fi.xi[e], cb, &fj.xi[d]);
+                    out[e * nv + d] += twist_dot(&fj.xi[d], &he);
                 }
                 if with_axes {
                     out[d * nv + e] += twist_form(&fi.xi[d], kb, &fj.xi[e]);
@@ -449,19 +453,23 @@ impl<S: Scalar> Eval<S> {
                 let f = &self.frames[n];
                 for e in 0..nv {
                     let w = &self.wbar[t.dof_bodyid[e]];
+                    // twist2_dot(ξ_d, ξ_e, W) = ω_d · p, twist2_dot(ξ_e, ξ_d, W) = ξ_d · q
+                    let (p, q) = twist2_forms(&f.xi[e], w);
                     let mut d = e;
                     loop {
+                        let xd = &f.xi[d];
+                        let first = xd[0] * p[0] + xd[1] * p[1] + xd[2] * p[2];
                         if d == e {
-                            out[d * nv + d] += twist2_dot(&f.xi[d], &f.xi[d], w);
+                            out[d * nv + d] += first;
                         } else {
                             let same = chart_block(t, d).is_some()
                                 && chart_block(t, d) == chart_block(t, e);
                             out[d * nv + e] += if same {
-                                twist2_dot(&f.xi[e], &f.xi[d], w)
+                                (0..6).fold(S::zero(), |acc, k| acc + xd[k] * q[k])
                             } else {
-                                twist2_dot(&f.xi[d], &f.xi[e], w)
+                                first
                             };
-                            out[e * nv + d] += twist2_dot(&f.xi[d], &f.xi[e], w);
+                            out[e * nv + d] += first;
                         }
                         d = t.dof_parentid[d];
                         if d == usize::MAX {
