@@ -17,10 +17,10 @@
 //! Fig. 3a–c of the paper compares LM and L-BFGS on Eq. 5 and Eq. 7 at h = 0.05 s. Order 2 on
 //! Eq. 7 has Eq. 5's solution (its residual is Eq. 5's gradient) and stays stable at that
 //! step. On the chains of `examples/pbad_chain.rs` (1 m long), 2 s each, LM took 2.3 and 2.8
-//! iterations per step on Eq. 5 (10 and 40 links) and 2.3 and 3.2 on Eq. 7; L-BFGS 5.3 and
-//! 7.0 on Eq. 5 and 6.0 and 17.6 on Eq. 7, every Eq. 7 step converged. Order 3 at that step
-//! survives 10 links (16 LM iterations per step, 3 steps unconverged) and diverges from 20
-//! links on; at h = 0.01 s it survives 40 links, with 21 of 200 steps unconverged.
+//! iterations per step on Eq. 5 (10 and 40 links) and 2.3 and 3.2 on Eq. 7; L-BFGS 5.2 and
+//! 7.4 on Eq. 5 and 6.0 and 17.7 on Eq. 7, every step converged. Order 3 at that step
+//! survives 10 links (17 LM iterations per step, 3 steps unconverged) and diverges from 20
+//! links on; at h = 0.01 s it survives 40 links, with 31 of 200 steps unconverged.
 //!
 //! Stability. On the oscillator `q̈ = −ω² q` the step matrix of order 4 has a spectral radius
 //! above 1 for `0.03 < hω < 6.8` (up to 1.28 at `hω ≈ 3`): order 4 is not stable at moderate
