@@ -38,7 +38,7 @@
 //! link turning about its centre (on the 100-link chain of 2 cm links, mass-matrix eigenvalues from
 //! 3.2·10⁻⁹, against 0.92 at the top). Excited at a finite amplitude, order 3 at 2.5 ms fails in
 //! that band. Released with the 10-link chain's alternating out-of-plane offsets (key "zigzag" of
-//! `models/pbad/chain100.xml`), 46 of its first 54 steps do not converge and it diverges at 0.14 s,
+//! `models/pbad/chain100.xml`), 56 of its first 62 steps do not converge and it diverges at 0.15 s,
 //! where RK4 keeps the energy. At its second and third steps the Eq. 6 equations have no solution
 //! near LM's best point: Newton's iterates wander (steps of 10⁻³–10⁻² rad for 30 iterations), and a
 //! residual homotopy from that point reaches a fold where the Jacobian turns singular. Bent

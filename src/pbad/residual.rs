@@ -560,25 +560,16 @@ pub fn spring_energy<S: Scalar>(t: &Topology, c: &Chain<S>, q: &[S]) -> S {
 /// top rows of the basis twists' matrices) of one body with drag matrix `A` (3 × 3) and cross
 /// moment `C` (4 × 4): the anisotropic-drag block of Algorithm 3, `ξ_dᵀ K ξ_e`.
 fn drag_axes_form<S: Scalar>(a: &[S; 9], cm: &Mat44<S>, w: S) -> [S; 36] {
-    let basis = |k: usize| {
+    let unit = |k: usize| {
         let mut xi: Twist<S> = [S::zero(); 6];
         xi[k] = S::one();
-        twist_rows(&xi)
+        xi
     };
+    let basis = |k: usize| twist_rows(&unit(k));
     let mut out = [S::zero(); 36];
     for beta in 0..6 {
-        let eb = basis(beta);
         // X = Ê_β Cᵀ (3 × 4), then Y = A X
-        let mut x = [S::zero(); 12];
-        for r in 0..3 {
-            for col in 0..4 {
-                let mut v = S::zero();
-                for k in 0..4 {
-                    v += eb[4 * r + k] * cm[4 * col + k];
-                }
-                x[4 * r + col] = v;
-            }
-        }
+        let x = twist_rows_times(&unit(beta), cm, true);
         let mut y = [S::zero(); 12];
         for r in 0..3 {
             for col in 0..4 {
