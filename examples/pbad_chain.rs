@@ -58,25 +58,24 @@ impl Integ {
     fn apply(self, base: &Model<f64>, h: f64) -> Model<f64> {
         let mut m = base.clone();
         m.opt.timestep = h;
-        match self {
-            Integ::Euler => m.opt.integrator = Integrator::Euler,
-            Integ::Rk4 => m.opt.integrator = Integrator::Rk4,
-            Integ::Pbad(k, opt) => {
-                m.opt.integrator = Integrator::Pbad;
-                m.opt.pbad = PbadOptions {
-                    optimizer: opt,
-                    ..PbadOptions::with_order(k)
-                };
+        let (order, optimizer, objective) = match self {
+            Integ::Euler => {
+                m.opt.integrator = Integrator::Euler;
+                return m;
             }
-            Integ::PbadEq7(opt) => {
-                m.opt.integrator = Integrator::Pbad;
-                m.opt.pbad = PbadOptions {
-                    optimizer: opt,
-                    objective: PbadObjective::Residual,
-                    ..PbadOptions::with_order(2)
-                };
+            Integ::Rk4 => {
+                m.opt.integrator = Integrator::Rk4;
+                return m;
             }
-        }
+            Integ::Pbad(k, opt) => (k, opt, PbadObjective::ByOrder),
+            Integ::PbadEq7(opt) => (2, opt, PbadObjective::Residual),
+        };
+        m.opt.integrator = Integrator::Pbad;
+        m.opt.pbad = PbadOptions {
+            optimizer,
+            objective,
+            ..PbadOptions::with_order(order)
+        };
         m
     }
 }

@@ -253,6 +253,31 @@ impl Objective<'_> {
         Some(linv.transpose())
     }
 
+    /// The Newton step `s = J⁻¹ r` on the collocation residuals at `x` (`x − s` solves their
+    /// linearization), by LU of their exact Jacobian `J`, whichever the objective: for Eq. 5
+    /// the residual is the energy's gradient and `J` its Hessian. False if `J` is singular or
+    /// the step not finite.
+    pub fn residual_newton_step(
+        &self,
+        x: &[f64],
+        s: &mut [f64],
+        lu: &mut [f64],
+        piv: &mut [usize],
+    ) -> bool {
+        let mut w = self.ws.borrow_mut();
+        self.set_point(&mut w, x);
+        self.residuals(&mut w);
+        self.jacobian(&mut w, true);
+        let n = w.res.len();
+        lu.copy_from_slice(&w.jac);
+        if !super::lm::lu_factor(lu, n, piv) {
+            return false;
+        }
+        s.copy_from_slice(&w.res);
+        super::lm::lu_solve(lu, n, piv, s);
+        s.iter().all(|v| v.is_finite())
+    }
+
     /// Infinity norm of the scaled residuals at `x` (the convergence measure of a step).
     pub fn residual_norm(&self, x: &[f64]) -> f64 {
         let mut w = self.ws.borrow_mut();
@@ -358,33 +383,6 @@ impl LmProblem for Objective<'_> {
     /// ([`Objective::residual_newton_step`]).
     fn newton_step(&self, x: &[f64], s: &mut [f64], lu: &mut [f64], piv: &mut [usize]) -> bool {
         self.form == Form::Residual && self.residual_newton_step(x, s, lu, piv)
-    }
-}
-
-impl Objective<'_> {
-    /// The Newton step `s = J⁻¹ r` on the collocation residuals at `x` (`x − s` solves their
-    /// linearization), by LU of their exact Jacobian `J`, whichever the objective: for Eq. 5
-    /// the residual is the energy's gradient and `J` its Hessian. False if `J` is singular or
-    /// the step not finite.
-    pub fn residual_newton_step(
-        &self,
-        x: &[f64],
-        s: &mut [f64],
-        lu: &mut [f64],
-        piv: &mut [usize],
-    ) -> bool {
-        let mut w = self.ws.borrow_mut();
-        self.set_point(&mut w, x);
-        self.residuals(&mut w);
-        self.jacobian(&mut w, true);
-        let n = w.res.len();
-        lu.copy_from_slice(&w.jac);
-        if !super::lm::lu_factor(lu, n, piv) {
-            return false;
-        }
-        s.copy_from_slice(&w.res);
-        super::lm::lu_solve(lu, n, piv, s);
-        s.iter().all(|v| v.is_finite())
     }
 }
 

@@ -512,8 +512,10 @@ fn step_with<T: Scalar>(
 /// `target`, the gradient `gtol`, the solver stops by itself or the round's length has passed.
 /// Only a round that used its full length, left the residual above `rtol` (scaled as
 /// [`PbadStats::residual`], times the mean inertia) and left iterations in the step's budget
-/// is followed by another, from its best point, with the chart centres moved there. Returns
-/// the iterations done, with the best point of the last round in the workspace's unknowns.
+/// is followed by another, from its best point, with the chart centres moved there. On Eq. 5
+/// a last round that stopped above `rtol` is finished by [`polish`]. Returns the iterations
+/// done (Newton steps of the polish included), with the best point in the workspace's
+/// unknowns.
 fn lbfgs<T: Scalar>(
     m: &Model<T>,
     ws: &mut PbadWorkspace<T>,
