@@ -6,7 +6,7 @@
 //! part of a dual number is cut and why.
 
 use nalgebra::{Const, RealField, U1};
-use num_dual::{Dual64, DualNum, DualSVec64, DualStruct};
+use num_dual::{Derivative, Dual64, DualNum, DualSVec64, DualStruct};
 
 /// A real scalar the whole pipeline can run on: `f64` or a forward-mode dual number.
 ///
@@ -109,10 +109,32 @@ pub trait Scalar:
 
     /// `self.ε ·= s` on the derivative parts only. A no-op on `f64`.
     fn eps_scale(&mut self, s: f64);
+
+    // --- seeding and reading derivative directions ------------------------------------------
+
+    /// Number of derivative directions the type carries (0 for `f64`, 1 for `Dual64`, `N` for
+    /// `DualSVec64<N>`).
+    const NDERIV: usize;
+
+    /// The value `x` with derivative direction `k` seeded: `∂/∂(direction k) = 1`, every other
+    /// direction 0. On `f64`, or when `k >= NDERIV`, the plain value.
+    fn seeded(x: f64, k: usize) -> Self;
+
+    /// The derivative part in direction `k` (0 when `k >= NDERIV`).
+    fn derivative(self, k: usize) -> f64;
 }
 
 impl Scalar for f64 {
     const HAS_DERIVATIVE: bool = false;
+    const NDERIV: usize = 0;
+    #[inline(always)]
+    fn seeded(x: f64, _k: usize) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn derivative(self, _k: usize) -> f64 {
+        0.0
+    }
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self == 0.0
@@ -128,6 +150,19 @@ impl Scalar for f64 {
 }
 impl Scalar for Dual64 {
     const HAS_DERIVATIVE: bool = true;
+    const NDERIV: usize = 1;
+    #[inline(always)]
+    fn seeded(x: f64, k: usize) -> Self {
+        Dual64::new(x, if k == 0 { 1.0 } else { 0.0 })
+    }
+    #[inline(always)]
+    fn derivative(self, k: usize) -> f64 {
+        if k == 0 {
+            self.eps
+        } else {
+            0.0
+        }
+    }
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self.re == 0.0 && self.eps == 0.0
@@ -147,6 +182,23 @@ impl Scalar for Dual64 {
 }
 impl<const N: usize> Scalar for DualSVec64<N> {
     const HAS_DERIVATIVE: bool = true;
+    const NDERIV: usize = N;
+    #[inline(always)]
+    fn seeded(x: f64, k: usize) -> Self {
+        if k < N {
+            DualSVec64::new(x, Derivative::derivative_generic(Const::<N>, U1, k))
+        } else {
+            DualSVec64::from_re(x)
+        }
+    }
+    #[inline(always)]
+    fn derivative(self, k: usize) -> f64 {
+        if k < N {
+            self.eps.unwrap_generic(Const::<N>, U1)[k]
+        } else {
+            0.0
+        }
+    }
     #[inline(always)]
     fn is_zero_exact(self) -> bool {
         self.re == 0.0

@@ -1,0 +1,1076 @@
+//! The compiled model: integer topology shared by every scalar type, and [`Model<T>`] holding
+//! every real-valued parameter as `T` (MuJoCo's `mjModel`, field names kept).
+//!
+//! A model is produced by the MJCF compiler as `Model<f64>` and lifted to any other scalar with
+//! [`Model::cast`], which converts numeric fields only; the topology is shared through an `Arc`.
+
+use crate::math::{Quat, V3};
+
+pub mod fields;
+
+use crate::scalar::Scalar;
+use fields::{int_fields, real_fields, Code};
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// Joint type (`mjtJoint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointType {
+    /// Six degrees of freedom: 3 translations (world frame) and a quaternion (body frame rates).
+    Free,
+    /// Three rotational degrees of freedom, a unit quaternion in `qpos`.
+    Ball,
+    /// One translational degree of freedom along the axis.
+    Slide,
+    /// One rotational degree of freedom about the axis.
+    Hinge,
+}
+
+impl JointType {
+    /// Number of `qpos` entries.
+    pub fn nq(self) -> usize {
+        match self {
+            JointType::Free => 7,
+            JointType::Ball => 4,
+            _ => 1,
+        }
+    }
+    /// Number of degrees of freedom (`qvel` entries).
+    pub fn nv(self) -> usize {
+        match self {
+            JointType::Free => 6,
+            JointType::Ball => 3,
+            _ => 1,
+        }
+    }
+    /// MuJoCo's integer code (`mjJNT_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            JointType::Free => 0,
+            JointType::Ball => 1,
+            JointType::Slide => 2,
+            JointType::Hinge => 3,
+        }
+    }
+}
+
+/// Geom type (`mjtGeom`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeomType {
+    /// Infinite plane (z-normal).
+    Plane,
+    /// Height field (not supported yet).
+    Hfield,
+    /// Sphere of radius size[0].
+    Sphere,
+    /// Capsule of radius size[0] and half-length size[1].
+    Capsule,
+    /// Ellipsoid with radii size[0..3].
+    Ellipsoid,
+    /// Cylinder of radius size[0] and half-length size[1].
+    Cylinder,
+    /// Box with half-sizes size[0..3].
+    Box,
+    /// Triangle mesh (not supported yet).
+    Mesh,
+}
+
+impl GeomType {
+    /// MuJoCo's integer code (`mjGEOM_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            GeomType::Plane => 0,
+            GeomType::Hfield => 1,
+            GeomType::Sphere => 2,
+            GeomType::Capsule => 3,
+            GeomType::Ellipsoid => 4,
+            GeomType::Cylinder => 5,
+            GeomType::Box => 6,
+            GeomType::Mesh => 7,
+        }
+    }
+}
+
+/// Numerical integrator (`mjtIntegrator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Integrator {
+    /// Semi-implicit Euler, with implicit joint damping unless `eulerdamp` is disabled.
+    #[default]
+    Euler,
+    /// Classic fourth-order Runge–Kutta.
+    Rk4,
+    /// Implicit in velocity, with the full (asymmetric) derivative of the smooth forces.
+    Implicit,
+    /// Implicit in velocity, symmetric part of the derivative, Coriolis terms skipped.
+    ImplicitFast,
+    /// Position-based articulated dynamics of Pan & Manocha (not a MuJoCo integrator: chosen
+    /// through the API or the command line, never read from MJCF), with the options of
+    /// [`Options::pbad`]; see [`crate::pbad`].
+    Pbad,
+}
+
+impl Integrator {
+    /// MuJoCo's integer code (`mjINT_*`); `-1` for [`Integrator::Pbad`], which MuJoCo does
+    /// not have.
+    pub fn code(self) -> i32 {
+        match self {
+            Integrator::Euler => 0,
+            Integrator::Rk4 => 1,
+            Integrator::Implicit => 2,
+            Integrator::ImplicitFast => 3,
+            Integrator::Pbad => -1,
+        }
+    }
+    /// Name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrator::Euler => "Euler",
+            Integrator::Rk4 => "RK4",
+            Integrator::Implicit => "implicit",
+            Integrator::ImplicitFast => "implicitfast",
+            Integrator::Pbad => "PBAD",
+        }
+    }
+    /// From MuJoCo's integer code.
+    pub fn from_code(c: i32) -> Option<Self> {
+        Some(match c {
+            0 => Integrator::Euler,
+            1 => Integrator::Rk4,
+            2 => Integrator::Implicit,
+            3 => Integrator::ImplicitFast,
+            _ => return None,
+        })
+    }
+}
+
+/// Constraint solver (`mjtSolver`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Solver {
+    /// Projected Gauss–Seidel on the dual.
+    Pgs,
+    /// Conjugate gradient on the primal.
+    Cg,
+    /// Newton on the primal.
+    #[default]
+    Newton,
+}
+
+impl Solver {
+    /// Name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            Solver::Pgs => "PGS",
+            Solver::Cg => "CG",
+            Solver::Newton => "Newton",
+        }
+    }
+}
+
+/// Friction cone type (`mjtCone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Cone {
+    /// Pyramidal approximation.
+    #[default]
+    Pyramidal,
+    /// Elliptic cone.
+    Elliptic,
+}
+
+impl Cone {
+    /// Name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cone::Pyramidal => "pyramidal",
+            Cone::Elliptic => "elliptic",
+        }
+    }
+}
+
+/// Bits of `option/flag` that disable a feature (`mjtDisableBit`).
+pub mod disable {
+    /// Entire constraint solver.
+    pub const CONSTRAINT: u32 = 1 << 0;
+    /// Equality constraints.
+    pub const EQUALITY: u32 = 1 << 1;
+    /// Joint and tendon friction loss.
+    pub const FRICTIONLOSS: u32 = 1 << 2;
+    /// Joint and tendon limits.
+    pub const LIMIT: u32 = 1 << 3;
+    /// Contacts.
+    pub const CONTACT: u32 = 1 << 4;
+    /// Passive spring forces.
+    pub const SPRING: u32 = 1 << 5;
+    /// Passive damping forces.
+    pub const DAMPER: u32 = 1 << 6;
+    /// Gravity.
+    pub const GRAVITY: u32 = 1 << 7;
+    /// Clamping of ctrl to ctrlrange.
+    pub const CLAMPCTRL: u32 = 1 << 8;
+    /// Warm start of the constraint solver.
+    pub const WARMSTART: u32 = 1 << 9;
+    /// Parent–child contact filtering.
+    pub const FILTERPARENT: u32 = 1 << 10;
+    /// Actuation.
+    pub const ACTUATION: u32 = 1 << 11;
+    /// Reference acceleration stabilization (solref).
+    pub const REFSAFE: u32 = 1 << 12;
+    /// Sensors.
+    pub const SENSOR: u32 = 1 << 13;
+    /// Mid-phase collision.
+    pub const MIDPHASE: u32 = 1 << 14;
+    /// Implicit damping in the Euler integrator.
+    pub const EULERDAMP: u32 = 1 << 15;
+    /// Automatic reset on divergence.
+    pub const AUTORESET: u32 = 1 << 16;
+    /// Native convex collision.
+    pub const NATIVECCD: u32 = 1 << 17;
+    /// Island discovery.
+    pub const ISLAND: u32 = 1 << 18;
+    /// Multi-point convex collision (a disable bit since MuJoCo 4.0).
+    pub const MULTICCD: u32 = 1 << 19;
+}
+
+/// Bits of `option/flag` that enable an optional feature (`mjtEnableBit`).
+pub mod enable {
+    /// Contact override parameters.
+    pub const OVERRIDE: u32 = 1 << 0;
+    /// Energy computation.
+    pub const ENERGY: u32 = 1 << 1;
+    /// Forward/inverse comparison.
+    pub const FWDINV: u32 = 1 << 2;
+    /// Discrete-time inverse dynamics.
+    pub const INVDISCRETE: u32 = 1 << 3;
+    /// Sleeping.
+    pub const SLEEP: u32 = 1 << 4;
+    /// Exact constraint diagonal.
+    pub const DIAGEXACT: u32 = 1 << 5;
+    /// IPC contacts.
+    pub const IPC: u32 = 1 << 6;
+    /// Speculative contacts.
+    pub const SPECULATIVE: u32 = 1 << 7;
+}
+
+real_fields! {
+    /// Simulation options (`mjOption`).
+    pub struct Options<T> {
+        head {}
+        real {
+            /// Time step (s).
+            timestep: T = "opt.timestep" [One] Param;
+            /// Gravitational acceleration.
+            gravity: V3<T> = "opt.gravity" [One] Param;
+            /// Wind velocity for fluid forces.
+            wind: V3<T> = "opt.wind" [One] Param;
+            /// Global magnetic flux (sensors only).
+            magnetic: V3<T> = "opt.magnetic" [One] Param;
+            /// Fluid density.
+            density: T = "opt.density" [One] Param;
+            /// Fluid viscosity.
+            viscosity: T = "opt.viscosity" [One] Param;
+            /// Contact override margin.
+            o_margin: T = "opt.o_margin" [One] Param;
+            /// Contact override solref.
+            o_solref: [T; 2] = "opt.o_solref" [One] Param;
+            /// Contact override solimp.
+            o_solimp: [T; 5] = "opt.o_solimp" [One] Param;
+            /// Contact override friction.
+            o_friction: [T; 5] = "opt.o_friction" [One] Param;
+            /// Ratio of frictional to normal constraint impedance.
+            impratio: T = "opt.impratio" [One] Param;
+            /// Solver tolerance.
+            tolerance: T = "opt.tolerance" [One] Setting;
+            /// Line-search tolerance.
+            ls_tolerance: T = "opt.ls_tolerance" [One] Setting;
+            /// Noslip tolerance.
+            noslip_tolerance: T = "opt.noslip_tolerance" [One] Setting;
+            /// Convex collision tolerance.
+            ccd_tolerance: T = "opt.ccd_tolerance" [One] Setting;
+        }
+        other {
+            /// Integrator.
+            integrator: Integrator,
+            /// Constraint solver.
+            solver: Solver,
+            /// Friction cone.
+            cone: Cone,
+            /// Jacobian representation (0 dense, 1 sparse, 2 auto).
+            jacobian: i32,
+            /// Maximum solver iterations.
+            iterations: usize,
+            /// Maximum line-search iterations.
+            ls_iterations: usize,
+            /// Noslip iterations.
+            noslip_iterations: usize,
+            /// Convex collision iterations.
+            ccd_iterations: usize,
+            /// Bit flags of [`disable`].
+            disableflags: u32,
+            /// Bit flags of [`enable`].
+            enableflags: u32,
+            /// Options of the PBAD integrator (used when `integrator` is [`Integrator::Pbad`]; not
+            /// part of MJCF).
+            pbad: crate::pbad::PbadOptions,
+        }
+    }
+    cast(_o) {}
+}
+
+/// Actuator transmission type (`mjtTrn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrnType {
+    /// Force on a joint (gear in the joint's frame for ball/free joints).
+    Joint,
+    /// Force on a joint, gear expressed in the parent frame.
+    JointInParent,
+    /// Slider-crank mechanism.
+    SliderCrank,
+    /// Force on a tendon.
+    Tendon,
+    /// Wrench at a site.
+    Site,
+    /// Adhesion on a body (needs contacts).
+    Body,
+}
+
+impl TrnType {
+    /// MuJoCo's integer code (`mjTRN_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            TrnType::Joint => 0,
+            TrnType::JointInParent => 1,
+            TrnType::SliderCrank => 2,
+            TrnType::Tendon => 3,
+            TrnType::Site => 4,
+            TrnType::Body => 5,
+        }
+    }
+}
+
+/// Activation dynamics type (`mjtDyn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DynType {
+    /// Stateless.
+    None,
+    /// `act_dot = ctrl`.
+    Integrator,
+    /// `act_dot = (ctrl − act)/τ`, Euler-integrated.
+    Filter,
+    /// `act_dot = (ctrl − act)/τ`, integrated exactly.
+    FilterExact,
+    /// Muscle activation dynamics.
+    Muscle,
+}
+
+impl DynType {
+    /// MuJoCo's integer code (`mjDYN_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            DynType::None => 0,
+            DynType::Integrator => 1,
+            DynType::Filter => 2,
+            DynType::FilterExact => 3,
+            DynType::Muscle => 4,
+        }
+    }
+}
+
+/// Gain type (`mjtGain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GainType {
+    /// `gainprm[0]`.
+    Fixed,
+    /// `gainprm[0] + gainprm[1]·length + gainprm[2]·velocity`.
+    Affine,
+    /// Muscle force–length–velocity gain.
+    Muscle,
+}
+
+impl GainType {
+    /// MuJoCo's integer code (`mjGAIN_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            GainType::Fixed => 0,
+            GainType::Affine => 1,
+            GainType::Muscle => 2,
+        }
+    }
+}
+
+/// Bias type (`mjtBias`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BiasType {
+    /// No bias.
+    None,
+    /// `biasprm[0] + biasprm[1]·length + biasprm[2]·velocity`.
+    Affine,
+    /// Muscle passive force.
+    Muscle,
+}
+
+impl BiasType {
+    /// MuJoCo's integer code (`mjBIAS_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            BiasType::None => 0,
+            BiasType::Affine => 1,
+            BiasType::Muscle => 2,
+        }
+    }
+}
+
+/// Tendon wrap object type (`mjtWrap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrapType {
+    /// A joint with a coefficient (fixed tendons).
+    Joint,
+    /// Pulley (spatial tendons).
+    Pulley,
+    /// Site (spatial tendons).
+    Site,
+    /// Sphere wrapping geom (spatial tendons).
+    Sphere,
+    /// Cylinder wrapping geom (spatial tendons).
+    Cylinder,
+}
+
+/// Kind of object an equality constraint refers to (`mjtObj`, the part that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ObjType {
+    /// A body (connect and weld given by bodies).
+    #[default]
+    Body,
+    /// A site (connect and weld given by sites).
+    Site,
+    /// A joint (joint coupling).
+    Joint,
+    /// A tendon (tendon coupling).
+    Tendon,
+}
+
+/// Equality constraint type (`mjtEq`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EqType {
+    /// Connect two bodies at a point.
+    Connect,
+    /// Weld two bodies.
+    Weld,
+    /// Couple two joints with a quartic polynomial.
+    Joint,
+    /// Couple two tendons with a quartic polynomial.
+    Tendon,
+}
+
+int_fields! {
+    /// Integer structure of a model: counts, parents, addresses, types, names. Not generic, shared
+    /// by every `Model<T>` cast from the same compiled model.
+    pub struct Topology {
+        size {
+            /// Number of generalized coordinates.
+            nq = "nq";
+            /// Number of degrees of freedom.
+            nv = "nv";
+            /// Number of actuators.
+            nu = "nu";
+            /// Number of activation states.
+            na = "na";
+            /// Number of bodies, world included.
+            nbody = "nbody";
+            /// Number of joints.
+            njnt = "njnt";
+            /// Number of geoms.
+            ngeom = "ngeom";
+            /// Number of sites.
+            nsite = "nsite";
+            /// Number of cameras.
+            ncam = "ncam";
+            /// Number of lights.
+            nlight = "nlight";
+            /// Number of tendons.
+            ntendon = "ntendon";
+            /// Number of tendon wrap objects.
+            nwrap = "nwrap";
+            /// Number of equality constraints.
+            neq = "neq";
+            /// Number of sensors.
+            nsensor = "nsensor";
+            /// Number of keyframes.
+            nkey = "nkey";
+            /// Number of mocap bodies.
+            nmocap = "nmocap";
+            /// Number of explicit contact pairs.
+            npair = "npair";
+            /// Number of contact exclusions.
+            nexclude = "nexclude";
+            /// Entries of the sparse inertia matrix (sum over dofs of 1 + ancestor dofs).
+            nm = "nM";
+            /// Number of bodies with gravity compensation.
+            ngravcomp = "ngravcomp";
+            /// Number of user data entries of `Data::userdata` (`size/nuserdata`).
+            nuserdata = "nuserdata";
+            /// Number of entries of the sparse `qDeriv` (MuJoCo's `nD`): the pairs of dofs of which one
+            /// is an ancestor of the other, both orders, plus the diagonal.
+            nd = "nD";
+        }
+        int {
+            /// Parent body (world's is 0).
+            body_parentid: Vec<usize> = "body_parentid" [Nbody];
+            /// Top ancestor body below the world.
+            body_rootid: Vec<usize> = "body_rootid" [Nbody];
+            /// True for a "free rigid subtree" root: a child of the world with a free joint and nothing
+            /// below it that moves on its own, so its 6 dofs are decoupled from every other dof
+            /// (implicitfast solves them apart, MuJoCo 4.0).
+            body_freerigid: Vec<bool> = "body_freerigid" [Nbody];
+            /// Top ancestor welded to this body (the body itself if it has joints).
+            body_weldid: Vec<usize> = "body_weldid" [Nbody];
+            /// Mocap index or -1.
+            body_mocapid: Vec<i32> = "body_mocapid" [Nbody];
+            /// Number of joints of the body.
+            body_jntnum: Vec<usize> = "body_jntnum" [Nbody];
+            /// First joint of the body.
+            body_jntadr: Vec<usize> = "body_jntadr" [Nbody];
+            /// Number of dofs of the body.
+            body_dofnum: Vec<usize> = "body_dofnum" [Nbody];
+            /// First dof of the body.
+            body_dofadr: Vec<usize> = "body_dofadr" [Nbody];
+            /// Number of geoms of the body.
+            body_geomnum: Vec<usize> = "body_geomnum" [Nbody];
+            /// First geom of the body.
+            body_geomadr: Vec<usize> = "body_geomadr" [Nbody];
+            /// Joint types.
+            jnt_type: Vec<JointType> = "jnt_type" [Njnt];
+            /// First qpos entry of each joint.
+            jnt_qposadr: Vec<usize> = "jnt_qposadr" [Njnt];
+            /// First dof of each joint.
+            jnt_dofadr: Vec<usize> = "jnt_dofadr" [Njnt];
+            /// Body of each joint.
+            jnt_bodyid: Vec<usize> = "jnt_bodyid" [Njnt];
+            /// Joint limited.
+            jnt_limited: Vec<bool> = "jnt_limited" [Njnt];
+            /// Actuator force on the joint is clamped to `jnt_actfrcrange`.
+            jnt_actfrclimited: Vec<bool> = "jnt_actfrclimited" [Njnt];
+            /// Gravity compensation of the joint's bodies is applied as actuation.
+            jnt_actgravcomp: Vec<bool> = "jnt_actgravcomp" [Njnt];
+            /// Body of each dof.
+            dof_bodyid: Vec<usize> = "dof_bodyid" [Nv];
+            /// Joint of each dof.
+            dof_jntid: Vec<usize> = "dof_jntid" [Nv];
+            /// Parent dof (`usize::MAX` for a root dof).
+            dof_parentid: Vec<usize> = "dof_parentid" [Nv];
+            /// Address of the dof's diagonal in the sparse `qM`.
+            dof_madr: Vec<usize> = "dof_Madr" [Nv];
+            /// Number of entries in the dof's row of the sparse `qM` (itself and its ancestors).
+            dof_mrownnz: Vec<usize> = "dof_Mrownnz" [Nv];
+            /// Column (dof index) of each entry of the sparse `qM`: the row's own dof, then its parent,
+            /// grandparent, … (MuJoCo's `M_colind`, in this crate's order).
+            m_colind: Vec<usize> = "m_colind" [Nm];
+            /// For each entry of the sparse `qM`: the address of its column's own row
+            /// (`dof_madr[m_colind[adr]]`), so the factorization reaches the row to update directly.
+            m_colrowadr: Vec<usize> = "m_colrowadr" [Nm];
+            /// Entries in each row of the sparse `qDeriv` (MuJoCo's `D_rownnz`, nv).
+            d_rownnz: Vec<usize> = "D_rownnz" [Nv];
+            /// Address of each row of the sparse `qDeriv` (MuJoCo's `D_rowadr`, nv).
+            d_rowadr: Vec<usize> = "D_rowadr" [Nv];
+            /// Address of each row's diagonal in the sparse `qDeriv` (MuJoCo's `D_diag`, nv).
+            d_diag: Vec<usize> = "D_diag" [Nv];
+            /// Column of each entry of the sparse `qDeriv`, ascending within a row: the row's ancestors,
+            /// itself, then its descendants (MuJoCo's `D_colind`, nD).
+            d_colind: Vec<usize> = "D_colind" [Nd];
+            /// For each entry `(i, j)` of the sparse `qM` (`j` = `i` or an ancestor of `i`): the address of
+            /// `(i, j)` in the sparse `qDeriv` (nM).
+            m_d_lower: Vec<usize> = "m_d_lower" [Nm];
+            /// For each entry `(i, j)` of the sparse `qM`: the address of the mirrored `(j, i)` in the
+            /// sparse `qDeriv` (nM; the diagonal maps to itself).
+            m_d_upper: Vec<usize> = "m_d_upper" [Nm];
+            /// Geom types.
+            geom_type: Vec<GeomType> = "geom_type" [Ngeom];
+            /// Body of each geom.
+            geom_bodyid: Vec<usize> = "geom_bodyid" [Ngeom];
+            /// Contact type bits.
+            geom_contype: Vec<u32> = "geom_contype" [Ngeom];
+            /// Contact affinity bits.
+            geom_conaffinity: Vec<u32> = "geom_conaffinity" [Ngeom];
+            /// Contact dimensionality.
+            geom_condim: Vec<usize> = "geom_condim" [Ngeom];
+            /// Contact priority.
+            geom_priority: Vec<i32> = "geom_priority" [Ngeom];
+            /// Visual group.
+            geom_group: Vec<i32> = "geom_group" [Ngeom];
+            /// Bitwise OR of the `contype` of the body's geoms (MuJoCo's `body_contype`; the broad phase
+            /// skips body pairs whose masks are incompatible).
+            body_contype: Vec<u32> = "body_contype" [Nbody];
+            /// Bitwise OR of the `conaffinity` of the body's geoms (MuJoCo's `body_conaffinity`).
+            body_conaffinity: Vec<u32> = "body_conaffinity" [Nbody];
+            /// First geom of each explicit `contact/pair` (MuJoCo's `pair_geom1`): the compiler swaps
+            /// the two geoms written when the first one's body id is larger, so that `pair_geom1` is on
+            /// the body of lower id. Pairs are stored sorted by [`Topology::pair_signature`] (stable,
+            /// i.e. in the order written among equal signatures).
+            pair_geom1: Vec<usize> = "pair_geom1" [Npair];
+            /// Second geom of each explicit pair (MuJoCo's `pair_geom2`).
+            pair_geom2: Vec<usize> = "pair_geom2" [Npair];
+            /// Contact dimensionality of each explicit pair: 1, 3, 4 or 6 (MuJoCo's `pair_dim`).
+            pair_dim: Vec<usize> = "pair_dim" [Npair];
+            /// Body-pair signature of each explicit pair, `(body1 << 16) + body2` with `body1 <= body2`
+            /// the bodies of `pair_geom1`/`pair_geom2` (MuJoCo's `pair_signature`). The collision stage
+            /// merges explicit pairs with the broad phase's body pairs in this order.
+            pair_signature: Vec<u32> = "pair_signature" [Npair];
+            /// Body-pair signature `(min << 16) + max` of the body ids of each `contact/exclude`,
+            /// sorted ascending (MuJoCo's `exclude_signature`). Body ids, not weld ids: an exclusion
+            /// applies to the geoms of exactly these two bodies.
+            exclude_signature: Vec<u32> = "exclude_signature" [Nexclude];
+            /// Body of each site.
+            site_bodyid: Vec<usize> = "site_bodyid" [Nsite];
+            /// Body of each camera.
+            cam_bodyid: Vec<usize> = "cam_bodyid" [Ncam];
+            /// Body of each light.
+            light_bodyid: Vec<usize> = "light_bodyid" [Nlight];
+            /// First wrap object of each tendon.
+            tendon_adr: Vec<usize> = "tendon_adr" [Ntendon];
+            /// Number of wrap objects of each tendon.
+            tendon_num: Vec<usize> = "tendon_num" [Ntendon];
+            /// Tendon limited.
+            tendon_limited: Vec<bool> = "tendon_limited" [Ntendon];
+            /// Whether the total actuator force on each tendon is limited (`actuatorfrclimited`).
+            tendon_actfrclimited: Vec<bool> = "tendon_actfrclimited" [Ntendon];
+            /// True for a spatial tendon (computed in a later release).
+            tendon_spatial: Vec<bool> = "tendon_spatial" [Ntendon];
+            /// Wrap object types.
+            wrap_type: Vec<WrapType> = "wrap_type" [Nwrap];
+            /// Wrap object ids (joint, site or geom).
+            wrap_objid: Vec<i32> = "wrap_objid" [Nwrap];
+            /// Transmission types.
+            actuator_trntype: Vec<TrnType> = "actuator_trntype" [Nu];
+            /// Activation dynamics types.
+            actuator_dyntype: Vec<DynType> = "actuator_dyntype" [Nu];
+            /// Gain types.
+            actuator_gaintype: Vec<GainType> = "actuator_gaintype" [Nu];
+            /// Bias types.
+            actuator_biastype: Vec<BiasType> = "actuator_biastype" [Nu];
+            /// Transmission targets (joint/tendon/site id, refsite or slider site id, or -1).
+            actuator_trnid: Vec<[i32; 2]> = "actuator_trnid" [Nu];
+            /// First activation state of each actuator (-1 if stateless).
+            actuator_actadr: Vec<i32> = "actuator_actadr" [Nu];
+            /// Number of activation states of each actuator.
+            actuator_actnum: Vec<usize> = "actuator_actnum" [Nu];
+            /// Clamp ctrl to ctrlrange.
+            actuator_ctrllimited: Vec<bool> = "actuator_ctrllimited" [Nu];
+            /// Clamp force to forcerange.
+            actuator_forcelimited: Vec<bool> = "actuator_forcelimited" [Nu];
+            /// Clamp activation to actrange.
+            actuator_actlimited: Vec<bool> = "actuator_actlimited" [Nu];
+            /// Use the next activation in the force computation.
+            actuator_actearly: Vec<bool> = "actuator_actearly" [Nu];
+            /// Equality constraint types.
+            eq_type: Vec<EqType> = "eq_type" [Neq];
+            /// First object of each equality.
+            eq_obj1id: Vec<i32> = "eq_obj1id" [Neq];
+            /// Second object of each equality (-1 if none).
+            eq_obj2id: Vec<i32> = "eq_obj2id" [Neq];
+            /// Kind of object `eq_obj1id` and `eq_obj2id` refer to.
+            eq_objtype: Vec<ObjType> = "eq_objtype" [Neq];
+            /// Initially active.
+            eq_active0: Vec<bool> = "eq_active0" [Neq];
+        }
+        other {
+            /// Model name.
+            name: String,
+            /// Body names ("" when unnamed).
+            body_name: Vec<String>,
+            /// Joint names.
+            jnt_name: Vec<String>,
+            /// Geom names.
+            geom_name: Vec<String>,
+            /// Names of the explicit pairs ("" when unnamed), in stored (sorted) order.
+            pair_name: Vec<String>,
+            /// Site names.
+            site_name: Vec<String>,
+            /// Tendon names.
+            tendon_name: Vec<String>,
+            /// Actuators whose transmission is each joint (`joint` or `jointinparent`).
+            jnt_trn_actuators: Vec<Vec<usize>>,
+            /// Actuators whose transmission is each tendon.
+            tendon_trn_actuators: Vec<Vec<usize>>,
+            /// Actuator names.
+            actuator_name: Vec<String>,
+            /// Keyframe names.
+            key_name: Vec<String>,
+        }
+    }
+}
+
+real_fields! {
+    /// A compiled model: the [`Topology`] plus every real-valued parameter as `T`.
+    ///
+    /// `Model<T>` dereferences to its topology, so `m.nv` and `m.body_parentid` read directly.
+    pub struct Model<T> {
+        head {
+            /// Integer structure shared by all casts.
+            topo: Arc<Topology>,
+            /// Simulation options.
+            opt: Options<T>,
+        }
+        real {
+            /// Reference configuration.
+            qpos0: Vec<T> = "qpos0" [Nq] Param;
+            /// Mean diagonal of the joint-space inertia at `qpos0` (MuJoCo's `stat.meaninertia`): the
+            /// scale of the constraint solvers' tolerances.
+            stat_meaninertia: T = "stat.meaninertia" [One] Derived;
+            /// Configuration at which joint springs are at rest.
+            qpos_spring: Vec<T> = "qpos_spring" [Nq] Param;
+            /// Body frame position relative to its parent.
+            body_pos: Vec<V3<T>> = "body_pos" [Nbody] Param;
+            /// Body frame orientation relative to its parent.
+            body_quat: Vec<Quat<T>> = "body_quat" [Nbody] Param;
+            /// Inertial frame position relative to the body frame.
+            body_ipos: Vec<V3<T>> = "body_ipos" [Nbody] Param;
+            /// Inertial frame orientation relative to the body frame.
+            body_iquat: Vec<Quat<T>> = "body_iquat" [Nbody] Param;
+            /// Mass.
+            body_mass: Vec<T> = "body_mass" [Nbody] Param;
+            /// Mass of the subtree rooted at the body.
+            body_subtreemass: Vec<T> = "body_subtreemass" [Nbody] Derived;
+            /// Principal moments of inertia.
+            body_inertia: Vec<V3<T>> = "body_inertia" [Nbody] Param;
+            /// Mean inverse inertia at qpos0: translation, rotation.
+            body_invweight0: Vec<[T; 2]> = "body_invweight0" [Nbody] Derived;
+            /// Gravity compensation factor.
+            body_gravcomp: Vec<T> = "body_gravcomp" [Nbody] Param;
+            /// Joint anchor in the body frame.
+            jnt_pos: Vec<V3<T>> = "jnt_pos" [Njnt] Param;
+            /// Joint axis in the body frame.
+            jnt_axis: Vec<V3<T>> = "jnt_axis" [Njnt] Param;
+            /// Joint stiffness.
+            jnt_stiffness: Vec<T> = "jnt_stiffness" [Njnt] Param;
+            /// Polynomial stiffness terms `[p0, p1]`: spring force `−x (k + p0 y + p1 y²)`, `y = x` (or
+            /// `|x|` for ball and free joints).
+            jnt_stiffnesspoly: Vec<[T; 2]> = "jnt_stiffnesspoly" [Njnt] Param;
+            /// Joint limits.
+            jnt_range: Vec<[T; 2]> = "jnt_range" [Njnt] Param;
+            /// Limit margin.
+            jnt_margin: Vec<T> = "jnt_margin" [Njnt] Param;
+            /// Limit solref.
+            jnt_solref: Vec<[T; 2]> = "jnt_solref" [Njnt] Param;
+            /// Limit solimp.
+            jnt_solimp: Vec<[T; 5]> = "jnt_solimp" [Njnt] Param;
+            /// Actuator force range on the joint.
+            jnt_actfrcrange: Vec<[T; 2]> = "jnt_actfrcrange" [Njnt] Param;
+            /// Armature inertia.
+            dof_armature: Vec<T> = "dof_armature" [Nv] Param;
+            /// Viscous damping.
+            dof_damping: Vec<T> = "dof_damping" [Nv] Param;
+            /// Polynomial damping terms `[p0, p1]`: damper force `−v (b + p0 |v| + p1 v²)`.
+            dof_dampingpoly: Vec<[T; 2]> = "dof_dampingpoly" [Nv] Param;
+            /// Dry friction loss.
+            dof_frictionloss: Vec<T> = "dof_frictionloss" [Nv] Param;
+            /// Friction-loss solref.
+            dof_solref: Vec<[T; 2]> = "dof_solref" [Nv] Param;
+            /// Friction-loss solimp.
+            dof_solimp: Vec<[T; 5]> = "dof_solimp" [Nv] Param;
+            /// Inverse inertia at qpos0 (diagonal of M⁻¹ approximation).
+            dof_invweight0: Vec<T> = "dof_invweight0" [Nv] Derived;
+            /// Diagonal of the composite inertia at qpos0.
+            dof_m0: Vec<T> = "dof_M0" [Nv] Derived;
+            /// Geom size parameters.
+            geom_size: Vec<V3<T>> = "geom_size" [Ngeom] Param;
+            /// Geom position in the body frame.
+            geom_pos: Vec<V3<T>> = "geom_pos" [Ngeom] Param;
+            /// Geom orientation in the body frame.
+            geom_quat: Vec<Quat<T>> = "geom_quat" [Ngeom] Param;
+            /// Bounding sphere radius.
+            geom_rbound: Vec<T> = "geom_rbound" [Ngeom] Derived;
+            /// Friction (sliding, torsional, rolling).
+            geom_friction: Vec<V3<T>> = "geom_friction" [Ngeom] Param;
+            /// Solver mixing weight.
+            geom_solmix: Vec<T> = "geom_solmix" [Ngeom] Param;
+            /// Contact solref.
+            geom_solref: Vec<[T; 2]> = "geom_solref" [Ngeom] Param;
+            /// Contact solimp.
+            geom_solimp: Vec<[T; 5]> = "geom_solimp" [Ngeom] Param;
+            /// Contact margin.
+            geom_margin: Vec<T> = "geom_margin" [Ngeom] Param;
+            /// Contact gap.
+            geom_gap: Vec<T> = "geom_gap" [Ngeom] Param;
+            /// Surface velocity field of each geom in its own frame, `[v; ω]`: the surface at world
+            /// point `x` moves with `R (v + ω × Rᵀ(x − p))` (MuJoCo 4.x `geom_surfacevel`; XML
+            /// reference, "geom/surfacevel").
+            geom_surfacevel: Vec<[T; 6]> = "geom_surfacevel" [Ngeom] Param;
+            /// Adhesive force of each geom's contacts (MuJoCo 4.x `geom_adhesion`; XML reference,
+            /// "geom/adhesion"; computation chapter, "Adhesion").
+            geom_adhesion: Vec<T> = "geom_adhesion" [Ngeom] Param;
+            /// Fluid model: `[enable, blunt, slender, angular, kutta, magnus, virtual mass (3), virtual
+            /// inertia (3)]` as in MuJoCo's `geom_fluid`.
+            geom_fluid: Vec<[T; 12]> = "geom_fluid" [Ngeom] Param;
+            /// Friction of each explicit pair: two tangential, one torsional, two rolling coefficients
+            /// (MuJoCo's `pair_friction`).
+            pair_friction: Vec<[T; 5]> = "pair_friction" [Npair] Param;
+            /// Solref of each explicit pair (MuJoCo's `pair_solref`).
+            pair_solref: Vec<[T; 2]> = "pair_solref" [Npair] Param;
+            /// Solref of the frictional directions of each explicit pair; `[0, 0]` means "same as
+            /// `pair_solref`" (MuJoCo's `pair_solreffriction`).
+            pair_solreffriction: Vec<[T; 2]> = "pair_solreffriction" [Npair] Param;
+            /// Solimp of each explicit pair (MuJoCo's `pair_solimp`).
+            pair_solimp: Vec<[T; 5]> = "pair_solimp" [Npair] Param;
+            /// Margin of each explicit pair: contacts closer than this are active (MuJoCo's
+            /// `pair_margin`).
+            pair_margin: Vec<T> = "pair_margin" [Npair] Param;
+            /// Gap of each explicit pair: contacts are detected up to `margin + gap` but those beyond
+            /// the margin are inactive (MuJoCo 4.0's `pair_gap`).
+            pair_gap: Vec<T> = "pair_gap" [Npair] Param;
+            /// Adhesive force of each explicit pair's contacts, replacing the geoms' values (MuJoCo
+            /// 4.x `pair_adhesion`; XML reference, "contact/pair").
+            pair_adhesion: Vec<T> = "pair_adhesion" [Npair] Param;
+            /// Site position in the body frame.
+            site_pos: Vec<V3<T>> = "site_pos" [Nsite] Param;
+            /// Site orientation in the body frame.
+            site_quat: Vec<Quat<T>> = "site_quat" [Nsite] Param;
+            /// Site size.
+            site_size: Vec<V3<T>> = "site_size" [Nsite] Param;
+            /// Camera position in the body frame.
+            cam_pos: Vec<V3<T>> = "cam_pos" [Ncam] Param;
+            /// Camera orientation in the body frame.
+            cam_quat: Vec<Quat<T>> = "cam_quat" [Ncam] Param;
+            /// Light position in the body frame.
+            light_pos: Vec<V3<T>> = "light_pos" [Nlight] Param;
+            /// Light direction in the body frame.
+            light_dir: Vec<V3<T>> = "light_dir" [Nlight] Param;
+            /// Tendon stiffness.
+            tendon_stiffness: Vec<T> = "tendon_stiffness" [Ntendon] Param;
+            /// Tendon damping.
+            tendon_damping: Vec<T> = "tendon_damping" [Ntendon] Param;
+            /// Tendon polynomial stiffness terms.
+            tendon_stiffnesspoly: Vec<[T; 2]> = "tendon_stiffnesspoly" [Ntendon] Param;
+            /// Tendon polynomial damping terms.
+            tendon_dampingpoly: Vec<[T; 2]> = "tendon_dampingpoly" [Ntendon] Param;
+            /// Tendon friction loss.
+            tendon_frictionloss: Vec<T> = "tendon_frictionloss" [Ntendon] Param;
+            /// Tendon spring rest length range (deadband `[low, high]`).
+            tendon_lengthspring: Vec<[T; 2]> = "tendon_lengthspring" [Ntendon] Param;
+            /// Tendon length at qpos0.
+            tendon_length0: Vec<T> = "tendon_length0" [Ntendon] Derived;
+            /// Tendon inverse weight at qpos0.
+            tendon_invweight0: Vec<T> = "tendon_invweight0" [Ntendon] Derived;
+            /// Tendon limits.
+            tendon_range: Vec<[T; 2]> = "tendon_range" [Ntendon] Param;
+            /// Range of the total actuator force on each tendon (`actuatorfrcrange`).
+            tendon_actfrcrange: Vec<[T; 2]> = "tendon_actfrcrange" [Ntendon] Param;
+            /// Tendon armature.
+            tendon_armature: Vec<T> = "tendon_armature" [Ntendon] Param;
+            /// Tendon limit margin.
+            tendon_margin: Vec<T> = "tendon_margin" [Ntendon] Param;
+            /// Tendon limit solref.
+            tendon_solref_lim: Vec<[T; 2]> = "tendon_solref_lim" [Ntendon] Param;
+            /// Tendon limit solimp.
+            tendon_solimp_lim: Vec<[T; 5]> = "tendon_solimp_lim" [Ntendon] Param;
+            /// Tendon friction-loss solref.
+            tendon_solref_fri: Vec<[T; 2]> = "tendon_solref_fri" [Ntendon] Param;
+            /// Tendon friction-loss solimp.
+            tendon_solimp_fri: Vec<[T; 5]> = "tendon_solimp_fri" [Ntendon] Param;
+            /// Wrap object parameter (joint coefficient for fixed tendons).
+            wrap_prm: Vec<T> = "wrap_prm" [Nwrap] Param;
+            /// Activation dynamics parameters.
+            actuator_dynprm: Vec<[T; 10]> = "actuator_dynprm" [Nu] Param;
+            /// Gain parameters.
+            actuator_gainprm: Vec<[T; 10]> = "actuator_gainprm" [Nu] Param;
+            /// Bias parameters.
+            actuator_biasprm: Vec<[T; 10]> = "actuator_biasprm" [Nu] Param;
+            /// Control range.
+            actuator_ctrlrange: Vec<[T; 2]> = "actuator_ctrlrange" [Nu] Param;
+            /// Force range.
+            actuator_forcerange: Vec<[T; 2]> = "actuator_forcerange" [Nu] Param;
+            /// Activation range.
+            actuator_actrange: Vec<[T; 2]> = "actuator_actrange" [Nu] Param;
+            /// Transmission gear.
+            actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nu] Param;
+            /// Slider-crank rod length.
+            actuator_cranklength: Vec<T> = "actuator_cranklength" [Nu] Param;
+            /// Damping reflected onto the joint or tendon the actuator drives, times `gear₀²`.
+            actuator_damping: Vec<T> = "actuator_damping" [Nu] Param;
+            /// Polynomial damping terms reflected like `actuator_damping`.
+            actuator_dampingpoly: Vec<[T; 2]> = "actuator_dampingpoly" [Nu] Param;
+            /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
+            actuator_armature: Vec<T> = "actuator_armature" [Nu] Param;
+            /// Acceleration from unit force at qpos0.
+            actuator_acc0: Vec<T> = "actuator_acc0" [Nu] Derived;
+            /// Transmission length at qpos0.
+            actuator_length0: Vec<T> = "actuator_length0" [Nu] Derived;
+            /// Feasible transmission length range.
+            actuator_lengthrange: Vec<[T; 2]> = "actuator_lengthrange" [Nu] Param;
+            /// Equality data (anchors, polynomial coefficients, ...).
+            eq_data: Vec<[T; 11]> = "eq_data" [Neq] Param;
+            /// Equality solref.
+            eq_solref: Vec<[T; 2]> = "eq_solref" [Neq] Param;
+            /// Equality solimp.
+            eq_solimp: Vec<[T; 5]> = "eq_solimp" [Neq] Param;
+            /// Keyframe times.
+            key_time: Vec<T> = "key_time" [Nkey] Key;
+            /// Keyframe qpos (nkey × nq).
+            key_qpos: Vec<T> = "key_qpos" [Nkey x Nq] Key;
+            /// Keyframe qvel (nkey × nv).
+            key_qvel: Vec<T> = "key_qvel" [Nkey x Nv] Key;
+            /// Keyframe act (nkey × na).
+            key_act: Vec<T> = "key_act" [Nkey x Na] Key;
+            /// Keyframe ctrl (nkey × nu).
+            key_ctrl: Vec<T> = "key_ctrl" [Nkey x Nu] Key;
+            /// Keyframe mocap positions (nkey × nmocap × 3).
+            key_mpos: Vec<T> = "key_mpos" [Nkey x Nmocap3] Key;
+            /// Keyframe mocap quaternions (nkey × nmocap × 4).
+            key_mquat: Vec<T> = "key_mquat" [Nkey x Nmocap4] Key;
+        }
+        other {
+            /// RGBA colour.
+            geom_rgba: Vec<[f32; 4]>,
+        }
+    }
+    cast(me) {
+        topo: me.topo.clone(),
+        opt: me.opt.cast(),
+    }
+}
+
+impl<T> Deref for Model<T> {
+    type Target = Topology;
+    fn deref(&self) -> &Topology {
+        &self.topo
+    }
+}
+
+impl<T: Scalar> Model<T> {
+    /// True when the disable flag `bit` (see [`disable`]) is set.
+    #[inline]
+    pub fn disabled(&self, bit: u32) -> bool {
+        self.opt.disableflags & bit != 0
+    }
+    /// True when the enable flag `bit` (see [`enable`]) is set.
+    #[inline]
+    pub fn enabled(&self, bit: u32) -> bool {
+        self.opt.enableflags & bit != 0
+    }
+    /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
+    /// seeding a dual-number derivative on a body mass).
+    pub fn recompute_subtreemass(&mut self) {
+        let mut st = self.body_mass.clone();
+        for b in (1..self.nbody).rev() {
+            let p = self.body_parentid[b];
+            let v = st[b];
+            st[p] += v;
+        }
+        self.body_subtreemass = st;
+    }
+    /// The real-valued field named `name` as one flat row-major slice: a field of
+    /// [`Model::FIELDS`] (`"body_mass"`, `"geom_friction"`, ...) or of [`Options::FIELDS`]
+    /// (`"opt.timestep"`, ...); `None` if there is no such field.
+    ///
+    /// ```
+    /// let m = diffmj::mjcf::load_str(r#"<mujoco><worldbody><body name="b">
+    ///   <freejoint/><geom size="0.1" mass="2"/></body></worldbody></mujoco>"#).unwrap();
+    /// assert_eq!(m.field("body_mass").unwrap(), &[0.0, 2.0]);
+    /// assert_eq!(m.field("opt.gravity").unwrap(), &[0.0, 0.0, -9.81]);
+    /// ```
+    pub fn field(&self, name: &str) -> Option<&[T]> {
+        self.own_field(name).or_else(|| self.opt.field(name))
+    }
+    /// [`Model::field`], writable. Derived constants do not follow a raw write: call
+    /// [`Model::set_const`] afterwards (or use a parameter handle, [`Model::set_param`]).
+    pub fn field_mut(&mut self, name: &str) -> Option<&mut [T]> {
+        if self.own_field(name).is_some() {
+            self.own_field_mut(name)
+        } else {
+            self.opt.field_mut(name)
+        }
+    }
+    /// Every field table entry: the options, the real-valued fields, the integer structure.
+    pub fn all_fields() -> impl Iterator<Item = &'static fields::FieldInfo> {
+        Options::<T>::FIELDS
+            .iter()
+            .chain(Model::<T>::FIELDS)
+            .chain(Topology::FIELDS)
+    }
+    /// Index of the body named `name`.
+    pub fn body_id(&self, name: &str) -> Option<usize> {
+        self.body_name.iter().position(|n| n == name)
+    }
+    /// Index of the joint named `name`.
+    pub fn joint_id(&self, name: &str) -> Option<usize> {
+        self.jnt_name.iter().position(|n| n == name)
+    }
+    /// Index of the actuator named `name`.
+    pub fn actuator_id(&self, name: &str) -> Option<usize> {
+        self.actuator_name.iter().position(|n| n == name)
+    }
+}
+
+macro_rules! codes {
+    ($($E:ty),*) => {
+        $(impl Code for $E {
+            fn code(&self) -> i64 {
+                (*self).code() as i64
+            }
+        })*
+    };
+}
+codes!(JointType, GeomType, TrnType, DynType, GainType, BiasType, WrapType, ObjType, EqType);
+
+impl WrapType {
+    /// MuJoCo's integer code (`mjWRAP_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            WrapType::Joint => 1,
+            WrapType::Pulley => 2,
+            WrapType::Site => 3,
+            WrapType::Sphere => 4,
+            WrapType::Cylinder => 5,
+        }
+    }
+}
+
+impl ObjType {
+    /// MuJoCo's integer code (`mjOBJ_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            ObjType::Body => 1,
+            ObjType::Joint => 3,
+            ObjType::Site => 6,
+            ObjType::Tendon => 18,
+        }
+    }
+}
+
+impl EqType {
+    /// MuJoCo's integer code (`mjEQ_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            EqType::Connect => 0,
+            EqType::Weld => 1,
+            EqType::Joint => 2,
+            EqType::Tendon => 3,
+        }
+    }
+}
+
+impl Topology {
+    /// MuJoCo stores `-1` as the first joint, dof or geom of a body that has none.
+    fn mujoco_convention(&self, name: &str, out: &mut [i64]) {
+        let num = match name {
+            "body_jntadr" => &self.body_jntnum,
+            "body_dofadr" => &self.body_dofnum,
+            "body_geomadr" => &self.body_geomnum,
+            _ => return,
+        };
+        for (a, &n) in out.iter_mut().zip(num) {
+            if n == 0 {
+                *a = -1;
+            }
+        }
+    }
+}
+
+impl<T: Scalar> Options<T> {
+    /// The real-valued option named `name` (`"opt.timestep"`, `"opt.gravity"`, ... as in
+    /// [`Self::FIELDS`]) as a flat slice.
+    pub fn field(&self, name: &str) -> Option<&[T]> {
+        self.own_field(name)
+    }
+    /// [`Self::field`], writable.
+    pub fn field_mut(&mut self, name: &str) -> Option<&mut [T]> {
+        self.own_field_mut(name)
+    }
+}
