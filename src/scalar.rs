@@ -114,25 +114,25 @@ pub trait Scalar:
 
     /// Number of derivative directions the type carries (0 for `f64`, 1 for `Dual64`, `N` for
     /// `DualSVec64<N>`).
-    const NDERIV: usize;
+    const NDIR: usize;
 
     /// The value `x` with derivative direction `k` seeded: `∂/∂(direction k) = 1`, every other
-    /// direction 0. On `f64`, or when `k >= NDERIV`, the plain value.
+    /// direction 0. On `f64`, or when `k >= NDIR`, the plain value.
     fn seeded(x: f64, k: usize) -> Self;
 
-    /// The derivative part in direction `k` (0 when `k >= NDERIV`).
-    fn derivative(self, k: usize) -> f64;
+    /// The derivative part in direction `k` (0 when `k >= NDIR`).
+    fn deriv(self, k: usize) -> f64;
 }
 
 impl Scalar for f64 {
     const HAS_DERIVATIVE: bool = false;
-    const NDERIV: usize = 0;
+    const NDIR: usize = 0;
     #[inline(always)]
     fn seeded(x: f64, _k: usize) -> Self {
         x
     }
     #[inline(always)]
-    fn derivative(self, _k: usize) -> f64 {
+    fn deriv(self, _k: usize) -> f64 {
         0.0
     }
     #[inline(always)]
@@ -150,13 +150,13 @@ impl Scalar for f64 {
 }
 impl Scalar for Dual64 {
     const HAS_DERIVATIVE: bool = true;
-    const NDERIV: usize = 1;
+    const NDIR: usize = 1;
     #[inline(always)]
     fn seeded(x: f64, k: usize) -> Self {
         Dual64::new(x, if k == 0 { 1.0 } else { 0.0 })
     }
     #[inline(always)]
-    fn derivative(self, k: usize) -> f64 {
+    fn deriv(self, k: usize) -> f64 {
         if k == 0 {
             self.eps
         } else {
@@ -182,7 +182,7 @@ impl Scalar for Dual64 {
 }
 impl<const N: usize> Scalar for DualSVec64<N> {
     const HAS_DERIVATIVE: bool = true;
-    const NDERIV: usize = N;
+    const NDIR: usize = N;
     #[inline(always)]
     fn seeded(x: f64, k: usize) -> Self {
         if k < N {
@@ -192,7 +192,7 @@ impl<const N: usize> Scalar for DualSVec64<N> {
         }
     }
     #[inline(always)]
-    fn derivative(self, k: usize) -> f64 {
+    fn deriv(self, k: usize) -> f64 {
         if k < N {
             self.eps.unwrap_generic(Const::<N>, U1)[k]
         } else {

@@ -157,7 +157,7 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 fn euler_implicit_damping<T: Scalar>(m: &Model<T>) -> bool {
     let mut any_damping = false;
     passive::each_dof_damping(m, |_, b, p| {
-        any_damping |= b.re() > 0.0 || p != [T::zero(); 2];
+        any_damping |= b.positive_or_seeded() || p != [T::zero(); 2];
     });
     !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping
 }

@@ -1,6 +1,7 @@
 //! Constants the compiler derives by running the pipeline at `qpos0` (MuJoCo's `mj_setConst`):
 //! `body_subtreemass`, `body_invweight0`, `dof_invweight0`, `dof_M0`, `tendon_length0`,
-//! `tendon_invweight0`, `actuator_length0`, `actuator_acc0`, and muscle `actuator_lengthrange`.
+//! `tendon_invweight0`, `actuator_length0`, `actuator_acc0`, position-servo damping from a
+//! damping ratio, default tendon spring lengths, and muscle `actuator_lengthrange`.
 //!
 //! The inverse weights are the "end-effector inertia" approximations of the constraint
 //! regularizer (computation chapter, "Solver parameters"): the mean diagonal of `J M⁻¹ Jᵀ` at
@@ -8,7 +9,7 @@
 
 use crate::data::Data;
 use crate::model::{BiasType, GainType, JointType, Model};
-use crate::scalar::MINVAL;
+use crate::scalar::{Scalar, MINVAL};
 
 use super::forward::fwd_position;
 use super::inertia::solve_m;
@@ -118,12 +119,13 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
 /// Bodies whose joint-space inertia block is diagonal with only sliders (MuJoCo's
 /// `body_simple == 2`): inertial frame equal to the body frame, a root body or the child of a
 /// fixed child of the world, no children, only slide joints at the origin along coordinate
-/// axes. Their inverse weights are `1/mass`.
-fn slider_only_bodies(m: &Model<f64>) -> Vec<bool> {
+/// axes. Their inverse weights are `1/mass`. A structural test, decided on real parts.
+fn slider_only_bodies<T: Scalar>(m: &Model<T>) -> Vec<bool> {
     let mut simple = vec![false; m.nbody];
     for b in 1..m.nbody {
         let p = m.body_parentid[b];
-        let sameframe = m.body_ipos[b] == [0.0; 3] && m.body_iquat[b] == [1.0, 0.0, 0.0, 0.0];
+        let sameframe = m.body_ipos[b].iter().all(|x| x.re() == 0.0)
+            && m.body_iquat[b].map(|x| x.re()) == [1.0, 0.0, 0.0, 0.0];
         simple[b] = sameframe
             && (m.body_rootid[b] == b || (m.body_parentid[p] == 0 && m.body_dofnum[p] == 0));
         if p > 0 {
@@ -133,8 +135,9 @@ fn slider_only_bodies(m: &Model<f64>) -> Vec<bool> {
         let mut all_slide = m.body_jntnum[b] > 0;
         for j in ja..ja + m.body_jntnum[b] {
             let a = m.jnt_axis[j];
-            let aligned = a.iter().filter(|x| x.abs() > 1e-14).count() == 1;
-            if m.jnt_pos[j] != [0.0; 3] || m.jnt_type[j] != JointType::Slide || !aligned {
+            let aligned = a.iter().filter(|x| x.re().abs() > 1e-14).count() == 1;
+            let at_origin = m.jnt_pos[j].iter().all(|x| x.re() == 0.0);
+            if !at_origin || m.jnt_type[j] != JointType::Slide || !aligned {
                 all_slide = false;
             }
         }
@@ -143,9 +146,54 @@ fn slider_only_bodies(m: &Model<f64>) -> Vec<bool> {
     simple
 }
 
-/// Compute the derived constants of a freshly compiled model in place. The compiler calls this
-/// after every structural and numeric field is filled in.
-pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
+/// The compiler's constant stage on a freshly compiled model (MuJoCo's `mj_setConst` at
+/// compile time): records the compile-time markers the derived constants are recomputed from
+/// (a position servo's damping ratio given as a positive `biasprm[2]`, a tendon spring length
+/// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
+pub fn compile_constants(m: &mut Model<f64>) -> Result<(), String> {
+    m.actuator_dampratio = (0..m.nu)
+        .map(|u| {
+            let (kp, b1, b2) = (
+                m.actuator_gainprm[u][0],
+                m.actuator_biasprm[u][1],
+                m.actuator_biasprm[u][2],
+            );
+            if kp == -b1 && b2 > 0.0 {
+                b2
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let auto: Vec<bool> = (0..m.ntendon)
+        .map(|t| m.tendon_lengthspring[t] == [-1.0, -1.0])
+        .collect();
+    std::sync::Arc::make_mut(&mut m.topo).tendon_lengthspring_auto = auto;
+    set_const(m);
+
+    // muscle length ranges (MuJoCo's `lengthrange` defaults: mode muscle, useexisting true,
+    // uselimit false): keep a given range, else find it by simulation
+    for u in 0..m.nu {
+        let muscle = m.actuator_gaintype[u] == GainType::Muscle
+            || m.actuator_biastype[u] == BiasType::Muscle;
+        let lr = m.actuator_lengthrange[u];
+        if muscle && lr[0] >= lr[1] {
+            m.actuator_lengthrange[u] = length_range_by_simulation(m, u)?;
+        }
+    }
+    Ok(())
+}
+
+/// Recompute the derived constants from the model's parameters at `qpos0`, on any scalar type
+/// (MuJoCo's `mj_setConst`): `body_subtreemass`, `dof_M0`, `stat.meaninertia`,
+/// `body_invweight0`, `dof_invweight0`, `tendon_length0`, `tendon_invweight0`,
+/// `actuator_length0`, `actuator_acc0`, the damping `−biasprm[2] = 2 ζ √(kp · mass)` of
+/// position servos given a damping ratio ζ (`actuator_dampratio`), and tendon spring lengths
+/// given as `[-1, -1]` (the tendon length at `qpos_spring`). On dual numbers the derivative
+/// parts follow the seeded parameters, so a derivative with respect to a mass, an armature or
+/// a gain is that of recompiling the model with the changed value. Muscle length ranges found
+/// by simulation at compile time are kept (see [`compile_constants`]).
+pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     let nv = m.nv;
     m.recompute_subtreemass();
 
@@ -168,26 +216,26 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
 
     // stat.meaninertia: mean diagonal of M at qpos0
     m.stat_meaninertia = if nv > 0 {
-        (0..nv).map(|i| d.qM[m.dof_madr[i]]).sum::<f64>() / nv as f64
+        (0..nv).fold(T::zero(), |s, i| s + d.qM[m.dof_madr[i]]) / T::c(nv as f64)
     } else {
-        1.0
+        T::one()
     };
 
     // M⁻¹ (dense, column by column) for the quadratic forms below
-    let mut minv = vec![0.0; nv * nv];
-    let mut col = vec![0.0; nv];
+    let mut minv = vec![T::zero(); nv * nv];
+    let mut col = vec![T::zero(); nv];
     for j in 0..nv {
-        col.iter_mut().for_each(|x| *x = 0.0);
-        col[j] = 1.0;
+        col.iter_mut().for_each(|x| *x = T::zero());
+        col[j] = T::one();
         solve_m(m, &d, &mut col);
         for i in 0..nv {
             minv[i * nv + j] = col[i];
         }
     }
-    let quad = |row_a: &[f64], row_b: &[f64]| -> f64 {
-        let mut s = 0.0;
+    let quad = |row_a: &[T], row_b: &[T]| -> T {
+        let mut s = T::zero();
         for i in 0..nv {
-            if row_a[i] == 0.0 {
+            if row_a[i].is_zero_exact() {
                 continue;
             }
             for j in 0..nv {
@@ -196,31 +244,31 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
         }
         s
     };
+    let inv_mass = |mass: T| T::one() / mass.select_max(T::c(MINVAL));
 
     // body_invweight0
     let simple = slider_only_bodies(m);
-    let mut jp = vec![0.0; 3 * nv];
-    let mut jr = vec![0.0; 3 * nv];
-    m.body_invweight0[0] = [0.0, 0.0];
+    let mut jp = vec![T::zero(); 3 * nv];
+    let mut jr = vec![T::zero(); 3 * nv];
+    m.body_invweight0[0] = [T::zero(); 2];
     for b in 1..m.nbody {
         if m.body_weldid[b] == 0 {
-            m.body_invweight0[b] = [0.0, 0.0];
+            m.body_invweight0[b] = [T::zero(); 2];
             continue;
         }
         if simple[b] {
-            m.body_invweight0[b] = [1.0 / m.body_mass[b].max(MINVAL), 0.0];
+            m.body_invweight0[b] = [inv_mass(m.body_mass[b]), T::zero()];
             continue;
         }
         jac(m, &d, &d.xipos[b], b, &mut jp, &mut jr);
-        let mut tr = [0.0, 0.0];
+        let mut tr = [T::zero(); 2];
         for r in 0..3 {
             let p = &jp[r * nv..(r + 1) * nv];
             let q = &jr[r * nv..(r + 1) * nv];
             tr[0] += quad(p, p);
             tr[1] += quad(q, q);
         }
-        let w = [tr[0] / 3.0, tr[1] / 3.0];
-        m.body_invweight0[b] = w;
+        m.body_invweight0[b] = [tr[0] / T::c(3.0), tr[1] / T::c(3.0)];
     }
 
     // dof_invweight0: mean over the dofs of a joint (translation and rotation of a free joint
@@ -228,7 +276,7 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
     for j in 0..m.njnt {
         let da = m.jnt_dofadr[j];
         if simple[m.jnt_bodyid[j]] {
-            m.dof_invweight0[da] = 1.0 / m.body_mass[m.jnt_bodyid[j]].max(MINVAL);
+            m.dof_invweight0[da] = inv_mass(m.body_mass[m.jnt_bodyid[j]]);
             continue;
         }
         let groups: &[(usize, usize)] = match m.jnt_type[j] {
@@ -237,10 +285,8 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
             _ => &[(0, 1)],
         };
         for &(o, n) in groups {
-            let mean = (0..n)
-                .map(|k| minv[(da + o + k) * nv + da + o + k])
-                .sum::<f64>()
-                / n as f64;
+            let mean = (0..n).fold(T::zero(), |s, k| s + minv[(da + o + k) * nv + da + o + k])
+                / T::c(n as f64);
             for k in 0..n {
                 m.dof_invweight0[da + o + k] = mean;
             }
@@ -256,56 +302,47 @@ pub fn set_const(m: &mut Model<f64>) -> Result<(), String> {
 
     // actuators: acc0 = |M⁻¹ moment|, and the inverse of the effective inertia along the
     // transmission, momentᵀ M⁻¹ moment, for the damping ratios below
-    let mut inv_mass = vec![0.0; m.nu];
+    let mut inv_eff = vec![T::zero(); m.nu];
     for u in 0..m.nu {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         m.actuator_length0[u] = d.actuator_length[u];
         col.copy_from_slice(row);
         solve_m(m, &d, &mut col);
-        m.actuator_acc0[u] = col.iter().map(|x| x * x).sum::<f64>().sqrt();
-        inv_mass[u] = row.iter().zip(&col).map(|(a, b)| a * b).sum::<f64>();
+        m.actuator_acc0[u] = col.iter().fold(T::zero(), |s, x| s + *x * *x).sqrt();
+        inv_eff[u] = row
+            .iter()
+            .zip(&col)
+            .fold(T::zero(), |s, (a, b)| s + *a * *b);
     }
 
-    // position servos given a damping ratio (positive biasprm[2]): kv = 2 ζ sqrt(kp · mass)
-    // with the effective inertia `mass = 1 / (momentᵀ M⁻¹ moment)` at qpos0 (MuJoCo 4.0; zero
-    // damping when momentᵀ M⁻¹ moment ≤ mjMINVAL)
+    // position servos given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass) with the effective
+    // inertia `mass = 1 / (momentᵀ M⁻¹ moment)` at qpos0 (MuJoCo 4.0; zero damping when
+    // momentᵀ M⁻¹ moment ≤ mjMINVAL)
     for u in 0..m.nu {
-        let (kp, b1, b2) = (
-            m.actuator_gainprm[u][0],
-            m.actuator_biasprm[u][1],
-            m.actuator_biasprm[u][2],
-        );
-        if kp == -b1 && b2 > 0.0 {
-            let mass = if inv_mass[u] > MINVAL {
-                1.0 / inv_mass[u]
-            } else {
-                0.0
-            };
-            m.actuator_biasprm[u][2] = -b2 * 2.0 * (kp * mass).sqrt();
+        let zeta = m.actuator_dampratio[u];
+        if zeta.re() <= 0.0 {
+            continue;
         }
+        let kp = m.actuator_gainprm[u][0];
+        let mass = if inv_eff[u].re() > MINVAL {
+            T::one() / inv_eff[u]
+        } else {
+            T::zero()
+        };
+        let km = kp * mass;
+        let root = if km.re() > 0.0 { km.sqrt() } else { T::zero() };
+        m.actuator_biasprm[u][2] = -zeta * T::c(2.0) * root;
     }
 
-    // tendon spring rest lengths default (springlength −1) to the length at qpos_spring
-    if (0..m.ntendon).any(|t| m.tendon_lengthspring[t] == [-1.0, -1.0]) {
+    // tendon spring rest lengths given as [-1, -1]: the length at qpos_spring
+    if m.tendon_lengthspring_auto.iter().any(|&a| a) {
         d.qpos.copy_from_slice(&m.qpos_spring);
         super::kinematics::kinematics(m, &mut d);
         super::tendon::tendon(m, &mut d);
         for t in 0..m.ntendon {
-            if m.tendon_lengthspring[t] == [-1.0, -1.0] {
+            if m.tendon_lengthspring_auto[t] {
                 m.tendon_lengthspring[t] = [d.ten_length[t], d.ten_length[t]];
             }
         }
     }
-
-    // muscle length ranges (MuJoCo's `lengthrange` defaults: mode muscle, useexisting true,
-    // uselimit false): keep a given range, else find it by simulation
-    for u in 0..m.nu {
-        let muscle = m.actuator_gaintype[u] == GainType::Muscle
-            || m.actuator_biastype[u] == BiasType::Muscle;
-        let lr = m.actuator_lengthrange[u];
-        if muscle && lr[0] >= lr[1] {
-            m.actuator_lengthrange[u] = length_range_by_simulation(m, u)?;
-        }
-    }
-    Ok(())
 }

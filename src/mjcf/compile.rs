@@ -1386,6 +1386,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             _ => {}
         }
         t.eq_type.push(ty);
+        t.eq_name.push(q.name.clone());
         t.eq_obj1id.push(o1 as i32);
         t.eq_obj2id.push(o2);
         t.eq_objtype.push(match ty {

@@ -21,7 +21,7 @@ use std::path::Path;
 fn finish(doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
     let spec = spec::build(&doc)?;
     let mut m = compile::compile(&doc, &spec)?;
-    crate::engine::setconst::set_const(&mut m).map_err(|msg| MjcfError {
+    crate::engine::setconst::compile_constants(&mut m).map_err(|msg| MjcfError {
         file: doc.sources[0].name.clone(),
         line: 0,
         column: 0,

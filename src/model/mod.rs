@@ -7,6 +7,9 @@
 use crate::math::{Quat, V3};
 
 pub mod fields;
+pub mod param;
+
+pub use param::{Param, ParamError, Slot};
 
 use crate::scalar::Scalar;
 use fields::{int_fields, real_fields, Code};
@@ -685,6 +688,10 @@ int_fields! {
             site_name: Vec<String>,
             /// Tendon names.
             tendon_name: Vec<String>,
+            /// Tendons whose spring length was given as `[-1, -1]` (the default): their
+            /// `tendon_lengthspring` is the length at `qpos_spring`, recomputed by
+            /// [`Model::set_const`].
+            tendon_lengthspring_auto: Vec<bool>,
             /// Actuators whose transmission is each joint (`joint` or `jointinparent`).
             jnt_trn_actuators: Vec<Vec<usize>>,
             /// Actuators whose transmission is each tendon.
@@ -693,6 +700,8 @@ int_fields! {
             actuator_name: Vec<String>,
             /// Keyframe names.
             key_name: Vec<String>,
+            /// Equality constraint names ("" when unnamed).
+            eq_name: Vec<String>,
         }
     }
 }
@@ -888,6 +897,11 @@ real_fields! {
             actuator_dampingpoly: Vec<[T; 2]> = "actuator_dampingpoly" [Nu] Param;
             /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
             actuator_armature: Vec<T> = "actuator_armature" [Nu] Param;
+            /// Damping ratio ζ of a position servo given `dampratio` (0 otherwise): its damping
+            /// `−biasprm[2] = 2 ζ √(kp · mass)` is recomputed from it by [`Model::set_const`]
+            /// when kp or the inertia changes (not in MuJoCo's mjModel, where the ratio is
+            /// replaced by the damping at compile time).
+            actuator_dampratio: Vec<T> = "actuator_dampratio" [Nu] Param;
             /// Acceleration from unit force at qpos0.
             actuator_acc0: Vec<T> = "actuator_acc0" [Nu] Derived;
             /// Transmission length at qpos0.
@@ -944,8 +958,14 @@ impl<T: Scalar> Model<T> {
     pub fn enabled(&self, bit: u32) -> bool {
         self.opt.enableflags & bit != 0
     }
-    /// Recompute `body_subtreemass` from `body_mass` (call after changing masses, e.g. when
-    /// seeding a dual-number derivative on a body mass).
+    /// Recompute the constants derived from the parameters (MuJoCo's `mj_setConst`; see
+    /// [`crate::engine::setconst::set_const`] for the list), on any scalar type. Call it after
+    /// writing parameters through [`Model::field_mut`]; [`Model::set_param`] and
+    /// [`Model::cast_seeded`] call it for you.
+    pub fn set_const(&mut self) {
+        crate::engine::setconst::set_const(self);
+    }
+    /// Recompute `body_subtreemass` from `body_mass` (part of [`Model::set_const`]).
     pub fn recompute_subtreemass(&mut self) {
         let mut st = self.body_mass.clone();
         for b in (1..self.nbody).rev() {

@@ -1,0 +1,225 @@
+//! Parameter handles: names resolve to the model entries MuJoCo stores them in; setting a
+//! parameter gives the model that compiling the changed MJCF text gives (derived constants
+//! included); derivatives with respect to seeded parameters equal finite differences of
+//! recompiled models, through contact, a position servo with a damping ratio, and parameters
+//! seeded at exactly 0.
+
+use diffmj::model::ParamError;
+use diffmj::{mjcf, Data, Model, Scalar};
+use num_dual::DualSVec64;
+
+/// A box sliding on a floor (contact, friction, solref) and a position-servo arm with damping
+/// and friction loss; the placeholders are the parameters under test.
+const TEMPLATE: &str = r#"
+<mujoco>
+  <option timestep="0.002" tolerance="1e-13" iterations="200" ls_iterations="100"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 .1" friction="{MU} 0.005 0.0001"/>
+    <body name="box" pos="0 0 0.0995">
+      <freejoint/>
+      <inertial pos="0 0 0" mass="{MASS}" diaginertia="{IXX} 0.01 0.012"/>
+      <geom name="box" type="box" size=".1 .1 .1" solref="{TC} 1" friction="0.3"/>
+    </body>
+    <body name="arm" pos="1 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0" damping="{DAMP}" frictionloss="{FL}"
+             armature="{ARM}"/>
+      <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><position name="servo" joint="hinge" kp="{KP}" dampratio="0.5"/></actuator>
+</mujoco>
+"#;
+
+/// (placeholder, parameter text, nominal value)
+const PARAMS: [(&str, &str, f64); 8] = [
+    ("{MASS}", r#"body "box" mass"#, 1.3),
+    ("{IXX}", r#"body box inertia[0]"#, 0.011),
+    ("{TC}", r#"geom "box" solref[0]"#, 0.02),
+    ("{MU}", r#"geom floor friction[0]"#, 0.6),
+    ("{KP}", r#"actuator servo kp"#, 30.0),
+    ("{DAMP}", r#"joint hinge damping"#, 0.0),
+    ("{FL}", r#"joint hinge frictionloss"#, 0.05),
+    ("{ARM}", r#"joint hinge armature"#, 0.05),
+];
+
+fn xml(values: &[f64]) -> String {
+    let mut s = TEMPLATE.to_string();
+    for ((ph, _, _), v) in PARAMS.iter().zip(values) {
+        s = s.replace(ph, &format!("{v:.17e}"));
+    }
+    s
+}
+
+fn nominal() -> Vec<f64> {
+    PARAMS.iter().map(|p| p.2).collect()
+}
+
+/// The state the derivatives are taken at: the box sliding (so friction acts), the arm moving
+/// towards its target (so damping and friction loss act).
+fn start<T: Scalar>(m: &Model<T>) -> Data<T> {
+    let mut d = Data::new(m);
+    d.qvel[0] = T::c(0.4);
+    d.qvel[1] = T::c(-0.1);
+    d.qvel[3] = T::c(0.5);
+    d.qvel[6] = T::c(0.7);
+    d.ctrl[0] = T::c(0.3);
+    d
+}
+
+/// `(qpos, qvel)` after `n` steps.
+fn rollout<T: Scalar>(m: &Model<T>, n: usize) -> Vec<T> {
+    let mut d = start(m);
+    for _ in 0..n {
+        diffmj::step(m, &mut d).unwrap();
+    }
+    d.qpos.iter().chain(&d.qvel).copied().collect()
+}
+
+/// Names resolve to the entries MuJoCo stores the attribute in; bad names say what is wrong.
+#[test]
+fn handles_resolve_by_mjcf_names() {
+    let m = mjcf::load_str(&xml(&nominal())).unwrap();
+    let p = m.param(r#"body "box" mass"#).unwrap();
+    assert_eq!(p.name, r#"body "box" mass"#);
+    assert_eq!((p.slots[0].field, p.slots[0].index), ("body_mass", 1));
+    let p = m.param("geom floor friction[0]").unwrap();
+    assert_eq!((p.slots[0].field, p.slots[0].index), ("geom_friction", 0));
+    // a hinge's damping is one dof; a free joint's armature is tied over its six dofs
+    let p = m.param("joint hinge damping").unwrap();
+    assert_eq!((p.slots[0].field, p.slots[0].index), ("dof_damping", 6));
+    let free = m.params("dof 0 damping").unwrap();
+    assert_eq!(free.len(), 1);
+    // kp of a position servo: gainprm[0] and −biasprm[1]
+    let p = m.param("actuator servo kp").unwrap();
+    assert_eq!(p.slots.len(), 2);
+    assert_eq!(
+        (p.slots[1].field, p.slots[1].index, p.slots[1].scale),
+        ("actuator_biasprm", 1, -1.0)
+    );
+    assert_eq!(m.get_param(&p), 30.0);
+    // vectors expand without an index; option fields have no name
+    assert_eq!(m.params("geom box solref").unwrap().len(), 2);
+    assert_eq!(
+        m.param("option gravity[2]").unwrap().slots[0].field,
+        "opt.gravity"
+    );
+    assert_eq!(m.get_param(&m.param("option timestep").unwrap()), 0.002);
+    // errors
+    assert!(matches!(
+        m.param("geom box solref"),
+        Err(ParamError::Index { .. })
+    ));
+    assert!(matches!(
+        m.param("geom nosuch friction[0]"),
+        Err(ParamError::Element { .. })
+    ));
+    assert!(matches!(
+        m.param("geom box frobnicate"),
+        Err(ParamError::Field { .. })
+    ));
+    assert!(matches!(
+        m.param("widget box mass"),
+        Err(ParamError::Kind { .. })
+    ));
+    assert!(matches!(
+        m.param("geom box friction[7]"),
+        Err(ParamError::Index { .. })
+    ));
+    assert!(matches!(
+        m.param("body box subtreemass"),
+        Err(ParamError::NotAParameter { .. })
+    ));
+    assert!(matches!(
+        m.param("actuator servo kv"),
+        Err(ParamError::NotAParameter { .. })
+    ));
+    assert!(matches!(m.param("mass"), Err(ParamError::Syntax(_))));
+    let e = m.param("geom nosuch friction[0]").unwrap_err().to_string();
+    assert!(e.contains("no geom named 'nosuch'"), "{e}");
+}
+
+/// `set_param` on a compiled model gives the model compiled from the changed MJCF text: every
+/// real field within 1e-12 relative, derived constants (inverse weights, subtree masses, the
+/// servo's damping from its damping ratio, acc0) included.
+#[test]
+fn set_param_equals_recompiling() {
+    let base = nominal();
+    for (k, (_, text, v)) in PARAMS.iter().enumerate() {
+        let mut vals = base.clone();
+        vals[k] = v * 1.1 + 0.001;
+        let reference = mjcf::load_str(&xml(&vals)).unwrap();
+        let mut m = mjcf::load_str(&xml(&base)).unwrap();
+        let p = m.param(text).unwrap();
+        m.set_param(&p, vals[k]);
+        let mut changed = 0;
+        for f in Model::<f64>::all_fields().filter(|f| f.role != diffmj::model::fields::Role::Int) {
+            let (a, b) = (m.field(f.name).unwrap(), reference.field(f.name).unwrap());
+            assert_eq!(a.len(), b.len(), "{text}: {}", f.name);
+            let orig = mjcf::load_str(&xml(&base)).unwrap();
+            if orig.field(f.name).unwrap() != b {
+                changed += 1;
+            }
+            for (x, y) in a.iter().zip(b) {
+                assert!(
+                    (x - y).abs() <= 1e-12 * y.abs().max(1.0),
+                    "{text}: {} differs from the recompiled model: {x} vs {y}",
+                    f.name
+                );
+            }
+        }
+        assert!(changed > 0, "{text}: the recompiled model did not change");
+    }
+}
+
+/// ∂(qpos, qvel after 5 steps)/∂θ from a model seeded with `cast_seeded` equals central finite
+/// differences of models compiled from the changed MJCF text (forward differences for the
+/// damping and friction loss seeded at 0, which must not go negative), within 1e-6 relative
+/// (1e-5 one-sided) to the largest entry: through contact, friction, a position servo whose damping follows kp
+/// through its damping ratio, and the inverse weights that scale the contact regularizer.
+#[test]
+fn parameter_derivatives_match_recompiled_finite_differences() {
+    const N: usize = 8;
+    const STEPS: usize = 5;
+    let base = nominal();
+    let m = mjcf::load_str(&xml(&base)).unwrap();
+    let params: Vec<_> = PARAMS.iter().map(|p| m.param(p.1).unwrap()).collect();
+    let md = m.cast_seeded::<DualSVec64<N>>(&params).unwrap();
+    let ad = rollout(&md, STEPS);
+    let x0 = rollout(&m, STEPS);
+    for (i, a) in ad.iter().enumerate() {
+        assert!(
+            (a.re() - x0[i]).abs() <= 1e-14,
+            "real parts differ from the f64 run"
+        );
+    }
+    for k in 0..N {
+        let one_sided = base[k] == 0.0;
+        let h = 1e-6 * base[k].abs().max(1e-2);
+        let eval = |s: f64| {
+            let mut v = base.clone();
+            v[k] += s;
+            rollout(&mjcf::load_str(&xml(&v)).unwrap(), STEPS)
+        };
+        let (lo, hi) = if one_sided { (0.0, h) } else { (-h, h) };
+        let (a, b) = (eval(hi), eval(lo));
+        let fd: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (x - y) / (hi - lo)).collect();
+        let exact: Vec<f64> = ad.iter().map(|x| x.deriv(k)).collect();
+        let scale = fd.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+        assert!(
+            scale > 1e-6,
+            "{}: the finite difference is zero; the case tests nothing",
+            PARAMS[k].1
+        );
+        let err = exact
+            .iter()
+            .zip(&fd)
+            .fold(0.0f64, |s, (x, y)| s.max((x - y).abs()));
+        let tol = if one_sided { 1e-5 } else { 1e-6 };
+        eprintln!("{:32} relative error {:.2e}", PARAMS[k].1, err / scale);
+        assert!(
+            err <= tol * scale,
+            "{}: exact vs recompiled FD: error {err:.2e} (scale {scale:.2e})\n exact {exact:?}\n fd    {fd:?}",
+            PARAMS[k].1
+        );
+    }
+}
