@@ -71,7 +71,7 @@ impl Integ {
             Integ::PbadEq7(opt) => (2, opt, PbadObjective::Residual),
         };
         m.opt.integrator = Integrator::Pbad;
-        m.opt.pbad = PbadOptions {
+        *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
             optimizer,
             objective,
             ..PbadOptions::with_order(order)
@@ -159,7 +159,7 @@ fn simulate_from(
             break;
         }
         run.steps += 1;
-        if let Some(w) = &d.pbad {
+        if let Some(w) = diffmj::pbad::workspace(&d) {
             run.iterations += w.stats.iterations;
             run.unconverged = w.stats.unconverged_steps;
         }

@@ -45,7 +45,7 @@ struct Walk {
 fn walk(base: &Model<f64>, label: &str, amp: f64, friction: f64) -> R<Walk> {
     let mut m = base.clone();
     m.opt.integrator = Integrator::Pbad;
-    m.opt.pbad = PbadOptions {
+    *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
         optimizer: PbadOptimizer::Lm,
         contact_stiffness: STIFFNESS,
         contact_friction: friction,

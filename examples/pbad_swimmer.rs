@@ -72,7 +72,7 @@ fn swim(
     let mut m = base.clone();
     m.opt.timestep = h;
     m.opt.integrator = Integrator::Pbad;
-    m.opt.pbad = PbadOptions {
+    *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
         optimizer: PbadOptimizer::Lm,
         drag,
         drag_axes: axes,

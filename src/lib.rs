@@ -31,8 +31,10 @@ pub mod mjcf;
 pub mod model;
 pub mod pbad;
 pub mod scalar;
+pub mod state;
 
 pub use data::Data;
-pub use engine::{forward, inverse, step, SimError};
+pub use engine::{forward, forward_skip, inverse, step, step_skip, SimError, Skip};
 pub use model::Model;
 pub use scalar::Scalar;
+pub use state::{StateError, StateMask};

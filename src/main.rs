@@ -4,8 +4,6 @@
 use clap::{Parser, Subcommand};
 use diffmj::data::Warning;
 use diffmj::engine::solver::{NISLAND, NSOLVER};
-use diffmj::model::{disable, enable, Cone, Integrator, Solver};
-use diffmj::pbad::{PbadObjective, PbadOptimizer};
 use diffmj::{mjcf, Data, Model, SimError};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -123,123 +121,14 @@ fn load(path: &Path) -> Res<Model<f64>> {
     mjcf::load_file(path).map_err(|e| e.to_string())
 }
 
-/// Load a model and apply `KEY=VALUE` option overrides.
+/// Load a model and apply `KEY=VALUE` option overrides ([`diffmj::model::Options::set`]).
 fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
     let mut m = load(path)?;
     for kv in options {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| format!("--option '{kv}': expected KEY=VALUE"))?;
-        let num = || -> Res<f64> {
-            v.parse::<f64>()
-                .map_err(|e| format!("--option {k}: '{v}' is not a number ({e})"))
-        };
-        let int = || -> Res<usize> {
-            v.parse::<usize>()
-                .map_err(|e| format!("--option {k}: '{v}' is not a count ({e})"))
-        };
-        let o = &mut m.opt;
-        match k {
-            "solver" => {
-                o.solver = match v.to_ascii_lowercase().as_str() {
-                    "pgs" => Solver::Pgs,
-                    "cg" => Solver::Cg,
-                    "newton" => Solver::Newton,
-                    _ => return Err(format!("--option solver: unknown solver '{v}'")),
-                }
-            }
-            "cone" => {
-                o.cone = match v {
-                    "pyramidal" => Cone::Pyramidal,
-                    "elliptic" => Cone::Elliptic,
-                    _ => return Err(format!("--option cone: unknown cone '{v}'")),
-                }
-            }
-            "tolerance" => o.tolerance = num()?,
-            "ls_tolerance" => o.ls_tolerance = num()?,
-            "noslip_tolerance" => o.noslip_tolerance = num()?,
-            "impratio" => o.impratio = num()?,
-            "iterations" => o.iterations = int()?,
-            "ls_iterations" => o.ls_iterations = int()?,
-            "noslip_iterations" => o.noslip_iterations = int()?,
-            "ccd_tolerance" => o.ccd_tolerance = num()?,
-            "ccd_iterations" => o.ccd_iterations = int()?,
-            "integrator" => {
-                o.integrator = match v.to_ascii_lowercase().as_str() {
-                    "euler" => Integrator::Euler,
-                    "rk4" => Integrator::Rk4,
-                    "implicit" => Integrator::Implicit,
-                    "implicitfast" => Integrator::ImplicitFast,
-                    "pbad" => Integrator::Pbad,
-                    _ => return Err(format!("--option integrator: unknown integrator '{v}'")),
-                }
-            }
-            "timestep" => o.timestep = num()?,
-            "pbad_order" => o.pbad.order = int()?,
-            "pbad_optimizer" => {
-                o.pbad.optimizer = match v.to_ascii_lowercase().as_str() {
-                    "lm" => PbadOptimizer::Lm,
-                    "lbfgs" => PbadOptimizer::Lbfgs,
-                    _ => return Err(format!("--option pbad_optimizer: unknown optimizer '{v}'")),
-                }
-            }
-            "pbad_objective" => {
-                o.pbad.objective = match v.to_ascii_lowercase().as_str() {
-                    "auto" => PbadObjective::ByOrder,
-                    "residual" => PbadObjective::Residual,
-                    _ => {
-                        return Err(format!(
-                            "--option pbad_objective: unknown objective '{v}' (auto, residual)"
-                        ))
-                    }
-                }
-            }
-            "pbad_tolerance" => o.pbad.tolerance = num()?,
-            "pbad_max_iter" => o.pbad.max_iter = int()?,
-            "pbad_gauss_newton" => o.pbad.gauss_newton = int()? != 0,
-            "pbad_lbfgs_refresh" => o.pbad.lbfgs_refresh = int()?,
-            "pbad_drag" => o.pbad.drag = num()?,
-            "pbad_drag_axes" => {
-                let axes: Vec<f64> = v
-                    .split(',')
-                    .map(|x| x.trim().parse::<f64>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| format!("--option {k}: '{v}' is not a list of numbers ({e})"))?;
-                o.pbad.drag_axes = axes.try_into().map_err(|a: Vec<f64>| {
-                    format!(
-                        "--option {k}: '{v}' has {} numbers, expected 3 (x,y,z)",
-                        a.len()
-                    )
-                })?;
-            }
-            "pbad_contact_stiffness" => o.pbad.contact_stiffness = num()?,
-            "pbad_contact_friction" => o.pbad.contact_friction = num()?,
-            "pbad_lbfgs_memory" => o.pbad.lbfgs_memory = int()?,
-            "disable" => {
-                for flag in v.split(',') {
-                    o.disableflags |= match flag {
-                        "constraint" => disable::CONSTRAINT,
-                        "equality" => disable::EQUALITY,
-                        "frictionloss" => disable::FRICTIONLOSS,
-                        "limit" => disable::LIMIT,
-                        "contact" => disable::CONTACT,
-                        "warmstart" => disable::WARMSTART,
-                        "refsafe" => disable::REFSAFE,
-                        _ => return Err(format!("--option disable: unknown flag '{flag}'")),
-                    }
-                }
-            }
-            "enable" => {
-                for flag in v.split(',') {
-                    o.enableflags |= match flag {
-                        "invdiscrete" => enable::INVDISCRETE,
-                        "fwdinv" => enable::FWDINV,
-                        _ => return Err(format!("--option enable: unknown flag '{flag}'")),
-                    }
-                }
-            }
-            _ => return Err(format!("--option: unknown option '{k}'")),
-        }
+        m.opt.set(k, v).map_err(|e| format!("--{e}"))?;
     }
     Ok(m)
 }
@@ -699,6 +588,8 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use diffmj::model::Integrator;
+    use diffmj::pbad::{PbadObjective, PbadOptimizer};
 
     fn spider() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("models/pbad/spider.xml")
@@ -724,7 +615,7 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let m = load_with(&spider(), &opts).unwrap();
-        let p = m.opt.pbad;
+        let p = diffmj::pbad::options(&m.opt);
         assert_eq!(m.opt.integrator, Integrator::Pbad);
         assert_eq!((p.order, p.optimizer), (3, PbadOptimizer::Lbfgs));
         assert_eq!((p.lbfgs_memory, p.lbfgs_refresh, p.drag), (5, 4, 0.25));

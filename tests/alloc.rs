@@ -266,15 +266,15 @@ fn pbad_step_does_not_allocate() {
                 let mut m = mjcf::load_file(format!("{root}/models/pbad/{name}.xml")).unwrap();
                 m.opt.integrator = Integrator::Pbad;
                 m.opt.timestep = 0.01;
-                m.opt.pbad = PbadOptions {
+                *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
                     optimizer: PbadOptimizer::Lm,
                     gauss_newton,
                     ..PbadOptions::with_order(order)
                 };
                 if name == "spider" {
-                    m.opt.pbad.contact_stiffness = 2000.0;
-                    m.opt.pbad.contact_friction = 2e5;
-                    m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
+                    diffmj::pbad::options_mut(&mut m.opt).contact_stiffness = 2000.0;
+                    diffmj::pbad::options_mut(&mut m.opt).contact_friction = 2e5;
+                    diffmj::pbad::options_mut(&mut m.opt).drag_axes = [0.5, 3.0, 2.0];
                 }
                 let mut d = Data::new(&m);
                 if m.nkey > 0 {
@@ -288,7 +288,7 @@ fn pbad_step_does_not_allocate() {
                         diffmj::step(&m, &mut d).unwrap();
                     }
                 });
-                let w = d.pbad.as_ref().expect("a PBAD workspace");
+                let w = diffmj::pbad::workspace(&d).expect("a PBAD workspace");
                 assert!(w.stats.iterations > 0, "{name} PBAD-{order}: no iterations");
                 assert_eq!(
                     n, 0,
@@ -300,4 +300,39 @@ fn pbad_step_does_not_allocate() {
         }
     }
     assert_eq!(checked, 10);
+}
+
+/// The state API allocates nothing once the buffers exist: `get_state`/`set_state` of the
+/// whole integration state, `copy_state_from`, the whole-`Data` `copy_from`, and
+/// `forward_skip` (on a contact model, and on PBAD whose history is part of the state).
+#[test]
+fn state_copies_do_not_allocate() {
+    use diffmj::StateMask;
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (name, pbad) in [("constraints/stacks", false), ("pbad/chain10", true)] {
+        let mut m = mjcf::load_file(format!("{root}/models/{name}.xml")).unwrap();
+        if pbad {
+            m.opt.integrator = Integrator::Pbad;
+        }
+        let mut a = Data::new(&m);
+        let mut b = Data::new(&m);
+        a.qvel[0] = 0.3;
+        for _ in 0..10 {
+            diffmj::step(&m, &mut a).unwrap();
+        }
+        b.copy_from(&a);
+        diffmj::step(&m, &mut b).unwrap();
+        let mut x = vec![0.0; Data::state_size(&m, StateMask::INTEGRATION)];
+        let n = allocations_in(|| {
+            for _ in 0..5 {
+                a.get_state(&m, &mut x, StateMask::INTEGRATION).unwrap();
+                b.set_state(&m, &x, StateMask::INTEGRATION).unwrap();
+                b.copy_state_from(&a);
+                b.copy_from(&a);
+                diffmj::forward_skip(&m, &mut b, diffmj::Skip::PositionAndVelocity, false);
+            }
+        });
+        assert!(a.nefc > 0 || pbad, "{name}: no constraint rows");
+        assert_eq!(n, 0, "{name}: {n} heap allocations in the state API");
+    }
 }

@@ -463,7 +463,7 @@ fn objective_gradient_matches_central_differences() {
 fn pbad_model(name: &str, order: usize, opt: PbadOptimizer, h: f64) -> Model<f64> {
     let mut m = load(name);
     m.opt.integrator = Integrator::Pbad;
-    m.opt.pbad = PbadOptions {
+    *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
         optimizer: opt,
         ..PbadOptions::with_order(order)
     };
@@ -556,7 +556,7 @@ fn energy_run(m: &Model<f64>, key: usize, steps: usize, scale: f64) -> EnergyRun
         max_rise = max_rise.max(e - prev);
         prev = e;
     }
-    let unconverged = d.pbad.as_ref().map_or(0, |w| w.stats.unconverged_steps);
+    let unconverged = diffmj::pbad::workspace(&d).map_or(0, |w| w.stats.unconverged_steps);
     Some(((prev - e0) / scale, max_rise / scale, unconverged))
 }
 
@@ -671,14 +671,14 @@ fn lbfgs_and_lm_agree() {
             let mut worst: f64 = 0.0;
             for _ in 0..10 {
                 diffmj::step(&m, &mut d).expect("step");
-                worst = worst.max(d.pbad.as_ref().unwrap().stats.residual);
+                worst = worst.max(diffmj::pbad::workspace(&d).unwrap().stats.residual);
             }
             println!("order {order} {opt:?}: largest residual {worst:.2e}");
             assert!(
-                worst < 100.0 * m.opt.pbad.tolerance,
+                worst < 100.0 * diffmj::pbad::options(&m.opt).tolerance,
                 "order {order} {opt:?}: residual {worst:e} left after a step"
             );
-            let st = d.pbad.as_ref().unwrap().stats;
+            let st = diffmj::pbad::workspace(&d).unwrap().stats;
             println!(
                 "order {order} {opt:?}: {} iterations in 10 steps",
                 st.total_iterations
@@ -722,7 +722,10 @@ fn step_derivative(
         for _ in 0..10 {
             diffmj::step(m, &mut d).expect("step");
         }
-        assert_eq!(d.pbad.as_ref().unwrap().stats.unconverged_steps, 0);
+        assert_eq!(
+            diffmj::pbad::workspace(&d).unwrap().stats.unconverged_steps,
+            0
+        );
         d.qpos
     };
     let (qp, qm) = (run(eps), run(-eps));
@@ -802,10 +805,10 @@ fn eq7_at_order_two_solves_eq5() {
     for objective in [PbadObjective::ByOrder, PbadObjective::Residual] {
         for opt in [PbadOptimizer::Lm, PbadOptimizer::Lbfgs] {
             let mut m = pbad_model("chain10", 2, opt, 0.05);
-            m.opt.pbad.objective = objective;
-            m.opt.pbad.drag = 0.5;
+            diffmj::pbad::options_mut(&mut m.opt).objective = objective;
+            diffmj::pbad::options_mut(&mut m.opt).drag = 0.5;
             let d = run_from_key(&m, 40);
-            let st = d.pbad.as_ref().unwrap().stats;
+            let st = diffmj::pbad::workspace(&d).unwrap().stats;
             println!(
                 "{objective:?} {opt:?}: {:.2} iterations per step, {} unconverged",
                 st.total_iterations as f64 / st.steps as f64,
@@ -844,7 +847,7 @@ fn optimizers_on_both_objectives_at_a_large_step() {
             for opt in [PbadOptimizer::Lm, PbadOptimizer::Lbfgs] {
                 let mut m = base.clone();
                 m.opt.integrator = Integrator::Pbad;
-                m.opt.pbad = PbadOptions {
+                *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
                     optimizer: opt,
                     objective,
                     ..PbadOptions::with_order(2)
@@ -852,7 +855,7 @@ fn optimizers_on_both_objectives_at_a_large_step() {
                 let e0 = energy_of(&m, &mut run_from_key(&m, 0));
                 let mut d = run_from_key(&m, 40);
                 let e = energy_of(&m, &mut d);
-                let st = d.pbad.as_ref().unwrap().stats;
+                let st = diffmj::pbad::workspace(&d).unwrap().stats;
                 let per_step = st.total_iterations as f64 / st.steps as f64;
                 println!(
                     "{n} links, {objective:?} {opt:?}: {per_step:.2} iterations per step, {} \
@@ -925,7 +928,7 @@ fn stiff_damping_starts_and_decays() {
 fn drag_slows_a_free_body_exponentially() {
     let mut m = pbad_model("ball", 2, PbadOptimizer::Lm, 0.002);
     m.opt.gravity = [0.0; 3];
-    m.opt.pbad.drag = 1.5;
+    diffmj::pbad::options_mut(&mut m.opt).drag = 1.5;
     let mut d = Data::new(&m);
     let da = m.jnt_dofadr[2];
     d.qvel[da] = 0.4;
@@ -991,15 +994,18 @@ fn unsupported_order_is_an_error() {
 fn convergence_flag_is_honest() {
     for (tol, want) in [(1e-300, false), (1e-10, true)] {
         let mut m = pbad_model("chain10", 2, PbadOptimizer::Lm, 0.01);
-        m.opt.pbad.tolerance = tol;
+        diffmj::pbad::options_mut(&mut m.opt).tolerance = tol;
         let d = run_from_key(&m, 3);
-        let st = d.pbad.as_ref().unwrap().stats;
+        let st = diffmj::pbad::workspace(&d).unwrap().stats;
         println!(
             "tolerance {tol:e}: residual {:.2e}, {} iterations, converged {}",
             st.residual, st.iterations, st.converged
         );
         assert_eq!(st.converged, want, "tolerance {tol:e}: {st:?}");
-        assert!(st.iterations < m.opt.pbad.max_iter, "{st:?}");
+        assert!(
+            st.iterations < diffmj::pbad::options(&m.opt).max_iter,
+            "{st:?}"
+        );
         assert_eq!(st.unconverged_steps, if want { 0 } else { 3 });
     }
 }
@@ -1012,7 +1018,7 @@ const FLOOR_BOX: &str = r#"<mujoco><option timestep="0.01"/><worldbody>
 fn penalty_model(xml: &str, stiffness: f64, friction: f64) -> Model<f64> {
     let mut m = mjcf::load_str(xml).unwrap();
     m.opt.integrator = Integrator::Pbad;
-    m.opt.pbad = PbadOptions {
+    *diffmj::pbad::options_mut(&mut m.opt) = PbadOptions {
         contact_stiffness: stiffness,
         contact_friction: friction,
         ..PbadOptions::with_order(2)
@@ -1151,8 +1157,8 @@ fn swimmer_swims_only_with_anisotropic_drag() {
         (2, 0.0, [0.0; 3]),
     ] {
         let mut m = pbad_model("swimmer", order, PbadOptimizer::Lm, 0.02);
-        m.opt.pbad.drag = drag;
-        m.opt.pbad.drag_axes = axes;
+        diffmj::pbad::options_mut(&mut m.opt).drag = drag;
+        diffmj::pbad::options_mut(&mut m.opt).drag_axes = axes;
         let mut d = Data::new(&m);
         let c0 = com_of(&m, &mut d);
         for _ in 0..250 {
@@ -1160,7 +1166,7 @@ fn swimmer_swims_only_with_anisotropic_drag() {
             diffmj::step(&m, &mut d).expect("step");
         }
         let c = com_of(&m, &mut d);
-        let st = d.pbad.as_ref().unwrap().stats;
+        let st = diffmj::pbad::workspace(&d).unwrap().stats;
         println!(
             "PBAD-{order} drag {drag:.2} axes {axes:?}: centre of mass moved {:+.4e} m along x, \
              {:+.1e} along y; {} unconverged steps",
@@ -1189,8 +1195,8 @@ fn swimmer_swims_only_with_anisotropic_drag() {
 fn spider_walks_on_the_penalty_floor() {
     let run = |stiffness: f64, friction: f64| {
         let mut m = pbad_model("spider", 2, PbadOptimizer::Lm, 0.01);
-        m.opt.pbad.contact_stiffness = stiffness;
-        m.opt.pbad.contact_friction = friction;
+        diffmj::pbad::options_mut(&mut m.opt).contact_stiffness = stiffness;
+        diffmj::pbad::options_mut(&mut m.opt).contact_friction = friction;
         if stiffness == 0.0 {
             m.opt.disableflags |= diffmj::model::disable::CONTACT;
         }
@@ -1232,13 +1238,13 @@ fn spider_walks_on_the_penalty_floor() {
 fn dual_derivative_through_contact_matches_finite_differences() {
     for (order, friction) in [(2, 2e7), (3, 2e5)] {
         let mut m = pbad_model("spider", order, PbadOptimizer::Lm, 0.01);
-        m.opt.pbad.contact_stiffness = 2000.0;
-        m.opt.pbad.contact_friction = friction;
-        m.opt.pbad.drag_axes = [0.5, 3.0, 2.0];
+        diffmj::pbad::options_mut(&mut m.opt).contact_stiffness = 2000.0;
+        diffmj::pbad::options_mut(&mut m.opt).contact_friction = friction;
+        diffmj::pbad::options_mut(&mut m.opt).drag_axes = [0.5, 3.0, 2.0];
         // solved to 1e-12, so that the central differences' noise (tolerance over the
         // difference step) stays below the bound: at 1e-10 it reached 6e-5 with the stiff
         // friction, depending on where the warm start put each run
-        m.opt.pbad.tolerance = 1e-12;
+        diffmj::pbad::options_mut(&mut m.opt).tolerance = 1e-12;
         let mut rng = Lcg(71);
         let v0: Vec<f64> = (0..m.nv).map(|_| 0.3 * rng.next()).collect();
         let mut q0 = m.qpos0.clone();

@@ -42,7 +42,7 @@ pub fn run_for<const N: usize>(
         s.steps += 1;
         record(d);
     }
-    if let Some(p) = &d.pbad {
+    if let Some(p) = diffmj::pbad::workspace(d) {
         s.iterations = p.stats.total_iterations;
         s.unconverged = p.stats.unconverged_steps;
     }

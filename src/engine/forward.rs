@@ -7,16 +7,33 @@ use crate::scalar::{all_zero_exact, Scalar};
 
 use super::{actuation, collision, constraint, inertia, kinematics, passive, rne, solver, tendon};
 
-/// Pipeline stage from which to recompute (MuJoCo's `mjtStage`): everything from the given
-/// stage on is recomputed, earlier stages are taken from `Data` as they are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stage {
-    /// Recompute everything (positions changed).
+/// Which stages [`forward_skip`] skips, taking what they computed from `Data` as it is
+/// (MuJoCo's `skipstage` argument of `mj_forwardSkip`, an `mjtStage`: the last stage whose
+/// results are still valid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Skip {
+    /// Skip nothing: a full forward pass (`mjSTAGE_NONE`).
+    #[default]
+    Nothing,
+    /// Positions unchanged: skip the position stage, recompute from velocities on
+    /// (`mjSTAGE_POS`).
     Position,
-    /// Positions unchanged: recompute from velocities on.
-    Velocity,
-    /// Positions and velocities unchanged: recompute actuation and acceleration only.
-    Acceleration,
+    /// Positions and velocities unchanged (only controls, applied forces or activations
+    /// changed): skip the position and velocity stages, recompute actuation, acceleration and
+    /// the constraint solve (`mjSTAGE_VEL`).
+    PositionAndVelocity,
+}
+
+impl Skip {
+    /// From MuJoCo's `mjtStage` code (0 none, 1 position, 2 velocity).
+    pub fn from_mjtstage(code: i32) -> Option<Skip> {
+        Some(match code {
+            0 => Skip::Nothing,
+            1 => Skip::Position,
+            2 => Skip::PositionAndVelocity,
+            _ => return None,
+        })
+    }
 }
 
 /// Position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J, qM, qLD, contact, efc_J…
@@ -97,12 +114,17 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     solver::fwd_constraint(m, d);
 }
 
-/// Run the forward pipeline from `stage` on (MuJoCo's `mj_forwardSkip` without sensors).
-pub fn forward_skip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: Stage) {
-    if stage <= Stage::Position {
+/// The forward pipeline with the stages `skip` names taken from `d` as they are (MuJoCo's
+/// `mj_forwardSkip(m, d, skipstage, skipsensor)`): when the skipped stages' inputs are
+/// unchanged since they last ran, the result is bit-identical to a full forward pass.
+/// `skip_sensor` skips the sensor stages (none are computed yet: sensors arrive with their own
+/// stage). No divergence checks: [`forward()`](crate::forward()) adds them.
+pub fn forward_skip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, skip: Skip, skip_sensor: bool) {
+    let _ = skip_sensor;
+    if skip < Skip::Position {
         fwd_position(m, d);
     }
-    if stage <= Stage::Velocity {
+    if skip < Skip::PositionAndVelocity {
         fwd_velocity(m, d);
     }
     actuation::fwd_actuation(m, d);

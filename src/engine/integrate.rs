@@ -8,7 +8,7 @@ use crate::model::{disable, Integrator, JointType, Model};
 use crate::scalar::Scalar;
 
 use super::derivative;
-use super::forward::{forward_skip, Stage};
+use super::forward::{forward_skip, Skip};
 use super::linalg;
 use super::passive;
 
@@ -377,7 +377,7 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             d.act[k] = x0[nq + nv + k] + h * (a * prev[2 * nv + k]);
         }
         d.time = t0 + a * h;
-        forward_skip(m, d, Stage::Position);
+        forward_skip(m, d, Skip::Nothing, false);
         f[..nv].copy_from_slice(&d.qvel);
         for j in 0..m.njnt {
             let Some((_, da)) = rotation_part(m, j) else {

@@ -12,6 +12,7 @@ use crate::scalar::Scalar;
 pub mod actuation;
 pub mod collision;
 pub mod constraint;
+pub mod custom;
 pub mod derivative;
 pub mod fluid;
 pub mod forward;
@@ -27,7 +28,7 @@ pub mod setconst;
 pub mod solver;
 pub mod tendon;
 
-pub use forward::{forward_skip, Stage};
+pub use forward::{forward_skip, Skip};
 pub use integrate::{differentiate_pos, integrate_pos};
 
 /// Errors of the simulation pipeline.
@@ -46,7 +47,7 @@ pub enum SimError {
 pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     check_pos(m, d)?;
     check_vel(m, d)?;
-    forward_skip(m, d, Stage::Position);
+    forward_skip(m, d, Skip::Nothing, false);
     check_acc(m, d)
 }
 
@@ -169,7 +170,23 @@ pub fn compare_fwd_inv<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), S
 /// Advance the simulation by one time step with the model's integrator (with the `fwdinv`
 /// enable flag, [`compare_fwd_inv`] after the forward pass).
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
-    forward(m, d)?;
+    step_skip(m, d, Skip::Nothing, false)
+}
+
+/// [`step`] with the forward pass's stages `skip` names taken from `d` as they are (see
+/// [`forward_skip`]): when only the controls changed since the last forward pass at this
+/// state, `Skip::PositionAndVelocity` gives the same step for less work (what finite
+/// differences in the controls use). RK4's later stages always run in full.
+pub fn step_skip<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    skip: Skip,
+    skip_sensor: bool,
+) -> Result<(), SimError> {
+    check_pos(m, d)?;
+    check_vel(m, d)?;
+    forward_skip(m, d, skip, skip_sensor);
+    check_acc(m, d)?;
     if m.enabled(enable::FWDINV) {
         compare_fwd_inv(m, d)?;
     }
@@ -177,7 +194,7 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
         Integrator::Euler => integrate::euler(m, d),
         Integrator::Rk4 => integrate::rk4(m, d),
         Integrator::Implicit | Integrator::ImplicitFast => integrate::implicit(m, d),
-        Integrator::Pbad => return crate::pbad::step(m, d),
+        Integrator::Pbad => return custom::step(m, d),
     }
     Ok(())
 }
@@ -190,6 +207,9 @@ fn bad<T: Scalar>(v: &[T]) -> Option<usize> {
     v.iter().position(|x| !x.finite() || x.re().abs() > MAXVAL)
 }
 
+/// A diverged state: reset to `qpos0` (MuJoCo's automatic reset), or with the `autoreset`
+/// disable flag left as it is for the caller to inspect; the warning is counted either way
+/// (after the reset, which clears the counters) and the error says what diverged.
 fn diverged<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
@@ -197,17 +217,26 @@ fn diverged<T: Scalar>(
     what: &str,
     i: usize,
 ) -> Result<(), SimError> {
+    let kept = m.disabled(crate::model::disable::AUTORESET);
     let msg = format!(
-        "{what}[{i}] is not finite or exceeds {MAXVAL:e} at time {:.6}",
-        d.time.re()
+        "{what}[{i}] is not finite or exceeds {MAXVAL:e} at time {:.6}; {}",
+        d.time.re(),
+        if kept {
+            "state left as it was (autoreset disabled)"
+        } else {
+            "state reset to qpos0"
+        }
     );
-    d.reset(m);
+    if !kept {
+        d.reset(m);
+    }
     d.warn(w, i);
     Err(SimError::Diverged(msg))
 }
 
-/// Divergence check of pipeline stage 1: positions must be finite and bounded, else the state is
-/// reset to `qpos0` and the warning is counted in `d.warning`.
+/// Divergence check of pipeline stage 1: positions must be finite and bounded, else the
+/// warning is counted in `d.warning` and the state reset to `qpos0` (unless the `autoreset`
+/// disable flag is set).
 pub fn check_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     match bad(&d.qpos) {
         Some(i) => diverged(m, d, Warning::BadQpos, "qpos", i),

@@ -854,7 +854,7 @@ pub fn default_options() -> Options<f64> {
         ccd_iterations: 35,
         disableflags: 0,
         enableflags: 0,
-        pbad: crate::pbad::PbadOptions::default(),
+        integrator_options: None,
     }
 }
 
@@ -1800,62 +1800,26 @@ impl<'d> Reader<'d> {
                 *d = v as usize;
             }
         }
+        if let Some(v) = a.int("actuatorgroupdisable")? {
+            if v != 0 {
+                return Err(a.err(
+                    Some("actuatorgroupdisable"),
+                    ErrorKind::Unsupported,
+                    "disabling actuator groups is not supported yet",
+                ));
+            }
+        }
         for ch in &e.children {
             if ch.name != "flag" {
                 return Err(self.unknown(ch, "option"));
             }
             let fa = self.a(ch);
             allowed(&fa, "option-flag")?;
-            use crate::model::{disable as d, enable as en};
-            let dis: &[(&str, u32)] = &[
-                ("constraint", d::CONSTRAINT),
-                ("equality", d::EQUALITY),
-                ("frictionloss", d::FRICTIONLOSS),
-                ("limit", d::LIMIT),
-                ("contact", d::CONTACT),
-                ("spring", d::SPRING),
-                ("damper", d::DAMPER),
-                ("gravity", d::GRAVITY),
-                ("clampctrl", d::CLAMPCTRL),
-                ("warmstart", d::WARMSTART),
-                ("filterparent", d::FILTERPARENT),
-                ("actuation", d::ACTUATION),
-                ("refsafe", d::REFSAFE),
-                ("sensor", d::SENSOR),
-                ("midphase", d::MIDPHASE),
-                ("eulerdamp", d::EULERDAMP),
-                ("autoreset", d::AUTORESET),
-                ("nativeccd", d::NATIVECCD),
-                ("island", d::ISLAND),
-                ("multiccd", d::MULTICCD),
-            ];
-            let ena: &[(&str, u32)] = &[
-                ("override", en::OVERRIDE),
-                ("energy", en::ENERGY),
-                ("fwdinv", en::FWDINV),
-                ("invdiscrete", en::INVDISCRETE),
-                ("sleep", en::SLEEP),
-                ("diagexact", en::DIAGEXACT),
-                ("ipc", en::IPC),
-                ("speculative", en::SPECULATIVE),
-            ];
             let o = &mut self.spec.opt;
-            for (n, bit) in dis {
-                if let Some(on) = fa.flag(n)? {
-                    if on {
-                        o.disableflags &= !bit;
-                    } else {
-                        o.disableflags |= bit;
-                    }
-                }
-            }
-            for (n, bit) in ena {
-                if let Some(on) = fa.flag(n)? {
-                    if on {
-                        o.enableflags |= bit;
-                    } else {
-                        o.enableflags &= !bit;
-                    }
+            for f in crate::model::options::FLAGS {
+                if let Some(on) = fa.flag(f.name)? {
+                    f.apply(o, on)
+                        .map_err(|why| fa.err(Some(f.name), ErrorKind::Unsupported, why))?;
                 }
             }
         }

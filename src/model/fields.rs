@@ -54,6 +54,8 @@ pub enum Size {
     Nd,
     /// `nuserdata`.
     Nuserdata,
+    /// The constraint rows in use, `Data::nefc` (changes from step to step; 0 for a model).
+    Nefc,
     /// A fixed count.
     Fixed(usize),
     /// `nmocap × 3` (keyframe mocap positions per key).
@@ -88,6 +90,7 @@ impl Size {
             Size::Nm => t.nm,
             Size::Nd => t.nd,
             Size::Nuserdata => t.nuserdata,
+            Size::Nefc => 0,
             Size::Fixed(n) => n,
             Size::Nmocap3 => 3 * t.nmocap,
             Size::Nmocap4 => 4 * t.nmocap,

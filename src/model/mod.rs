@@ -7,6 +7,7 @@
 use crate::math::{Quat, V3};
 
 pub mod fields;
+pub mod options;
 pub mod param;
 
 pub use param::{Param, ParamError, Slot};
@@ -64,13 +65,13 @@ pub enum GeomType {
     Plane,
     /// Height field (not supported yet).
     Hfield,
-    /// Sphere of radius size[0].
+    /// Sphere of radius `size[0]`.
     Sphere,
-    /// Capsule of radius size[0] and half-length size[1].
+    /// Capsule of radius `size[0]` and half-length `size[1]`.
     Capsule,
     /// Ellipsoid with radii size[0..3].
     Ellipsoid,
-    /// Cylinder of radius size[0] and half-length size[1].
+    /// Cylinder of radius `size[0]` and half-length `size[1]`.
     Cylinder,
     /// Box with half-sizes size[0..3].
     Box,
@@ -108,7 +109,7 @@ pub enum Integrator {
     ImplicitFast,
     /// Position-based articulated dynamics of Pan & Manocha (not a MuJoCo integrator: chosen
     /// through the API or the command line, never read from MJCF), with the options of
-    /// [`Options::pbad`]; see [`crate::pbad`].
+    /// `Options::integrator_options`; see [`crate::pbad`].
     Pbad,
 }
 
@@ -310,9 +311,9 @@ real_fields! {
             disableflags: u32,
             /// Bit flags of [`enable`].
             enableflags: u32,
-            /// Options of the PBAD integrator (used when `integrator` is [`Integrator::Pbad`]; not
-            /// part of MJCF).
-            pbad: crate::pbad::PbadOptions,
+            /// Options of a custom integrator (not part of MJCF), owned by that integrator's
+            /// module (for [`Integrator::Pbad`], see [`crate::pbad::options_mut`]).
+            integrator_options: Option<Box<dyn crate::engine::custom::IntegratorOptions>>,
         }
     }
     cast(_o) {}

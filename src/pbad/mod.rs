@@ -46,8 +46,9 @@
 //! 2b; `examples/pbad_chain.rs --chain100`).
 //!
 //! Select it for a model with [`Integrator::Pbad`](crate::model::Integrator::Pbad) and the
-//! options in `Options::pbad` ([`PbadOptions`]); then [`crate::step`] runs a PBAD step. The
-//! integrator keeps its collocation history in [`Data::pbad`](crate::Data::pbad); when the
+//! options set with [`options_mut`] (or `Options::set("pbad_order", "3")`; [`PbadOptions`]);
+//! then [`crate::step`] runs a PBAD step. The integrator keeps its collocation history in
+//! `Data::integrator_state` ([`workspace`]; part of the state's `HISTORY` component); when the
 //! state is changed from outside (or on the first step), the history is rebuilt by integrating
 //! backwards from `(qpos, qvel)` with RK4, or, where a damper's time constant is shorter than
 //! the history's span (backwards in time it amplifies exponentially) or RK4 fails, from the
@@ -75,7 +76,7 @@ pub mod objective;
 pub mod residual;
 mod step;
 
-pub use step::{step, PbadStats, PbadWorkspace};
+pub use step::{get_history, history_size, set_history, step, workspace, PbadStats, PbadWorkspace};
 
 /// Optimizer of a PBAD step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -182,6 +183,102 @@ impl Default for PbadOptions {
     }
 }
 
+/// The PBAD options of `opt` (the defaults when none were set).
+pub fn options<T>(opt: &crate::model::Options<T>) -> PbadOptions {
+    opt.integrator_options
+        .as_ref()
+        .and_then(|o| o.as_any().downcast_ref::<PbadOptions>())
+        .copied()
+        .unwrap_or_default()
+}
+
+/// The PBAD options of `opt`, writable (installing the defaults when none were set, or when
+/// another integrator's options were there).
+pub fn options_mut<T>(opt: &mut crate::model::Options<T>) -> &mut PbadOptions {
+    let ours = opt
+        .integrator_options
+        .as_ref()
+        .is_some_and(|o| o.as_any().is::<PbadOptions>());
+    if !ours {
+        opt.integrator_options = Some(Box::new(PbadOptions::default()));
+    }
+    opt.integrator_options
+        .as_mut()
+        .and_then(|o| o.as_any_mut().downcast_mut::<PbadOptions>())
+        .expect("PBAD options were just installed")
+}
+
+impl IntegratorOptions for PbadOptions {
+    fn clone_box(&self) -> Box<dyn IntegratorOptions> {
+        Box::new(*self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    /// `pbad_order` (2-6), `pbad_optimizer` (lm, lbfgs), `pbad_objective` (auto: Eq. 5 for
+    /// order 2 and Eq. 7 above; residual: Eq. 7), `pbad_tolerance`, `pbad_max_iter`,
+    /// `pbad_gauss_newton` (0/1), `pbad_lbfgs_memory`, `pbad_lbfgs_refresh`, `pbad_drag`,
+    /// `pbad_drag_axes` (x,y,z), `pbad_contact_stiffness`, `pbad_contact_friction`.
+    fn set(&mut self, key: &str, v: &str) -> Result<bool, String> {
+        let num = || -> Result<f64, String> {
+            let x = v
+                .trim()
+                .parse::<f64>()
+                .map_err(|e| format!("'{v}' is not a number ({e})"))?;
+            if x.is_finite() {
+                Ok(x)
+            } else {
+                Err(format!("'{v}' is not a finite number"))
+            }
+        };
+        let int = || -> Result<usize, String> {
+            v.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("'{v}' is not a count ({e})"))
+        };
+        match key {
+            "pbad_order" => self.order = int()?,
+            "pbad_optimizer" => {
+                self.optimizer = match v.to_ascii_lowercase().as_str() {
+                    "lm" => PbadOptimizer::Lm,
+                    "lbfgs" => PbadOptimizer::Lbfgs,
+                    _ => return Err(format!("unknown optimizer '{v}' (lm, lbfgs)")),
+                }
+            }
+            "pbad_objective" => {
+                self.objective = match v.to_ascii_lowercase().as_str() {
+                    "auto" => PbadObjective::ByOrder,
+                    "residual" => PbadObjective::Residual,
+                    _ => return Err(format!("unknown objective '{v}' (auto, residual)")),
+                }
+            }
+            "pbad_tolerance" => self.tolerance = num()?,
+            "pbad_max_iter" => self.max_iter = int()?,
+            "pbad_gauss_newton" => self.gauss_newton = int()? != 0,
+            "pbad_lbfgs_refresh" => self.lbfgs_refresh = int()?,
+            "pbad_lbfgs_memory" => self.lbfgs_memory = int()?,
+            "pbad_drag" => self.drag = num()?,
+            "pbad_drag_axes" => {
+                let axes: Vec<f64> = v
+                    .split(',')
+                    .map(|x| x.trim().parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("'{v}' is not a list of numbers ({e})"))?;
+                self.drag_axes = axes.try_into().map_err(|a: Vec<f64>| {
+                    format!("'{v}' has {} numbers, expected 3 (x,y,z)", a.len())
+                })?;
+            }
+            "pbad_contact_stiffness" => self.contact_stiffness = num()?,
+            "pbad_contact_friction" => self.contact_friction = num()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 impl PbadOptions {
     /// Default options with collocation order `order`.
     pub fn with_order(order: usize) -> Self {
@@ -192,6 +289,7 @@ impl PbadOptions {
     }
 }
 
+use crate::engine::custom::IntegratorOptions;
 use crate::math::{dot6, inert_mul};
 use crate::model::Model;
 use crate::scalar::Scalar;

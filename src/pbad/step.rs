@@ -1,6 +1,8 @@
 //! One PBAD time step: history, warm start, optimization on `f64`, the derivative-carrying
 //! Newton correction on dual numbers, and the state update.
 
+use std::any::Any;
+
 use super::chain::{difference, retract, Chain};
 use super::collocation::{Scheme, MAX_ORDER};
 use super::lm::{LevenbergMarquardt, LmProblem, LmScratch};
@@ -9,6 +11,7 @@ use super::residual::Eval;
 use super::{PbadObjective, PbadOptimizer, PbadOptions};
 use crate::data::Data;
 use crate::engine::constraint::ConstraintType;
+use crate::engine::custom::IntegratorState;
 use crate::engine::{SimError, MAXVAL};
 use crate::model::{disable, GeomType, Integrator, Model, Topology};
 use crate::scalar::Scalar;
@@ -44,7 +47,8 @@ pub struct PbadStats {
     pub rebuilds: usize,
 }
 
-/// The state PBAD keeps between steps (in [`Data::pbad`]) and its preallocated scratch.
+/// The state PBAD keeps between steps (in `Data::integrator_state`, see [`workspace`]) and its
+/// preallocated scratch.
 #[derive(Clone, Debug)]
 pub struct PbadWorkspace<T> {
     opts: PbadOptions,
@@ -146,6 +150,106 @@ impl<T: Scalar> PbadWorkspace<T> {
     }
 }
 
+impl<T: Scalar> IntegratorState for PbadWorkspace<T> {
+    fn clone_box(&self) -> Box<dyn IntegratorState> {
+        Box::new(self.clone())
+    }
+    /// Copies the history and its stamps (the scratch is rebuilt by each step).
+    fn copy_from(&mut self, other: &dyn IntegratorState) -> bool {
+        let Some(o) = other.as_any().downcast_ref::<PbadWorkspace<T>>() else {
+            return false;
+        };
+        if o.scheme.order != self.scheme.order || o.hist[0].len() != self.hist[0].len() {
+            return false;
+        }
+        self.opts = o.opts;
+        for j in 0..2 {
+            self.hist[j].copy_from_slice(&o.hist[j]);
+        }
+        self.stamp_q.copy_from_slice(&o.stamp_q);
+        self.stamp_v.copy_from_slice(&o.stamp_v);
+        self.stamp_t = o.stamp_t;
+        self.stamp_h = o.stamp_h;
+        self.valid = o.valid;
+        self.stats = o.stats;
+        true
+    }
+    fn invalidate(&mut self) {
+        self.valid = false;
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// The PBAD workspace of `d`, taken out (`None` if there is none, or another integrator's).
+fn take_workspace<T: Scalar>(d: &mut Data<T>) -> Option<Box<PbadWorkspace<T>>> {
+    d.integrator_state
+        .take()
+        .and_then(|w| w.into_any().downcast::<PbadWorkspace<T>>().ok())
+}
+
+/// The PBAD workspace of `d`, if a PBAD step has created one: its history and statistics.
+pub fn workspace<T: Scalar>(d: &Data<T>) -> Option<&PbadWorkspace<T>> {
+    d.integrator_state
+        .as_ref()
+        .and_then(|w| w.as_any().downcast_ref::<PbadWorkspace<T>>())
+}
+
+/// Scalars of PBAD's history in the state (`mjSTATE_HISTORY`): a validity flag and the
+/// collocation node before the current configuration (the node at the current one is `qpos`).
+pub fn history_size<T: Scalar>(m: &Model<T>) -> usize {
+    1 + m.nq
+}
+
+/// Write PBAD's history (see [`history_size`]); zeros when there is none.
+pub fn get_history<T: Scalar>(m: &Model<T>, d: &Data<T>, out: &mut [T]) {
+    out.iter_mut().for_each(|x| *x = T::zero());
+    if let Some(w) = workspace(d) {
+        if w.valid && w.hist[0].len() == m.nq {
+            out[0] = T::one();
+            out[1..1 + m.nq].copy_from_slice(&w.hist[0]);
+        }
+    }
+}
+
+/// Set PBAD's history from `src` (see [`history_size`]) as the history of the state `d`
+/// holds now; a zero flag forgets the history (the next step rebuilds it).
+pub fn set_history<T: Scalar>(m: &Model<T>, d: &mut Data<T>, src: &[T]) {
+    if src[0].re() == 0.0 {
+        if let Some(w) = d.integrator_state.as_mut() {
+            w.invalidate();
+        }
+        return;
+    }
+    let opts = super::options(&m.opt);
+    let ws = match take_workspace(d) {
+        Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => Some(w),
+        _ => PbadWorkspace::new(m, opts).map(Box::new),
+    };
+    let Some(mut ws) = ws else {
+        return;
+    };
+    ws.hist[0].copy_from_slice(&src[1..1 + m.nq]);
+    ws.hist[1].copy_from_slice(&d.qpos);
+    for k in 0..m.nq {
+        ws.stamp_q[k] = d.qpos[k].re();
+    }
+    for k in 0..m.nv {
+        ws.stamp_v[k] = d.qvel[k].re();
+    }
+    ws.stamp_t = d.time.re();
+    ws.stamp_h = m.opt.timestep.re();
+    ws.valid = true;
+    d.integrator_state = Some(ws);
+}
+
 fn bad(v: &[f64]) -> bool {
     v.iter().any(|x| !x.is_finite() || x.abs() > MAXVAL)
 }
@@ -192,7 +296,7 @@ fn rebuild_backwards<T: Scalar>(
     mb.opt.integrator = Integrator::Rk4;
     mb.opt.timestep = T::c(ws.scheme.tau[0] * m.opt.timestep.re() / nsub as f64);
     let mut db = d.clone();
-    db.pbad = None;
+    db.integrator_state = None;
     if penalty_contact(m) {
         // the contact is Eq. 9's, not MuJoCo's: its force at the current state, held over the
         // backward sub-steps (MuJoCo's contact integrated backwards would also turn its
@@ -228,7 +332,7 @@ fn rebuild_backwards<T: Scalar>(
 /// are reported rather than silently ignored. With the penalty contact on, a geom that may
 /// touch a plane but has no contact points is also reported.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
-    let opts = m.opt.pbad;
+    let opts = super::options(&m.opt);
     check_options(&opts)?;
     let penalty = penalty_contact(m);
     for r in 0..d.nefc {
@@ -257,7 +361,7 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
             )));
         }
     }
-    let mut ws = match d.pbad.take() {
+    let mut ws = match take_workspace(d) {
         Some(w) if w.opts.order == opts.order && w.hist[0].len() == m.nq => w,
         _ => Box::new(PbadWorkspace::new(m, opts).ok_or_else(|| {
             SimError::Unsupported(format!(
@@ -270,7 +374,7 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     if penalty {
         if let Some(g) = ws.chain_f.contact.unsupported {
             let name = &m.geom_name[g];
-            d.pbad = Some(ws);
+            d.integrator_state = Some(ws);
             return Err(SimError::Unsupported(format!(
                 "PBAD penalty contact (Eq. 9): geom {g} '{name}' of type {:?} may touch a plane \
                  but has no contact points (spheres, capsules and boxes have)",
@@ -282,7 +386,7 @@ pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     if r.is_err() {
         ws.valid = false;
     }
-    d.pbad = Some(ws);
+    d.integrator_state = Some(ws);
     r
 }
 
@@ -321,14 +425,15 @@ fn check_options(o: &PbadOptions) -> Result<(), SimError> {
 /// Whether the penalty contact of Eq. 9 is on: a positive coefficient and contacts not
 /// disabled by the model's flags.
 fn penalty_contact<T: Scalar>(m: &Model<T>) -> bool {
-    let o = &m.opt.pbad;
+    let o = &super::options(&m.opt);
     (o.contact_stiffness > 0.0 || o.contact_friction > 0.0) && !m.disabled(disable::CONTACT)
 }
 
 /// The `[D₁, c_f]` of Eq. 9 the objective uses (zero when the penalty contact is off).
 fn contact_coefs<T: Scalar>(m: &Model<T>) -> [f64; 2] {
     if penalty_contact(m) {
-        [m.opt.pbad.contact_stiffness, m.opt.pbad.contact_friction]
+        let o = super::options(&m.opt);
+        [o.contact_stiffness, o.contact_friction]
     } else {
         [0.0; 2]
     }

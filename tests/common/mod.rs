@@ -121,46 +121,13 @@ pub fn set_input(m: &Model<f64>, d: &mut Data<f64>, inp: &Value) {
     }
 }
 
-/// The outputs of `d` under MuJoCo's field names, flattened like mjData.
+/// The outputs of `d` under MuJoCo's field names, flattened like mjData: looked up in
+/// `Data`'s field table, plus `M` (the dense inertia matrix).
 pub fn output(m: &Model<f64>, d: &Data<f64>, name: &str) -> Option<Vec<f64>> {
-    Some(match name {
-        "qacc" => d.qacc.clone(),
-        "qfrc_bias" => d.qfrc_bias.clone(),
-        "qfrc_passive" => d.qfrc_passive.clone(),
-        "qfrc_spring" => d.qfrc_spring.clone(),
-        "qfrc_damper" => d.qfrc_damper.clone(),
-        "qfrc_gravcomp" => d.qfrc_gravcomp.clone(),
-        "qfrc_fluid" => d.qfrc_fluid.clone(),
-        "qfrc_actuator" => d.qfrc_actuator.clone(),
-        "qfrc_smooth" => d.qfrc_smooth.clone(),
-        "qacc_smooth" => d.qacc_smooth.clone(),
-        "xpos" => flat(&d.xpos),
-        "xquat" => flat(&d.xquat),
-        "xmat" => flat(&d.xmat),
-        "xipos" => flat(&d.xipos),
-        "ximat" => flat(&d.ximat),
-        "xanchor" => flat(&d.xanchor),
-        "xaxis" => flat(&d.xaxis),
-        "geom_xpos" => flat(&d.geom_xpos),
-        "geom_xmat" => flat(&d.geom_xmat),
-        "site_xpos" => flat(&d.site_xpos),
-        "site_xmat" => flat(&d.site_xmat),
-        "subtree_com" => flat(&d.subtree_com),
-        "cinert" => flat(&d.cinert),
-        "cdof" => flat(&d.cdof),
-        "cvel" => flat(&d.cvel),
-        "cdof_dot" => flat(&d.cdof_dot),
-        "ten_length" => d.ten_length.clone(),
-        "ten_velocity" => d.ten_velocity.clone(),
-        "ten_J" => d.ten_J.clone(),
-        "actuator_length" => d.actuator_length.clone(),
-        "actuator_velocity" => d.actuator_velocity.clone(),
-        "actuator_moment" => d.actuator_moment.clone(),
-        "actuator_force" => d.actuator_force.clone(),
-        "act_dot" => d.act_dot.clone(),
-        "M" => d.full_m(m),
-        _ => return None,
-    })
+    match name {
+        "M" => Some(d.full_m(m)),
+        _ => d.field(name).map(|v| v.to_vec()),
+    }
 }
 
 /// Integrator from MuJoCo's integer code.

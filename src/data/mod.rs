@@ -1,0 +1,560 @@
+//! [`Data<T>`]: the simulation state and every quantity the pipeline derives from it (MuJoCo's
+//! `mjData`, field names kept). Everything is allocated once in [`Data::new`]; the pipeline
+//! stages only write into these buffers.
+
+use crate::engine::collision::{contact_capacity, ActiveContact, CollisionScratch};
+use crate::engine::constraint::{efc_capacity, ConstraintScratch, ConstraintState, ConstraintType};
+use crate::engine::solver::{SolverScratch, SolverStat, NISLAND, NSOLVER};
+use crate::math::{Inert, Quat, M3, V3, V6};
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+pub mod fields;
+
+use fields::data_fields;
+
+data_fields! {
+    /// State, inputs and derived quantities of one simulation. Dimensions are given as in MuJoCo.
+    pub struct Data<T> {
+        table {
+            /// Simulation time.
+            time: T = [One] State;
+            /// Generalized positions (nq).
+            qpos: Vec<T> = [Nq] State;
+            /// Generalized velocities (nv).
+            qvel: Vec<T> = [Nv] State;
+            /// Actuator activations (na).
+            act: Vec<T> = [Na] State;
+            /// Acceleration used to warm-start the constraint solver (nv).
+            qacc_warmstart: Vec<T> = [Nv] State;
+            /// Controls (nu).
+            ctrl: Vec<T> = [Nu] Input;
+            /// Applied generalized forces (nv).
+            qfrc_applied: Vec<T> = [Nv] Input;
+            /// Applied Cartesian force and torque at each body's centre of mass (nbody × 6: force,
+            /// torque).
+            xfrc_applied: Vec<V6<T>> = [Nbody] Input;
+            /// Mocap body positions (nmocap × 3).
+            mocap_pos: Vec<V3<T>> = [Nmocap] Input;
+            /// Mocap body orientations (nmocap × 4).
+            mocap_quat: Vec<Quat<T>> = [Nmocap] Input;
+            /// User data (nuserdata): free for the user, part of the state (`USERDATA`).
+            userdata: Vec<T> = [Nuserdata] Input;
+            /// Body frame positions (nbody × 3).
+            xpos: Vec<V3<T>> = [Nbody] Position;
+            /// Body frame orientations (nbody × 4).
+            xquat: Vec<Quat<T>> = [Nbody] Position;
+            /// Body frame rotation matrices (nbody × 9).
+            xmat: Vec<M3<T>> = [Nbody] Position;
+            /// Body centre-of-mass positions (nbody × 3).
+            xipos: Vec<V3<T>> = [Nbody] Position;
+            /// Body inertial frame rotation matrices (nbody × 9).
+            ximat: Vec<M3<T>> = [Nbody] Position;
+            /// Joint anchors in world frame (njnt × 3).
+            xanchor: Vec<V3<T>> = [Njnt] Position;
+            /// Joint axes in world frame (njnt × 3).
+            xaxis: Vec<V3<T>> = [Njnt] Position;
+            /// Geom positions (ngeom × 3).
+            geom_xpos: Vec<V3<T>> = [Ngeom] Position;
+            /// Geom rotation matrices (ngeom × 9).
+            geom_xmat: Vec<M3<T>> = [Ngeom] Position;
+            /// Site positions (nsite × 3).
+            site_xpos: Vec<V3<T>> = [Nsite] Position;
+            /// Site rotation matrices (nsite × 9).
+            site_xmat: Vec<M3<T>> = [Nsite] Position;
+            /// Camera positions (ncam × 3).
+            cam_xpos: Vec<V3<T>> = [Ncam] Position;
+            /// Camera rotation matrices (ncam × 9).
+            cam_xmat: Vec<M3<T>> = [Ncam] Position;
+            /// Centre of mass of each subtree (nbody × 3).
+            subtree_com: Vec<V3<T>> = [Nbody] Position;
+            /// Com-based body inertias (nbody × 10).
+            cinert: Vec<Inert<T>> = [Nbody] Position;
+            /// Com-based dof motion axes (nv × 6).
+            cdof: Vec<V6<T>> = [Nv] Position;
+            /// Tendon lengths (ntendon).
+            ten_length: Vec<T> = [Ntendon] Position;
+            /// Tendon Jacobians, dense (ntendon × nv).
+            ten_J: Vec<T> = [Ntendon x Nv] Position;
+            /// Actuator transmission lengths (nu).
+            actuator_length: Vec<T> = [Nu] Position;
+            /// Actuator moment arms, dense (nu × nv).
+            actuator_moment: Vec<T> = [Nu x Nv] Position;
+            /// Composite rigid-body inertias (nbody × 10).
+            crb: Vec<Inert<T>> = [Nbody] Position;
+            /// Joint-space inertia, tree-sparse (nM): per dof the diagonal, then the ancestor dofs.
+            qM: Vec<T> = [Nm] Position;
+            /// `LᵀDL` factor of qM in the same layout: D on the diagonal, L below. On dual numbers the
+            /// real parts hold the factor of qM's real part and the derivative parts hold qM's own
+            /// derivative parts, which is what the solves need (see `engine::linalg`).
+            qLD: Vec<T> = [Nm] Position;
+            /// `1 / D` (nv); real on dual numbers.
+            qLDiagInv: Vec<T> = [Nv] Position;
+            /// Com-based body velocities (nbody × 6).
+            cvel: Vec<V6<T>> = [Nbody] Velocity;
+            /// Time derivatives of cdof (nv × 6).
+            cdof_dot: Vec<V6<T>> = [Nv] Velocity;
+            /// Tendon velocities (ntendon).
+            ten_velocity: Vec<T> = [Ntendon] Velocity;
+            /// Actuator velocities (nu).
+            actuator_velocity: Vec<T> = [Nu] Velocity;
+            /// Coriolis, centrifugal and gravity forces c(q, v) (nv).
+            qfrc_bias: Vec<T> = [Nv] Velocity;
+            /// Passive spring forces (nv).
+            qfrc_spring: Vec<T> = [Nv] Velocity;
+            /// Passive damping forces (nv).
+            qfrc_damper: Vec<T> = [Nv] Velocity;
+            /// Gravity compensation forces (nv).
+            qfrc_gravcomp: Vec<T> = [Nv] Velocity;
+            /// Fluid forces (nv).
+            qfrc_fluid: Vec<T> = [Nv] Velocity;
+            /// Passive contact adhesion `−Σ δ_c J_n,cᵀ` over the active contacts with adhesion δ_c
+            /// (nv; MuJoCo 4.x `qfrc_adhesion`, computation chapter "Adhesion"). A position quantity:
+            /// written by constraint assembly from the contact normal rows, added to `qfrc_passive` by
+            /// the passive stage (zero when that stage is skipped, as in MuJoCo).
+            qfrc_adhesion: Vec<T> = [Nv] Position;
+            /// Total passive force (nv).
+            qfrc_passive: Vec<T> = [Nv] Velocity;
+            /// Activation time derivatives (na).
+            act_dot: Vec<T> = [Na] Acceleration;
+            /// Actuator forces in actuation space (nu).
+            actuator_force: Vec<T> = [Nu] Acceleration;
+            /// Actuator forces in joint space (nv).
+            qfrc_actuator: Vec<T> = [Nv] Acceleration;
+            /// Net unconstrained force `τ − c` (nv).
+            qfrc_smooth: Vec<T> = [Nv] Acceleration;
+            /// Unconstrained acceleration `M⁻¹ qfrc_smooth` (nv).
+            qacc_smooth: Vec<T> = [Nv] Acceleration;
+            /// Constraint forces (nv); zero until constraints are computed.
+            qfrc_constraint: Vec<T> = [Nv] Constraint;
+            /// Result of [`inverse`](crate::inverse) (nv): the applied, actuator and `xfrc_applied`
+            /// forces, in joint space, that produce `qacc`.
+            qfrc_inverse: Vec<T> = [Nv] Inverse;
+            /// Acceleration (nv).
+            qacc: Vec<T> = [Nv] Constraint;
+            /// Com-based body accelerations (nbody × 6) of the last recursive Newton–Euler pass: during
+            /// `forward` the bias accelerations (`−g` at the world plus `cdof_dot · qvel`).
+            cacc: Vec<V6<T>> = [Nbody] Acceleration;
+            /// Derivative of the smooth force with respect to qvel, written by the implicit
+            /// integrators: sparse (nD) in MuJoCo's layout (`Topology::d_rowadr`, `d_colind`), only the
+            /// pairs of dofs of which one is an ancestor of the other, as MuJoCo stores it.
+            qDeriv: Vec<T> = [Nd] Derivative;
+            /// Position residual r of each row (distance for limits and contacts, 0 for friction loss).
+            efc_pos: Vec<T> = [Nefc] Position;
+            /// Margin of each row: the constraint is active below it.
+            efc_margin: Vec<T> = [Nefc] Position;
+            /// Friction-loss bound of each friction-loss row (0 for other rows).
+            efc_frictionloss: Vec<T> = [Nefc] Position;
+            /// Diagonal of `A = J M⁻¹ Jᵀ` the regularizer was made from, `R·d/(1 − d)` (MuJoCo 4.0's
+            /// `efc_diagA`): during assembly the approximation Â from the compiler's inverse weights,
+            /// afterwards rewritten so that contact friction rows show their impratio-scaled value.
+            efc_diagA: Vec<T> = [Nefc] Position;
+            /// Stiffness, damping, impedance and impedance derivative of each row.
+            efc_KBIP: Vec<[T; 4]> = [Nefc] Position;
+            /// Inverse regularizer `1/R`.
+            efc_D: Vec<T> = [Nefc] Position;
+            /// Regularizer `R = (1 − d)/d · Â`.
+            efc_R: Vec<T> = [Nefc] Position;
+            /// Constraint velocity `J qvel`.
+            efc_vel: Vec<T> = [Nefc] Velocity;
+            /// Reference acceleration.
+            efc_aref: Vec<T> = [Nefc] Velocity;
+            /// Constraint force of each row.
+            efc_force: Vec<T> = [Nefc] Constraint;
+            /// Forward–inverse discrepancy, written by [`step`](crate::step) when the `fwdinv` enable
+            /// flag is set (MuJoCo's `solver_fwdinv`): `[‖qfrc_constraint of forward − of inverse‖,
+            /// ‖qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse‖]`, absolute 2-norms.
+            solver_fwdinv: [T; 2] = [One] Constraint;
+        }
+        other {
+            /// Number of detected contacts (MuJoCo's `ncon`): `contact[..ncon]` is valid.
+            pub ncon: usize,
+            /// Contact buffer (MuJoCo's `contact`), allocated once with
+            /// [`contact_capacity`] entries and filled by
+            /// [`collision`](crate::engine::collision::collision); see [`Data::contacts`].
+            pub contact: Vec<ActiveContact<T>>,
+            /// Runtime on/off switch of each equality constraint (neq), initialized from `eq_active0`.
+            pub eq_active: Vec<bool>,
+            /// Number of constraint rows.
+            pub nefc: usize,
+            /// Kind of each row.
+            pub efc_type: Vec<ConstraintType>,
+            /// Element of each row: equality, dof, joint, tendon or contact index per its kind.
+            pub efc_id: Vec<usize>,
+            /// Constraint Jacobian, compact rows (MuJoCo's sparse `efc_J` with the fixed row address
+            /// `i·nv`): row `i`'s non-zero values are `efc_J[i·nv .. i·nv + efc_J_rownnz[i]]`, at the
+            /// columns `efc_J_colind[i·nv ..]`; [`Data::efc_J_dense`] expands it to `nefc × nv`.
+            pub efc_J: Vec<T>,
+            /// Number of structurally non-zero columns of each row of `efc_J` (MuJoCo's
+            /// `efc_J_rownnz`): the dofs the row can act on.
+            pub efc_J_rownnz: Vec<usize>,
+            /// Those columns, ascending: row `i`'s are `efc_J_colind[i·nv .. i·nv + efc_J_rownnz[i]]`
+            /// (MuJoCo's `efc_J_colind` with the fixed row address `i·nv`). The solvers' products with
+            /// `efc_J` and the Hessian `Jᵀ D J` touch only these columns.
+            pub efc_J_colind: Vec<usize>,
+            /// State of each row at the solution.
+            pub efc_state: Vec<ConstraintState>,
+            /// Number of constraint islands: groups of kinematic trees coupled by constraint rows
+            /// (MuJoCo's `nisland`); the constraint problem splits into one independent problem each.
+            pub nisland: usize,
+            /// Island of each row, `usize::MAX` when islands are disabled (MuJoCo's `efc_island`, −1).
+            pub efc_island: Vec<usize>,
+            /// Island of each dof, `usize::MAX` for a dof no row acts on (MuJoCo's `dof_island`, −1).
+            pub dof_island: Vec<usize>,
+            /// Solver iterations of the last constraint solve, noslip sweeps included, per island (the
+            /// first [`NISLAND`]); in slot 0 when the `island` disable flag is set (MuJoCo's
+            /// `solver_niter`).
+            pub solver_niter: Vec<usize>,
+            /// Statistics of the first [`NSOLVER`] iterations of each of the first [`NISLAND`] islands,
+            /// island `k` at `k·NSOLVER..` (noslip's sweeps follow the main solver's; MuJoCo's `solver`).
+            pub solver: Vec<SolverStat>,
+            /// Warning counters of the pipeline, indexed by [`Warning`] (MuJoCo's `mjData.warning`);
+            /// fixed size, so recording a warning never allocates.
+            pub warning: [WarningStat; Warning::COUNT],
+            /// State a custom integrator keeps between steps (created by its first step; `None` for
+            /// MuJoCo's integrators), e.g. PBAD's collocation history ([`crate::pbad::workspace`]).
+            pub integrator_state: Option<Box<dyn crate::engine::custom::IntegratorState>>,
+        }
+        scratch {
+            pub(crate) collision_scratch: CollisionScratch<T>,
+            /// The applied forces and the forward's qfrc_constraint and efc_force, kept while the
+            /// `fwdinv` comparison runs (2·nv + the most rows).
+            pub(crate) fwdinv_saved: Vec<T>,
+            pub(crate) constraint_scratch: ConstraintScratch<T>,
+            pub(crate) solver_scratch: SolverScratch<T>,
+            pub(crate) scratch_dof6: Vec<V6<T>>,
+            pub(crate) scratch_body6b: Vec<V6<T>>,
+            pub(crate) scratch_body6c: Vec<V6<T>>,
+            pub(crate) scratch_nv: [Vec<T>; 4],
+            pub(crate) scratch_body6: Vec<V6<T>>,
+            pub(crate) scratch_m: Vec<T>,
+            pub(crate) scratch_m2: Vec<T>,
+            pub(crate) scratch_state: Vec<Vec<T>>,
+        }
+    }
+}
+
+/// Kinds of warnings the pipeline records (the part of MuJoCo's `mjtWarning` that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// A position was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQpos,
+    /// A velocity was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQvel,
+    /// An acceleration was not finite or exceeded `MAXVAL`; the state was reset.
+    BadQacc,
+    /// A control was not finite or exceeded `MAXVAL`; every control counted as zero.
+    BadCtrl,
+    /// The implicit integrator's matrix was singular; an explicit step was taken.
+    Singular,
+    /// The contact buffer was full; a geom pair's contacts were dropped (MuJoCo's
+    /// `mjWARN_CONTACTFULL`; `lastinfo` is `ncon`). See [`Data::reserve_contacts`].
+    ContactFull,
+}
+
+impl Warning {
+    /// Number of warning kinds.
+    pub const COUNT: usize = 6;
+    /// Every kind, in index order.
+    pub const ALL: [Warning; Warning::COUNT] = [
+        Warning::BadQpos,
+        Warning::BadQvel,
+        Warning::BadQacc,
+        Warning::BadCtrl,
+        Warning::Singular,
+        Warning::ContactFull,
+    ];
+    /// Short name (as in the CLI's JSON output).
+    pub fn name(self) -> &'static str {
+        match self {
+            Warning::BadQpos => "bad_qpos",
+            Warning::BadQvel => "bad_qvel",
+            Warning::BadQacc => "bad_qacc",
+            Warning::BadCtrl => "bad_ctrl",
+            Warning::Singular => "singular",
+            Warning::ContactFull => "contact_full",
+        }
+    }
+}
+
+/// How often one warning kind occurred and the index it last concerned (MuJoCo's
+/// `mjWarningStat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarningStat {
+    /// Number of occurrences since the last reset.
+    pub number: usize,
+    /// The element (dof, control, ...) of the last occurrence.
+    pub lastinfo: usize,
+}
+
+impl<T: Scalar> Data<T> {
+    /// Record one occurrence of warning `w` concerning element `info`.
+    pub fn warn(&mut self, w: Warning, info: usize) {
+        let s = &mut self.warning[w as usize];
+        s.number += 1;
+        s.lastinfo = info;
+    }
+
+    /// Allocate every buffer for model `m` and reset to `qpos0`.
+    pub fn new(m: &Model<T>) -> Self {
+        let z = |n: usize| vec![T::zero(); n];
+        let z3 = |n: usize| vec![[T::zero(); 3]; n];
+        let zq = |n: usize| vec![[T::one(), T::zero(), T::zero(), T::zero()]; n];
+        let z9 = |n: usize| vec![[T::zero(); 9]; n];
+        let z6 = |n: usize| vec![[T::zero(); 6]; n];
+        let nstate = m.nq + 2 * m.nv + m.na + 1;
+        let ncontact = contact_capacity(m);
+        let nefc = efc_capacity(m, ncontact);
+        let mut d = Data {
+            time: T::zero(),
+            qpos: m.qpos0.clone(),
+            qvel: z(m.nv),
+            act: z(m.na),
+            qacc_warmstart: z(m.nv),
+            ctrl: z(m.nu),
+            qfrc_applied: z(m.nv),
+            xfrc_applied: z6(m.nbody),
+            mocap_pos: z3(m.nmocap),
+            mocap_quat: zq(m.nmocap),
+            userdata: z(m.nuserdata),
+            xpos: z3(m.nbody),
+            xquat: zq(m.nbody),
+            xmat: z9(m.nbody),
+            xipos: z3(m.nbody),
+            ximat: z9(m.nbody),
+            xanchor: z3(m.njnt),
+            xaxis: z3(m.njnt),
+            geom_xpos: z3(m.ngeom),
+            geom_xmat: z9(m.ngeom),
+            site_xpos: z3(m.nsite),
+            site_xmat: z9(m.nsite),
+            cam_xpos: z3(m.ncam),
+            cam_xmat: z9(m.ncam),
+            subtree_com: z3(m.nbody),
+            cinert: vec![[T::zero(); 10]; m.nbody],
+            cdof: z6(m.nv),
+            ten_length: z(m.ntendon),
+            ten_J: z(m.ntendon * m.nv),
+            actuator_length: z(m.nu),
+            actuator_moment: z(m.nu * m.nv),
+            crb: vec![[T::zero(); 10]; m.nbody],
+            qM: z(m.nm),
+            qLD: z(m.nm),
+            qLDiagInv: z(m.nv),
+            cvel: z6(m.nbody),
+            cdof_dot: z6(m.nv),
+            ten_velocity: z(m.ntendon),
+            actuator_velocity: z(m.nu),
+            qfrc_bias: z(m.nv),
+            qfrc_spring: z(m.nv),
+            qfrc_damper: z(m.nv),
+            qfrc_gravcomp: z(m.nv),
+            qfrc_fluid: z(m.nv),
+            qfrc_adhesion: z(m.nv),
+            qfrc_passive: z(m.nv),
+            act_dot: z(m.na),
+            actuator_force: z(m.nu),
+            qfrc_actuator: z(m.nv),
+            qfrc_smooth: z(m.nv),
+            qacc_smooth: z(m.nv),
+            qfrc_constraint: z(m.nv),
+            qfrc_inverse: z(m.nv),
+            qacc: z(m.nv),
+            cacc: z6(m.nbody),
+            qDeriv: z(m.nd),
+            ncon: 0,
+            contact: vec![ActiveContact::default(); ncontact],
+            collision_scratch: CollisionScratch::new(m),
+            eq_active: m.eq_active0.clone(),
+            nefc: 0,
+            efc_type: vec![ConstraintType::Equality; nefc],
+            efc_id: vec![0; nefc],
+            efc_J: z(nefc * m.nv),
+            efc_J_rownnz: vec![0; nefc],
+            efc_J_colind: vec![0; nefc * m.nv],
+            efc_pos: z(nefc),
+            efc_margin: z(nefc),
+            efc_frictionloss: z(nefc),
+            efc_diagA: z(nefc),
+            efc_KBIP: vec![[T::zero(); 4]; nefc],
+            efc_D: z(nefc),
+            efc_R: z(nefc),
+            efc_vel: z(nefc),
+            efc_aref: z(nefc),
+            efc_force: z(nefc),
+            efc_state: vec![ConstraintState::Satisfied; nefc],
+            nisland: 0,
+            efc_island: vec![0; nefc],
+            dof_island: vec![usize::MAX; m.nv],
+            solver_niter: vec![0; NISLAND],
+            solver_fwdinv: [T::zero(); 2],
+            fwdinv_saved: z(2 * m.nv + nefc),
+            solver: vec![SolverStat::default(); NISLAND * NSOLVER],
+            constraint_scratch: ConstraintScratch::new(m),
+            solver_scratch: SolverScratch::new(m.nv, m.nm, nefc),
+            scratch_dof6: z6(m.nv),
+            scratch_body6b: z6(m.nbody),
+            scratch_body6c: z6(m.nbody),
+            scratch_nv: [z(m.nv), z(m.nv), z(m.nv), z(m.nv)],
+            scratch_body6: z6(m.nbody),
+            scratch_m: z(m.nm),
+            scratch_m2: z(m.nm),
+            scratch_state: vec![z(nstate); 6],
+            warning: [WarningStat::default(); Warning::COUNT],
+            integrator_state: None,
+        };
+        d.reset(m);
+        d
+    }
+
+    /// Reset the state to the model's reference configuration: `qpos = qpos0`, zero velocities,
+    /// activations, controls and applied forces, mocap poses from the model, time 0.
+    pub fn reset(&mut self, m: &Model<T>) {
+        self.time = T::zero();
+        self.qpos.copy_from_slice(&m.qpos0);
+        for v in [
+            &mut self.qvel,
+            &mut self.act,
+            &mut self.ctrl,
+            &mut self.qfrc_applied,
+            &mut self.userdata,
+        ] {
+            v.iter_mut().for_each(|x| *x = T::zero());
+        }
+        self.qacc_warmstart.iter_mut().for_each(|x| *x = T::zero());
+        self.qacc.iter_mut().for_each(|x| *x = T::zero());
+        self.xfrc_applied
+            .iter_mut()
+            .for_each(|x| *x = [T::zero(); 6]);
+        // mocap bodies start at their model poses
+        for b in 0..m.nbody {
+            if let Ok(k) = usize::try_from(m.body_mocapid[b]) {
+                self.mocap_pos[k] = m.body_pos[b];
+                self.mocap_quat[k] = m.body_quat[b];
+            }
+        }
+        self.warning = [WarningStat::default(); Warning::COUNT];
+        self.ncon = 0;
+        self.nefc = 0;
+        self.solver_niter.iter_mut().for_each(|x| *x = 0);
+        self.eq_active.copy_from_slice(&m.eq_active0);
+        if let Some(w) = &mut self.integrator_state {
+            w.invalidate();
+        }
+    }
+
+    /// The constraint Jacobian as a dense row-major `nefc × nv` matrix (allocates), from the
+    /// compact rows of [`Data::efc_J`].
+    #[allow(non_snake_case)]
+    pub fn efc_J_dense(&self) -> Vec<T> {
+        let nv = self.qvel.len();
+        let mut out = vec![T::zero(); self.nefc * nv];
+        for i in 0..self.nefc {
+            let (a, n) = (i * nv, self.efc_J_rownnz[i]);
+            for (&c, &x) in self.efc_J_colind[a..a + n]
+                .iter()
+                .zip(&self.efc_J[a..a + n])
+            {
+                out[a + c] = x;
+            }
+        }
+        out
+    }
+
+    /// The detected contacts, `contact[..ncon]`.
+    pub fn contacts(&self) -> &[ActiveContact<T>] {
+        &self.contact[..self.ncon.min(self.contact.len())]
+    }
+
+    /// Resize the contact buffer to `capacity` entries (allocates; the contacts detected so far
+    /// are kept up to the new capacity). Use it when [`Warning::ContactFull`] is reported.
+    pub fn reserve_contacts(&mut self, capacity: usize) {
+        self.contact.resize(capacity, ActiveContact::default());
+        self.ncon = self.ncon.min(capacity);
+    }
+
+    /// Reset to keyframe `key`: time, qpos, qvel, act, ctrl and mocap poses from the keyframe.
+    /// Returns `false` (and leaves the state untouched) if there is no such keyframe.
+    pub fn reset_keyframe(&mut self, m: &Model<T>, key: usize) -> bool {
+        if key >= m.nkey {
+            return false;
+        }
+        self.reset(m);
+        self.time = m.key_time[key];
+        self.qpos
+            .copy_from_slice(&m.key_qpos[key * m.nq..(key + 1) * m.nq]);
+        self.qvel
+            .copy_from_slice(&m.key_qvel[key * m.nv..(key + 1) * m.nv]);
+        self.act
+            .copy_from_slice(&m.key_act[key * m.na..(key + 1) * m.na]);
+        self.ctrl
+            .copy_from_slice(&m.key_ctrl[key * m.nu..(key + 1) * m.nu]);
+        for k in 0..m.nmocap {
+            let o = (key * m.nmocap + k) * 3;
+            self.mocap_pos[k] = [m.key_mpos[o], m.key_mpos[o + 1], m.key_mpos[o + 2]];
+            let o = (key * m.nmocap + k) * 4;
+            self.mocap_quat[k] = [
+                m.key_mquat[o],
+                m.key_mquat[o + 1],
+                m.key_mquat[o + 2],
+                m.key_mquat[o + 3],
+            ];
+        }
+        true
+    }
+
+    /// Reset to the keyframe named `name` (see [`Data::reset_keyframe`]); `false` if the model
+    /// has no keyframe of that name.
+    pub fn reset_keyframe_named(&mut self, m: &Model<T>, name: &str) -> bool {
+        match m.key_name.iter().position(|k| k == name) {
+            Some(key) => self.reset_keyframe(m, key),
+            None => false,
+        }
+    }
+
+    /// Copy the state of `other` (a `Data` of the same model) into `self`, without
+    /// allocating: every component of [`StateMask::INTEGRATION`](crate::StateMask) (time,
+    /// qpos, qvel, act, the integrator's history, the warm start, controls, applied forces,
+    /// active equalities, mocap poses, user data). Derived quantities are not copied: run
+    /// `forward` or `step` next. See [`Data::copy_from`] for a copy of everything.
+    pub fn copy_state_from(&mut self, other: &Data<T>) {
+        use fields::CopyFrom;
+        self.time = other.time;
+        for (a, b) in [
+            (&mut self.qpos, &other.qpos),
+            (&mut self.qvel, &other.qvel),
+            (&mut self.act, &other.act),
+            (&mut self.qacc_warmstart, &other.qacc_warmstart),
+            (&mut self.ctrl, &other.ctrl),
+            (&mut self.qfrc_applied, &other.qfrc_applied),
+            (&mut self.userdata, &other.userdata),
+        ] {
+            a.copy_from_slice(b);
+        }
+        self.xfrc_applied.copy_from_slice(&other.xfrc_applied);
+        self.eq_active.copy_from_slice(&other.eq_active);
+        self.mocap_pos.copy_from_slice(&other.mocap_pos);
+        self.mocap_quat.copy_from_slice(&other.mocap_quat);
+        self.integrator_state.copy_from(&other.integrator_state);
+    }
+
+    /// Dense joint-space inertia matrix (nv × nv, row-major) assembled from the sparse `qM`.
+    pub fn full_m(&self, m: &Model<T>) -> Vec<T> {
+        let nv = m.nv;
+        let mut out = vec![T::zero(); nv * nv];
+        for i in 0..nv {
+            let mut adr = m.dof_madr[i];
+            let mut j = i;
+            loop {
+                out[i * nv + j] = self.qM[adr];
+                out[j * nv + i] = self.qM[adr];
+                adr += 1;
+                j = m.dof_parentid[j];
+                if j == usize::MAX {
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
