@@ -30,6 +30,7 @@ pub mod math;
 pub mod mjcf;
 pub mod model;
 pub mod pbad;
+pub mod rollout;
 pub mod scalar;
 pub mod state;
 
