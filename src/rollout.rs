@@ -99,7 +99,7 @@ pub fn rollout(
 ) -> Result<(), RolloutError> {
     let nstate = Data::state_size(m, opts.state_mask);
     let ncontrol = Data::state_size(m, opts.control_mask);
-    if nstate == 0 || initial_state.len() % nstate != 0 {
+    if nstate == 0 || !initial_state.len().is_multiple_of(nstate) {
         return Err(RolloutError::Size(
             "initial_state",
             initial_state.len(),
