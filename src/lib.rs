@@ -26,6 +26,7 @@
 pub mod collision;
 pub mod data;
 pub mod engine;
+pub mod io;
 pub mod math;
 pub mod mjcf;
 pub mod model;

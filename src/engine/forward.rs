@@ -50,20 +50,65 @@ pub fn inv_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 
 /// [`fwd_position`], with the constraint islands when `islands` is set.
 fn position<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
-    kinematics::kinematics(m, d);
-    kinematics::com_pos(m, d);
-    tendon::tendon(m, d);
-    inertia::crb(m, d);
-    inertia::factor_m(m, d);
-    // `d` is always made for `m` here, so the collision's only error (pose arrays too short)
-    // cannot occur; a full contact buffer is recorded as a warning by the collision stage
-    let _ = collision::collision(m, d);
+    position_smooth(m, d);
+    position_collision(m, d);
     if islands {
         constraint::make_constraint(m, d);
     } else {
         constraint::make_constraint_rows(m, d);
     }
     actuation::transmission(m, d);
+}
+
+/// The smooth part of the position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J,
+/// qM, qLD` (kinematics, subtree centres of mass, tendons, composite inertia, factorization).
+pub fn position_smooth<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    kinematics::kinematics(m, d);
+    kinematics::com_pos(m, d);
+    tendon::tendon(m, d);
+    inertia::crb(m, d);
+    inertia::factor_m(m, d);
+}
+
+/// Collision detection of the position stage: `geom_xpos, geom_xmat → contact[..ncon]`.
+pub fn position_collision<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    // `d` is always made for `m` here, so the collision's only error (pose arrays too short)
+    // cannot occur; a full contact buffer is recorded as a warning by the collision stage
+    let _ = collision::collision(m, d);
+}
+
+/// Actuation and the acceleration stage: `ctrl, act → actuator_force, qfrc_actuator, act_dot`,
+/// then `qfrc_smooth, qacc_smooth`.
+pub fn actuation_acceleration<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    actuation::fwd_actuation(m, d);
+    fwd_acceleration(m, d);
+}
+
+/// One named step of the forward pass, in pipeline order (what `forward` runs, see
+/// [`forward_stages`]).
+pub type StageFn<T> = fn(&Model<T>, &mut Data<T>);
+
+/// The forward pass as its named steps in pipeline order, each with the skip level from
+/// which it runs: running them in order is [`forward_skip`] with [`Skip::Nothing`] (which
+/// calls exactly these functions), and timing them one by one gives the stage timers.
+pub fn forward_stages<T: Scalar>() -> [(&'static str, Skip, StageFn<T>); 7] {
+    [
+        ("position_smooth", Skip::Nothing, position_smooth),
+        ("collision", Skip::Nothing, position_collision),
+        (
+            "make_constraint",
+            Skip::Nothing,
+            constraint::make_constraint,
+        ),
+        ("transmission", Skip::Nothing, actuation::transmission),
+        ("velocity", Skip::Position, fwd_velocity),
+        (
+            "acceleration",
+            Skip::PositionAndVelocity,
+            actuation_acceleration,
+        ),
+        ("constraint", Skip::PositionAndVelocity, fwd_constraint),
+    ]
 }
 
 /// Velocity stage: `qvel → ten_velocity, actuator_velocity, cvel, cdof_dot, qfrc_passive,
@@ -121,13 +166,9 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 /// stage). No divergence checks: [`forward()`](crate::forward()) adds them.
 pub fn forward_skip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, skip: Skip, skip_sensor: bool) {
     let _ = skip_sensor;
-    if skip < Skip::Position {
-        fwd_position(m, d);
+    for (_, from, stage) in forward_stages::<T>() {
+        if from >= skip {
+            stage(m, d);
+        }
     }
-    if skip < Skip::PositionAndVelocity {
-        fwd_velocity(m, d);
-    }
-    actuation::fwd_actuation(m, d);
-    fwd_acceleration(m, d);
-    fwd_constraint(m, d);
 }

@@ -27,6 +27,7 @@ pub mod rne;
 pub mod setconst;
 pub mod solver;
 pub mod tendon;
+pub mod timing;
 
 pub use forward::{forward_skip, Skip};
 pub use integrate::{differentiate_pos, integrate_pos};

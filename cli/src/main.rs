@@ -1,0 +1,505 @@
+//! `diffmj`: command-line driver. Reads MJCF models and plain JSON/CSV files, writes JSON/CSV
+//! with MuJoCo's mjData field names, so scripts in any language can drive the engine. A thin
+//! layer over the library: options by [`diffmj::model::Options::set`], states and outputs by
+//! [`diffmj::io`], batches by [`diffmj::rollout`], timers by [`diffmj::engine::timing`].
+
+use clap::{Parser, Subcommand};
+use diffmj::data::fields::Stage;
+use diffmj::engine::timing::{median_us, stage_times};
+use diffmj::rollout::{rollout, RolloutError, RolloutOptions};
+use diffmj::{io, mjcf, Data, Model, StateMask};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "diffmj",
+    version,
+    about = "MuJoCo-compatible simulation with exact derivatives"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print model sizes and options as one JSON object.
+    Info {
+        /// MJCF model file.
+        model: PathBuf,
+    },
+    /// Run forward dynamics at a state and write the results as JSON: every field of
+    /// diffmj's mjData table (or those of --fields), the dense inertia matrix `M`, the
+    /// contacts, the constraint rows and the solver statistics.
+    Forward {
+        /// MJCF model file.
+        model: PathBuf,
+        #[command(flatten)]
+        io: StateIo,
+    },
+    /// Run inverse dynamics at a state with a given acceleration (`qacc` in the state file,
+    /// zero when missing) and write the results as JSON: qfrc_inverse, the constraint forces at
+    /// that acceleration, and what the position and velocity stages computed. Cone, impratio
+    /// and the disable and enable flags (`invdiscrete`) change the inverse; the solver's own
+    /// settings do not.
+    Inverse {
+        /// MJCF model file.
+        model: PathBuf,
+        #[command(flatten)]
+        io: StateIo,
+    },
+    /// Simulate N steps from one state or a batch of states and write the trajectories as CSV
+    /// (time, qpos…, qvel…, act…; with a batch, a leading `rollout` column). A rollout that
+    /// diverges keeps the rows it completed and the command exits with an error.
+    Rollout {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable): any `<option>`
+        /// attribute, any `<flag>` name with enable/disable, `disable=a,b`/`enable=a,b`, and
+        /// the PBAD options (`integrator=PBAD`, `pbad_order`, ...).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON initial state (as for `forward`), or a JSON list of them for a batch.
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// CSV with one row of nu controls per step, shared by every rollout (the last row
+        /// repeats when it runs out); a first row of names is a header.
+        #[arg(long)]
+        ctrl: Option<PathBuf>,
+        /// Number of steps.
+        #[arg(long)]
+        steps: usize,
+        /// Worker threads for a batch (0: one per core).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Output CSV (`-` for stdout, the default).
+        #[arg(long, default_value = "-")]
+        out: String,
+    },
+    /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
+    /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
+    /// one (`stages_us`, like MuJoCo's timers).
+    Bench {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON state (as for `forward`).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Number of calls timed for each function.
+        #[arg(long, default_value_t = 2000)]
+        steps: usize,
+    },
+}
+
+/// The options, state and output of `forward` and `inverse`.
+#[derive(clap::Args)]
+struct StateIo {
+    /// Override an option of the model, `KEY=VALUE` (repeatable): any `<option>` attribute
+    /// (solver, cone, tolerance, iterations, impratio, timestep, ...), any `<flag>` name with
+    /// enable/disable, `disable=a,b` and `enable=a,b` (e.g. `enable=invdiscrete,fwdinv`).
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
+    /// mocap_quat, qacc_warmstart, userdata, eq_active, and for `inverse` qacc (missing fields
+    /// take the model defaults).
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Write only these comma-separated mjData fields (default: all).
+    #[arg(long, value_delimiter = ',')]
+    fields: Vec<String>,
+    /// Output file (`-` for stdout, the default).
+    #[arg(long, default_value = "-")]
+    out: String,
+}
+
+type Res<T> = Result<T, String>;
+
+/// Load a model and apply `KEY=VALUE` option overrides.
+fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
+    let mut m = mjcf::load_file(path).map_err(|e| e.to_string())?;
+    for kv in options {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--option '{kv}': expected KEY=VALUE"))?;
+        m.opt.set(k, v).map_err(|e| format!("--{e}"))?;
+    }
+    Ok(m)
+}
+
+fn read_json(path: &Path) -> Res<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn write_out(out: &str, text: &str) -> Res<()> {
+    if out == "-" {
+        let mut s = std::io::stdout().lock();
+        s.write_all(text.as_bytes()).map_err(|e| e.to_string())
+    } else {
+        std::fs::write(out, text).map_err(|e| format!("{out}: {e}"))
+    }
+}
+
+/// Controls from CSV, one row of `nu` numbers per step. A first line that names columns
+/// (its first field is not a number) is a header; any other line that does not parse is an
+/// error with its line number.
+fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    let mut first = true;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let header = first
+            && fields
+                .first()
+                .is_some_and(|f| f.parse::<f64>().is_err() && !f.is_empty());
+        first = false;
+        if header {
+            continue;
+        }
+        let vals: Vec<f64> = fields
+            .iter()
+            .map(|s| match s.parse::<f64>() {
+                Ok(x) if x.is_finite() => Ok(x),
+                Ok(_) => Err(format!("'{s}' is not finite")),
+                Err(e) => Err(format!("'{s}': {e}")),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+        if vals.len() != nu {
+            return Err(format!(
+                "{}:{}: {} controls, the model has nu = {nu}",
+                path.display(),
+                i + 1,
+                vals.len()
+            ));
+        }
+        out.push(vals);
+    }
+    Ok(out)
+}
+
+/// The model with the options of `io`, and its data at the state of `io`.
+fn model_at(model: &Path, io: &StateIo) -> Res<(Model<f64>, Data<f64>)> {
+    let m = load_with(model, &io.options)?;
+    let mut d = Data::new(&m);
+    if let Some(s) = &io.state {
+        io::read_state(&m, &mut d, &read_json(s)?).map_err(|e| format!("{}: {e}", s.display()))?;
+    }
+    Ok((m, d))
+}
+
+/// The JSON output of `forward` (`inverse` when `inverse`): the selected table fields of the
+/// stages the call computed, plus `M`, the contacts, the constraint rows and the statistics.
+fn result_json(m: &Model<f64>, d: &Data<f64>, io: &StateIo, inverse: bool) -> Res<String> {
+    let computed = |s: Stage| match s {
+        Stage::Inverse => inverse,
+        Stage::Acceleration => !inverse,
+        Stage::Derivative => false,
+        _ => true,
+    };
+    let wanted = |name: &str| io.fields.is_empty() || io.fields.iter().any(|f| f == name);
+    if let Some(bad) = io.fields.iter().find(|f| {
+        !Data::<f64>::FIELDS.iter().any(|t| &t.name == f)
+            && !["M", "time", "contact"].contains(&f.as_str())
+    }) {
+        return Err(format!("--fields: unknown field '{bad}'"));
+    }
+    let mut o =
+        io::data_json(m, d, |f| computed(f.stage) && wanted(f.name)).map_err(|e| e.to_string())?;
+    let map = o.as_object_mut().expect("an object");
+    if wanted("M") {
+        let nv = m.nv;
+        let full = d.full_m(m);
+        map.insert(
+            "M".into(),
+            Value::Array((0..nv).map(|i| json!(full[i * nv..(i + 1) * nv])).collect()),
+        );
+    }
+    if wanted("contact") {
+        map.insert("contact".into(), io::contacts_json(d));
+    }
+    if io.fields.is_empty() {
+        let mut s = io::solver_json(d);
+        if inverse {
+            s.remove("solver");
+        }
+        map.extend(s);
+    }
+    Ok(format!("{o}\n"))
+}
+
+/// One CSV row: the values, in `{:e}`.
+fn csv_row(prefix: Option<usize>, vals: &[f64]) -> String {
+    let mut r: Vec<String> = prefix.map(|i| i.to_string()).into_iter().collect();
+    r.extend(vals.iter().map(|x| format!("{x:e}")));
+    r.join(",") + "\n"
+}
+
+fn run_rollout(
+    model: &Path,
+    options: &[String],
+    state: Option<&Path>,
+    ctrl: Option<&Path>,
+    steps: usize,
+    threads: usize,
+    out: &str,
+) -> Res<()> {
+    let m = load_with(model, options)?;
+    let mask = StateMask::INTEGRATION;
+    let nstate = Data::state_size(&m, mask);
+    // the initial states: one object or a list of them
+    let states: Vec<Value> = match state.map(read_json).transpose()? {
+        None => vec![json!({})],
+        Some(Value::Array(a)) => a,
+        Some(v) => vec![v],
+    };
+    let batch = state.is_some_and(|_| states.len() > 1);
+    let mut x0 = Vec::with_capacity(states.len() * nstate);
+    for (i, s) in states.iter().enumerate() {
+        let mut d = Data::new(&m);
+        io::read_state(&m, &mut d, s).map_err(|e| format!("state {i}: {e}"))?;
+        let mut x = vec![0.0; nstate];
+        d.get_state(&m, &mut x, mask).map_err(|e| e.to_string())?;
+        x0.extend(x);
+    }
+    let nbatch = states.len();
+    let rows = match ctrl {
+        Some(p) => read_ctrl(p, m.nu)?,
+        None => Vec::new(),
+    };
+    let control: Vec<f64> = if rows.is_empty() {
+        Vec::new()
+    } else {
+        (0..nbatch)
+            .flat_map(|_| (0..steps).flat_map(|k| rows[k.min(rows.len() - 1)].clone()))
+            .collect()
+    };
+    let mut traj = vec![0.0; nbatch * steps * nstate];
+    let opts = RolloutOptions {
+        state_mask: mask,
+        control_mask: StateMask::CTRL,
+        threads,
+    };
+    let result = rollout(&m, &x0, &control, steps, &opts, &mut traj);
+    // TIME, QPOS, QVEL, ACT lead the integration state
+    let ncol = 1 + m.nq + m.nv + m.na;
+    let mut csv = String::new();
+    let mut header: Vec<String> = batch.then(|| "rollout".to_string()).into_iter().collect();
+    header.push("time".into());
+    header.extend((0..m.nq).map(|i| format!("qpos{i}")));
+    header.extend((0..m.nv).map(|i| format!("qvel{i}")));
+    header.extend((0..m.na).map(|i| format!("act{i}")));
+    csv.push_str(&(header.join(",") + "\n"));
+    for i in 0..nbatch {
+        let label = batch.then_some(i);
+        csv.push_str(&csv_row(label, &x0[i * nstate..i * nstate + ncol]));
+        for k in 0..steps {
+            let row = &traj[(i * steps + k) * nstate..(i * steps + k) * nstate + ncol];
+            if row.iter().any(|x| x.is_nan()) {
+                break;
+            }
+            csv.push_str(&csv_row(label, row));
+        }
+    }
+    write_out(out, &csv)?;
+    match result {
+        Ok(()) => Ok(()),
+        Err(RolloutError::Diverged(f)) => Err(f
+            .iter()
+            .map(|f| {
+                let who = if batch {
+                    format!("rollout {} ", f.rollout)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{who}step {}: {} (steps before it written)",
+                    f.step, f.error
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn run(cli: Cli) -> Res<()> {
+    match cli.cmd {
+        Cmd::Info { model } => {
+            let m = load_with(&model, &[])?;
+            println!("{}", io::model_info(&m));
+        }
+        Cmd::Forward { model, io } => {
+            let (m, mut d) = model_at(&model, &io)?;
+            diffmj::forward(&m, &mut d).map_err(|e| e.to_string())?;
+            write_out(&io.out, &result_json(&m, &d, &io, false)?)?;
+        }
+        Cmd::Inverse { model, io } => {
+            let (m, mut d) = model_at(&model, &io)?;
+            diffmj::inverse(&m, &mut d).map_err(|e| e.to_string())?;
+            write_out(&io.out, &result_json(&m, &d, &io, true)?)?;
+        }
+        Cmd::Rollout {
+            model,
+            options,
+            state,
+            ctrl,
+            steps,
+            threads,
+            out,
+        } => run_rollout(
+            &model,
+            &options,
+            state.as_deref(),
+            ctrl.as_deref(),
+            steps,
+            threads,
+            &out,
+        )?,
+        Cmd::Bench {
+            model,
+            options,
+            state,
+            steps,
+        } => {
+            let m = load_with(&model, &options)?;
+            let mut d0 = Data::new(&m);
+            if let Some(s) = state {
+                io::read_state(&m, &mut d0, &read_json(&s)?)
+                    .map_err(|e| format!("{}: {e}", s.display()))?;
+            }
+            let mut d = d0.clone();
+            let forward_us = median_us(|| diffmj::forward(&m, &mut d), steps)
+                .map_err(|e| format!("bench forward: {e}"))?;
+            let mut d = d0.clone();
+            let mut k = 0;
+            let step_us = median_us(
+                || {
+                    // like testspeed: restart from the initial state every 1000 steps
+                    if k % 1000 == 0 {
+                        d.copy_from(&d0);
+                    }
+                    k += 1;
+                    diffmj::step(&m, &mut d)
+                },
+                steps,
+            )
+            .map_err(|e| format!("bench step: {e}"))?;
+            // inverse at the forward's acceleration of the state
+            let mut d = d0.clone();
+            diffmj::forward(&m, &mut d).map_err(|e| format!("bench inverse: {e}"))?;
+            let inverse_us = median_us(|| diffmj::inverse(&m, &mut d), steps)
+                .map_err(|e| format!("bench inverse: {e}"))?;
+            let stages: serde_json::Map<String, Value> = stage_times(&m, &d0, steps)
+                .map_err(|e| format!("bench stages: {e}"))?
+                .into_iter()
+                .map(|(n, t)| (n.to_string(), json!(t)))
+                .collect();
+            println!(
+                "{}",
+                json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us,
+                       "inverse_us": inverse_us, "stages_us": stages})
+            );
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("diffmj: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diffmj::model::Integrator;
+    use diffmj::pbad::{PbadObjective, PbadOptimizer};
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    }
+
+    /// The PBAD options reach the PBAD options of the model, and a malformed value is an error
+    /// naming the option.
+    #[test]
+    fn pbad_options_from_the_command_line() {
+        let spider = root().join("models/pbad/spider.xml");
+        let opts: Vec<String> = [
+            "integrator=PBAD",
+            "pbad_order=3",
+            "pbad_optimizer=lbfgs",
+            "pbad_lbfgs_memory=5",
+            "pbad_lbfgs_refresh=4",
+            "pbad_objective=residual",
+            "pbad_drag=0.25",
+            "pbad_drag_axes=0.5, 3,2",
+            "pbad_contact_stiffness=2000",
+            "pbad_contact_friction=1e5",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let m = load_with(&spider, &opts).unwrap();
+        let p = diffmj::pbad::options(&m.opt);
+        assert_eq!(m.opt.integrator, Integrator::Pbad);
+        assert_eq!((p.order, p.optimizer), (3, PbadOptimizer::Lbfgs));
+        assert_eq!((p.lbfgs_memory, p.lbfgs_refresh, p.drag), (5, 4, 0.25));
+        assert_eq!(p.objective, PbadObjective::Residual);
+        assert_eq!(p.drag_axes, [0.5, 3.0, 2.0]);
+        assert_eq!((p.contact_stiffness, p.contact_friction), (2000.0, 1e5));
+        for (bad, says) in [
+            ("pbad_drag_axes=1,2", "expected 3"),
+            ("pbad_drag_axes=1,x,2", "not a list of numbers"),
+            ("pbad_contact_stiffness=stiff", "not a number"),
+            ("pbad_objective=energy", "unknown objective"),
+            ("tolerance=nan", "not a finite number"),
+            ("contact=maybe", "unknown value"),
+            ("disable=warmstart,nosuch", "unknown flag"),
+            ("sleep=enable", "not supported"),
+            ("frobnicate=1", "unknown option"),
+        ] {
+            let e = load_with(&spider, &[bad.to_string()]).unwrap_err();
+            assert!(
+                e.contains(bad.split('=').next().unwrap()) && e.contains(says),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    /// A control CSV's header is recognised by its names, not by a parse failure: a first row
+    /// with a malformed number is an error with its line.
+    #[test]
+    fn control_csv_header_and_errors() {
+        let dir = std::env::temp_dir().join(format!("diffmj-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("c.csv");
+        std::fs::write(&p, "u0,u1\n1,2\n3,4\n").unwrap();
+        assert_eq!(
+            read_ctrl(&p, 2).unwrap(),
+            vec![vec![1.0, 2.0], vec![3.0, 4.0]]
+        );
+        std::fs::write(&p, "1,2x\n3,4\n").unwrap();
+        let e = read_ctrl(&p, 2).unwrap_err();
+        assert!(e.contains(":1:"), "{e}");
+        std::fs::write(&p, "1,2\n3,inf\n").unwrap();
+        assert!(read_ctrl(&p, 2).unwrap_err().contains("not finite"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
