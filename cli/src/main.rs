@@ -123,6 +123,9 @@ type Res<T> = Result<T, String>;
 /// Load a model and apply `KEY=VALUE` option overrides.
 fn load_with(path: &Path, options: &[String]) -> Res<Model<f64>> {
     let mut m = mjcf::load_file(path).map_err(|e| e.to_string())?;
+    for w in &m.compile_warnings {
+        eprintln!("diffmj: warning: {w}");
+    }
     for kv in options {
         let (k, v) = kv
             .split_once('=')

@@ -1064,6 +1064,15 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     let mut act_names = HashMap::new();
     for a in &s.actuators {
         check_dup("actuator", &mut act_names, &a.name, &a.loc)?;
+        if a.delay != 0.0 || a.nsample != 0 {
+            return Err(err(
+                doc,
+                &a.loc,
+                Some(if a.delay != 0.0 { "delay" } else { "nsample" }),
+                ErrorKind::Unsupported,
+                "actuator delays (delay, nsample, interp) are not supported yet",
+            ));
+        }
         let trn = &a.trn;
         let (tt, id0) = match trn.kind.as_str() {
             "joint" => (TrnType::Joint, lookup(&t.jnt_name, &trn.target)),
@@ -1489,32 +1498,58 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             _ => {}
         }
     }
-    // spatial tendons are not computed yet (length and Jacobian stay zero): refuse those that
-    // would act on the dynamics (springs, dampers, armature, actuators)
+    // spatial tendons are not computed yet (length and Jacobian stay zero): refuse every use
+    // that would act on the dynamics (springs, dampers, armature, actuators, limits, friction
+    // loss, tendon equality constraints)
     for (ti, td) in s.tendons.iter().enumerate() {
-        let acts = !t.tendon_trn_actuators[ti].is_empty();
-        let passive = td.stiffness != 0.0
-            || td.stiffnesspoly != [0.0; 2]
-            || td.damping != 0.0
-            || td.dampingpoly != [0.0; 2]
-            || td.armature != 0.0;
-        if td.spatial && (acts || passive) {
+        if !td.spatial {
+            continue;
+        }
+        let in_equality = (0..t.neq).any(|e| {
+            t.eq_type[e] == EqType::Tendon
+                && (t.eq_obj1id[e] == ti as i32 || t.eq_obj2id[e] == ti as i32)
+        });
+        let use_ = if !t.tendon_trn_actuators[ti].is_empty() {
+            Some("an actuator")
+        } else if td.stiffness != 0.0 || td.stiffnesspoly != [0.0; 2] {
+            Some("stiffness")
+        } else if td.damping != 0.0 || td.dampingpoly != [0.0; 2] {
+            Some("damping")
+        } else if td.armature != 0.0 {
+            Some("armature")
+        } else if t.tendon_limited[ti] {
+            Some("a limit")
+        } else if td.frictionloss != 0.0 {
+            Some("friction loss")
+        } else if in_equality {
+            Some("an equality constraint")
+        } else {
+            None
+        };
+        if let Some(u) = use_ {
             return Err(err(
                 doc,
                 &td.loc,
                 None,
                 ErrorKind::Unsupported,
                 format!(
-                    "spatial tendon '{}' with {} is not supported yet",
-                    td.name,
-                    if acts {
-                        "an actuator"
-                    } else {
-                        "stiffness, damping or armature"
-                    }
+                    "spatial tendon '{}' with {u} is not supported yet (spatial tendon lengths \
+                     are not computed)",
+                    td.name
                 ),
             ));
         }
+    }
+    // sensors are counted but not computed yet: say so
+    if let Some(loc) = &s.first_sensor {
+        let msg = format!(
+            "{} sensor{} not computed: diffmj does not compute sensors yet (sensordata is \
+             absent)",
+            s.nsensor,
+            if s.nsensor == 1 { " is" } else { "s are" }
+        );
+        let w = err(doc, loc, None, ErrorKind::Unsupported, msg);
+        t.compile_warnings.push(w.to_string());
     }
     // free rigid subtrees: a free root with nothing moving below it
     t.body_freerigid = (0..t.nbody)

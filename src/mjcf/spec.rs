@@ -394,6 +394,10 @@ pub struct ActS {
     pub kind: ActKind,
     /// Group.
     pub group: i64,
+    /// `delay` (s): MuJoCo 4.0 delays the control by this much (not supported yet).
+    pub delay: f64,
+    /// `nsample`: length of the control history (not supported yet).
+    pub nsample: i64,
     /// `ctrllimited`.
     pub ctrllimited: Tri,
     /// `forcelimited`.
@@ -452,6 +456,8 @@ impl Default for ActS {
             name: String::new(),
             kind: ActKind::General,
             group: 0,
+            delay: 0.0,
+            nsample: 0,
             ctrllimited: Tri::Auto,
             forcelimited: Tri::Auto,
             actlimited: Tri::Auto,
@@ -812,6 +818,8 @@ pub struct Spec {
     pub excludes: Vec<ExcludeS>,
     /// Number of sensors.
     pub nsensor: usize,
+    /// Location of the first sensor (for the warning that sensors are not computed).
+    pub first_sensor: Option<Loc>,
     /// Keyframes.
     pub keys: Vec<KeyS>,
     /// `<size nkey>`: minimum number of keyframes (missing ones take default values).
@@ -1216,6 +1224,10 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     // common attributes
     if let Some(g) = a.int("group")? {
         x.group = g;
+    }
+    a.f_into("delay", &mut x.delay)?;
+    if let Some(n) = a.int("nsample")? {
+        x.nsample = n;
     }
     for (n, d) in [
         ("ctrllimited", &mut x.ctrllimited),
@@ -2490,6 +2502,9 @@ impl<'d> Reader<'d> {
                     });
                 }
             }
+            if self.spec.first_sensor.is_none() {
+                self.spec.first_sensor = Some(Loc::of(ch));
+            }
             self.spec.nsensor += 1;
         }
         Ok(())
@@ -2554,6 +2569,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             pairs: Vec::new(),
             excludes: Vec::new(),
             nsensor: 0,
+            first_sensor: None,
             keys: Vec::new(),
             size_nkey: 0,
             refs: Vec::new(),

@@ -703,6 +703,9 @@ int_fields! {
             key_name: Vec<String>,
             /// Equality constraint names ("" when unnamed).
             eq_name: Vec<String>,
+            /// What the compiler accepted but diffmj does not simulate, one positioned message
+            /// each (e.g. sensors, which are not computed yet); the command line prints them.
+            compile_warnings: Vec<String>,
         }
     }
 }
