@@ -25,6 +25,7 @@
 
 pub mod collision;
 pub mod data;
+pub mod derivatives;
 pub mod engine;
 pub mod io;
 pub mod math;
@@ -36,7 +37,7 @@ pub mod scalar;
 pub mod state;
 
 pub use data::Data;
-pub use engine::{forward, forward_skip, inverse, step, step_skip, SimError, Skip};
+pub use engine::{forward, forward_skip, inverse, inverse_skip, step, step_skip, SimError, Skip};
 pub use model::Model;
 pub use scalar::Scalar;
 pub use state::{StateError, StateMask};

@@ -66,16 +66,20 @@ pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
 /// PBAD) and converted as MuJoCo's `mj_discreteAcc` does ([`integrate::discrete_mass_mul`]).
 /// A non-finite `qpos`, `qvel` or `qacc` is an error and changes nothing.
 pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
-    inverse_skip(m, d, false)
+    inverse_skip(m, d, Skip::Nothing, false)
 }
 
-/// [`inverse`], with `skip_stages` taking the position and velocity stages from `d` as they
-/// are (MuJoCo's `mj_inverseSkip` from `mjSTAGE_VEL`).
-fn inverse_skip<T: Scalar>(
+/// [`inverse`] with the stages `skip` names taken from `d` as they are (MuJoCo's
+/// `mj_inverseSkip`): `Skip::Position` when only `qvel` or `qacc` changed since the position
+/// stage ran, `Skip::PositionAndVelocity` when only `qacc` changed. `skip_sensor` skips the
+/// sensor stages (none are computed yet).
+pub fn inverse_skip<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
-    skip_stages: bool,
+    skip: Skip,
+    skip_sensor: bool,
 ) -> Result<(), SimError> {
+    let _ = skip_sensor;
     for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("qacc", &d.qacc)] {
         if let Some(i) = v.iter().position(|x| !x.re().is_finite()) {
             return Err(SimError::Diverged(format!(
@@ -90,8 +94,10 @@ fn inverse_skip<T: Scalar>(
             m.opt.integrator.name()
         )));
     }
-    if !skip_stages {
+    if skip < Skip::Position {
         forward::inv_position(m, d);
+    }
+    if skip < Skip::PositionAndVelocity {
         forward::fwd_velocity(m, d);
     }
     let mut out = std::mem::take(&mut d.qfrc_inverse);
@@ -144,7 +150,7 @@ pub fn compare_fwd_inv<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), S
     forward::xfrc_accumulate(m, d, &mut saved[..nv]);
     saved[nv..2 * nv].copy_from_slice(&d.qfrc_constraint);
     saved[2 * nv..2 * nv + nefc].copy_from_slice(&d.efc_force[..nefc]);
-    let res = inverse_skip(m, d, true);
+    let res = inverse_skip(m, d, Skip::PositionAndVelocity, false);
     if res.is_ok() {
         let norm = |a: &[T], b: &[T]| {
             let s = a

@@ -1,0 +1,285 @@
+//! Finite-difference Jacobians of a step and of inverse dynamics, as MuJoCo's
+//! `mjd_transitionFD` and `mjd_inverseFD` compute them: forward or centered differences, the
+//! same warm start for every perturbation (the whole state is restored between them),
+//! positions perturbed on the manifold, controls at a bound of a limited `ctrlrange` differenced
+//! one-sided into the range, and each perturbation recomputing only the stages it changes
+//! (controls and activations skip the position and velocity stages, velocities the position
+//! stage). Unlike MuJoCo's, RK4 is supported (every perturbation then runs the full pipeline,
+//! as RK4's later stages leave other states behind).
+
+use super::{qm_to_mujoco, DerivError, FdOptions, InverseJacobians, Transition};
+use crate::data::Data;
+use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse_skip, step_skip, Skip};
+use crate::model::{Integrator, Model};
+use crate::state::StateMask;
+
+/// Buffers of the finite-difference Jacobians for one model: a working copy of `Data` and the
+/// state vectors. Created once; each call allocates nothing.
+#[derive(Clone, Debug)]
+pub struct FdWorkspace {
+    d: Data<f64>,
+    saved: Vec<f64>,
+    next: Vec<f64>,
+    plus: Vec<f64>,
+    minus: Vec<f64>,
+    dpos: Vec<f64>,
+    col: Vec<f64>,
+    force: Vec<f64>,
+    mass: Vec<f64>,
+    mass_plus: Vec<f64>,
+}
+
+/// The state components restored between perturbations: everything a step reads, the warm
+/// start included.
+const RESTORE: StateMask = StateMask::INTEGRATION;
+
+/// `(qpos, qvel, act)` of `d` into `out`.
+fn physics(d: &Data<f64>, out: &mut [f64]) {
+    let (nq, nv) = (d.qpos.len(), d.qvel.len());
+    out[..nq].copy_from_slice(&d.qpos);
+    out[nq..nq + nv].copy_from_slice(&d.qvel);
+    out[nq + nv..].copy_from_slice(&d.act);
+}
+
+/// `ds = (s2 ⊖ s1) / h` for physics states `(qpos, qvel, act)`, positions in the tangent space.
+fn state_diff(m: &Model<f64>, ds: &mut [f64], s1: &[f64], s2: &[f64], h: f64) {
+    let (nq, nv) = (m.nq, m.nv);
+    differentiate_pos(m, &mut ds[..nv], h, &s1[..nq], &s2[..nq]);
+    for (k, o) in ds[nv..].iter_mut().enumerate() {
+        *o = (s2[nq + k] - s1[nq + k]) / h;
+    }
+}
+
+/// Write `col` into column `j` of the row-major matrix `a` with `ncol` columns.
+fn set_column(a: &mut [f64], ncol: usize, j: usize, col: &[f64]) {
+    for (i, &x) in col.iter().enumerate() {
+        a[i * ncol + j] = x;
+    }
+}
+
+impl FdWorkspace {
+    /// Buffers for model `m`.
+    pub fn new(m: &Model<f64>) -> Self {
+        let n = m.nq + m.nv + m.na;
+        FdWorkspace {
+            d: Data::new(m),
+            saved: vec![0.0; Data::state_size(m, RESTORE)],
+            next: vec![0.0; n],
+            plus: vec![0.0; n],
+            minus: vec![0.0; n],
+            dpos: vec![0.0; m.nv],
+            col: vec![0.0; 2 * m.nv + m.na],
+            force: vec![0.0; m.nv],
+            mass: vec![0.0; m.nm],
+            mass_plus: vec![0.0; m.nm],
+        }
+    }
+
+    /// Step from the restored state with one perturbation applied by `perturb`, recomputing
+    /// from `skip`; the next physics state goes to `out`, then the state is restored.
+    fn nudged_step(
+        &mut self,
+        m: &Model<f64>,
+        skip: Skip,
+        which: Side,
+        perturb: impl FnOnce(&mut Data<f64>, &mut [f64]),
+    ) -> Result<(), DerivError> {
+        perturb(&mut self.d, &mut self.dpos);
+        let r = step_skip(m, &mut self.d, skip, true);
+        let out = match which {
+            Side::Plus => &mut self.plus,
+            Side::Minus => &mut self.minus,
+        };
+        physics(&self.d, out);
+        self.d
+            .set_state(m, &self.saved, RESTORE)
+            .expect("sized for the model");
+        r.map_err(DerivError::from)
+    }
+
+    /// The transition Jacobians `A = ∂x'/∂x` and `B = ∂x'/∂u` of one step from the state of
+    /// `d` (MuJoCo's `mjd_transitionFD`), written into `out`. `d` is not changed.
+    pub fn transition(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        opts: &FdOptions,
+        out: &mut Transition,
+    ) -> Result<(), DerivError> {
+        out.check(m)?;
+        let eps = opts.eps;
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(DerivError::Option(format!(
+                "eps must be positive and finite, got {eps}"
+            )));
+        }
+        let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
+        self.d.copy_from(d);
+        self.d
+            .get_state(m, &mut self.saved, RESTORE)
+            .expect("sized for the model");
+        // the nominal step; afterwards the position and velocity stages hold the nominal
+        // state's results (except for RK4 and PBAD, whose steps run the pipeline elsewhere)
+        step_skip(m, &mut self.d, Skip::Nothing, true)?;
+        physics(&self.d, &mut self.next);
+        self.d
+            .set_state(m, &self.saved, RESTORE)
+            .expect("sized for the model");
+        let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
+        let (skip_u, skip_v) = if full {
+            (Skip::Nothing, Skip::Nothing)
+        } else {
+            (Skip::PositionAndVelocity, Skip::Position)
+        };
+
+        // controls, one-sided at the bounds of a limited range
+        for i in 0..nu {
+            let u = d.ctrl[i];
+            let [lo, hi] = m.actuator_ctrlrange[i];
+            let limited = m.actuator_ctrllimited[i];
+            let inside = |a: f64, b: f64| a >= lo && a <= hi && b >= lo && b <= hi;
+            let fwd = !limited || inside(u, u + eps);
+            let back = (opts.centered || !fwd) && (!limited || inside(u - eps, u));
+            if fwd {
+                self.nudged_step(m, skip_u, Side::Plus, |d, _| d.ctrl[i] += eps)?;
+            }
+            if back {
+                self.nudged_step(m, skip_u, Side::Minus, |d, _| d.ctrl[i] -= eps)?;
+            }
+            self.clamped_column(m, fwd, back, eps);
+            set_column(&mut out.b, nu, i, &self.col);
+        }
+        // activations
+        for i in 0..na {
+            self.column(m, opts, skip_u, |d, _, s| d.act[i] += s * eps)?;
+            set_column(&mut out.a, ndx, 2 * nv + i, &self.col);
+        }
+        // velocities
+        for i in 0..nv {
+            self.column(m, opts, skip_v, |d, _, s| d.qvel[i] += s * eps)?;
+            set_column(&mut out.a, ndx, nv + i, &self.col);
+        }
+        // positions, on the manifold
+        for i in 0..nv {
+            self.column(m, opts, Skip::Nothing, |d, dpos, s| {
+                dpos.iter_mut().for_each(|x| *x = 0.0);
+                dpos[i] = 1.0;
+                integrate_pos(m, &mut d.qpos, dpos, s * eps);
+            })?;
+            set_column(&mut out.a, ndx, i, &self.col);
+        }
+        Ok(())
+    }
+
+    /// One column of a state Jacobian: the step nudged by `+eps` (and `−eps` when centered)
+    /// through `perturb(d, dpos, sign)`, differenced into `self.col`.
+    fn column(
+        &mut self,
+        m: &Model<f64>,
+        opts: &FdOptions,
+        skip: Skip,
+        perturb: impl Fn(&mut Data<f64>, &mut [f64], f64),
+    ) -> Result<(), DerivError> {
+        self.nudged_step(m, skip, Side::Plus, |d, p| perturb(d, p, 1.0))?;
+        if opts.centered {
+            self.nudged_step(m, skip, Side::Minus, |d, p| perturb(d, p, -1.0))?;
+        }
+        self.clamped_column(m, true, opts.centered, opts.eps);
+        Ok(())
+    }
+
+    /// `self.col` from the nudged next states: forward, backward or centered difference.
+    fn clamped_column(&mut self, m: &Model<f64>, plus: bool, minus: bool, eps: f64) {
+        match (plus, minus) {
+            (true, true) => state_diff(m, &mut self.col, &self.minus, &self.plus, 2.0 * eps),
+            (true, false) => state_diff(m, &mut self.col, &self.next, &self.plus, eps),
+            (false, true) => state_diff(m, &mut self.col, &self.minus, &self.next, eps),
+            // a control range narrower than eps: no difference possible
+            (false, false) => self.col.iter_mut().for_each(|x| *x = 0.0),
+        }
+    }
+
+    /// The Jacobians of inverse dynamics at the state and `qacc` of `d` (MuJoCo's
+    /// `mjd_inverseFD`, forward differences of size `eps`), written into `out`; with
+    /// `actuation`, `qfrc_actuator` is subtracted from `qfrc_inverse` (MuJoCo's
+    /// `flg_actuation`). With the `invdiscrete` flag, `qacc` is the discrete acceleration.
+    /// `d` is not changed.
+    pub fn inverse(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        eps: f64,
+        actuation: bool,
+        out: &mut InverseJacobians,
+    ) -> Result<(), DerivError> {
+        out.check(m)?;
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(DerivError::Option(format!(
+                "eps must be positive and finite, got {eps}"
+            )));
+        }
+        let nv = m.nv;
+        self.d.copy_from(d);
+        let d = &mut self.d;
+        let force = |m: &Model<f64>, d: &mut Data<f64>, skip: Skip, out: &mut [f64]| {
+            inverse_skip(m, d, skip, true)?;
+            out.copy_from_slice(&d.qfrc_inverse);
+            if actuation {
+                actuation::fwd_actuation(m, d);
+                for (f, a) in out.iter_mut().zip(&d.qfrc_actuator) {
+                    *f -= a;
+                }
+            }
+            Ok::<(), DerivError>(())
+        };
+        force(m, d, Skip::Nothing, &mut self.force)?;
+        qm_to_mujoco(m, &d.qM, &mut self.mass);
+        let f0 = &self.force;
+        let row = |dst: &mut [f64], i: usize, f1: &[f64]| {
+            for j in 0..nv {
+                dst[i * nv + j] = (f1[j] - f0[j]) / eps;
+            }
+        };
+        let mut f1 = std::mem::take(&mut self.col);
+        for i in 0..nv {
+            let keep = d.qacc[i];
+            d.qacc[i] += eps;
+            let r = force(m, d, Skip::PositionAndVelocity, &mut f1[..nv]);
+            d.qacc[i] = keep;
+            r?;
+            row(&mut out.dfda, i, &f1[..nv]);
+        }
+        for i in 0..nv {
+            let keep = d.qvel[i];
+            d.qvel[i] += eps;
+            let r = force(m, d, Skip::Position, &mut f1[..nv]);
+            d.qvel[i] = keep;
+            r?;
+            row(&mut out.dfdv, i, &f1[..nv]);
+        }
+        let nm = m.nm;
+        self.saved[..m.nq].copy_from_slice(&d.qpos);
+        for i in 0..nv {
+            self.dpos.iter_mut().for_each(|x| *x = 0.0);
+            self.dpos[i] = 1.0;
+            integrate_pos(m, &mut d.qpos, &self.dpos, eps);
+            let r = force(m, d, Skip::Nothing, &mut f1[..nv]);
+            d.qpos.copy_from_slice(&self.saved[..m.nq]);
+            r?;
+            row(&mut out.dfdq, i, &f1[..nv]);
+            qm_to_mujoco(m, &d.qM, &mut self.mass_plus);
+            for j in 0..nm {
+                out.dmdq[i * nm + j] = (self.mass_plus[j] - self.mass[j]) / eps;
+            }
+        }
+        self.col = f1;
+        Ok(())
+    }
+}
+
+/// Which nudged state a step writes.
+#[derive(Clone, Copy)]
+enum Side {
+    Plus,
+    Minus,
+}

@@ -1,0 +1,186 @@
+//! Derivatives of one step and of inverse dynamics: the transition Jacobians `A = ∂x'/∂x`,
+//! `B = ∂x'/∂u` of [`crate::step`] and the Jacobians of [`crate::inverse`], by finite
+//! differences as MuJoCo's `mjd_transitionFD` and `mjd_inverseFD` compute them ([`fd`]), and
+//! exactly, by running the pipeline on dual numbers ([`ad`]).
+//!
+//! # Conventions
+//!
+//! * **State** `x = (δqpos, qvel, act)`, of size `ndx = 2 nv + na`: positions in the tangent
+//!   space of the configuration manifold (`nv` entries: a ball or free joint's rotation is a
+//!   rotation vector in its body frame, as `mj_integratePos` applies it), then velocities and
+//!   activations. A perturbation `δx` of the state means `qpos ⊕ δqpos` (MuJoCo's
+//!   `mj_integratePos`), `qvel + δqvel`, `act + δact`; a difference of next states is
+//!   `qpos'₂ ⊖ qpos'₁` (`mj_differentiatePos`).
+//! * **Controls** `u = ctrl` (`nu`).
+//! * **Orientation** (MuJoCo's for `mjd_transitionFD`, control-theory notation): `A` is
+//!   `ndx × ndx` and `B` is `ndx × nu`, row-major, `A[i·ndx + j] = ∂x'_i / ∂x_j`, so
+//!   `δx' = A δx + B δu`. The inverse-dynamics Jacobians follow `mjd_inverseFD`, which is
+//!   transposed with respect to that notation: `DfDq` is `nv × nv` with
+//!   `DfDq[i·nv + j] = ∂qfrc_inverse_j / ∂qpos_i` (row `i` is the response to input `i`).
+//! * Sensors are not computed yet (`nsensordata = 0`), so the sensor Jacobians `C`, `D`,
+//!   `DsDq`, ... are empty.
+//!
+//! ```
+//! use diffmj::{derivatives::Transition, mjcf, Data};
+//! let m = mjcf::load_file("models/cartpole.xml").unwrap();
+//! let mut d = Data::new(&m);
+//! d.qpos[1] = 0.3;
+//! let mut t = Transition::new(&m);
+//! let mut ws = diffmj::derivatives::fd::FdWorkspace::new(&m);
+//! ws.transition(&m, &d, &diffmj::derivatives::FdOptions::default(), &mut t).unwrap();
+//! let ndx = t.ndx;
+//! // ∂qvel'_0 / ∂qvel_0 ≈ 1 for a cart that barely feels its pole in one step
+//! assert!((t.a[m.nv * ndx + m.nv] - 1.0).abs() < 0.1);
+//! ```
+
+pub mod fd;
+
+use crate::engine::SimError;
+use crate::model::Model;
+
+/// Options of the finite-difference Jacobians.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FdOptions {
+    /// Perturbation size (MuJoCo's `eps`; default 1e-6).
+    pub eps: f64,
+    /// Centered differences (two steps per column) instead of forward ones.
+    pub centered: bool,
+}
+
+impl Default for FdOptions {
+    fn default() -> Self {
+        FdOptions {
+            eps: 1e-6,
+            centered: false,
+        }
+    }
+}
+
+/// Why a Jacobian could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DerivError {
+    /// The simulation diverged at the nominal or at a perturbed point.
+    #[error("derivatives: {0}")]
+    Sim(#[from] SimError),
+    /// A caller-provided matrix does not have the size the model needs.
+    #[error("derivatives: {0} has {1} entries, expected {2}")]
+    Size(&'static str, usize, usize),
+    /// An option out of range.
+    #[error("derivatives: {0}")]
+    Option(String),
+}
+
+/// The Jacobians of one step, in MuJoCo's orientation (see the [module doc](self)): the
+/// caller's buffers, allocated once by [`Transition::new`] and overwritten by each call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    /// `2 nv + na`.
+    pub ndx: usize,
+    /// `nu`.
+    pub nu: usize,
+    /// `nsensordata` (0 until sensors are computed).
+    pub ns: usize,
+    /// `∂x'/∂x`, `ndx × ndx`, row-major.
+    pub a: Vec<f64>,
+    /// `∂x'/∂u`, `ndx × nu`, row-major.
+    pub b: Vec<f64>,
+    /// `∂s/∂x`, `ns × ndx`, row-major.
+    pub c: Vec<f64>,
+    /// `∂s/∂u`, `ns × nu`, row-major.
+    pub d: Vec<f64>,
+}
+
+impl Transition {
+    /// Zeroed matrices sized for model `m`.
+    pub fn new<T>(m: &Model<T>) -> Self {
+        let (ndx, nu, ns) = (2 * m.nv + m.na, m.nu, 0);
+        Transition {
+            ndx,
+            nu,
+            ns,
+            a: vec![0.0; ndx * ndx],
+            b: vec![0.0; ndx * nu],
+            c: vec![0.0; ns * ndx],
+            d: vec![0.0; ns * nu],
+        }
+    }
+
+    fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
+        let ndx = 2 * m.nv + m.na;
+        for (name, got, want) in [
+            ("A", self.a.len(), ndx * ndx),
+            ("B", self.b.len(), ndx * m.nu),
+        ] {
+            if got != want {
+                return Err(DerivError::Size(name, got, want));
+            }
+        }
+        if self.ndx != ndx || self.nu != m.nu {
+            return Err(DerivError::Size("Transition", self.ndx, ndx));
+        }
+        Ok(())
+    }
+}
+
+/// The Jacobians of inverse dynamics, in `mjd_inverseFD`'s orientation (row `i` is the
+/// response to input `i`; see the [module doc](self)): the caller's buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InverseJacobians {
+    /// `nv`.
+    pub nv: usize,
+    /// `∂qfrc_inverse/∂qpos` (tangent), `nv × nv`.
+    pub dfdq: Vec<f64>,
+    /// `∂qfrc_inverse/∂qvel`, `nv × nv`.
+    pub dfdv: Vec<f64>,
+    /// `∂qfrc_inverse/∂qacc`, `nv × nv`.
+    pub dfda: Vec<f64>,
+    /// `∂M/∂qpos`, `nv × nM`: row `i` is the derivative of the inertia matrix's lower
+    /// triangle in its tree-sparse layout (for each dof `j` in order, the entries `(j, k)` for
+    /// its ancestors `k` ascending, then `(j, j)`; see [`qm_to_mujoco`]). MuJoCo 4.0's
+    /// `mjd_inverseFD` uses its `M` layout, which leaves out entries it knows to be zero
+    /// (`nC ≤ nM` columns); the non-zero values are the same.
+    pub dmdq: Vec<f64>,
+}
+
+impl InverseJacobians {
+    /// Zeroed matrices sized for model `m`.
+    pub fn new<T>(m: &Model<T>) -> Self {
+        let nv = m.nv;
+        InverseJacobians {
+            nv,
+            dfdq: vec![0.0; nv * nv],
+            dfdv: vec![0.0; nv * nv],
+            dfda: vec![0.0; nv * nv],
+            dmdq: vec![0.0; nv * m.nm],
+        }
+    }
+
+    fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
+        let nv = m.nv;
+        for (name, got, want) in [
+            ("DfDq", self.dfdq.len(), nv * nv),
+            ("DfDv", self.dfdv.len(), nv * nv),
+            ("DfDa", self.dfda.len(), nv * nv),
+            ("DmDq", self.dmdq.len(), nv * m.nm),
+        ] {
+            if got != want {
+                return Err(DerivError::Size(name, got, want));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The inertia matrix `qM` (diffmj's row layout: diagonal, then ancestors) in the lower-triangle
+/// row layout MuJoCo's `M` uses (for each dof, its ancestors ascending, then the diagonal),
+/// without leaving out structural zeros: `nM` entries written to `out`.
+pub fn qm_to_mujoco<T: Copy>(m: &Model<f64>, qm: &[T], out: &mut [T]) {
+    let mut k = 0;
+    for i in 0..m.nv {
+        let (a, n) = (m.dof_madr[i], m.dof_mrownnz[i]);
+        for adr in (a..a + n).rev() {
+            out[k] = qm[adr];
+            k += 1;
+        }
+    }
+}

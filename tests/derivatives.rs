@@ -1,0 +1,149 @@
+//! Derivatives: diffmj's finite-difference Jacobians of a step and of inverse dynamics against
+//! MuJoCo's `mjd_transitionFD` and `mjd_inverseFD` (golden data, same eps, same settled
+//! states), on our models and on models nobody here wrote.
+
+mod common;
+
+use common::{nums, read_json, root};
+use diffmj::derivatives::fd::FdWorkspace;
+use diffmj::derivatives::{FdOptions, InverseJacobians, Transition};
+use diffmj::model::Integrator;
+use diffmj::{mjcf, Data, Model, StateMask};
+use serde_json::Value;
+
+/// The golden files of `generate_derivatives.py`.
+fn goldens() -> Vec<Value> {
+    let dir = root().join("tests/golden/derivatives");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v.iter().map(|p| read_json(p)).collect()
+}
+
+/// The golden model with the script's solver settings, and `Data` at its recorded state.
+fn setup(g: &Value) -> (Model<f64>, Data<f64>) {
+    let name = g["model"].as_str().unwrap();
+    let mut m = mjcf::load_file(root().join(format!("models/{name}.xml"))).unwrap();
+    let o = &g["option"];
+    m.opt.integrator = Integrator::from_code(o["integrator"].as_i64().unwrap() as i32).unwrap();
+    m.opt.tolerance = o["tolerance"].as_f64().unwrap();
+    m.opt.iterations = o["iterations"].as_u64().unwrap() as usize;
+    m.opt.ls_iterations = o["ls_iterations"].as_u64().unwrap() as usize;
+    m.opt.ccd_tolerance = 1e-15;
+    m.opt.ccd_iterations = 1000;
+    let mut d = Data::new(&m);
+    d.set_state(&m, &nums(&g["state"]), StateMask::INTEGRATION)
+        .unwrap();
+    (m, d)
+}
+
+/// Largest `|a − b| / (max(1, |b|) + 1e-4 · max|b|)`: relative to each entry, and to the
+/// matrix's scale for entries that are small beside it. A finite difference of entries of
+/// size `S` carries round-off of about `1e-16 · S / eps` = `1e-10 · S` at eps = 1e-6, so two
+/// correct finite differences of a stiff contact matrix (entries up to 1e7) disagree by
+/// `1e-3` on its small entries; with the tolerances below that allows `1e-9 · S`.
+fn max_err(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / (y.abs().max(1.0) + 1e-4 * scale))
+        .fold(0.0, f64::max)
+}
+
+/// Our `A`, `B` (forward and centered differences) agree with MuJoCo's `mjd_transitionFD`
+/// at the same eps on every golden model, contact-rich ones included: within 1e-5 relative to
+/// `max(1, |entry|)` (two finite differences of simulations that agree to ~1e-12, divided by
+/// eps = 1e-6).
+#[test]
+fn transition_fd_matches_mujoco() {
+    for g in goldens() {
+        let name = g["model"].as_str().unwrap().to_string();
+        let (m, d) = setup(&g);
+        let mut ws = FdWorkspace::new(&m);
+        let mut t = Transition::new(&m);
+        for (centered, suffix) in [(false, ""), (true, "_centered")] {
+            let opts = FdOptions {
+                eps: g["eps"].as_f64().unwrap(),
+                centered,
+            };
+            ws.transition(&m, &d, &opts, &mut t).unwrap();
+            let ea = max_err(&t.a, &nums(&g[format!("A{suffix}")]));
+            let eb = max_err(&t.b, &nums(&g[format!("B{suffix}")]));
+            eprintln!("{name}{suffix}: A {ea:.1e} B {eb:.1e}");
+            assert!(
+                ea <= 1e-5 && eb <= 1e-5,
+                "{name}{suffix}: A {ea:.2e}, B {eb:.2e}"
+            );
+        }
+    }
+}
+
+/// Rows of `∂M/∂q_i` as dense `nv × nv` lower triangles: from diffmj's tree-sparse layout, or
+/// (with the golden file) from MuJoCo's `M` layout given by `M_rownnz` and `M_colind`.
+fn dense_dm(m: &Model<f64>, dm: &[f64], g: Option<&Value>) -> Vec<f64> {
+    let nv = m.nv;
+    let (rownnz, colind): (Vec<usize>, Vec<usize>) = match g {
+        Some(g) => (
+            nums(&g["M_rownnz"]).iter().map(|&x| x as usize).collect(),
+            nums(&g["M_colind"]).iter().map(|&x| x as usize).collect(),
+        ),
+        None => {
+            let mut cols = Vec::new();
+            for i in 0..nv {
+                let a = m.dof_madr[i];
+                for adr in (a..a + m.dof_mrownnz[i]).rev() {
+                    cols.push(m.m_colind[adr]);
+                }
+            }
+            (m.dof_mrownnz.clone(), cols)
+        }
+    };
+    let nc = colind.len();
+    let mut out = vec![0.0; nv * nv * nv];
+    for i in 0..nv {
+        let mut k = 0;
+        for (r, &n) in rownnz.iter().enumerate() {
+            for _ in 0..n {
+                out[i * nv * nv + r * nv + colind[k]] = dm[i * nc + k];
+                k += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Our inverse-dynamics Jacobians agree with MuJoCo's `mjd_inverseFD` (with and without
+/// `flg_actuation`), `DmDq` in MuJoCo's sparse `M` layout, within 1e-5 relative.
+#[test]
+fn inverse_fd_matches_mujoco() {
+    for g in goldens() {
+        let name = g["model"].as_str().unwrap().to_string();
+        let (m, mut d) = setup(&g);
+        d.qacc.copy_from_slice(&nums(&g["qacc"]));
+        let mut ws = FdWorkspace::new(&m);
+        let mut j = InverseJacobians::new(&m);
+        for (act, suffix) in [(false, ""), (true, "_act")] {
+            ws.inverse(&m, &d, g["eps"].as_f64().unwrap(), act, &mut j)
+                .unwrap();
+            let errs = [
+                max_err(&j.dfdq, &nums(&g[format!("DfDq{suffix}")])),
+                max_err(&j.dfdv, &nums(&g[format!("DfDv{suffix}")])),
+                max_err(&j.dfda, &nums(&g[format!("DfDa{suffix}")])),
+                if act {
+                    0.0
+                } else {
+                    max_err(
+                        &dense_dm(&m, &j.dmdq, None),
+                        &dense_dm(&m, &nums(&g["DmDq"]), Some(&g)),
+                    )
+                },
+            ];
+            eprintln!("{name}{suffix}: DfDq DfDv DfDa DmDq {errs:?}");
+            assert!(errs.iter().all(|e| *e <= 1e-5), "{name}{suffix}: {errs:?}");
+        }
+    }
+}
