@@ -127,8 +127,11 @@ fn inverse_fd_matches_mujoco() {
         let mut ws = FdWorkspace::new(&m);
         let mut j = InverseJacobians::new(&m);
         for (act, suffix) in [(false, ""), (true, "_act")] {
-            ws.inverse(&m, &d, g["eps"].as_f64().unwrap(), act, &mut j)
-                .unwrap();
+            let opts = FdOptions {
+                eps: g["eps"].as_f64().unwrap(),
+                centered: false,
+            };
+            ws.inverse(&m, &d, &opts, act, &mut j).unwrap();
             let errs = [
                 max_err(&j.dfdq, &nums(&g[format!("DfDq{suffix}")])),
                 max_err(&j.dfdv, &nums(&g[format!("DfDv{suffix}")])),
@@ -144,6 +147,117 @@ fn inverse_fd_matches_mujoco() {
             ];
             eprintln!("{name}{suffix}: DfDq DfDv DfDa DmDq {errs:?}");
             assert!(errs.iter().all(|e| *e <= 1e-5), "{name}{suffix}: {errs:?}");
+        }
+    }
+}
+
+/// Exact transition Jacobians (dual numbers through the whole step, the solver's derivative by
+/// the implicit function theorem) agree with our centered finite differences (eps 1e-6): on
+/// the golden states, with each integrator (Euler, implicit, implicitfast, RK4), and on the
+/// contact models with both friction cones. Smooth models within 1e-6, models with contacts,
+/// limits, friction loss and equalities within 1e-5 (see `max_err` for the measure). The
+/// golden states have settled activations equal to their controls, where muscle and filter
+/// dynamics have a kink (their time constant switches with the sign of `ctrl − act`, and a
+/// centered difference averages the two sides): the activations are moved off it first. The
+/// solver runs until it can improve no further (tolerance 0): the exact Jacobian is that of the
+/// converged solution, and a finite difference of a solve stopped by its tolerance carries that
+/// solve's residual. At the golden 1e-12 the elliptic `stacks` solve stops on its improvement
+/// criterion with a gradient of 1.2e-6 (and at 1e-14 with 3e-9; `AdReport::solver_gradient`
+/// reports it), which puts the implicit step's finite differences 5e-5 off; at tolerance 0 it
+/// reaches 9e-16.
+#[test]
+fn exact_transition_matches_centered_fd() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    use diffmj::model::Cone;
+    let mut worst: Vec<(String, f64)> = vec![];
+    for g in goldens() {
+        let name = g["model"].as_str().unwrap().to_string();
+        let (m0, mut d) = setup(&g);
+        for a in d.act.iter_mut() {
+            *a = 0.9 * *a + 0.01;
+        }
+        let constrained = name.contains("constraints") || name.contains("thirdparty");
+        let cones: &[Cone] = if constrained {
+            &[Cone::Pyramidal, Cone::Elliptic]
+        } else {
+            &[Cone::Pyramidal]
+        };
+        for integ in [
+            Integrator::Euler,
+            Integrator::Implicit,
+            Integrator::ImplicitFast,
+            Integrator::Rk4,
+        ] {
+            for &cone in cones {
+                let mut m = m0.clone();
+                m.opt.integrator = integ;
+                m.opt.cone = cone;
+                m.opt.tolerance = 0.0;
+                let mut fd = Transition::new(&m);
+                FdWorkspace::new(&m)
+                    .transition(
+                        &m,
+                        &d,
+                        &FdOptions {
+                            eps: 1e-6,
+                            centered: true,
+                        },
+                        &mut fd,
+                    )
+                    .unwrap();
+                let mut ad = Transition::new(&m);
+                let rep = AdWorkspace::new(&m).transition(&m, &d, &mut ad).unwrap();
+                let (ea, eb) = (max_err(&ad.a, &fd.a), max_err(&ad.b, &fd.b));
+                let e = ea.max(eb);
+                let label = format!("{name} {integ:?} {cone:?} (nefc {})", rep.nefc);
+                let tol = if rep.nefc > 0 { 1e-5 } else { 1e-6 };
+                worst.push((label.clone(), e));
+                assert!(
+                    e <= tol,
+                    "{label}: exact vs centered FD: A {ea:.2e}, B {eb:.2e}"
+                );
+            }
+        }
+    }
+    for (l, e) in worst {
+        eprintln!("{l}: {e:.1e}");
+    }
+}
+
+#[test]
+fn exact_inverse_matches_fd() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    for g in goldens() {
+        let name = g["model"].as_str().unwrap().to_string();
+        let (m0, mut d) = setup(&g);
+        d.qacc.copy_from_slice(&nums(&g["qacc"]));
+        for discrete in [false, true] {
+            let mut m = m0.clone();
+            if discrete {
+                m.opt.set("enable", "invdiscrete").unwrap();
+            }
+            for act in [false, true] {
+                let mut ad = InverseJacobians::new(&m);
+                let rep = AdWorkspace::new(&m).inverse(&m, &d, act, &mut ad).unwrap();
+                let mut fd = InverseJacobians::new(&m);
+                let opts = FdOptions {
+                    eps: if rep.nefc > 0 { 1e-7 } else { 1e-5 },
+                    centered: true,
+                };
+                FdWorkspace::new(&m)
+                    .inverse(&m, &d, &opts, act, &mut fd)
+                    .unwrap();
+                let errs = [
+                    max_err(&ad.dfdq, &fd.dfdq),
+                    max_err(&ad.dfdv, &fd.dfdv),
+                    max_err(&ad.dfda, &fd.dfda),
+                    max_err(&ad.dmdq, &fd.dmdq),
+                ];
+                let label = format!("{name} discrete {discrete} actuation {act}");
+                eprintln!("{label}: {errs:?}");
+                let tol = if rep.nefc > 0 { 1e-5 } else { 1e-6 };
+                assert!(errs.iter().all(|e| *e <= tol), "{label}: {errs:?}");
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ pub struct FdWorkspace {
     force: Vec<f64>,
     mass: Vec<f64>,
     mass_plus: Vec<f64>,
+    mass_minus: Vec<f64>,
 }
 
 /// The state components restored between perturbations: everything a step reads, the warm
@@ -72,6 +73,7 @@ impl FdWorkspace {
             force: vec![0.0; m.nv],
             mass: vec![0.0; m.nm],
             mass_plus: vec![0.0; m.nm],
+            mass_minus: vec![0.0; m.nm],
         }
     }
 
@@ -200,27 +202,28 @@ impl FdWorkspace {
     }
 
     /// The Jacobians of inverse dynamics at the state and `qacc` of `d` (MuJoCo's
-    /// `mjd_inverseFD`, forward differences of size `eps`), written into `out`; with
-    /// `actuation`, `qfrc_actuator` is subtracted from `qfrc_inverse` (MuJoCo's
-    /// `flg_actuation`). With the `invdiscrete` flag, `qacc` is the discrete acceleration.
-    /// `d` is not changed.
+    /// `mjd_inverseFD`, which takes forward differences of size `eps`; `opts.centered` takes
+    /// centered ones, which MuJoCo does not offer), written into `out`; with `actuation`,
+    /// `qfrc_actuator` is subtracted from `qfrc_inverse` (MuJoCo's `flg_actuation`). With the
+    /// `invdiscrete` flag, `qacc` is the discrete acceleration. `d` is not changed.
     pub fn inverse(
         &mut self,
         m: &Model<f64>,
         d: &Data<f64>,
-        eps: f64,
+        opts: &FdOptions,
         actuation: bool,
         out: &mut InverseJacobians,
     ) -> Result<(), DerivError> {
         out.check(m)?;
+        let eps = opts.eps;
         if !(eps.is_finite() && eps > 0.0) {
             return Err(DerivError::Option(format!(
                 "eps must be positive and finite, got {eps}"
             )));
         }
-        let nv = m.nv;
+        let (nv, nm) = (m.nv, m.nm);
         self.d.copy_from(d);
-        let d = &mut self.d;
+        // the outputs at the nominal point (forward differences), or at −eps (centered)
         let force = |m: &Model<f64>, d: &mut Data<f64>, skip: Skip, out: &mut [f64]| {
             inverse_skip(m, d, skip, true)?;
             out.copy_from_slice(&d.qfrc_inverse);
@@ -232,49 +235,75 @@ impl FdWorkspace {
             }
             Ok::<(), DerivError>(())
         };
-        force(m, d, Skip::Nothing, &mut self.force)?;
-        qm_to_mujoco(m, &d.qM, &mut self.mass);
-        let f0 = &self.force;
-        let row = |dst: &mut [f64], i: usize, f1: &[f64]| {
-            for j in 0..nv {
-                dst[i * nv + j] = (f1[j] - f0[j]) / eps;
+        let q0 = &mut self.saved[..m.nq];
+        q0.copy_from_slice(&self.d.qpos);
+        force(m, &mut self.d, Skip::Nothing, &mut self.force)?;
+        qm_to_mujoco(m, &self.d.qM, &mut self.mass);
+        let width = if opts.centered { 2.0 * eps } else { eps };
+        // inputs: qacc (skip position and velocity), qvel (skip position), qpos (full)
+        for (kind, skip) in [
+            (Input::Qacc, Skip::PositionAndVelocity),
+            (Input::Qvel, Skip::Position),
+            (Input::Qpos, Skip::Nothing),
+        ] {
+            for i in 0..nv {
+                // the high side, then the low side (−eps, or the nominal point)
+                for (sign, f, mass) in [
+                    (1.0, &mut self.plus, &mut self.mass_plus),
+                    (-1.0, &mut self.minus, &mut self.mass_minus),
+                ] {
+                    if sign < 0.0 && !opts.centered {
+                        f[..nv].copy_from_slice(&self.force);
+                        mass.copy_from_slice(&self.mass);
+                        continue;
+                    }
+                    let d = &mut self.d;
+                    let s = sign * eps;
+                    match kind {
+                        Input::Qacc => d.qacc[i] += s,
+                        Input::Qvel => d.qvel[i] += s,
+                        Input::Qpos => {
+                            self.dpos.iter_mut().for_each(|x| *x = 0.0);
+                            self.dpos[i] = 1.0;
+                            integrate_pos(m, &mut d.qpos, &self.dpos, s);
+                        }
+                    }
+                    let r = force(m, d, skip, &mut f[..nv]);
+                    if kind == Input::Qpos {
+                        qm_to_mujoco(m, &d.qM, mass);
+                    }
+                    match kind {
+                        Input::Qacc => d.qacc[i] -= s,
+                        Input::Qvel => d.qvel[i] -= s,
+                        Input::Qpos => d.qpos.copy_from_slice(&self.saved[..m.nq]),
+                    }
+                    r?;
+                }
+                let dst = match kind {
+                    Input::Qacc => &mut out.dfda,
+                    Input::Qvel => &mut out.dfdv,
+                    Input::Qpos => &mut out.dfdq,
+                };
+                for j in 0..nv {
+                    dst[i * nv + j] = (self.plus[j] - self.minus[j]) / width;
+                }
+                if kind == Input::Qpos {
+                    for j in 0..nm {
+                        out.dmdq[i * nm + j] = (self.mass_plus[j] - self.mass_minus[j]) / width;
+                    }
+                }
             }
-        };
-        let mut f1 = std::mem::take(&mut self.col);
-        for i in 0..nv {
-            let keep = d.qacc[i];
-            d.qacc[i] += eps;
-            let r = force(m, d, Skip::PositionAndVelocity, &mut f1[..nv]);
-            d.qacc[i] = keep;
-            r?;
-            row(&mut out.dfda, i, &f1[..nv]);
         }
-        for i in 0..nv {
-            let keep = d.qvel[i];
-            d.qvel[i] += eps;
-            let r = force(m, d, Skip::Position, &mut f1[..nv]);
-            d.qvel[i] = keep;
-            r?;
-            row(&mut out.dfdv, i, &f1[..nv]);
-        }
-        let nm = m.nm;
-        self.saved[..m.nq].copy_from_slice(&d.qpos);
-        for i in 0..nv {
-            self.dpos.iter_mut().for_each(|x| *x = 0.0);
-            self.dpos[i] = 1.0;
-            integrate_pos(m, &mut d.qpos, &self.dpos, eps);
-            let r = force(m, d, Skip::Nothing, &mut f1[..nv]);
-            d.qpos.copy_from_slice(&self.saved[..m.nq]);
-            r?;
-            row(&mut out.dfdq, i, &f1[..nv]);
-            qm_to_mujoco(m, &d.qM, &mut self.mass_plus);
-            for j in 0..nm {
-                out.dmdq[i * nm + j] = (self.mass_plus[j] - self.mass[j]) / eps;
-            }
-        }
-        self.col = f1;
         Ok(())
     }
+}
+
+/// The input a column of the inverse Jacobians perturbs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Qpos,
+    Qvel,
+    Qacc,
 }
 
 /// Which nudged state a step writes.

@@ -33,6 +33,7 @@
 //! assert!((t.a[m.nv * ndx + m.nv] - 1.0).abs() < 0.1);
 //! ```
 
+pub mod ad;
 pub mod fd;
 
 use crate::engine::SimError;

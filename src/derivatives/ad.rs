@@ -1,0 +1,253 @@
+//! Exact Jacobians by forward-mode automatic differentiation: the step (or the inverse) runs
+//! on multi-direction dual numbers ([`Dual`], [`CHUNK`] directions per pass) with the inputs
+//! seeded in the tangent space, through kinematics, collision, constraint assembly, the
+//! solver and the integrator. Columns are computed `CHUNK` at a time.
+//!
+//! **The constraint solver's derivative** is that of its converged solution by the implicit
+//! function theorem: the iterations run on the real parts, then one Newton step of the
+//! optimality conditions in dual arithmetic at the solution carries the derivative parts
+//! (exact where the solution is exact). Where the solver stopped before convergence, the
+//! derivative is that of the exact solution at the point it reached: [`AdReport`] gives the
+//! solver's last gradient norm so the caller sees how far that is. At a non-smooth point (a
+//! constraint exactly at a change of state, a contact at the moment it appears) the
+//! derivative is one-sided: that of the active set the solver found; contacts that do not exist
+//! at the nominal state contribute nothing (as for finite differences smaller than the gap to
+//! them).
+
+use num_dual::DualSVec64;
+
+use super::{DerivError, InverseJacobians, Transition};
+use crate::data::Data;
+use crate::engine::solver::NSOLVER;
+use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse, step};
+use crate::model::Model;
+use crate::scalar::Scalar;
+use crate::state::StateMask;
+
+/// Directions carried per dual pass.
+pub const CHUNK: usize = 8;
+
+/// The dual type of the exact Jacobians: `CHUNK` derivative directions.
+pub type Dual = DualSVec64<CHUNK>;
+
+/// What the exact Jacobian was taken at: the constraint solver's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdReport {
+    /// Dual passes run (`ceil(ncolumns / CHUNK)`).
+    pub passes: usize,
+    /// Constraint rows at the nominal state.
+    pub nefc: usize,
+    /// Largest final gradient norm of the constraint solver over the islands and passes
+    /// (MuJoCo's `solver.gradient`, scaled by `meaninertia`): the optimality residual the
+    /// implicit-function derivative was taken at; 0 without constraint rows.
+    pub solver_gradient: f64,
+}
+
+/// Buffers of the exact Jacobians for one model: the model cast to [`Dual`] (once: call
+/// [`AdWorkspace::set_model`] after changing the model's parameters) and a dual `Data`.
+/// Each call allocates nothing.
+#[derive(Clone, Debug)]
+pub struct AdWorkspace {
+    md: Model<Dual>,
+    dd: Data<Dual>,
+    state: Vec<f64>,
+    lifted: Vec<Dual>,
+    dq: Vec<Dual>,
+    qref: Vec<Dual>,
+    tan: Vec<Dual>,
+}
+
+impl AdWorkspace {
+    /// Buffers for model `m`.
+    pub fn new(m: &Model<f64>) -> Self {
+        let md = m.cast::<Dual>();
+        let dd = Data::new(&md);
+        let n = Data::state_size(m, StateMask::INTEGRATION);
+        AdWorkspace {
+            md,
+            dd,
+            state: vec![0.0; n],
+            lifted: vec![Dual::c(0.0); n],
+            dq: vec![Dual::c(0.0); m.nv],
+            qref: vec![Dual::c(0.0); m.nq],
+            tan: vec![Dual::c(0.0); m.nv],
+        }
+    }
+
+    /// Cast `m` again (after its parameters changed); allocates.
+    pub fn set_model(&mut self, m: &Model<f64>) {
+        *self = AdWorkspace::new(m);
+    }
+
+    /// The model on dual numbers this workspace runs.
+    pub fn model(&self) -> &Model<Dual> {
+        &self.md
+    }
+
+    /// Set the dual data to the state of `d` (zero derivative parts).
+    fn lift(&mut self, m: &Model<f64>, d: &Data<f64>) {
+        d.get_state(m, &mut self.state, StateMask::INTEGRATION)
+            .expect("sized for the model");
+        for (l, &x) in self.lifted.iter_mut().zip(&self.state) {
+            *l = Dual::c(x);
+        }
+        self.dd
+            .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
+            .expect("sized for the model");
+    }
+
+    /// The exact transition Jacobians `A`, `B` of one step from the state of `d` (the
+    /// [module doc](super) gives the conventions), written into `out`. `d` is not changed.
+    pub fn transition(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        out: &mut Transition,
+    ) -> Result<AdReport, DerivError> {
+        out.check(m)?;
+        let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
+        let ncol = ndx + nu;
+        let mut report = AdReport::default();
+        for k0 in (0..ncol).step_by(CHUNK) {
+            self.lift(m, d);
+            self.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
+            let mut any_q = false;
+            for l in 0..CHUNK.min(ncol - k0) {
+                let k = k0 + l;
+                let seed = Dual::seeded(0.0, l);
+                if k < nv {
+                    self.dq[k] = seed;
+                    any_q = true;
+                } else if k < 2 * nv {
+                    self.dd.qvel[k - nv] += seed;
+                } else if k < ndx {
+                    self.dd.act[k - 2 * nv] += seed;
+                } else {
+                    self.dd.ctrl[k - ndx] += seed;
+                }
+            }
+            if any_q {
+                integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
+            }
+            step(&self.md, &mut self.dd)?;
+            report.passes += 1;
+            report.nefc = report.nefc.max(self.dd.nefc);
+            report.solver_gradient = report.solver_gradient.max(solver_gradient(&self.dd));
+            // next positions in the tangent space at their real parts
+            for (r, x) in self.qref.iter_mut().zip(&self.dd.qpos) {
+                *r = Dual::c(x.re());
+            }
+            differentiate_pos(
+                &self.md,
+                &mut self.tan,
+                Dual::c(1.0),
+                &self.qref,
+                &self.dd.qpos,
+            );
+            for l in 0..CHUNK.min(ncol - k0) {
+                let k = k0 + l;
+                let (mat, cols, j) = if k < ndx {
+                    (&mut out.a, ndx, k)
+                } else {
+                    (&mut out.b, nu, k - ndx)
+                };
+                for i in 0..nv {
+                    mat[i * cols + j] = self.tan[i].deriv(l);
+                    mat[(nv + i) * cols + j] = self.dd.qvel[i].deriv(l);
+                }
+                for i in 0..na {
+                    mat[(2 * nv + i) * cols + j] = self.dd.act[i].deriv(l);
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+impl AdWorkspace {
+    /// The exact Jacobians of inverse dynamics at the state and `qacc` of `d`, in
+    /// `mjd_inverseFD`'s orientation (see [`InverseJacobians`]); with `actuation`,
+    /// `qfrc_actuator` is subtracted from `qfrc_inverse`. `d` is not changed.
+    pub fn inverse(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        actuation: bool,
+        out: &mut InverseJacobians,
+    ) -> Result<AdReport, DerivError> {
+        out.check(m)?;
+        let (nv, nm) = (m.nv, m.nm);
+        let ncol = 3 * nv;
+        let mut report = AdReport::default();
+        for k0 in (0..ncol).step_by(CHUNK) {
+            self.lift(m, d);
+            for (a, &x) in self.dd.qacc.iter_mut().zip(&d.qacc) {
+                *a = Dual::c(x);
+            }
+            self.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
+            let mut any_q = false;
+            for l in 0..CHUNK.min(ncol - k0) {
+                let k = k0 + l;
+                let seed = Dual::seeded(0.0, l);
+                if k < nv {
+                    self.dq[k] = seed;
+                    any_q = true;
+                } else if k < 2 * nv {
+                    self.dd.qvel[k - nv] += seed;
+                } else {
+                    self.dd.qacc[k - 2 * nv] += seed;
+                }
+            }
+            if any_q {
+                integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
+            }
+            inverse(&self.md, &mut self.dd)?;
+            if actuation {
+                actuation::fwd_actuation(&self.md, &mut self.dd);
+            }
+            report.passes += 1;
+            report.nefc = report.nefc.max(self.dd.nefc);
+            for l in 0..CHUNK.min(ncol - k0) {
+                let k = k0 + l;
+                let (mat, i) = if k < nv {
+                    (&mut out.dfdq, k)
+                } else if k < 2 * nv {
+                    (&mut out.dfdv, k - nv)
+                } else {
+                    (&mut out.dfda, k - 2 * nv)
+                };
+                for j in 0..nv {
+                    let mut f = self.dd.qfrc_inverse[j].deriv(l);
+                    if actuation {
+                        f -= self.dd.qfrc_actuator[j].deriv(l);
+                    }
+                    mat[i * nv + j] = f;
+                }
+                if k < nv {
+                    // the inertia matrix in MuJoCo's row order (see qm_to_mujoco)
+                    let mut c = 0;
+                    for r in 0..nv {
+                        let (a, n) = (m.dof_madr[r], m.dof_mrownnz[r]);
+                        for adr in (a..a + n).rev() {
+                            out.dmdq[k * nm + c] = self.dd.qM[adr].deriv(l);
+                            c += 1;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The largest final gradient norm of the last constraint solve over the islands.
+fn solver_gradient<T: Scalar>(d: &Data<T>) -> f64 {
+    let nslot = d.nisland.clamp(1, d.solver_niter.len());
+    (0..nslot)
+        .filter(|&k| d.solver_niter[k] > 0)
+        .map(|k| {
+            let n = d.solver_niter[k].min(NSOLVER);
+            d.solver[k * NSOLVER + n - 1].gradient
+        })
+        .fold(0.0, f64::max)
+}
