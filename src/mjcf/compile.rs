@@ -1434,6 +1434,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     }
     compile_contacts(doc, s, &mut t, &mut m)?;
     t.nsensor = s.nsensor;
+    t.nuserdata = s.nuserdata;
 
     // keyframes
     let mocap_bodies: Vec<usize> = (0..nbody).filter(|&b| t.body_mocapid[b] >= 0).collect();
@@ -1484,6 +1485,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
             }
         }
         m.key_mquat.extend(mq);
+        // no plastic states (springyield is refused): only an empty list is valid
+        fill(&k.plastic, &[], "plastic")?;
         t.key_name.push(k.name.clone());
         t.nkey += 1;
     }
