@@ -42,7 +42,7 @@ impl<'a> A<'a> {
     /// The value of attribute `name` as written. Every typed accessor reads through here, so
     /// that the schema audit (`schema`'s tests) sees which attributes the reader looks up.
     pub fn get(&self, name: &str) -> Option<&'a str> {
-        lookups::note_attr(self.e, name);
+        lookups::note(self.e, lookups::Noted::Attr, name);
         self.e.get(name)
     }
 
@@ -261,24 +261,23 @@ pub fn parse_num(tok: &str) -> Option<f64> {
 
 /// The reader's attribute look-ups, recorded for the schema audit test: with recording on (only
 /// in this crate's unit tests, on the recording thread), the reader notes each element's schema
-/// key (when it checks the element's attributes against it) and [`A::get`] each attribute name looked up, against the element's address. Elsewhere
-/// both are no-ops.
+/// key (when it checks the element's attributes against it) and [`A::get`] each attribute name
+/// looked up, against the element's address. Elsewhere noting is a no-op.
 pub(crate) mod lookups {
     use super::Elem;
 
-    /// One recorded look-up: the element's address and what was noted.
-    #[cfg(test)]
-    pub(crate) type Entry = (usize, Noted);
-
-    /// What [`note_key`] and [`note_attr`] record.
-    #[cfg(test)]
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    /// What a noted name is.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) enum Noted {
-        /// The element was checked against this schema key.
-        Key(String),
-        /// This attribute name was looked up.
-        Attr(String),
+        /// The schema key the element was checked against.
+        Key,
+        /// An attribute name looked up.
+        Attr,
     }
+
+    /// One recorded look-up: the element's address, what was noted and the name.
+    #[cfg(test)]
+    pub(crate) type Entry = (usize, Noted, String);
 
     #[cfg(test)]
     thread_local! {
@@ -297,30 +296,16 @@ pub(crate) mod lookups {
         LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
     }
 
-    #[cfg(test)]
-    fn note(e: &Elem, what: impl FnOnce() -> Noted) {
+    /// Note `name` of element `e` (a schema key or an attribute name, as `what` says).
+    #[inline]
+    pub(crate) fn note(e: &Elem, what: Noted, name: &str) {
+        #[cfg(test)]
         LOG.with(|l| {
             if let Some(log) = l.borrow_mut().as_mut() {
-                log.push((e as *const Elem as usize, what()));
+                log.push((e as *const Elem as usize, what, name.to_string()));
             }
         });
-    }
-
-    /// Note that `e` was checked against schema key `key`.
-    #[inline]
-    pub(crate) fn note_key(e: &Elem, key: &str) {
-        #[cfg(test)]
-        note(e, || Noted::Key(key.to_string()));
         #[cfg(not(test))]
-        let _ = (e, key);
-    }
-
-    /// Note that attribute `name` of `e` was looked up.
-    #[inline]
-    pub(crate) fn note_attr(e: &Elem, name: &str) {
-        #[cfg(test)]
-        note(e, || Noted::Attr(name.to_string()));
-        #[cfg(not(test))]
-        let _ = (e, name);
+        let _ = (e, what, name);
     }
 }

@@ -91,13 +91,13 @@ fn looked_up() -> BTreeMap<String, BTreeSet<String>> {
             panic!("fixture does not pass the reader: {e}");
         }
         let mut key_of: BTreeMap<usize, String> = BTreeMap::new();
-        for (e, n) in &log {
-            if let Noted::Key(k) = n {
-                key_of.insert(*e, k.clone());
+        for (e, what, name) in &log {
+            if *what == Noted::Key {
+                key_of.insert(*e, name.clone());
             }
         }
-        for (e, n) in log {
-            if let Noted::Attr(a) = n {
+        for (e, what, a) in log {
+            if what == Noted::Attr {
                 let k = key_of
                     .get(&e)
                     .unwrap_or_else(|| panic!("attribute '{a}' read on an unchecked element"));

@@ -989,7 +989,7 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
 /// Check the attributes of `a`'s element against the schema list of `key` (noting the key for the
 /// schema audit).
 fn allowed(a: &A, key: &str) -> R<()> {
-    super::attr::lookups::note_key(a.e, key);
+    super::attr::lookups::note(a.e, super::attr::lookups::Noted::Key, key);
     if let Some(list) = schema::allowed(key) {
         a.check(list)?;
     }
