@@ -2130,7 +2130,8 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("tendon-spatial", "material", RENDER),
     ("tendon-spatial", "rgba", RENDER),
     // actuators
-    ("*", "interp", INTERP),
+    ("actuator-*", "interp", INTERP),
+    ("default-*", "interp", INTERP),
     (
         "*-general",
         "input",
