@@ -520,3 +520,175 @@ fn refused_until_supported() {
     load_str("<mujoco><option><flag sleep=\"disable\" multiccd=\"enable\"/></option></mujoco>")
         .unwrap();
 }
+
+/// Attributes MuJoCo 4.0 accepts and honours, refused where their value differs from MuJoCo's
+/// default because diffmj would simulate the model differently (see `schema::IGNORED` for the
+/// accepted attributes that cannot change the numbers): each is an `Unsupported` error naming
+/// the attribute, positioned at it, or at the element when a default class sets it.
+#[test]
+fn refused_attributes() {
+    let body = |attrs: &str, inner: &str| {
+        format!("<mujoco>\n<worldbody>\n<body {attrs}>\n<joint/><geom size=\"1\"/>{inner}\n{E}")
+    };
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        // MuJoCo drops visual geoms (changing the geom list) or merges static bodies
+        (
+            "<mujoco>\n<compiler discardvisual=\"true\"/>\n</mujoco>".into(),
+            2,
+            11,
+            "attribute 'discardvisual': discardvisual is not supported yet",
+        ),
+        (
+            "<mujoco>\n<compiler fusestatic=\"true\"/>\n</mujoco>".into(),
+            2,
+            11,
+            "attribute 'fusestatic': fusestatic is not supported yet",
+        ),
+        // MuJoCo keeps the body's full inertia block: body_invweight0 changes
+        (
+            body("simple=\"false\"", ""),
+            3,
+            7,
+            "attribute 'simple': simple=\"false\" is not supported yet",
+        ),
+        // MuJoCo sets stiffness and damping from a time constant and damping ratio
+        (
+            body("", "<joint springdamper=\"0.5 0.3\"/>"),
+            4,
+            32,
+            "attribute 'springdamper': springdamper (stiffness and damping",
+        ),
+        // plastic springs (MuJoCo's mjData.plastic)
+        (
+            body("", "<joint springyield=\"1\"/>"),
+            4,
+            32,
+            "attribute 'springyield': springyield (plastic springs) is not supported yet",
+        ),
+        (
+            "<mujoco>\n<default><joint springyield=\"1\"/></default>\n<worldbody>\n<body>\n\
+             <joint/><geom size=\"1\"/>\n</body>\n</worldbody>\n</mujoco>"
+                .into(),
+            5,
+            1,
+            "attribute 'springyield': springyield (plastic springs)",
+        ),
+        (
+            body(
+                "",
+                "</body>\n</worldbody>\n<tendon>\n<fixed springyield=\"1\"><joint joint=\"j\" \
+                 coef=\"1\"/></fixed>\n</tendon>\n<worldbody><body>",
+            )
+            .replace("<joint/>", "<joint name=\"j\"/>"),
+            7,
+            8,
+            "attribute 'springyield': springyield (plastic springs)",
+        ),
+        // MuJoCo sizes a primitive geom that names a mesh to fit the mesh
+        (
+            "<mujoco>\n<asset><mesh name=\"m\" vertex=\"0 0 0 1 0 0 0 1 0 0 0 1\"/></asset>\n\
+             <worldbody>\n<body><joint/><geom size=\"1\" mesh=\"m\"/></body>\n</worldbody>\n\
+             </mujoco>"
+                .into(),
+            4,
+            30,
+            "attribute 'mesh': a primitive geom fitted to a mesh is not supported yet",
+        ),
+        (
+            body("", "<geom size=\"1\"><plugin instance=\"p\"/></geom>"),
+            4,
+            40,
+            "geom plugins are not supported yet",
+        ),
+    ];
+    for (xml, line, col, needle) in &cases {
+        check(xml, ErrorKind::Unsupported, *line, *col, needle);
+    }
+    // every compiler/lengthrange setting (MuJoCo recomputes actuator_lengthrange with it)
+    for attr in [
+        "mode=\"all\"",
+        "useexisting=\"false\"",
+        "uselimit=\"true\"",
+        "accel=\"10\"",
+        "maxforce=\"5\"",
+        "timeconst=\"0.5\"",
+        "timestep=\"0.005\"",
+        "inttotal=\"5\"",
+        "interval=\"1\"",
+        "tolrange=\"0.1\"",
+    ] {
+        let name = attr.split('=').next().unwrap();
+        check(
+            &format!("<mujoco>\n<compiler>\n<lengthrange {attr}/>\n</compiler>\n</mujoco>"),
+            ErrorKind::Unsupported,
+            3,
+            14,
+            &format!("attribute '{name}': lengthrange {name}"),
+        );
+    }
+}
+
+/// What MuJoCo 4.0 itself rejects about those attributes is rejected the same way: a
+/// springdamper that is not two positive values, a negative springyield, plastic states in a
+/// keyframe (the model has none), a negative nuserdata, a child element of a joint.
+#[test]
+fn invalid_audited_attributes() {
+    let body = |inner: &str| format!("{B}<joint/><geom size=\"1\"/>{inner}\n{E}");
+    check(
+        &body("<joint springdamper=\"0.5 0\"/>"),
+        ErrorKind::InvalidValue,
+        4,
+        32,
+        "springdamper values must be positive",
+    );
+    check(
+        &body("<joint springyield=\"-1\"/>"),
+        ErrorKind::InvalidValue,
+        4,
+        32,
+        "springyield cannot be negative",
+    );
+    check(
+        &format!(
+            "{B}<joint/><geom size=\"1\"/>\n</body>\n</worldbody>\n\
+             <keyframe><key plastic=\"1\"/></keyframe>\n</mujoco>"
+        ),
+        ErrorKind::WrongCount,
+        7,
+        11,
+        "attribute 'plastic': expected 0 numbers, got 1",
+    );
+    check(
+        "<mujoco>\n<size nuserdata=\"-1\"/>\n</mujoco>",
+        ErrorKind::InvalidValue,
+        2,
+        7,
+        "nuserdata cannot be negative",
+    );
+    check(
+        &body("<joint><geom/></joint>"),
+        ErrorKind::UnknownElement,
+        4,
+        32,
+        "unrecognized element <geom> in <joint>",
+    );
+}
+
+/// The audited attributes at MuJoCo's defaults load, and `size/nuserdata` sizes
+/// `Data::userdata` as in MuJoCo (`mjModel.nuserdata`).
+#[test]
+fn audited_defaults_load() {
+    let xml = "<mujoco>\n<compiler discardvisual=\"false\" fusestatic=\"false\">\n\
+               <lengthrange mode=\"muscle\" useexisting=\"true\" uselimit=\"false\" accel=\"20\" \
+               maxforce=\"0\" timeconst=\"1\" timestep=\"0.01\" inttotal=\"10\" interval=\"2\" \
+               tolrange=\"0.05\"/>\n</compiler>\n<size nuserdata=\"3\" memory=\"1M\"/>\n\
+               <worldbody>\n<body simple=\"auto\" sleep=\"never\" user=\"1\">\n\
+               <joint name=\"j\" springdamper=\"0 0\" springyield=\"0\"/>\
+               <geom size=\"1\" castshadow=\"false\"/>\n</body>\n</worldbody>\n\
+               <actuator><motor joint=\"j\" interp=\"linear\"/></actuator>\n\
+               <keyframe><key plastic=\"\"/></keyframe>\n</mujoco>";
+    let m = load_str(xml).unwrap();
+    assert_eq!(m.nuserdata, 3);
+    assert_eq!(diffmj::Data::new(&m).userdata.len(), 3);
+    assert_eq!(load_str("<mujoco/>").unwrap().nuserdata, 0);
+}

@@ -39,18 +39,25 @@ impl<'a> A<'a> {
         Ok(())
     }
 
+    /// The value of attribute `name` as written. Every typed accessor reads through here, so
+    /// that the schema audit (`schema`'s tests) sees which attributes the reader looks up.
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        lookups::note(self.e, lookups::Noted::Attr, name);
+        self.e.get(name)
+    }
+
     /// Raw string value.
     pub fn s(&self, name: &str) -> Option<String> {
-        self.e.get(name).map(|s| s.to_string())
+        self.get(name).map(|s| s.to_string())
     }
 
     /// True when the attribute is written.
     pub fn has(&self, name: &str) -> bool {
-        self.e.attr(name).is_some()
+        self.get(name).is_some()
     }
 
     fn nums(&self, name: &str) -> R<Option<Vec<f64>>> {
-        let Some(v) = self.e.get(name) else {
+        let Some(v) = self.get(name) else {
             return Ok(None);
         };
         let mut out = Vec::new();
@@ -148,7 +155,7 @@ impl<'a> A<'a> {
 
     /// One integer.
     pub fn int(&self, name: &str) -> R<Option<i64>> {
-        let Some(v) = self.e.get(name) else {
+        let Some(v) = self.get(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
@@ -166,7 +173,7 @@ impl<'a> A<'a> {
 
     /// Exactly `N` integers.
     pub fn ints<const N: usize>(&self, name: &str) -> R<Option<[i64; N]>> {
-        let Some(v) = self.e.get(name) else {
+        let Some(v) = self.get(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
@@ -188,7 +195,7 @@ impl<'a> A<'a> {
 
     /// A keyword from `table`.
     pub fn kw<T: Copy>(&self, name: &str, table: &[(&str, T)]) -> R<Option<T>> {
-        let Some(v) = self.e.get(name) else {
+        let Some(v) = self.get(name) else {
             return Ok(None);
         };
         let v = v.trim();
@@ -250,4 +257,55 @@ pub fn parse_num(tok: &str) -> Option<f64> {
         return None;
     }
     t.parse::<f64>().ok()
+}
+
+/// The reader's attribute look-ups, recorded for the schema audit test: with recording on (only
+/// in this crate's unit tests, on the recording thread), the reader notes each element's schema
+/// key (when it checks the element's attributes against it) and [`A::get`] each attribute name
+/// looked up, against the element's address. Elsewhere noting is a no-op.
+pub(crate) mod lookups {
+    use super::Elem;
+
+    /// What a noted name is.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Noted {
+        /// The schema key the element was checked against.
+        Key,
+        /// An attribute name looked up.
+        Attr,
+    }
+
+    /// One recorded look-up: the element's address, what was noted and the name.
+    #[cfg(test)]
+    pub(crate) type Entry = (usize, Noted, String);
+
+    #[cfg(test)]
+    thread_local! {
+        static LOG: std::cell::RefCell<Option<Vec<Entry>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Start recording on this thread (clearing what was recorded).
+    #[cfg(test)]
+    pub(crate) fn start() {
+        LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
+    }
+
+    /// Stop recording and return what was recorded.
+    #[cfg(test)]
+    pub(crate) fn stop() -> Vec<Entry> {
+        LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
+    }
+
+    /// Note `name` of element `e` (a schema key or an attribute name, as `what` says).
+    #[inline]
+    pub(crate) fn note(e: &Elem, what: Noted, name: &str) {
+        #[cfg(test)]
+        LOG.with(|l| {
+            if let Some(log) = l.borrow_mut().as_mut() {
+                log.push((e as *const Elem as usize, what, name.to_string()));
+            }
+        });
+        #[cfg(not(test))]
+        let _ = (e, what, name);
+    }
 }

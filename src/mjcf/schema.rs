@@ -1,10 +1,22 @@
-//! Attribute names MuJoCo 4.0 accepts on each MJCF element (from MuJoCo's published XML schema).
+//! Attribute names MuJoCo 4.0 accepts on each MJCF element (from MuJoCo's published XML schema),
+//! and the audit of those the reader does not read: [`IGNORED`] says why each is safe to leave
+//! unread (a test fails for an accepted attribute that is neither read nor listed there).
 
 /// Allowed attributes of the element identified by its schema key (e.g. `body-joint`).
 pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
-    Some(match key {
-        "mujoco" => &["model"],
-        "option" => &[
+    ELEMENTS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, list)| *list)
+}
+
+/// Every element MuJoCo 4.0 accepts, by schema key (`parent-child`, or the element's own name at
+/// the top level and for `body`, `default` and `frame`), with the attributes it accepts.
+pub const ELEMENTS: &[(&str, &[&str])] = &[
+    ("mujoco", &["model"]),
+    (
+        "option",
+        &[
             "timestep",
             "impratio",
             "tolerance",
@@ -33,7 +45,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "sdf_initpoints",
             "actuatorgroupdisable",
         ],
-        "option-flag" => &[
+    ),
+    (
+        "option-flag",
+        &[
             "constraint",
             "equality",
             "frictionloss",
@@ -63,7 +78,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "ipc",
             "speculative",
         ],
-        "compiler" => &[
+    ),
+    (
+        "compiler",
+        &[
             "autolimits",
             "boundmass",
             "boundinertia",
@@ -89,7 +107,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "conflict",
             "passthrough",
         ],
-        "compiler-lengthrange" => &[
+    ),
+    (
+        "compiler-lengthrange",
+        &[
             "mode",
             "useexisting",
             "uselimit",
@@ -101,7 +122,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "interval",
             "tolrange",
         ],
-        "size" => &[
+    ),
+    (
+        "size",
+        &[
             "memory",
             "njmax",
             "nconmax",
@@ -117,9 +141,15 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "nuser_actuator",
             "nuser_sensor",
         ],
-        "statistic" => &["meaninertia", "meanmass", "meansize", "extent", "center"],
-        "asset" => &[],
-        "asset-mesh" => &[
+    ),
+    (
+        "statistic",
+        &["meaninertia", "meanmass", "meansize", "extent", "center"],
+    ),
+    ("asset", &[]),
+    (
+        "asset-mesh",
+        &[
             "name",
             "class",
             "content_type",
@@ -138,9 +168,12 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "params",
             "material",
         ],
-        "mesh-plugin" => &["plugin", "instance"],
-        "plugin-config" => &["key", "value"],
-        "asset-hfield" => &[
+    ),
+    ("mesh-plugin", &["plugin", "instance"]),
+    ("plugin-config", &["key", "value"]),
+    (
+        "asset-hfield",
+        &[
             "name",
             "content_type",
             "file",
@@ -149,11 +182,20 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "size",
             "elevation",
         ],
-        "asset-skin" => &[
+    ),
+    (
+        "asset-skin",
+        &[
             "name", "file", "material", "rgba", "inflate", "vertex", "texcoord", "face", "group",
         ],
-        "skin-bone" => &["body", "bindpos", "bindquat", "vertid", "vertweight"],
-        "asset-texture" => &[
+    ),
+    (
+        "skin-bone",
+        &["body", "bindpos", "bindquat", "vertid", "vertweight"],
+    ),
+    (
+        "asset-texture",
+        &[
             "name",
             "class",
             "type",
@@ -181,7 +223,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "nchannel",
             "embed",
         ],
-        "asset-material" => &[
+    ),
+    (
+        "asset-material",
+        &[
             "name",
             "class",
             "texture",
@@ -195,9 +240,12 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "roughness",
             "rgba",
         ],
-        "material-layer" => &["texture", "role"],
-        "asset-model" => &["name", "file", "content_type"],
-        "body" => &[
+    ),
+    ("material-layer", &["texture", "role"]),
+    ("asset-model", &["name", "file", "content_type"]),
+    (
+        "body",
+        &[
             "name",
             "childclass",
             "pos",
@@ -213,7 +261,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "fuse",
             "user",
         ],
-        "body-inertial" => &[
+    ),
+    (
+        "body-inertial",
+        &[
             "pos",
             "quat",
             "mass",
@@ -224,7 +275,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "euler",
             "fullinertia",
         ],
-        "body-joint" => &[
+    ),
+    (
+        "body-joint",
+        &[
             "name",
             "class",
             "type",
@@ -251,8 +305,11 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "frictionloss",
             "user",
         ],
-        "body-freejoint" => &["name", "group", "align"],
-        "body-geom" => &[
+    ),
+    ("body-freejoint", &["name", "group", "align"]),
+    (
+        "body-geom",
+        &[
             "name",
             "class",
             "type",
@@ -290,9 +347,12 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "fluidcoef",
             "user",
         ],
-        "geom-plugin" => &["plugin", "instance"],
-        "body-attach" => &["model", "body", "frame", "prefix"],
-        "body-site" => &[
+    ),
+    ("geom-plugin", &["plugin", "instance"]),
+    ("body-attach", &["model", "body", "frame", "prefix"]),
+    (
+        "body-site",
+        &[
             "name",
             "class",
             "type",
@@ -310,7 +370,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "rgba",
             "user",
         ],
-        "body-camera" => &[
+    ),
+    (
+        "body-camera",
+        &[
             "name",
             "class",
             "projection",
@@ -333,7 +396,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "sensorsize",
             "user",
         ],
-        "body-light" => &[
+    ),
+    (
+        "body-light",
+        &[
             "name",
             "class",
             "directional",
@@ -356,8 +422,11 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "target",
             "texture",
         ],
-        "body-plugin" => &["plugin", "instance"],
-        "body-flexcomp" => &[
+    ),
+    ("body-plugin", &["plugin", "instance"]),
+    (
+        "body-flexcomp",
+        &[
             "name",
             "type",
             "group",
@@ -387,8 +456,14 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "euler",
             "origin",
         ],
-        "flexcomp-edge" => &["equality", "solref", "solimp", "stiffness", "damping"],
-        "flexcomp-elasticity" => &[
+    ),
+    (
+        "flexcomp-edge",
+        &["equality", "solref", "solimp", "stiffness", "damping"],
+    ),
+    (
+        "flexcomp-elasticity",
+        &[
             "young",
             "poisson",
             "shear",
@@ -399,7 +474,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "section",
             "sectionsize",
         ],
-        "flexcomp-contact" => &[
+    ),
+    (
+        "flexcomp-contact",
+        &[
             "contype",
             "conaffinity",
             "condim",
@@ -414,10 +492,13 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "activelayers",
             "passive",
         ],
-        "flexcomp-pin" => &["id", "range", "grid", "gridrange"],
-        "flexcomp-plugin" => &["plugin", "instance"],
-        "deformable" => &[],
-        "deformable-flex" => &[
+    ),
+    ("flexcomp-pin", &["id", "range", "grid", "gridrange"]),
+    ("flexcomp-plugin", &["plugin", "instance"]),
+    ("deformable", &[]),
+    (
+        "deformable-flex",
+        &[
             "name",
             "group",
             "dim",
@@ -435,7 +516,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "cellcount",
             "dof",
         ],
-        "flex-contact" => &[
+    ),
+    (
+        "flex-contact",
+        &[
             "contype",
             "conaffinity",
             "condim",
@@ -450,8 +534,11 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "activelayers",
             "passive",
         ],
-        "flex-edge" => &["stiffness", "damping"],
-        "flex-elasticity" => &[
+    ),
+    ("flex-edge", &["stiffness", "damping"]),
+    (
+        "flex-elasticity",
+        &[
             "young",
             "poisson",
             "shear",
@@ -462,11 +549,17 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "section",
             "sectionsize",
         ],
-        "deformable-skin" => &[
+    ),
+    (
+        "deformable-skin",
+        &[
             "name", "file", "material", "rgba", "inflate", "vertex", "texcoord", "face", "group",
         ],
-        "contact" => &[],
-        "contact-pair" => &[
+    ),
+    ("contact", &[]),
+    (
+        "contact-pair",
+        &[
             "name",
             "class",
             "geom1",
@@ -480,13 +573,19 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "margin",
             "adhesion",
         ],
-        "contact-exclude" => &["name", "body1", "body2"],
-        "equality" => &[],
-        "equality-connect" => &[
+    ),
+    ("contact-exclude", &["name", "body1", "body2"]),
+    ("equality", &[]),
+    (
+        "equality-connect",
+        &[
             "name", "class", "active", "solref", "solimp", "body1", "body2", "anchor", "site1",
             "site2",
         ],
-        "equality-weld" => &[
+    ),
+    (
+        "equality-weld",
+        &[
             "name",
             "class",
             "active",
@@ -500,18 +599,33 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "site2",
             "torquescale",
         ],
-        "equality-joint" => &[
+    ),
+    (
+        "equality-joint",
+        &[
             "name", "class", "active", "solref", "solimp", "joint1", "joint2", "polycoef",
         ],
-        "equality-tendon" => &[
+    ),
+    (
+        "equality-tendon",
+        &[
             "name", "class", "active", "solref", "solimp", "tendon1", "tendon2", "polycoef",
         ],
-        "equality-flex" => &["name", "class", "active", "solref", "solimp", "flex"],
-        "equality-flexstrain" => &[
+    ),
+    (
+        "equality-flex",
+        &["name", "class", "active", "solref", "solimp", "flex"],
+    ),
+    (
+        "equality-flexstrain",
+        &[
             "name", "class", "active", "solref", "solimp", "flex", "cell",
         ],
-        "tendon" => &[],
-        "tendon-spatial" => &[
+    ),
+    ("tendon", &[]),
+    (
+        "tendon-spatial",
+        &[
             "name",
             "class",
             "group",
@@ -535,10 +649,13 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "rgba",
             "user",
         ],
-        "spatial-site" => &["site"],
-        "spatial-geom" => &["geom", "sidesite"],
-        "spatial-pulley" => &["divisor"],
-        "tendon-fixed" => &[
+    ),
+    ("spatial-site", &["site"]),
+    ("spatial-geom", &["geom", "sidesite"]),
+    ("spatial-pulley", &["divisor"]),
+    (
+        "tendon-fixed",
+        &[
             "name",
             "class",
             "group",
@@ -559,9 +676,12 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "armature",
             "user",
         ],
-        "fixed-joint" => &["joint", "coef"],
-        "actuator" => &[],
-        "actuator-general" => &[
+    ),
+    ("fixed-joint", &["joint", "coef"]),
+    ("actuator", &[]),
+    (
+        "actuator-general",
+        &[
             "name",
             "class",
             "group",
@@ -601,7 +721,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "biasprm",
             "actearly",
         ],
-        "actuator-motor" => &[
+    ),
+    (
+        "actuator-motor",
+        &[
             "name",
             "class",
             "group",
@@ -626,7 +749,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "site",
             "refsite",
         ],
-        "actuator-position" => &[
+    ),
+    (
+        "actuator-position",
+        &[
             "name",
             "class",
             "group",
@@ -656,7 +782,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "dampratio",
             "timeconst",
         ],
-        "actuator-velocity" => &[
+    ),
+    (
+        "actuator-velocity",
+        &[
             "name",
             "class",
             "group",
@@ -682,7 +811,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "refsite",
             "kv",
         ],
-        "actuator-intvelocity" => &[
+    ),
+    (
+        "actuator-intvelocity",
+        &[
             "name",
             "class",
             "group",
@@ -713,7 +845,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "kv",
             "dampratio",
         ],
-        "actuator-orientation" => &[
+    ),
+    (
+        "actuator-orientation",
+        &[
             "name",
             "class",
             "group",
@@ -732,7 +867,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "dampratio",
             "input",
         ],
-        "actuator-pid" => &[
+    ),
+    (
+        "actuator-pid",
+        &[
             "name",
             "class",
             "group",
@@ -768,7 +906,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "slewmax",
             "input",
         ],
-        "actuator-damper" => &[
+    ),
+    (
+        "actuator-damper",
+        &[
             "name",
             "class",
             "group",
@@ -793,7 +934,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "refsite",
             "kv",
         ],
-        "actuator-cylinder" => &[
+    ),
+    (
+        "actuator-cylinder",
+        &[
             "name",
             "class",
             "group",
@@ -822,7 +966,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "diameter",
             "bias",
         ],
-        "actuator-muscle" => &[
+    ),
+    (
+        "actuator-muscle",
+        &[
             "name",
             "class",
             "group",
@@ -855,7 +1002,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "fpmax",
             "fvmax",
         ],
-        "actuator-adhesion" => &[
+    ),
+    (
+        "actuator-adhesion",
+        &[
             "name",
             "class",
             "group",
@@ -869,7 +1019,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "body",
             "gain",
         ],
-        "actuator-dcmotor" => &[
+    ),
+    (
+        "actuator-dcmotor",
+        &[
             "name",
             "class",
             "group",
@@ -902,7 +1055,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "lugre",
             "input",
         ],
-        "actuator-plugin" => &[
+    ),
+    (
+        "actuator-plugin",
+        &[
             "name",
             "class",
             "group",
@@ -934,165 +1090,309 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "slidersite",
             "actearly",
         ],
-        "sensor" => &[],
-        "sensor-touch" => &[
+    ),
+    ("sensor", &[]),
+    (
+        "sensor-touch",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-accelerometer" => &[
+    ),
+    (
+        "sensor-accelerometer",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-velocimeter" => &[
+    ),
+    (
+        "sensor-velocimeter",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-gyro" => &[
+    ),
+    (
+        "sensor-gyro",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-force" => &[
+    ),
+    (
+        "sensor-force",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-torque" => &[
+    ),
+    (
+        "sensor-torque",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-magnetometer" => &[
+    ),
+    (
+        "sensor-magnetometer",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
         ],
-        "sensor-camprojection" => &[
+    ),
+    (
+        "sensor-camprojection",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
             "camera",
         ],
-        "sensor-rangefinder" => &[
+    ),
+    (
+        "sensor-rangefinder",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
             "camera", "data",
         ],
-        "sensor-jointpos" => &[
+    ),
+    (
+        "sensor-jointpos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-jointvel" => &[
+    ),
+    (
+        "sensor-jointvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-tendonpos" => &[
+    ),
+    (
+        "sensor-tendonpos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-tendonvel" => &[
+    ),
+    (
+        "sensor-tendonvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-actuatorpos" => &[
+    ),
+    (
+        "sensor-actuatorpos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "actuator",
         ],
-        "sensor-actuatorvel" => &[
+    ),
+    (
+        "sensor-actuatorvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "actuator",
         ],
-        "sensor-actuatorfrc" => &[
+    ),
+    (
+        "sensor-actuatorfrc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "actuator",
         ],
-        "sensor-jointactuatorfrc" => &[
+    ),
+    (
+        "sensor-jointactuatorfrc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-tendonactuatorfrc" => &[
+    ),
+    (
+        "sensor-tendonactuatorfrc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-ballquat" => &[
+    ),
+    (
+        "sensor-ballquat",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-ballangvel" => &[
+    ),
+    (
+        "sensor-ballangvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-jointlimitpos" => &[
+    ),
+    (
+        "sensor-jointlimitpos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-jointlimitvel" => &[
+    ),
+    (
+        "sensor-jointlimitvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-jointlimitfrc" => &[
+    ),
+    (
+        "sensor-jointlimitfrc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "joint",
         ],
-        "sensor-tendonlimitpos" => &[
+    ),
+    (
+        "sensor-tendonlimitpos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-tendonlimitvel" => &[
+    ),
+    (
+        "sensor-tendonlimitvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-tendonlimitfrc" => &[
+    ),
+    (
+        "sensor-tendonlimitfrc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "tendon",
         ],
-        "sensor-framepos" => &[
+    ),
+    (
+        "sensor-framepos",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-framequat" => &[
+    ),
+    (
+        "sensor-framequat",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-framexaxis" => &[
+    ),
+    (
+        "sensor-framexaxis",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-frameyaxis" => &[
+    ),
+    (
+        "sensor-frameyaxis",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-framezaxis" => &[
+    ),
+    (
+        "sensor-framezaxis",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-framelinvel" => &[
+    ),
+    (
+        "sensor-framelinvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-frameangvel" => &[
+    ),
+    (
+        "sensor-frameangvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname", "reftype", "refname",
         ],
-        "sensor-framelinacc" => &[
+    ),
+    (
+        "sensor-framelinacc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname",
         ],
-        "sensor-frameangacc" => &[
+    ),
+    (
+        "sensor-frameangacc",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "objtype",
             "objname",
         ],
-        "sensor-subtreecom" => &[
+    ),
+    (
+        "sensor-subtreecom",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "body",
         ],
-        "sensor-subtreelinvel" => &[
+    ),
+    (
+        "sensor-subtreelinvel",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "body",
         ],
-        "sensor-subtreeangmom" => &[
+    ),
+    (
+        "sensor-subtreeangmom",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "body",
         ],
-        "sensor-insidesite" => &[
+    ),
+    (
+        "sensor-insidesite",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "site",
             "objtype", "objname", "enclosed",
         ],
-        "sensor-distance" => &[
+    ),
+    (
+        "sensor-distance",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "geom1",
             "geom2", "body1", "body2",
         ],
-        "sensor-normal" => &[
+    ),
+    (
+        "sensor-normal",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "geom1",
             "geom2", "body1", "body2",
         ],
-        "sensor-fromto" => &[
+    ),
+    (
+        "sensor-fromto",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "geom1",
             "geom2", "body1", "body2",
         ],
-        "sensor-contact" => &[
+    ),
+    (
+        "sensor-contact",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user", "geom1",
             "geom2", "body1", "body2", "subtree1", "subtree2", "site", "num", "data", "reduce",
         ],
-        "sensor-e_potential" => &[
+    ),
+    (
+        "sensor-e_potential",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user",
         ],
-        "sensor-e_kinetic" => &[
+    ),
+    (
+        "sensor-e_kinetic",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user",
         ],
-        "sensor-clock" => &[
+    ),
+    (
+        "sensor-clock",
+        &[
             "name", "nsample", "interp", "delay", "interval", "cutoff", "noise", "user",
         ],
-        "sensor-tactile" => &[
+    ),
+    (
+        "sensor-tactile",
+        &[
             "name", "geom", "mesh", "nsample", "interp", "delay", "interval", "cutoff", "user",
         ],
-        "sensor-user" => &[
+    ),
+    (
+        "sensor-user",
+        &[
             "name",
             "objtype",
             "objname",
@@ -1103,16 +1403,25 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "noise",
             "user",
         ],
-        "sensor-plugin" => &[
+    ),
+    (
+        "sensor-plugin",
+        &[
             "name", "plugin", "instance", "cutoff", "objtype", "objname", "reftype", "refname",
             "user",
         ],
-        "keyframe" => &[],
-        "keyframe-key" => &[
+    ),
+    ("keyframe", &[]),
+    (
+        "keyframe-key",
+        &[
             "name", "time", "qpos", "qvel", "act", "mpos", "mquat", "ctrl", "plastic",
         ],
-        "visual" => &[],
-        "visual-global" => &[
+    ),
+    ("visual", &[]),
+    (
+        "visual-global",
+        &[
             "cameraid",
             "orthographic",
             "fovy",
@@ -1127,15 +1436,24 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "ellipsoidinertia",
             "bvactive",
         ],
-        "visual-quality" => &[
+    ),
+    (
+        "visual-quality",
+        &[
             "shadowsize",
             "offsamples",
             "numslices",
             "numstacks",
             "numquads",
         ],
-        "visual-headlight" => &["ambient", "diffuse", "specular", "active"],
-        "visual-map" => &[
+    ),
+    (
+        "visual-headlight",
+        &["ambient", "diffuse", "specular", "active"],
+    ),
+    (
+        "visual-map",
+        &[
             "stiffness",
             "stiffnessrot",
             "force",
@@ -1150,7 +1468,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "shadowscale",
             "actuatortendon",
         ],
-        "visual-scale" => &[
+    ),
+    (
+        "visual-scale",
+        &[
             "forcewidth",
             "contactwidth",
             "contactheight",
@@ -1169,7 +1490,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "slidercrank",
             "frustum",
         ],
-        "visual-rgba" => &[
+    ),
+    (
+        "visual-rgba",
+        &[
             "fog",
             "haze",
             "force",
@@ -1196,9 +1520,12 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "bv",
             "bvactive",
         ],
-        "default" => &["class"],
-        "default-mesh" => &["scale", "maxhullvert", "inertia"],
-        "default-texture" => &[
+    ),
+    ("default", &["class"]),
+    ("default-mesh", &["scale", "maxhullvert", "inertia"]),
+    (
+        "default-texture",
+        &[
             "type",
             "colorspace",
             "gridsize",
@@ -1216,7 +1543,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "nchannel",
             "embed",
         ],
-        "default-material" => &[
+    ),
+    (
+        "default-material",
+        &[
             "texture",
             "texrepeat",
             "texuniform",
@@ -1228,7 +1558,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "roughness",
             "rgba",
         ],
-        "default-joint" => &[
+    ),
+    (
+        "default-joint",
+        &[
             "type",
             "group",
             "pos",
@@ -1253,7 +1586,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "frictionloss",
             "user",
         ],
-        "default-geom" => &[
+    ),
+    (
+        "default-geom",
+        &[
             "type",
             "contype",
             "conaffinity",
@@ -1289,7 +1625,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "fluidcoef",
             "user",
         ],
-        "default-site" => &[
+    ),
+    (
+        "default-site",
+        &[
             "type",
             "group",
             "pos",
@@ -1305,7 +1644,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "rgba",
             "user",
         ],
-        "default-camera" => &[
+    ),
+    (
+        "default-camera",
+        &[
             "projection",
             "fovy",
             "ipd",
@@ -1325,7 +1667,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "sensorsize",
             "user",
         ],
-        "default-light" => &[
+    ),
+    (
+        "default-light",
+        &[
             "directional",
             "type",
             "castshadow",
@@ -1344,7 +1689,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "specular",
             "mode",
         ],
-        "default-pair" => &[
+    ),
+    (
+        "default-pair",
+        &[
             "condim",
             "friction",
             "solref",
@@ -1354,8 +1702,11 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "margin",
             "adhesion",
         ],
-        "default-equality" => &["active", "solref", "solimp"],
-        "default-tendon" => &[
+    ),
+    ("default-equality", &["active", "solref", "solimp"]),
+    (
+        "default-tendon",
+        &[
             "group",
             "limited",
             "actuatorfrclimited",
@@ -1377,7 +1728,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "rgba",
             "user",
         ],
-        "default-general" => &[
+    ),
+    (
+        "default-general",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1406,7 +1760,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "biasprm",
             "actearly",
         ],
-        "default-motor" => &[
+    ),
+    (
+        "default-motor",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1421,7 +1778,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "armature",
             "cranklength",
         ],
-        "default-position" => &[
+    ),
+    (
+        "default-position",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1441,7 +1801,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "dampratio",
             "timeconst",
         ],
-        "default-velocity" => &[
+    ),
+    (
+        "default-velocity",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1457,7 +1820,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "cranklength",
             "kv",
         ],
-        "default-intvelocity" => &[
+    ),
+    (
+        "default-intvelocity",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1478,7 +1844,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "kv",
             "dampratio",
         ],
-        "default-orientation" => &[
+    ),
+    (
+        "default-orientation",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1492,7 +1861,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "dampratio",
             "input",
         ],
-        "default-pid" => &[
+    ),
+    (
+        "default-pid",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1518,7 +1890,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "slewmax",
             "input",
         ],
-        "default-damper" => &[
+    ),
+    (
+        "default-damper",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1533,7 +1908,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "cranklength",
             "kv",
         ],
-        "default-cylinder" => &[
+    ),
+    (
+        "default-cylinder",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1552,7 +1930,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "diameter",
             "bias",
         ],
-        "default-muscle" => &[
+    ),
+    (
+        "default-muscle",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1576,7 +1957,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "fpmax",
             "fvmax",
         ],
-        "default-adhesion" => &[
+    ),
+    (
+        "default-adhesion",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1587,7 +1971,10 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "forcerange",
             "gain",
         ],
-        "default-dcmotor" => &[
+    ),
+    (
+        "default-dcmotor",
+        &[
             "group",
             "nsample",
             "interp",
@@ -1610,18 +1997,18 @@ pub fn allowed(key: &str) -> Option<&'static [&'static str]> {
             "lugre",
             "input",
         ],
-        "custom" => &[],
-        "custom-numeric" => &["name", "size", "data"],
-        "custom-text" => &["name", "data"],
-        "custom-tuple" => &["name"],
-        "tuple-element" => &["objtype", "objname", "prm"],
-        "extension" => &[],
-        "extension-plugin" => &["plugin"],
-        "plugin-instance" => &["name"],
-        "instance-config" => &["key", "value"],
-        _ => return None,
-    })
-}
+    ),
+    ("custom", &[]),
+    ("custom-numeric", &["name", "size", "data"]),
+    ("custom-text", &["name", "data"]),
+    ("custom-tuple", &["name"]),
+    ("tuple-element", &["objtype", "objname", "prm"]),
+    ("extension", &[]),
+    ("extension-plugin", &["plugin"]),
+    ("plugin-instance", &["name"]),
+    ("instance-config", &["key", "value"]),
+    ("frame", FRAME),
+];
 
 /// Attributes of `<frame>` (not listed in the published schema but accepted by MuJoCo 4.0).
 pub const FRAME: &[&str] = &[
@@ -1634,3 +2021,188 @@ pub const FRAME: &[&str] = &[
     "zaxis",
     "euler",
 ];
+
+/// Accepted attributes the reader does not read, each with the reason that leaving it unread
+/// cannot change what diffmj computes: `(element, attribute, reason)`. `element` is a schema key
+/// of [`ELEMENTS`], or a pattern with `*` at its start or end (`*-geom`, `sensor-*`, `*` for
+/// all); attribute `*` stands for every attribute of the element the reader does not read.
+/// Settings that would change the numbers are not here: the reader or the compiler refuses
+/// them where they differ from MuJoCo's default (`compiler/discardvisual`, `fusestatic` and
+/// `lengthrange`, `body/simple`, `joint/springdamper`, joint and tendon `springyield`, actuator
+/// `delay`/`nsample`, a geom fitted to a mesh, and the flags of `crate::model::options::FLAGS`).
+pub const IGNORED: &[(&str, &str, &str)] = &[
+    ("*", "user", USER),
+    // options
+    (
+        "option",
+        "sleep_tolerance",
+        "used only by sleeping islands: the sleep flag is refused",
+    ),
+    ("option", "sdf_iterations", SDF),
+    ("option", "sdf_initpoints", SDF),
+    // compiler
+    ("compiler", "strippath", FILES),
+    ("compiler", "meshdir", FILES),
+    ("compiler", "texturedir", FILES),
+    ("compiler", "assetdir", FILES),
+    ("compiler", "usethread", "threads of MuJoCo's compiler"),
+    ("compiler", "saveinertial", SAVE),
+    ("compiler", "savecompiled", SAVE),
+    ("compiler", "savecanonical", SAVE),
+    ("compiler", "passthrough", SAVE),
+    (
+        "compiler",
+        "conflict",
+        "name conflicts of <attach>, which is refused",
+    ),
+    // sizes
+    ("size", "memory", ARENA),
+    ("size", "njmax", ARENA),
+    ("size", "nconmax", ARENA),
+    ("size", "nstack", ARENA),
+    ("size", "nuser_body", USER),
+    ("size", "nuser_jnt", USER),
+    ("size", "nuser_geom", USER),
+    ("size", "nuser_site", USER),
+    ("size", "nuser_cam", USER),
+    ("size", "nuser_tendon", USER),
+    ("size", "nuser_actuator", USER),
+    ("size", "nuser_sensor", USER),
+    (
+        "statistic",
+        "*",
+        "scales of the visualizer; meaninertia is deprecated in MuJoCo 4.0 and does not affect \
+         its simulation (diffmj's stat_meaninertia stays the computed one)",
+    ),
+    // assets: diffmj reads only their names (for references)
+    ("asset-mesh", "*", "mesh data: mesh geoms are refused"),
+    ("mesh-plugin", "*", "mesh data: mesh geoms are refused"),
+    ("plugin-config", "*", "mesh data: mesh geoms are refused"),
+    (
+        "asset-hfield",
+        "*",
+        "height field data: hfield geoms are refused",
+    ),
+    ("asset-skin", "*", RENDER),
+    ("skin-bone", "*", RENDER),
+    ("asset-texture", "*", RENDER),
+    ("asset-material", "*", RENDER),
+    ("material-layer", "*", RENDER),
+    ("asset-model", "*", "models for <attach>, which is refused"),
+    ("default-mesh", "*", "mesh data: mesh geoms are refused"),
+    ("default-texture", "*", RENDER),
+    ("default-material", "*", RENDER),
+    // bodies and frames
+    ("body", "sleep", "sleep policy: the sleep flag is refused"),
+    ("body", "fuse", "used only by fusestatic, which is refused"),
+    (
+        "frame",
+        "name",
+        "frames are folded into their children; mjModel keeps no frames",
+    ),
+    // joints, geoms, sites, cameras, lights
+    (
+        "*-geom",
+        "fitscale",
+        "scales a primitive fitted to a mesh, which is refused",
+    ),
+    ("*-geom", "castshadow", RENDER),
+    (
+        "*-site",
+        "mesh",
+        "the drawn size of mesh sites (site_size); no effect on dynamics",
+    ),
+    ("*-site", "rgba", RENDER),
+    (
+        "*-camera",
+        "*",
+        "rendering (cameras do not enter the dynamics; diffmj's cam_xpos/cam_xmat are those \
+         of a fixed camera)",
+    ),
+    ("*-light", "*", RENDER),
+    // tendons
+    ("*-tendon", "group", GROUP),
+    ("*-tendon", "width", RENDER),
+    ("*-tendon", "material", RENDER),
+    ("*-tendon", "rgba", RENDER),
+    ("tendon-*", "group", GROUP),
+    ("tendon-spatial", "width", RENDER),
+    ("tendon-spatial", "material", RENDER),
+    ("tendon-spatial", "rgba", RENDER),
+    // actuators
+    ("actuator-*", "interp", INTERP),
+    ("default-*", "interp", INTERP),
+    (
+        "*-general",
+        "input",
+        "declares what the control means (actuator_ctrlspec); no effect with the gain types \
+         diffmj accepts (fixed, affine, muscle)",
+    ),
+    ("*-general", "velrange", PID),
+    ("*-general", "ffrange", PID),
+    ("*-orientation", "*", REFUSED),
+    ("*-pid", "*", REFUSED),
+    ("*-dcmotor", "*", REFUSED),
+    ("actuator-plugin", "*", REFUSED),
+    // elements refused as a whole
+    ("body-attach", "*", REFUSED),
+    ("body-plugin", "*", REFUSED),
+    ("geom-plugin", "*", REFUSED),
+    ("body-flexcomp", "*", REFUSED),
+    ("flexcomp-*", "*", REFUSED),
+    ("deformable-*", "*", REFUSED),
+    ("flex-*", "*", REFUSED),
+    ("equality-flex", "*", REFUSED),
+    ("equality-flexstrain", "*", REFUSED),
+    // sensors, user data, plugins, visualization
+    (
+        "sensor-*",
+        "*",
+        "sensors are not computed (models with sensors load with a warning)",
+    ),
+    ("custom-*", "*", "user data for user code"),
+    ("tuple-element", "*", "user data for user code"),
+    (
+        "extension-plugin",
+        "*",
+        "plugin declarations: every element that uses a plugin is refused",
+    ),
+    (
+        "plugin-instance",
+        "*",
+        "plugin declarations: every element that uses a plugin is refused",
+    ),
+    (
+        "instance-config",
+        "*",
+        "plugin declarations: every element that uses a plugin is refused",
+    ),
+    ("visual-*", "*", RENDER),
+];
+
+/// Reason: rendering only.
+const RENDER: &str = "rendering only";
+/// Reason: user data.
+const USER: &str = "user data (mjModel *_user arrays): never read by the simulation";
+/// Reason: the group of an element for the visualizer.
+const GROUP: &str = "group for the visualizer and user code";
+/// Reason: sizes of MuJoCo's arena.
+const ARENA: &str = "size of MuJoCo's arena: diffmj sizes its buffers itself";
+/// Reason: what a saved model holds.
+const SAVE: &str = "what MuJoCo writes when it saves a model";
+/// Reason: where asset files are found.
+const FILES: &str = "where asset files are found: diffmj reads no asset file (mesh and \
+                     hfield geoms are refused)";
+/// Reason: signed distance fields.
+const SDF: &str = "collisions of SDF geoms, which are refused";
+/// Reason: the control history's interpolation.
+const INTERP: &str = "interpolation of the control history, which exists only with nsample > \
+                      0 (refused)";
+/// Reason: PID inputs.
+const PID: &str = "input ranges of pid gains, which are refused";
+/// Reason: the element is refused.
+const REFUSED: &str = "the element is refused (not supported yet)";
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;

@@ -130,6 +130,10 @@ pub struct JointS {
     pub dampingpoly: [f64; 2],
     /// Friction loss.
     pub frictionloss: f64,
+    /// `springdamper` (time constant, damping ratio): refused unless `0 0`.
+    pub springdamper: [f64; 2],
+    /// `springyield` (plastic spring reference): refused unless 0.
+    pub springyield: f64,
     /// Where written.
     pub loc: Loc,
 }
@@ -163,6 +167,8 @@ impl Default for JointS {
             damping: 0.0,
             dampingpoly: [0.0; 2],
             frictionloss: 0.0,
+            springdamper: [0.0; 2],
+            springyield: 0.0,
             loc: Loc::default(),
         }
     }
@@ -538,6 +544,8 @@ pub struct TendonS {
     pub dampingpoly: [f64; 2],
     /// Armature.
     pub armature: f64,
+    /// `springyield` (plastic spring length): refused unless 0.
+    pub springyield: f64,
     /// Wraps.
     pub wraps: Vec<WrapS>,
     /// Where written.
@@ -565,6 +573,7 @@ impl Default for TendonS {
             damping: 0.0,
             dampingpoly: [0.0; 2],
             armature: 0.0,
+            springyield: 0.0,
             wraps: Vec::new(),
             loc: Loc::default(),
         }
@@ -753,6 +762,8 @@ pub struct KeyS {
     pub mpos: Option<Vec<f64>>,
     /// mocap quaternions.
     pub mquat: Option<Vec<f64>>,
+    /// Plastic states (MuJoCo 4.0; diffmj's models have none: springyield is refused).
+    pub plastic: Option<Vec<f64>>,
     /// Where written.
     pub loc: Loc,
 }
@@ -824,6 +835,8 @@ pub struct Spec {
     pub keys: Vec<KeyS>,
     /// `<size nkey>`: minimum number of keyframes (missing ones take default values).
     pub size_nkey: usize,
+    /// `<size nuserdata>`: length of `Data::userdata`.
+    pub nuserdata: usize,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -973,9 +986,64 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
 // ---------------------------------------------------------------------------------------------
 // element readers (used both for default classes and for actual elements)
 
+/// Check the attributes of `a`'s element against the schema list of `key` (noting the key for the
+/// schema audit).
 fn allowed(a: &A, key: &str) -> R<()> {
+    super::attr::lookups::note(a.e, super::attr::lookups::Noted::Key, key);
     if let Some(list) = schema::allowed(key) {
         a.check(list)?;
+    }
+    Ok(())
+}
+
+/// The error for attribute `name` of `a`, a setting MuJoCo 4.0 accepts that diffmj would not
+/// simulate as MuJoCo does: `what` (the setting) is not supported yet. Positioned at the attribute
+/// where it is written on the element, else at the element (a value from a default class).
+fn unsupported(a: &A, name: &str, what: &str) -> MjcfError {
+    a.err(
+        Some(name),
+        ErrorKind::Unsupported,
+        format!("{what} is not supported yet"),
+    )
+}
+
+/// Joint settings MuJoCo 4.0 honours that diffmj does not simulate yet, checked once the class
+/// default and the element's own attributes are merged: `springdamper` (MuJoCo derives stiffness
+/// and damping from it; invalid unless both values are positive) and `springyield`.
+fn joint_supported(a: &A, j: &JointS) -> R<()> {
+    if j.springdamper != [0.0; 2] {
+        if j.springdamper.iter().any(|&x| x <= 0.0) {
+            return Err(a.err(
+                Some("springdamper"),
+                ErrorKind::InvalidValue,
+                "when defined, springdamper values must be positive",
+            ));
+        }
+        return Err(unsupported(
+            a,
+            "springdamper",
+            "springdamper (stiffness and damping from a time constant and damping ratio)",
+        ));
+    }
+    spring_yield(a, j.springyield)
+}
+
+/// `springyield` of a joint or tendon: MuJoCo 4.0 makes a positive yield's spring reference a
+/// plastic state that shifts when the yield is exceeded; not simulated yet.
+fn spring_yield(a: &A, y: f64) -> R<()> {
+    if y < 0.0 {
+        return Err(a.err(
+            Some("springyield"),
+            ErrorKind::InvalidValue,
+            "springyield cannot be negative",
+        ));
+    }
+    if y > 0.0 {
+        return Err(unsupported(
+            a,
+            "springyield",
+            "springyield (plastic springs)",
+        ));
     }
     Ok(())
 }
@@ -1039,6 +1107,8 @@ fn read_joint(a: &A, j: &mut JointS, c: &Compiler) -> R<()> {
     a.f_into("armature", &mut j.armature)?;
     poly_into(a, "damping", &mut j.damping, &mut j.dampingpoly)?;
     a.f_into("frictionloss", &mut j.frictionloss)?;
+    a.exact("springdamper", &mut j.springdamper)?;
+    a.f_into("springyield", &mut j.springyield)?;
     let _ = c;
     Ok(())
 }
@@ -1159,6 +1229,7 @@ fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
     poly_into(a, "stiffness", &mut t.stiffness, &mut t.stiffnesspoly)?;
     poly_into(a, "damping", &mut t.damping, &mut t.dampingpoly)?;
     a.f_into("armature", &mut t.armature)?;
+    a.f_into("springyield", &mut t.springyield)?;
     Ok(())
 }
 
@@ -1472,6 +1543,48 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     Ok(())
 }
 
+/// `compiler/lengthrange`: muscle length ranges are found with MuJoCo's default settings
+/// (`engine::setconst`); any other setting (which MuJoCo 4.0 honours, changing
+/// `actuator_lengthrange`) is refused.
+fn lengthrange_defaults(a: &A) -> R<()> {
+    let mode = [
+        ("none", false),
+        ("muscle", true),
+        ("muscleuser", false),
+        ("all", false),
+    ];
+    if a.kw("mode", &mode)? == Some(false) {
+        return Err(unsupported(a, "mode", "lengthrange mode other than muscle"));
+    }
+    for (n, default) in [("useexisting", true), ("uselimit", false)] {
+        if a.bool(n)?.is_some_and(|b| b != default) {
+            return Err(unsupported(
+                a,
+                n,
+                &format!("lengthrange {n}=\"{}\"", !default),
+            ));
+        }
+    }
+    for (n, default) in [
+        ("accel", 20.0),
+        ("maxforce", 0.0),
+        ("timeconst", 1.0),
+        ("timestep", 0.01),
+        ("inttotal", 10.0),
+        ("interval", 2.0),
+        ("tolrange", 0.05),
+    ] {
+        if a.f(n)?.is_some_and(|v| v != default) {
+            return Err(unsupported(
+                a,
+                n,
+                &format!("lengthrange {n} other than MuJoCo's default {default}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // the reader
 
@@ -1514,7 +1627,7 @@ impl<'d> Reader<'d> {
     }
 
     fn class_of(&self, e: &Elem, inherited: &str) -> R<&Class> {
-        let name = e.get("class").unwrap_or(inherited);
+        let name = A::new(self.doc, e).get("class").unwrap_or(inherited);
         self.classes.get(name).ok_or_else(|| {
             self.err(
                 e,
@@ -1580,7 +1693,7 @@ impl<'d> Reader<'d> {
             ));
         }
         let ra = self.a(root);
-        ra.check(&["model"])?;
+        allowed(&ra, "mujoco")?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
         // pass 1: compiler, then defaults
         for e in &root.children {
@@ -1616,8 +1729,19 @@ impl<'d> Reader<'d> {
                 "size" | "statistic" | "visual" | "custom" | "extension" => {
                     self.skip_checked(e)?;
                     if e.name == "size" {
-                        if let Some(n) = self.a(e).int("nkey")? {
+                        let a = self.a(e);
+                        if let Some(n) = a.int("nkey")? {
                             self.spec.size_nkey = n.max(0) as usize;
+                        }
+                        if let Some(n) = a.int("nuserdata")? {
+                            if n < 0 {
+                                return Err(a.err(
+                                    Some("nuserdata"),
+                                    ErrorKind::InvalidValue,
+                                    "nuserdata cannot be negative",
+                                ));
+                            }
+                            self.spec.nuserdata = n as usize;
                         }
                     }
                 }
@@ -1704,13 +1828,13 @@ impl<'d> Reader<'d> {
         if let Some(d) = a.kw("angle", &[("degree", true), ("radian", false)])? {
             c.degree = d;
         }
-        if let Some(b) = a.bool("fitaabb")? {
-            if b {
-                return Err(a.err(
-                    Some("fitaabb"),
-                    ErrorKind::Unsupported,
-                    "fitaabb is not supported yet",
-                ));
+        if a.bool("fitaabb")? == Some(true) {
+            return Err(unsupported(&a, "fitaabb", "fitaabb"));
+        }
+        // both change the compiled element lists (visual geoms dropped, static bodies merged)
+        for n in ["discardvisual", "fusestatic"] {
+            if a.bool(n)? == Some(true) {
+                return Err(unsupported(&a, n, n));
             }
         }
         if let Some(s) = a.s("eulerseq") {
@@ -1733,11 +1857,7 @@ impl<'d> Reader<'d> {
         if let Some(b) = a.bool("alignfree")? {
             if b {
                 // free bodies would be re-framed at their inertial frame (changes qpos)
-                return Err(a.err(
-                    Some("alignfree"),
-                    ErrorKind::Unsupported,
-                    "alignfree is not supported yet",
-                ));
+                return Err(unsupported(&a, "alignfree", "alignfree"));
             }
             c.alignfree = b;
         }
@@ -1745,7 +1865,9 @@ impl<'d> Reader<'d> {
             if ch.name != "lengthrange" {
                 return Err(self.unknown(ch, "compiler"));
             }
-            allowed(&self.a(ch), "compiler-lengthrange")?;
+            let la = self.a(ch);
+            allowed(&la, "compiler-lengthrange")?;
+            lengthrange_defaults(&la)?;
         }
         Ok(())
     }
@@ -1944,6 +2066,7 @@ impl<'d> Reader<'d> {
             match ch.name.as_str() {
                 "inertial" if !world => {
                     allowed(&a, "body-inertial")?;
+                    self.no_children(ch)?;
                     let mut pos = [0.0; 3];
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
@@ -1990,10 +2113,12 @@ impl<'d> Reader<'d> {
                     });
                 }
                 "joint" | "freejoint" if !world => {
+                    self.no_children(ch)?;
                     let mut j = if ch.name == "joint" {
                         allowed(&a, "body-joint")?;
                         let mut j = self.class_of(ch, inh)?.joint.clone();
                         read_joint(&a, &mut j, &c)?;
+                        joint_supported(&a, &j)?;
                         j
                     } else {
                         allowed(&a, "body-freejoint")?;
@@ -2009,11 +2134,7 @@ impl<'d> Reader<'d> {
                             &[("false", false), ("true", true), ("auto", false)],
                         )? == Some(true)
                         {
-                            return Err(a.err(
-                                Some("align"),
-                                ErrorKind::Unsupported,
-                                "freejoint align is not supported yet",
-                            ));
+                            return Err(unsupported(&a, "align", "freejoint align"));
                         }
                         j
                     };
@@ -2028,8 +2149,13 @@ impl<'d> Reader<'d> {
                 }
                 "geom" => {
                     allowed(&a, "body-geom")?;
+                    self.no_children(ch)?;
                     let mut g = self.class_of(ch, inh)?.geom.clone();
                     read_geom(&a, &mut g, &c)?;
+                    if g.mesh.is_some() && g.gtype != crate::model::GeomType::Mesh {
+                        // MuJoCo sizes (and positions) the primitive to fit the mesh
+                        return Err(unsupported(&a, "mesh", "a primitive geom fitted to a mesh"));
+                    }
                     g.name = a.s("name").unwrap_or_default();
                     g.loc = Loc::of(ch);
                     self.finish_geom(ch, &mut g)?;
@@ -2040,6 +2166,7 @@ impl<'d> Reader<'d> {
                 }
                 "site" => {
                     allowed(&a, "body-site")?;
+                    self.no_children(ch)?;
                     let mut s = self.class_of(ch, inh)?.site.clone();
                     read_site(&a, &mut s, &c)?;
                     s.name = a.s("name").unwrap_or_default();
@@ -2072,6 +2199,7 @@ impl<'d> Reader<'d> {
                 }
                 "camera" | "light" => {
                     allowed(&a, &format!("body-{}", ch.name))?;
+                    self.no_children(ch)?;
                     let cl = self.class_of(ch, inh)?;
                     let mut o = if ch.name == "camera" {
                         cl.cam.clone()
@@ -2106,6 +2234,10 @@ impl<'d> Reader<'d> {
                     if let Some(m) = a.bool("mocap")? {
                         b.mocap = m;
                     }
+                    if a.kw("simple", &[("false", false), ("auto", true)])? == Some(false) {
+                        // MuJoCo then keeps the body's full inertia block (invweight0 changes)
+                        return Err(unsupported(&a, "simple", "simple=\"false\""));
+                    }
                     a.f_into("gravcomp", &mut b.gravcomp)?;
                     if !ctx.identity {
                         compose(&ctx.pos, &ctx.quat, &mut b.pos, &mut b.quat);
@@ -2133,7 +2265,7 @@ impl<'d> Reader<'d> {
                     body.children.push(b);
                 }
                 "frame" => {
-                    a.check(schema::FRAME)?;
+                    allowed(&a, "frame")?;
                     let mut pos = [0.0; 3];
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
@@ -2171,6 +2303,21 @@ impl<'d> Reader<'d> {
             }
         }
         Ok(())
+    }
+
+    /// Refuse children of an element that takes none (a geom's `<plugin>`, which MuJoCo 4.0
+    /// accepts, as unsupported).
+    fn no_children(&self, e: &Elem) -> R<()> {
+        match e.children.first() {
+            Some(c) if c.name == "plugin" && e.name == "geom" => Err(self.err(
+                c,
+                None,
+                ErrorKind::Unsupported,
+                "geom plugins are not supported yet",
+            )),
+            Some(c) => Err(self.unknown(c, &e.name)),
+            None => Ok(()),
+        }
     }
 
     fn finish_geom(&self, e: &Elem, g: &mut GeomS) -> R<()> {
@@ -2211,6 +2358,7 @@ impl<'d> Reader<'d> {
             allowed(&a, &format!("tendon-{}", ch.name))?;
             let mut t = self.class_of(ch, &self.top_class)?.tendon.clone();
             read_tendon(&a, &mut t)?;
+            spring_yield(&a, t.springyield)?;
             t.name = a.s("name").unwrap_or_default();
             t.spatial = spatial;
             t.loc = Loc::of(ch);
@@ -2290,7 +2438,7 @@ impl<'d> Reader<'d> {
             let a = self.a(ch);
             allowed(&a, &format!("actuator-{}", ch.name))?;
             self.class_of(ch, &self.top_class)?;
-            let cname = ch.get("class").unwrap_or(&self.top_class).to_string();
+            let cname = a.get("class").unwrap_or(&self.top_class).to_string();
             let mut x = self.act_base(&cname, kind);
             read_actuator(&a, &mut x, kind)?;
             x.name = a.s("name").unwrap_or_default();
@@ -2530,6 +2678,7 @@ impl<'d> Reader<'d> {
             k.ctrl = a.vec("ctrl")?;
             k.mpos = a.vec("mpos")?;
             k.mquat = a.vec("mquat")?;
+            k.plastic = a.vec("plastic")?;
             self.spec.keys.push(k);
         }
         Ok(())
@@ -2572,6 +2721,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             first_sensor: None,
             keys: Vec::new(),
             size_nkey: 0,
+            nuserdata: 0,
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),

@@ -1,0 +1,240 @@
+//! Actuators: transmissions, dynamics, gains and biases, ranges.
+
+use super::*;
+
+impl Build<'_> {
+    /// Every actuator: resolves its transmission target, checks its ranges, `actdim`,
+    /// `inheritrange` and reflected damping/armature; writes the `actuator_*` rows and `na`.
+    pub(super) fn actuators(&mut self) -> R<()> {
+        let doc = self.doc;
+        let (s, c) = (self.s, &self.s.compiler);
+        let (t, m) = (&mut self.t, &mut self.m);
+        for a in &s.actuators {
+            self.names.add(doc, "actuator", &a.name, &a.loc)?;
+            if a.delay != 0.0 || a.nsample != 0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some(if a.delay != 0.0 { "delay" } else { "nsample" }),
+                    ErrorKind::Unsupported,
+                    "actuator delays (delay, nsample, interp) are not supported yet",
+                ));
+            }
+            let trn = &a.trn;
+            let (tt, id0) = match trn.kind.as_str() {
+                "joint" => (TrnType::Joint, lookup(&t.jnt_name, &trn.target)),
+                "jointinparent" => (TrnType::JointInParent, lookup(&t.jnt_name, &trn.target)),
+                "tendon" => (TrnType::Tendon, lookup(&t.tendon_name, &trn.target)),
+                "site" => (TrnType::Site, lookup(&t.site_name, &trn.target)),
+                "cranksite" => (TrnType::SliderCrank, lookup(&t.site_name, &trn.target)),
+                _ => (TrnType::Body, lookup(&t.body_name, &trn.target)),
+            };
+            let kindname = match trn.kind.as_str() {
+                "jointinparent" => "joint",
+                "cranksite" => "site",
+                k => k,
+            };
+            let Some(id0) = id0 else {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some(trn.kind.as_str()),
+                    ErrorKind::UndefinedReference,
+                    format!("undefined {kindname} '{}'", trn.target),
+                ));
+            };
+            let id1 = match &trn.second {
+                Some(n) => {
+                    let attr = if tt == TrnType::SliderCrank {
+                        "slidersite"
+                    } else {
+                        "refsite"
+                    };
+                    match lookup(&t.site_name, n) {
+                        Some(i) => i as i32,
+                        None => {
+                            return Err(err(
+                                doc,
+                                &a.loc,
+                                Some(attr),
+                                ErrorKind::UndefinedReference,
+                                format!("undefined site '{n}'"),
+                            ))
+                        }
+                    }
+                }
+                None => -1,
+            };
+            if tt == TrnType::SliderCrank && a.cranklength <= 0.0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("cranklength"),
+                    ErrorKind::InvalidValue,
+                    "crank length must be positive",
+                ));
+            }
+            // MuJoCo reflects actuator damping and armature only onto joints and tendons
+            if !matches!(
+                tt,
+                TrnType::Joint | TrnType::JointInParent | TrnType::Tendon
+            ) {
+                if a.damping.iter().any(|x| *x != 0.0) {
+                    return Err(err(
+                        doc,
+                        &a.loc,
+                        Some("damping"),
+                        ErrorKind::InvalidValue,
+                        "damping requires joint or tendon transmission",
+                    ));
+                }
+                if a.armature != 0.0 {
+                    return Err(err(
+                        doc,
+                        &a.loc,
+                        Some("armature"),
+                        ErrorKind::InvalidValue,
+                        "armature requires joint or tendon transmission",
+                    ));
+                }
+            }
+            t.actuator_trntype.push(tt);
+            t.actuator_trnid.push([id0 as i32, id1]);
+            t.actuator_dyntype.push(a.dyntype);
+            t.actuator_gaintype.push(a.gaintype);
+            t.actuator_biastype.push(a.biastype);
+            let actnum = if a.actdim >= 0 {
+                a.actdim as usize
+            } else if a.dyntype != DynType::None {
+                1
+            } else {
+                0
+            };
+            if a.dyntype != DynType::None && actnum == 0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("actdim"),
+                    ErrorKind::InvalidValue,
+                    "actdim 0 in a stateful actuator (dyntype other than none)",
+                ));
+            }
+            if a.dyntype == DynType::None && actnum > 0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("actdim"),
+                    ErrorKind::InvalidValue,
+                    "actdim must be 0 when dyntype is none",
+                ));
+            }
+            t.actuator_actadr
+                .push(if actnum > 0 { t.na as i32 } else { -1 });
+            t.actuator_actnum.push(actnum);
+            t.na += actnum;
+            let mut ctrlrange = a.ctrlrange;
+            let mut actrange = a.actrange;
+            let mut ctrllimited = resolve_limited(a.ctrllimited, &a.ctrlrange, c.autolimits);
+            let mut actlimited = resolve_limited(a.actlimited, &a.actrange, c.autolimits);
+            if a.inheritrange > 0.0 {
+                let range = match tt {
+                    TrnType::Joint | TrnType::JointInParent => {
+                        if !t.jnt_limited[id0]
+                            || !matches!(t.jnt_type[id0], JointType::Hinge | JointType::Slide)
+                        {
+                            return Err(err(
+                                doc,
+                                &a.loc,
+                                Some("inheritrange"),
+                                ErrorKind::InvalidValue,
+                                "inheritrange requires a limited hinge or slide joint",
+                            ));
+                        }
+                        m.jnt_range[id0]
+                    }
+                    TrnType::Tendon => {
+                        if !t.tendon_limited[id0] {
+                            return Err(err(
+                                doc,
+                                &a.loc,
+                                Some("inheritrange"),
+                                ErrorKind::InvalidValue,
+                                "inheritrange requires a limited tendon",
+                            ));
+                        }
+                        m.tendon_range[id0]
+                    }
+                    _ => {
+                        return Err(err(
+                            doc,
+                            &a.loc,
+                            Some("inheritrange"),
+                            ErrorKind::InvalidValue,
+                            "inheritrange requires a joint or tendon transmission",
+                        ))
+                    }
+                };
+                let mid = 0.5 * (range[0] + range[1]);
+                let half = 0.5 * (range[1] - range[0]) * a.inheritrange;
+                if a.dyntype == DynType::Integrator {
+                    actrange = [mid - half, mid + half];
+                    actlimited = true;
+                } else {
+                    ctrlrange = [mid - half, mid + half];
+                    ctrllimited = true;
+                }
+            }
+            let forcelimited = resolve_limited(a.forcelimited, &a.forcerange, c.autolimits);
+            if ctrllimited && ctrlrange[0] >= ctrlrange[1] {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("ctrlrange"),
+                    ErrorKind::InvalidValue,
+                    "invalid control range for actuator",
+                ));
+            }
+            if forcelimited && a.forcerange[0] >= a.forcerange[1] {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("forcerange"),
+                    ErrorKind::InvalidValue,
+                    "invalid force range for actuator",
+                ));
+            }
+            if actlimited && actrange[0] >= actrange[1] {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("actrange"),
+                    ErrorKind::InvalidValue,
+                    "invalid activation range for actuator",
+                ));
+            }
+            t.actuator_ctrllimited.push(ctrllimited);
+            t.actuator_forcelimited.push(forcelimited);
+            t.actuator_actlimited.push(actlimited);
+            t.actuator_actearly.push(a.actearly);
+            t.actuator_name.push(a.name.clone());
+            m.actuator_dynprm.push(a.dynprm);
+            m.actuator_gainprm.push(a.gainprm);
+            // a positive biasprm[2] of a position/intvelocity servo is a damping ratio; set_const
+            // converts it into -kv using the transmission's effective inertia
+            m.actuator_biasprm.push(a.biasprm);
+            m.actuator_ctrlrange.push(ctrlrange);
+            m.actuator_forcerange.push(a.forcerange);
+            m.actuator_actrange.push(actrange);
+            m.actuator_gear.push(a.gear);
+            m.actuator_cranklength.push(a.cranklength);
+            m.actuator_damping.push(a.damping[0]);
+            m.actuator_dampingpoly.push([a.damping[1], a.damping[2]]);
+            m.actuator_armature.push(a.armature);
+            m.actuator_lengthrange.push(a.lengthrange);
+            t.nu += 1;
+        }
+        m.actuator_acc0 = vec![0.0; t.nu];
+        m.actuator_length0 = vec![0.0; t.nu];
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+//! Keyframes: stored states, completed with the model's defaults.
+
+use super::*;
+
+impl Build<'_> {
+    /// Every keyframe (and as many default ones as `size/nkey` asks for beyond those written):
+    /// checks each vector's length and writes `key_*` with the quaternions normalized.
+    pub(super) fn keyframes(&mut self) -> R<()> {
+        let (doc, s) = (self.doc, self.s);
+        let nbody = self.t.nbody;
+        let (t, m) = (&mut self.t, &mut self.m);
+        let mocap_bodies: Vec<usize> = (0..nbody).filter(|&b| t.body_mocapid[b] >= 0).collect();
+        let mut keys = s.keys.clone();
+        while keys.len() < s.size_nkey {
+            keys.push(crate::mjcf::spec::KeyS::default());
+        }
+        for k in &keys {
+            let fill = |v: &Option<Vec<f64>>, def: &[f64], attr: &str| -> R<Vec<f64>> {
+                match v {
+                    Some(v) if v.len() != def.len() => Err(err(
+                        doc,
+                        &k.loc,
+                        Some(attr),
+                        ErrorKind::WrongCount,
+                        format!("expected {} numbers, got {}", def.len(), v.len()),
+                    )),
+                    Some(v) => Ok(v.clone()),
+                    None => Ok(def.to_vec()),
+                }
+            };
+            m.key_time.push(k.time);
+            let mut kq = fill(&k.qpos, &m.qpos0, "qpos")?;
+            for j in 0..t.njnt {
+                let a = t.jnt_qposadr[j];
+                let r = match t.jnt_type[j] {
+                    JointType::Free => a + 3..a + 7,
+                    JointType::Ball => a..a + 4,
+                    _ => continue,
+                };
+                let n = kq[r.clone()].iter().map(|x| x * x).sum::<f64>().sqrt();
+                if n > MINVAL {
+                    kq[r].iter_mut().for_each(|x| *x /= n);
+                }
+            }
+            m.key_qpos.extend(kq);
+            m.key_qvel.extend(fill(&k.qvel, &vec![0.0; t.nv], "qvel")?);
+            m.key_act.extend(fill(&k.act, &vec![0.0; t.na], "act")?);
+            m.key_ctrl.extend(fill(&k.ctrl, &vec![0.0; t.nu], "ctrl")?);
+            let mp: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_pos[b]).collect();
+            let mq: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_quat[b]).collect();
+            m.key_mpos.extend(fill(&k.mpos, &mp, "mpos")?);
+            let mut mq = fill(&k.mquat, &mq, "mquat")?;
+            for qq in mq.chunks_mut(4) {
+                let n = qq.iter().map(|x| x * x).sum::<f64>().sqrt();
+                if n > MINVAL {
+                    qq.iter_mut().for_each(|x| *x /= n);
+                }
+            }
+            m.key_mquat.extend(mq);
+            // no plastic states (springyield is refused): only an empty list is valid
+            fill(&k.plastic, &[], "plastic")?;
+            t.key_name.push(k.name.clone());
+            t.nkey += 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! Step 3 of the MJCF reader: typed description → [`Model<f64>`].
+//!
+//! [`compile`] walks the description in MuJoCo's order, one pass per kind of element, each in
+//! its own file: per body of the flattened tree its frame (`bodies.rs`), joints and dofs
+//! (`joints.rs`), geoms (`geoms.rs`), sites, cameras and lights (`sites.rs`); then body inertia
+//! (`inertia.rs`), the sparse matrix layouts (`topology.rs`), tendons (`tendons.rs`), actuators
+//! (`actuators.rs`), equality constraints (`equality.rs`), name references, contact pairs and
+//! exclusions (`contacts.rs`), keyframes (`keyframes.rs`) and what follows from the whole tree
+//! (`topology.rs`).
+#![allow(
+    clippy::needless_range_loop,
+    clippy::type_complexity,
+    clippy::collapsible_if,
+    clippy::too_many_arguments
+)]
+
+mod actuators;
+mod bodies;
+mod contacts;
+mod equality;
+mod geoms;
+mod inertia;
+mod joints;
+mod keyframes;
+mod sites;
+mod tendons;
+mod topology;
+
+use super::attr::Tri;
+use super::error::{ErrorKind, MjcfError};
+use super::spec::{BodyS, GeomS, Loc, Spec};
+use super::xml::Doc;
+use crate::math::{quat_mul, quat_normalize, quat_rotate, quat_to_mat};
+use crate::model::*;
+use std::collections::HashMap;
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+/// MuJoCo's `mjMINVAL`.
+const MINVAL: f64 = 1e-15;
+
+type R<T> = Result<T, MjcfError>;
+
+fn err(
+    doc: &Doc,
+    loc: &Loc,
+    attr: Option<&str>,
+    kind: ErrorKind,
+    msg: impl Into<String>,
+) -> MjcfError {
+    let src = &doc.sources[loc.src.min(doc.sources.len() - 1)];
+    let (line, column) = src.line_col(loc.pos);
+    MjcfError {
+        file: src.name.clone(),
+        line,
+        column,
+        element: loc.desc.clone(),
+        attribute: attr.map(|s| s.to_string()),
+        kind,
+        message: msg.into(),
+    }
+}
+
+struct FlatBody<'a> {
+    b: &'a BodyS,
+    parent: usize,
+}
+
+fn flatten<'a>(b: &'a BodyS, parent: usize, out: &mut Vec<FlatBody<'a>>) {
+    let id = out.len();
+    out.push(FlatBody { b, parent });
+    for c in &b.children {
+        flatten(c, id, out);
+    }
+}
+
+fn resolve_limited(t: Tri, range: &[f64; 2], autolimits: bool) -> bool {
+    match t {
+        Tri::True => true,
+        Tri::False => false,
+        Tri::Auto => autolimits && range[0] < range[1],
+    }
+}
+
+/// The id of the element named `n` among `names`.
+fn lookup(names: &[String], n: &str) -> Option<usize> {
+    names.iter().position(|x| x == n)
+}
+
+/// The names given so far, per kind of element, to refuse a repeated one.
+#[derive(Default)]
+struct Names(HashMap<&'static str, HashMap<String, usize>>);
+
+impl Names {
+    /// Note `name` (nothing for an empty one) among the names of `kind`: an error if it is
+    /// already there.
+    fn add(&mut self, doc: &Doc, kind: &'static str, name: &str, loc: &Loc) -> R<()> {
+        let names = self.0.entry(kind).or_default();
+        if name.is_empty() {
+            return Ok(());
+        }
+        if names.insert(name.to_string(), names.len()).is_some() {
+            return Err(err(
+                doc,
+                loc,
+                Some("name"),
+                ErrorKind::DuplicateName,
+                format!("repeated name '{name}' in {kind}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The model under construction and what the passes share: the description, the document
+/// (for error positions), the names seen per kind and the bodies' world frames at `qpos0`.
+struct Build<'a> {
+    doc: &'a Doc,
+    s: &'a Spec,
+    t: Topology,
+    m: Model<f64>,
+    names: Names,
+    /// World positions of the bodies at `qpos0` (for equality anchors).
+    xpos: Vec<[f64; 3]>,
+    /// World orientations of the bodies at `qpos0`.
+    xquat: Vec<[f64; 4]>,
+}
+
+/// Compile a typed description into a model (before `set_const`).
+pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
+    let mut flat = Vec::new();
+    flatten(&s.world, 0, &mut flat);
+    let nbody = flat.len();
+    let mut b = Build {
+        doc,
+        s,
+        t: Topology {
+            name: s.name.clone(),
+            nbody,
+            ..Default::default()
+        },
+        m: empty_model(s),
+        names: Names::default(),
+        xpos: vec![[0.0; 3]; nbody],
+        xquat: vec![[1.0, 0.0, 0.0, 0.0]; nbody],
+    };
+    for (id, fb) in flat.iter().enumerate() {
+        b.body(id, fb)?;
+        b.joints(id, fb)?;
+        b.geoms(id, fb)?;
+        b.sites_cameras_lights(id, fb)?;
+    }
+    b.inertia(&flat)?;
+    topology::mass_matrix_layout(&mut b.t);
+    b.tendons()?;
+    b.actuators()?;
+    b.equalities()?;
+    b.check_references()?;
+    contacts::compile_contacts(doc, s, &mut b.t, &mut b.m)?;
+    b.t.nsensor = s.nsensor;
+    b.t.nuserdata = s.nuserdata;
+    b.keyframes()?;
+    topology::transmission_targets(&mut b.t);
+    b.refuse_spatial_tendon_uses()?;
+    b.sensor_warning();
+    let Build { mut t, mut m, .. } = b;
+    topology::free_rigid_subtrees(&mut t, &m);
+    m.topo = Arc::new(t);
+    Ok(m)
+}
+
+impl Build<'_> {
+    /// The name references of contact pairs, excludes and sensors (`Spec::refs`) must resolve
+    /// among the compiled elements of their kind.
+    fn check_references(&self) -> R<()> {
+        let (doc, s, t) = (self.doc, self.s, &self.t);
+        for r in &s.refs {
+            let names: &[String] = match r.kind {
+                "geom" => &t.geom_name,
+                "body" => &t.body_name,
+                "joint" => &t.jnt_name,
+                "site" => &t.site_name,
+                "tendon" => &t.tendon_name,
+                "actuator" => &t.actuator_name,
+                _ => continue,
+            };
+            if lookup(names, &r.name).is_none() {
+                return Err(err(
+                    doc,
+                    &r.loc,
+                    Some(&r.attr),
+                    ErrorKind::UndefinedReference,
+                    format!("undefined {} '{}'", r.kind, r.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sensors are counted but not computed yet: say so in `compile_warnings`.
+    fn sensor_warning(&mut self) {
+        let (doc, s, t) = (self.doc, self.s, &mut self.t);
+        if let Some(loc) = &s.first_sensor {
+            let msg = format!(
+                "{} sensor{} not computed: diffmj does not compute sensors yet (sensordata is \
+                 absent)",
+                s.nsensor,
+                if s.nsensor == 1 { " is" } else { "s are" }
+            );
+            let w = err(doc, loc, None, ErrorKind::Unsupported, msg);
+            t.compile_warnings.push(w.to_string());
+        }
+    }
+}
+
+fn empty_model(s: &Spec) -> Model<f64> {
+    Model::empty(Arc::new(Topology::default()), s.opt.clone())
+}

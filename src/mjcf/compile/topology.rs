@@ -1,0 +1,98 @@
+//! What follows from the compiled tree as a whole: the sparse layouts of the mass matrix and of
+//! its derivative, the actuators acting on each joint and tendon, free rigid subtrees.
+
+use super::*;
+
+/// The sparse layout of `qM` (each dof's row holds it and its ancestors: `dof_madr`,
+/// `dof_mrownnz`, `m_colind`, `m_colrowadr`, `nm`) and of `qDeriv`; reads `dof_parentid`.
+pub(super) fn mass_matrix_layout(t: &mut Topology) {
+    let mut adr = 0;
+    for i in 0..t.nv {
+        t.dof_madr.push(adr);
+        let mut len = 1;
+        t.m_colind.push(i);
+        let mut p = t.dof_parentid[i];
+        while p != usize::MAX {
+            len += 1;
+            t.m_colind.push(p);
+            p = t.dof_parentid[p];
+        }
+        t.dof_mrownnz.push(len);
+        adr += len;
+    }
+    t.nm = adr;
+    t.m_colrowadr = t.m_colind.iter().map(|&c| t.dof_madr[c]).collect();
+    sparse_deriv_layout(t);
+}
+
+/// The sparse layout of `qDeriv` (MuJoCo's `D_rownnz`, `D_rowadr`, `D_diag`, `D_colind`): row
+/// `i` holds, in ascending order, the dofs that are ancestors of `i`, `i` itself and its
+/// descendants; plus the maps from the entries of the sparse `qM` to their two places in it.
+fn sparse_deriv_layout(t: &mut Topology) {
+    let nv = t.nv;
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); nv];
+    for i in 0..nv {
+        for &j in &t.m_colind[t.dof_madr[i]..t.dof_madr[i] + t.dof_mrownnz[i]] {
+            rows[i].push(j);
+            if j != i {
+                rows[j].push(i);
+            }
+        }
+    }
+    let (mut rownnz, mut rowadr, mut diag, mut colind) = (vec![], vec![], vec![], vec![]);
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.sort_unstable();
+        rowadr.push(colind.len());
+        rownnz.push(row.len());
+        diag.push(colind.len() + row.iter().position(|&j| j == i).unwrap_or(0));
+        colind.extend_from_slice(row);
+    }
+    let find = |r: usize, c: usize| {
+        let row = &colind[rowadr[r]..rowadr[r] + rownnz[r]];
+        rowadr[r] + row.binary_search(&c).unwrap_or(0)
+    };
+    let mut lower = Vec::with_capacity(t.nm);
+    let mut upper = Vec::with_capacity(t.nm);
+    for i in 0..nv {
+        for &j in &t.m_colind[t.dof_madr[i]..t.dof_madr[i] + t.dof_mrownnz[i]] {
+            lower.push(find(i, j));
+            upper.push(find(j, i));
+        }
+    }
+    t.nd = colind.len();
+    t.d_rownnz = rownnz;
+    t.d_rowadr = rowadr;
+    t.d_diag = diag;
+    t.d_colind = colind;
+    t.m_d_lower = lower;
+    t.m_d_upper = upper;
+}
+
+/// The actuators that act on each joint and tendon directly (they may reflect damping and
+/// armature): writes `jnt_trn_actuators` and `tendon_trn_actuators` from the transmissions.
+pub(super) fn transmission_targets(t: &mut Topology) {
+    t.jnt_trn_actuators = vec![Vec::new(); t.njnt];
+    t.tendon_trn_actuators = vec![Vec::new(); t.ntendon];
+    for (u, (tt, id)) in t.actuator_trntype.iter().zip(&t.actuator_trnid).enumerate() {
+        match tt {
+            TrnType::Joint | TrnType::JointInParent => t.jnt_trn_actuators[id[0] as usize].push(u),
+            TrnType::Tendon => t.tendon_trn_actuators[id[0] as usize].push(u),
+            _ => {}
+        }
+    }
+}
+
+/// Free rigid subtrees (`body_freerigid`): a free root with nothing moving below it; and
+/// `ngravcomp`, the number of bodies with gravity compensation (reads `body_gravcomp`).
+pub(super) fn free_rigid_subtrees(t: &mut Topology, m: &Model<f64>) {
+    t.ngravcomp = m.body_gravcomp.iter().filter(|&&g| g != 0.0).count();
+    t.body_freerigid = (0..t.nbody)
+        .map(|r| {
+            r > 0
+                && t.body_parentid[r] == 0
+                && t.body_jntnum[r] == 1
+                && t.jnt_type[t.body_jntadr[r]] == JointType::Free
+                && (1..t.nbody).all(|b| b == r || t.body_rootid[b] != r || t.body_dofnum[b] == 0)
+        })
+        .collect();
+}

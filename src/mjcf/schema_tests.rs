@@ -1,0 +1,177 @@
+//! The schema audit: every attribute MuJoCo 4.0 accepts ([`ELEMENTS`]) is either looked up by the
+//! reader or listed in [`IGNORED`] with the reason it cannot change what diffmj computes.
+
+use super::*;
+use crate::mjcf::attr::lookups::{self, Noted};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Models that take the reader down every path that looks up an attribute: each element it
+/// reads (also as a default), every actuator shortcut and transmission, every equality and wrap
+/// kind, assets with and without a name. They only need to pass the reader, not the compiler.
+const FIXTURES: &[&str] = &[r#"<mujoco model="m">
+  <compiler angle="radian">
+    <lengthrange/>
+  </compiler>
+  <option><flag/></option>
+  <size/>
+  <statistic/>
+  <visual><global/><quality/><headlight/><map/><scale/><rgba/></visual>
+  <custom><numeric name="n"/><text name="t"/><tuple name="u"/></custom>
+  <extension><plugin plugin="p"/></extension>
+  <asset>
+    <mesh name="me"/><mesh file="a.stl"/><hfield name="h" size="1 1 1 1"/><hfield file="h.png"/>
+    <texture name="tx"/><texture file="t.png"/><material name="ma"/><skin name="sk"/>
+    <skin file="s.skn"/><model name="mo" file="m.xml"/><model file="m.xml"/>
+  </asset>
+  <default>
+    <mesh/><texture/><material/>
+    <joint/><geom/><site/><camera/><light/><tendon/><equality/><pair/>
+    <general/><motor/><position/><velocity/><intvelocity/><damper/><cylinder/><muscle/>
+    <adhesion/>
+    <default class="c"><joint/></default>
+  </default>
+  <worldbody>
+    <geom name="g0" size="1"/>
+    <site name="s0"/>
+    <camera/>
+    <light/>
+    <frame childclass="c"><site/></frame>
+    <body name="b1" childclass="c">
+      <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+      <joint name="j1"/>
+      <geom size="1"/>
+      <site name="s1"/>
+      <body name="b2">
+        <freejoint/>
+        <inertial pos="0 0 0" mass="1" fullinertia="1 1 1 0 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="t1"><site site="s0"/><geom geom="g0" sidesite="s1"/><pulley divisor="2"/>
+      <site site="s1"/></spatial>
+    <fixed name="t2"><joint joint="j1" coef="1"/></fixed>
+  </tendon>
+  <actuator>
+    <general joint="j1"/>
+    <motor jointinparent="j1"/>
+    <position tendon="t2"/>
+    <velocity site="s1" refsite="s0"/>
+    <intvelocity cranksite="s1" slidersite="s0" cranklength="1"/>
+    <damper joint="j1" ctrlrange="0 1"/>
+    <cylinder joint="j1"/>
+    <muscle joint="j1"/>
+    <adhesion body="b1" ctrlrange="0 1"/>
+  </actuator>
+  <equality>
+    <connect body1="b1" anchor="0 0 0"/>
+    <connect site1="s0" site2="s1"/>
+    <weld body1="b1"/>
+    <weld site1="s0" site2="s1"/>
+    <joint joint1="j1"/>
+    <tendon tendon1="t2"/>
+  </equality>
+  <contact><pair geom1="g0" geom2="g0"/><exclude body1="b1" body2="b2"/></contact>
+  <sensor><jointpos joint="j1"/></sensor>
+  <keyframe><key/></keyframe>
+</mujoco>"#];
+
+/// Schema key → attribute names the reader looked up on elements checked against that key, over
+/// all [`FIXTURES`].
+fn looked_up() -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for xml in FIXTURES {
+        lookups::start();
+        let doc = crate::mjcf::xml::parse(xml.to_string(), "<fixture>".into(), Path::new(""), None)
+            .expect("fixture parses");
+        let read = crate::mjcf::spec::build(&doc);
+        let log = lookups::stop();
+        if let Err(e) = read {
+            panic!("fixture does not pass the reader: {e}");
+        }
+        let mut key_of: BTreeMap<usize, String> = BTreeMap::new();
+        for (e, what, name) in &log {
+            if *what == Noted::Key {
+                key_of.insert(*e, name.clone());
+            }
+        }
+        for (e, what, a) in log {
+            if what == Noted::Attr {
+                let k = key_of
+                    .get(&e)
+                    .unwrap_or_else(|| panic!("attribute '{a}' read on an unchecked element"));
+                out.entry(k.clone()).or_default().insert(a);
+            }
+        }
+        for k in key_of.into_values() {
+            out.entry(k).or_default();
+        }
+    }
+    out
+}
+
+/// Whether `pattern` (a schema key, or one with `*` at its start or end) matches `key`.
+pub(super) fn matches(pattern: &str, key: &str) -> bool {
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        key.starts_with(prefix)
+    } else if let Some(suffix) = pattern.strip_prefix('*') {
+        key.ends_with(suffix)
+    } else {
+        pattern == key
+    }
+}
+
+/// Every accepted attribute is looked up by the reader or listed in [`IGNORED`] (with a
+/// reason), and [`IGNORED`] lists nothing the reader reads or MuJoCo does not accept: an
+/// attribute added to [`ELEMENTS`], or a read dropped from the reader, fails here until it is
+/// audited.
+#[test]
+fn every_accepted_attribute_is_read_or_audited() {
+    let read = looked_up();
+    let mut unaudited = Vec::new();
+    for (key, attrs) in ELEMENTS {
+        for a in *attrs {
+            let is_read = read.get(*key).is_some_and(|s| s.contains(*a));
+            let ignored = IGNORED
+                .iter()
+                .any(|(k, at, _)| matches(k, key) && (at == a || *at == "*"));
+            if !is_read && !ignored {
+                unaudited.push(format!("{key} {a}"));
+            }
+        }
+    }
+    assert!(
+        unaudited.is_empty(),
+        "accepted attributes neither read nor listed in IGNORED:\n{}",
+        unaudited.join("\n")
+    );
+    // no stale entry: each names an unread attribute MuJoCo accepts, and one naming an
+    // attribute (not `*`) names no attribute the reader reads
+    for (pattern, attr, _) in IGNORED {
+        let mut named = 0;
+        for (key, attrs) in ELEMENTS.iter().filter(|(k, _)| matches(pattern, k)) {
+            for a in attrs.iter().filter(|a| *attr == "*" || **a == *attr) {
+                let is_read = read.get(*key).is_some_and(|s| s.contains(*a));
+                assert!(
+                    *attr == "*" || !is_read,
+                    "IGNORED lists '{attr}' of {pattern}, which the reader reads on {key}"
+                );
+                named += usize::from(!is_read);
+            }
+        }
+        assert!(
+            named > 0,
+            "IGNORED entry {pattern} {attr} names no unread attribute"
+        );
+    }
+}
+
+/// The audit test's patterns: a `*` at either end of an element pattern matches any prefix or
+/// suffix, otherwise the key must be equal.
+#[test]
+fn patterns() {
+    assert!(matches("*-geom", "body-geom") && matches("*-geom", "default-geom"));
+    assert!(matches("sensor-*", "sensor-touch") && matches("*", "option"));
+    assert!(!matches("body", "body-geom") && !matches("*-geom", "geom-plugin"));
+}
