@@ -12,7 +12,8 @@ use num_dual::DualSVec64;
 /// and friction loss; the placeholders are the parameters under test.
 const TEMPLATE: &str = r#"
 <mujoco>
-  <option timestep="0.002" tolerance="1e-13" iterations="200" ls_iterations="100"/>
+  <option timestep="{DT}" gravity="0 0 {GZ}" tolerance="1e-13" iterations="200"
+          ls_iterations="100"/>
   <worldbody>
     <geom name="floor" type="plane" size="2 2 .1" friction="{MU} 0.005 0.0001"/>
     <body name="box" pos="0 0 0.0995">
@@ -31,7 +32,7 @@ const TEMPLATE: &str = r#"
 "#;
 
 /// (placeholder, parameter text, nominal value)
-const PARAMS: [(&str, &str, f64); 8] = [
+const PARAMS: [(&str, &str, f64); 10] = [
     ("{MASS}", r#"body "box" mass"#, 1.3),
     ("{IXX}", r#"body box inertia[0]"#, 0.011),
     ("{TC}", r#"geom "box" solref[0]"#, 0.02),
@@ -40,6 +41,8 @@ const PARAMS: [(&str, &str, f64); 8] = [
     ("{DAMP}", r#"joint hinge damping"#, 0.0),
     ("{FL}", r#"joint hinge frictionloss"#, 0.05),
     ("{ARM}", r#"joint hinge armature"#, 0.05),
+    ("{DT}", "option timestep", 0.002),
+    ("{GZ}", "option gravity[2]", -9.81),
 ];
 
 fn xml(values: &[f64]) -> String {
@@ -178,7 +181,7 @@ fn set_param_equals_recompiling() {
 /// through its damping ratio, and the inverse weights that scale the contact regularizer.
 #[test]
 fn parameter_derivatives_match_recompiled_finite_differences() {
-    const N: usize = 8;
+    const N: usize = 10;
     const STEPS: usize = 5;
     let base = nominal();
     let m = mjcf::load_str(&xml(&base)).unwrap();
@@ -221,5 +224,94 @@ fn parameter_derivatives_match_recompiled_finite_differences() {
             "{}: exact vs recompiled FD: error {err:.2e} (scale {scale:.2e})\n exact {exact:?}\n fd    {fd:?}",
             PARAMS[k].1
         );
+    }
+}
+
+/// The derivative layer's parameter Jacobians equal central finite differences of recompiled
+/// models: `∂x'/∂θ` of one step (`transition_params`) and `∂qfrc_inverse/∂θ` at the forward's
+/// acceleration (`inverse_params`, with and without the actuator force), for all ten
+/// parameters at once (two chunks of dual directions), forward differences for those at 0;
+/// within 1e-6 relative to the largest entry (1e-5 one-sided).
+#[test]
+fn parameter_jacobians_match_recompiled_finite_differences() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    let base = nominal();
+    let m = mjcf::load_str(&xml(&base)).unwrap();
+    let params: Vec<_> = PARAMS.iter().map(|p| m.param(p.1).unwrap()).collect();
+    let np = params.len();
+    let (nv, ndx) = (m.nv, 2 * m.nv + m.na);
+    let mut d = start(&m);
+    diffmj::forward(&m, &mut d).unwrap();
+    let mut ws = AdWorkspace::new(&m);
+    let mut dxdp = vec![0.0; ndx * np];
+    ws.transition_params(&m, &d, &params, &mut dxdp).unwrap();
+    let mut dfdp = [vec![0.0; nv * np], vec![0.0; nv * np]];
+    for (act, out) in dfdp.iter_mut().enumerate() {
+        ws.inverse_params(&m, &d, &params, act == 1, out).unwrap();
+    }
+    // the reference: recompile with θ_k ± h, step from the same state / invert at the same qacc
+    let outputs = |vals: &[f64]| {
+        let mk = mjcf::load_str(&xml(vals)).unwrap();
+        let mut e = start(&mk);
+        e.qacc.copy_from_slice(&d.qacc);
+        let mut f = e.clone();
+        diffmj::inverse(&mk, &mut f).unwrap();
+        let finv = f.qfrc_inverse.clone();
+        diffmj::engine::actuation::fwd_actuation(&mk, &mut f);
+        let fact: Vec<f64> = finv
+            .iter()
+            .zip(&f.qfrc_actuator)
+            .map(|(a, b)| a - b)
+            .collect();
+        diffmj::step(&mk, &mut e).unwrap();
+        (e.qpos.clone(), e.qvel.clone(), finv, fact)
+    };
+    for k in 0..np {
+        let one_sided = base[k] == 0.0;
+        let h = 1e-6 * base[k].abs().max(1e-2);
+        let (lo, hi) = if one_sided { (0.0, h) } else { (-h, h) };
+        let at = |s: f64| {
+            let mut v = base.clone();
+            v[k] += s;
+            outputs(&v)
+        };
+        let (p, n) = (at(hi), at(lo));
+        // next state in the tangent space: (q+ ⊖ q−)/(hi − lo)
+        let mut fd_x = vec![0.0; ndx];
+        diffmj::engine::differentiate_pos(&m, &mut fd_x[..nv], hi - lo, &n.0, &p.0);
+        for i in 0..nv {
+            fd_x[nv + i] = (p.1[i] - n.1[i]) / (hi - lo);
+        }
+        let col = |a: &[f64], rows: usize| (0..rows).map(|i| a[i * np + k]).collect::<Vec<_>>();
+        let tol = if one_sided { 1e-5 } else { 1e-6 };
+        for (what, exact, fd) in [
+            ("dxdp", col(&dxdp, ndx), fd_x),
+            (
+                "dfdp",
+                col(&dfdp[0], nv),
+                (0..nv).map(|i| (p.2[i] - n.2[i]) / (hi - lo)).collect(),
+            ),
+            (
+                "dfdp (actuation)",
+                col(&dfdp[1], nv),
+                (0..nv).map(|i| (p.3[i] - n.3[i]) / (hi - lo)).collect(),
+            ),
+        ] {
+            let scale = fd.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+            let err = exact
+                .iter()
+                .zip(&fd)
+                .fold(0.0f64, |s, (x, y)| s.max((x - y).abs()));
+            eprintln!(
+                "{:28} {what:16} relative error {:.2e} (scale {scale:.2e})",
+                PARAMS[k].1,
+                err / scale.max(1e-300)
+            );
+            assert!(
+                err <= tol * scale.max(1e-9),
+                "{} {what}: error {err:.2e} (scale {scale:.2e})\n exact {exact:?}\n fd    {fd:?}",
+                PARAMS[k].1
+            );
+        }
     }
 }

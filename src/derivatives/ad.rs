@@ -20,7 +20,7 @@ use super::{DerivError, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::solver::NSOLVER;
 use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse, step};
-use crate::model::Model;
+use crate::model::{Model, Param};
 use crate::scalar::Scalar;
 use crate::state::StateMask;
 
@@ -233,6 +233,104 @@ impl AdWorkspace {
                             c += 1;
                         }
                     }
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Parameter Jacobians: the derivatives of one step and of inverse dynamics with respect to
+/// model parameters chosen by [`Param`] handles (any real parameter: masses, inertias,
+/// solref/solimp, frictions, friction loss, damping, armature, gains, timestep, gravity, ...),
+/// on the model lifted with [`Model::cast_seeded`], so the constants derived from a parameter
+/// (inverse weights, subtree masses, a servo's damping from its damping ratio) follow it as
+/// recompiling the model would.
+///
+/// `dxdp` is `ndx × np` row-major (`∂x'_i/∂θ_j` at `i·np + j`, next state in the tangent
+/// space as for `A`); `dfdp` is `nv × np` (`∂qfrc_inverse_i/∂θ_j`). Each call casts the model
+/// once per chunk of [`CHUNK`] parameters (it allocates).
+impl AdWorkspace {
+    /// `∂x'/∂θ` of one step from the state of `d`, into `dxdp` (`ndx × params.len()`).
+    pub fn transition_params(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        dxdp: &mut [f64],
+    ) -> Result<AdReport, DerivError> {
+        let (nv, na, np) = (m.nv, m.na, params.len());
+        let ndx = 2 * nv + na;
+        if dxdp.len() != ndx * np {
+            return Err(DerivError::Size("dxdp", dxdp.len(), ndx * np));
+        }
+        let mut report = AdReport::default();
+        for (c, chunk) in params.chunks(CHUNK).enumerate() {
+            let md = m
+                .cast_seeded::<Dual>(chunk)
+                .map_err(|e| DerivError::Option(e.to_string()))?;
+            self.lift(m, d);
+            let dd = &mut self.dd;
+            step(&md, dd)?;
+            report.passes += 1;
+            report.nefc = report.nefc.max(dd.nefc);
+            report.solver_gradient = report.solver_gradient.max(solver_gradient(dd));
+            for (r, x) in self.qref.iter_mut().zip(&dd.qpos) {
+                *r = Dual::c(x.re());
+            }
+            differentiate_pos(&md, &mut self.tan, Dual::c(1.0), &self.qref, &dd.qpos);
+            for l in 0..chunk.len() {
+                let j = c * CHUNK + l;
+                for i in 0..nv {
+                    dxdp[i * np + j] = self.tan[i].deriv(l);
+                    dxdp[(nv + i) * np + j] = dd.qvel[i].deriv(l);
+                }
+                for i in 0..na {
+                    dxdp[(2 * nv + i) * np + j] = dd.act[i].deriv(l);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// `∂qfrc_inverse/∂θ` at the state and `qacc` of `d`, into `dfdp` (`nv × params.len()`);
+    /// with `actuation`, of `qfrc_inverse − qfrc_actuator`.
+    pub fn inverse_params(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        actuation: bool,
+        dfdp: &mut [f64],
+    ) -> Result<AdReport, DerivError> {
+        let (nv, np) = (m.nv, params.len());
+        if dfdp.len() != nv * np {
+            return Err(DerivError::Size("dfdp", dfdp.len(), nv * np));
+        }
+        let mut report = AdReport::default();
+        for (c, chunk) in params.chunks(CHUNK).enumerate() {
+            let md = m
+                .cast_seeded::<Dual>(chunk)
+                .map_err(|e| DerivError::Option(e.to_string()))?;
+            self.lift(m, d);
+            let dd = &mut self.dd;
+            for (a, &x) in dd.qacc.iter_mut().zip(&d.qacc) {
+                *a = Dual::c(x);
+            }
+            inverse(&md, dd)?;
+            if actuation {
+                actuation::fwd_actuation(&md, dd);
+            }
+            report.passes += 1;
+            report.nefc = report.nefc.max(dd.nefc);
+            for l in 0..chunk.len() {
+                let j = c * CHUNK + l;
+                for i in 0..nv {
+                    let mut f = dd.qfrc_inverse[i].deriv(l);
+                    if actuation {
+                        f -= dd.qfrc_actuator[i].deriv(l);
+                    }
+                    dfdp[i * np + j] = f;
                 }
             }
         }
