@@ -1509,5 +1509,5 @@ pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
 #[inline]
 pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
     let (vals, cols) = row_cols(d, nv, i);
-    crate::engine::solver::sparse_dot(vals, cols, v)
+    crate::engine::linalg::sparse_dot(vals, cols, v)
 }

@@ -1,9 +1,10 @@
 //! The derivative parts of a solution on dual numbers: one Newton correction at the converged
 //! acceleration (implicit function theorem), so that they do not depend on the iterations.
 
-use super::newton::{factor_hessian, factor_solve};
+use super::newton::factor_hessian;
 use super::primal::evaluate;
 use super::{Problem, SolverScratch};
+use crate::engine::linalg::sparse_ldl_solve;
 use crate::scalar::Scalar;
 
 /// On dual numbers: replace the derivative parts of `s.x` by those of the exact solution, one
@@ -15,9 +16,7 @@ pub(super) fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScr
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    let mut search = std::mem::take(&mut s.search);
-    factor_solve(nv, s, &mut search);
-    s.search = search;
+    sparse_ldl_solve(nv, &s.hess, &mut s.search);
     for i in 0..nv {
         let re = s.x[i].re();
         s.x[i] -= s.search[i];

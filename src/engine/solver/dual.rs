@@ -2,8 +2,9 @@
 //! dense `A + R` with `A = J M⁻¹ Jᵀ` and `b`, the acceleration and states of dual forces, and
 //! the elliptic friction QCQP.
 
-use super::{grow, Problem, SolverScratch};
+use super::{Problem, SolverScratch};
 use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::linalg::grow;
 use crate::scalar::{Scalar, MINVAL};
 
 /// The acceleration of dual forces `f`: `s.tmp = Jᵀ f` and `s.x = qacc_smooth + M⁻¹ Jᵀ f`.

@@ -2,10 +2,10 @@
 //! on its own, from `mj_island`'s index maps): each island's dofs and rows renumbered and its
 //! Jacobian compacted, or one problem of every row and dof.
 
-use super::{grow, Problem};
+use super::Problem;
 use crate::data::Data;
 use crate::engine::constraint::{same_cols, ConstraintType};
-use crate::engine::linalg::TreeSparsity;
+use crate::engine::linalg::{grow, TreeSparsity};
 use crate::model::Model;
 use crate::scalar::Scalar;
 

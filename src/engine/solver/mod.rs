@@ -48,7 +48,6 @@ use cg::cg;
 use derivative::derivative_correction;
 use dual::dual_states;
 use newton::newton;
-use newton::pattern_words;
 use noslip::noslip;
 use pgs::pgs;
 use primal::{evaluate, row_cost, update_rows};
@@ -56,7 +55,7 @@ use primal::{evaluate, row_cost, update_rows};
 use crate::data::Data;
 use crate::engine::collision::ActiveContact;
 use crate::engine::constraint::{ConstraintState, ConstraintType};
-use crate::engine::linalg::{self, tree_mul, TreeSparsity};
+use crate::engine::linalg::{self, dot, grow, sparse_dot, tree_mul, SparseLdl, TreeSparsity};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
 
@@ -88,25 +87,8 @@ pub struct SolverStat {
 /// capacity, except the dense `A + R` of PGS and noslip, which is sized on first use.
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
-    /// The Newton Hessian (dense `nv × nv`, lower triangle), factored in place by
-    /// [`factor`](newton::factor).
-    pub(crate) h: Vec<T>,
-    /// `1/D` of the Hessian's factor.
-    pub(crate) hinv: Vec<T>,
-    /// Non-zero pattern of each Hessian row left of the diagonal, a bitset of
-    /// [`pattern_words`]`(nv)` words per row (grown by the factorization's fill-in).
-    pub(crate) hpat: Vec<u64>,
-    /// Column list of one row during the factorization.
-    pub(crate) hidx: Vec<usize>,
-    /// The support of the vector of a rank-1 update ([`rank1_update`](newton::rank1_update)), a
-    /// pattern bitset.
-    pub(crate) vpat: Vec<u64>,
-    /// The factor `L` by rows (compact): row `k`'s `lnnz[k]` entries from `ladr[k]` on, columns
-    /// in `lcol`, values in `lval`.
-    pub(crate) ladr: Vec<usize>,
-    pub(crate) lnnz: Vec<usize>,
-    pub(crate) lcol: Vec<usize>,
-    pub(crate) lval: Vec<T>,
+    /// The Newton Hessian (`nv × nv`) and its factor.
+    pub(crate) hess: SparseLdl<T>,
     pub(crate) x: Vec<T>,
     pub(crate) ma: Vec<T>,
     pub(crate) grad: Vec<T>,
@@ -137,7 +119,7 @@ pub struct SolverScratch<T> {
     /// [`choose_warm_start`].
     pub(crate) force_warm: Vec<T>,
     pub(crate) start_rows: bool,
-    /// The row states the Newton factor in `h` was made for.
+    /// The row states the Newton factor in `hess` was made for.
     pub(crate) hstate: Vec<ConstraintState>,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
@@ -164,15 +146,7 @@ pub struct SolverScratch<T> {
 impl<T> Default for SolverScratch<T> {
     fn default() -> Self {
         SolverScratch {
-            h: Vec::new(),
-            hinv: Vec::new(),
-            hpat: Vec::new(),
-            hidx: Vec::new(),
-            vpat: Vec::new(),
-            ladr: Vec::new(),
-            lnnz: Vec::new(),
-            lcol: Vec::new(),
-            lval: Vec::new(),
+            hess: SparseLdl::default(),
             x: Vec::new(),
             ma: Vec::new(),
             grad: Vec::new(),
@@ -224,23 +198,12 @@ impl<T: Scalar> SolverScratch<T> {
         let z = T::zero();
         self.nefc_cap = self.nefc_cap.max(nefc);
         self.islands.ensure(nv, nm, nefc);
-        if self.h.len() < nv * nv {
-            self.h.resize(nv * nv, z);
-        }
-        grow(&mut self.hpat, nv * pattern_words(nv), 0);
-        grow(&mut self.vpat, pattern_words(nv), 0);
-        for v in [&mut self.hidx, &mut self.ladr, &mut self.lnnz] {
-            grow(v, nv, 0);
-        }
-        let nl = nv * nv.saturating_sub(1) / 2;
-        grow(&mut self.lcol, nl, 0);
-        grow(&mut self.lval, nl, z);
+        self.hess.ensure(nv);
         if self.blk.len() < nv * nv + nv {
             self.blk.resize(nv * nv + nv, z);
         }
         for v in [
             &mut self.x,
-            &mut self.hinv,
             &mut self.ma,
             &mut self.grad,
             &mut self.mgrad,
@@ -448,56 +411,6 @@ impl<'a, T: Scalar> Problem<'a, T> {
 /// Most columns a row group is handled with as a group ([`Problem::mul_j`], [`Problem::mul_jt`];
 /// wider groups go row by row).
 const GROUP_COLS: usize = 48;
-
-/// `Σ_n vals[n]·v[cols[n]]` (a compact sparse row times a dense vector, four partial sums).
-#[inline]
-pub(crate) fn sparse_dot<T: Scalar>(vals: &[T], cols: &[usize], v: &[T]) -> T {
-    let n = vals.len().min(cols.len());
-    let (vals, cols) = (&vals[..n], &cols[..n]);
-    let mut acc = [T::zero(); 4];
-    let mut cv = vals.chunks_exact(4);
-    let mut cc = cols.chunks_exact(4);
-    for (x, c) in (&mut cv).zip(&mut cc) {
-        acc[0] += x[0] * v[c[0]];
-        acc[1] += x[1] * v[c[1]];
-        acc[2] += x[2] * v[c[2]];
-        acc[3] += x[3] * v[c[3]];
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (&x, &c) in cv.remainder().iter().zip(cc.remainder()) {
-        s += x * v[c];
-    }
-    s
-}
-
-/// `v.len() ≥ n` (allocates only when the buffer grows).
-pub(super) fn grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) {
-    if v.len() < n {
-        v.resize(n, z);
-    }
-}
-
-/// `Σ a_k b_k` with four partial sums (the loop the factorizations and products spend their
-/// time in).
-#[inline]
-pub(super) fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [T::zero(); 4];
-    let mut ca = a.chunks_exact(4);
-    let mut cb = b.chunks_exact(4);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        acc[0] += x[0] * y[0];
-        acc[1] += x[1] * y[1];
-        acc[2] += x[2] * y[2];
-        acc[3] += x[3] * y[3];
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        s += *x * *y;
-    }
-    s
-}
 
 /// MuJoCo's warm-start choice, made once for the whole model (before the islands are solved,
 /// each from the chosen point); `false` (a cold start) when warm starts are disabled.

@@ -6,14 +6,18 @@ use super::primal::{
     cone_dm, cone_nut, cone_params, cone_zone, evaluate_moved, grad_norm, half_gmg, iteration_stat,
     line_search, scalar_state, warm_start, Zone,
 };
-use super::{sparse_dot, Problem, SolverScratch, SolverStat};
+use super::{Problem, SolverScratch, SolverStat};
 use crate::engine::constraint::{ConstraintState, ConstraintType};
+use crate::engine::linalg::{
+    pattern_words, sparse_ldl_factor, sparse_ldl_solve, sparse_ldl_update,
+};
 use crate::model::Model;
-use crate::scalar::{Scalar, MINVAL};
+use crate::scalar::Scalar;
 
 /// The Newton Hessian `M + Jᵀ H_s J` at the current row states (`H_s` the second derivative of
-/// the row costs at `jar`), in the lower triangle of the dense `nv × nv` `s.h`, with each row's
-/// non-zero pattern (left of the diagonal) in `s.hpat` (what [`factor`] reads).
+/// the row costs at `jar`), in the lower triangle of the dense `nv × nv` `s.hess.h`, with each
+/// row's non-zero pattern (left of the diagonal) in `s.hess.hpat` (what
+/// [`sparse_ldl_factor`] reads).
 ///
 /// Rows that share one column pattern (the rows of a contact) are accumulated in a compact
 /// block over their columns first, so that the inner loops run over contiguous values, and the
@@ -21,8 +25,8 @@ use crate::scalar::{Scalar, MINVAL};
 fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
     let (nv, sp) = (p.nv, &p.sp);
     let nw = pattern_words(nv);
-    let h = &mut s.h;
-    let pat = &mut s.hpat[..nv * nw];
+    let h = &mut s.hess.h;
+    let pat = &mut s.hess.hpat[..nv * nw];
     h[..nv * nv].iter_mut().for_each(|x| *x = T::zero());
     pat.iter_mut().for_each(|x| *x = 0);
     for i in 0..nv {
@@ -102,32 +106,13 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
     }
 }
 
-/// Number of 64-bit words of one row's pattern bitset for `nv` columns.
-#[inline]
-pub(crate) fn pattern_words(nv: usize) -> usize {
-    nv.div_ceil(64).max(1)
-}
-
-/// The bits of the columns left of column `i` in word `k` of a pattern bitset.
-#[inline]
-fn left_of(i: usize, k: usize) -> u64 {
-    let lo = k * 64;
-    if i >= lo + 64 {
-        u64::MAX
-    } else if i <= lo {
-        0
-    } else {
-        (1u64 << (i - lo)) - 1
-    }
-}
-
-/// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored ([`factor`]); false
-/// when it is not positive definite.
+/// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored
+/// ([`sparse_ldl_factor`]); false when it is not positive definite.
 pub(super) fn factor_hessian<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> bool {
     let jar = std::mem::take(&mut s.jar);
     hessian(p, &jar, s);
     s.jar = jar;
-    factor(p.nv, s)
+    sparse_ldl_factor(p.nv, &mut s.hess)
 }
 
 /// Most rows of one group that [`hessian`] adds as one block with diagonal weights.
@@ -266,84 +251,13 @@ fn scatter_block<T: Scalar>(p: &Problem<T>, i: usize, h: &mut [T], pat: &mut [u6
 /// Pattern words [`scatter_block`] keeps on the stack (models up to 256 dofs).
 const PATTERN_STACK_WORDS: usize = 4;
 
-/// Sparse factorization `H = Lᵀ D L` (`L` unit lower triangular) of the Newton Hessian in the
-/// lower triangle of `s.h` with the row patterns `s.hpat` ([`hessian`]), eliminating the dofs
-/// from the last to the first, the order in which the inertia's own factor (`qLD`, 000 "Forward
-/// dynamics") has no fill-in: a dof's ancestors have lower numbers, so eliminating a dof only
-/// couples ancestors, which are coupled already. A contact adds the ancestor chains of its
-/// bodies, so the fill-in is limited to contacts between branches, and a humanoid's Hessian
-/// factors at the cost of its tree rather than of a dense matrix. The factor goes to the compact
-/// rows `s.ladr/lnnz/lcol/lval`, `1/D` to `s.hinv`. Returns false when `H` is not positive
-/// definite.
-fn factor<T: Scalar>(n: usize, s: &mut SolverScratch<T>) -> bool {
-    let nw = pattern_words(n);
-    let h = &mut s.h;
-    let pat = &mut s.hpat;
-    let idx = &mut s.hidx;
-    let mut adr = 0;
-    for k in (0..n).rev() {
-        let (above, from_k) = h.split_at_mut(k * n);
-        let rowk = &from_k[..k + 1];
-        let dk = rowk[k];
-        if dk.re() <= MINVAL {
-            return false;
-        }
-        let di = T::one() / dk;
-        s.hinv[k] = di;
-        // the columns of row k left of the diagonal, increasing
-        let (pat_above, pat_k) = pat.split_at_mut(k * nw);
-        let pat_k = &pat_k[..nw];
-        let mut m = 0;
-        for (wi, &word) in pat_k.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                idx[m] = wi * 64 + bits.trailing_zeros() as usize;
-                m += 1;
-                bits &= bits - 1;
-            }
-        }
-        // eliminate dof k from the rows of its columns: H_ic −= H_ki H_kc / D_k (c ≤ i), which
-        // extends row i's pattern by row k's columns left of i. Row k is exactly zero off its
-        // pattern, so the update runs over the contiguous range from its first column to i
-        // (vectorized; the entries off the pattern are unchanged)
-        let lo = if m > 0 { idx[0] } else { 0 };
-        for t in 0..m {
-            let i = idx[t];
-            let f = rowk[i] * di;
-            if f.is_zero_exact() {
-                continue;
-            }
-            let rowi = &mut above[i * n + lo..i * n + i + 1];
-            for (x, &y) in rowi.iter_mut().zip(&rowk[lo..=i]) {
-                *x -= f * y;
-            }
-            for (wi, (pw, &kw)) in pat_above[i * nw..(i + 1) * nw]
-                .iter_mut()
-                .zip(pat_k)
-                .enumerate()
-            {
-                *pw |= kw & left_of(i, wi);
-            }
-        }
-        // row k of L is final
-        s.ladr[k] = adr;
-        s.lnnz[k] = m;
-        for &c in &idx[..m] {
-            s.lcol[adr] = c;
-            s.lval[adr] = rowk[c] * di;
-            adr += 1;
-        }
-    }
-    true
-}
-
 /// Most rows whose change of state [`update_factor`] applies as rank-1 updates; beyond, a new
 /// factorization is cheaper.
 const UPDATE_ROWS: usize = 8;
 
-/// Bring the factor of [`factor`], made for the row states `s.hstate`, to the states `s.state`
-/// by a rank-1 update `H ± D_r J_rᵀ J_r` per scalar row that enters or leaves the quadratic
-/// state (000, "Algorithms": Newton updates its Cholesky factor this way). Returns false, with
+/// Bring the factor of [`sparse_ldl_factor`], made for the row states `s.hstate`, to the states
+/// `s.state` by a rank-1 update `H ± D_r J_rᵀ J_r` ([`sparse_ldl_update`]) per scalar row that
+/// enters or leaves the quadratic state (000, "Algorithms": Newton updates its Cholesky factor this way). Returns false, with
 /// the factor no longer valid, when more than [`UPDATE_ROWS`] rows changed, an elliptic
 /// contact's row changed, or an update does not fit (fill-in outside the factor's pattern, or
 /// a pivot that a downdate would make non-positive); the caller then factors anew. `nupdate`
@@ -370,93 +284,13 @@ fn update_factor<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, nupdate: &
             (true, false) => -p.efc_D[r],
             _ => continue,
         };
-        if !rank1_update(p, s, r, sigma) {
+        let (vals, cols) = p.row_cols(r);
+        if !sparse_ldl_update(&mut s.hess, p.nv, vals, cols, sigma) {
             return false;
         }
         *nupdate += 1;
     }
     true
-}
-
-/// `H ← H + σ vvᵀ` on the factor `H = Lᵀ D L` of [`factor`] (eliminated from the last dof to
-/// the first), with `v` row `r` of the Jacobian: for each dof `k` from the last on where `v`
-/// is non-zero, `D_k' = D_k + σ v_k²`, `β = σ v_k / D_k'`, then along row `k` of `L`
-/// `v_j ← v_j − v_k L_kj` and `L_kj ← L_kj + β v_j`, and `σ ← σ D_k / D_k'` (the rank-1 update
-/// of an LDLᵀ factor, Gill, Golub, Murray & Saunders 1974, method C1). `v` keeps non-zeros only
-/// within the rows' patterns when, at every such `k`, its non-zeros left of `k` lie in row
-/// `k`'s pattern; otherwise, or when a pivot would fall to rounding level, it returns false.
-fn rank1_update<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, r: usize, sigma: T) -> bool {
-    let nv = p.nv;
-    let nw = pattern_words(nv);
-    let v = &mut s.mv[..nv];
-    v.iter_mut().for_each(|x| *x = T::zero());
-    let (vals, cols) = p.row_cols(r);
-    let Some(&last) = cols.last() else {
-        return true;
-    };
-    // the support of v as a bitset
-    let sup = &mut s.vpat[..nw];
-    sup.iter_mut().for_each(|x| *x = 0);
-    for (&x, &c) in vals.iter().zip(cols) {
-        v[c] = x;
-        sup[c / 64] |= 1 << (c % 64);
-    }
-    let mut sigma = sigma;
-    for k in (0..=last).rev() {
-        if sup[k / 64] & (1 << (k % 64)) == 0 {
-            continue;
-        }
-        let pat = &s.hpat[k * nw..(k + 1) * nw];
-        if (0..nw).any(|w| sup[w] & left_of(k, w) & !pat[w] != 0) {
-            return false;
-        }
-        let vk = v[k];
-        if vk.is_zero_exact() {
-            continue;
-        }
-        let dk = T::one() / s.hinv[k];
-        let dn = dk + sigma * vk * vk;
-        if dn.re() <= 1e-10 * dk.re() {
-            return false;
-        }
-        let beta = sigma * vk / dn;
-        sigma = sigma * dk / dn;
-        s.hinv[k] = T::one() / dn;
-        let a = s.ladr[k];
-        for (&c, l) in s.lcol[a..a + s.lnnz[k]]
-            .iter()
-            .zip(&mut s.lval[a..a + s.lnnz[k]])
-        {
-            v[c] -= vk * *l;
-            *l += beta * v[c];
-            sup[c / 64] |= 1 << (c % 64);
-        }
-    }
-    true
-}
-
-/// Solve `H x = b` in place with the factor of [`factor`]: `Lᵀ z = b` (dofs from the last to
-/// the first), `w = D⁻¹ z`, `L x = w` (from the first to the last).
-pub(super) fn factor_solve<T: Scalar>(n: usize, s: &SolverScratch<T>, x: &mut [T]) {
-    for k in (0..n).rev() {
-        let xk = x[k];
-        if xk.is_zero_exact() {
-            continue;
-        }
-        let a = s.ladr[k];
-        let cols = &s.lcol[a..a + s.lnnz[k]];
-        for (&c, &l) in cols.iter().zip(&s.lval[a..a + s.lnnz[k]]) {
-            x[c] -= l * xk;
-        }
-    }
-    for k in 0..n {
-        x[k] *= s.hinv[k];
-    }
-    for k in 0..n {
-        let a = s.ladr[k];
-        let nz = s.lnnz[k];
-        x[k] -= sparse_dot(&s.lval[a..a + nz], &s.lcol[a..a + nz], x);
-    }
 }
 
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
@@ -515,9 +349,7 @@ pub(super) fn newton<T: Scalar>(
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
-        let mut search = std::mem::take(&mut s.search);
-        factor_solve(nv, s, &mut search);
-        s.search = search;
+        sparse_ldl_solve(nv, &s.hess, &mut s.search);
         Some(nupdate)
     };
     let Some(mut nupdate) = direction(s) else {
@@ -604,7 +436,7 @@ mod tests {
         let b: Vec<f64> = (0..nv).map(|i| 1.0 + (i as f64 * 0.7).cos()).collect();
         let solve = |s: &SolverScratch<f64>| {
             let mut x = b.clone();
-            factor_solve(nv, s, &mut x);
+            sparse_ldl_solve(nv, &s.hess, &mut x);
             x
         };
         let (mut updates, mut entering, mut leaving) = (0, 0, 0);

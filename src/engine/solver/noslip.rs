@@ -4,8 +4,9 @@
 use super::dual::{
     add_column, build_ar, dual_qacc, dual_states, onto_ellipse, qcqp_ellipse, small_quad,
 };
-use super::{dot, Problem, SolverScratch, SolverStat};
+use super::{Problem, SolverScratch, SolverStat};
 use crate::engine::constraint::ConstraintType;
+use crate::engine::linalg::dot;
 use crate::model::Model;
 use crate::scalar::{Scalar, MINVAL};
 

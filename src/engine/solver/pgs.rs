@@ -2,8 +2,9 @@
 //! MuJoCo 4.0 runs it): the sweeps, the elliptic-cone block update and the projections.
 
 use super::dual::{add_column, build_ar, dual_qacc, onto_ellipse, qcqp_ellipse, small_quad};
-use super::{dot, Problem, SolverScratch, SolverStat};
+use super::{Problem, SolverScratch, SolverStat};
 use crate::engine::constraint::ConstraintType;
+use crate::engine::linalg::dot;
 use crate::model::Model;
 use crate::scalar::{Scalar, MINVAL};
 
