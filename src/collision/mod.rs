@@ -97,29 +97,89 @@ pub enum CollisionError {
 }
 
 /// The collision method of a pair of geom types, in either order (MuJoCo 4.0's
-/// `mjCOLLISIONFUNC` table restricted to plane, sphere, capsule, ellipsoid, cylinder, box).
+/// `mjCOLLISIONFUNC` table restricted to plane, sphere, capsule, ellipsoid, cylinder, box; read
+/// from the pair table that [`collide_pair`] dispatches on).
 ///
 /// Analytic: plane–{sphere, capsule, cylinder, box}, sphere–{sphere, capsule, cylinder, box},
 /// capsule–{capsule, box}, box–box. Plane–ellipsoid uses [`PairMethod::PlaneConvex`]. Every
 /// other pair (anything with an ellipsoid except the plane, capsule–cylinder,
 /// cylinder–{cylinder, box}) goes to the general convex routine.
 pub fn pair_method(t1: GeomType, t2: GeomType) -> PairMethod {
+    // the method does not depend on the scalar type
+    pair_rule::<f64>(t1, t2).collider.method()
+}
+
+/// The collider of a pair of geom types, the geom of lower type first.
+#[derive(Clone, Copy)]
+pub(crate) enum Collider<T> {
+    /// A dedicated analytic function ([`PairMethod::Analytic`]).
+    Analytic(fn(&mut Sink<'_, T>, T, &Geom<T>, &Geom<T>)),
+    /// Plane against a smooth convex geom ([`PairMethod::PlaneConvex`]).
+    PlaneConvex,
+    /// The general convex routine ([`PairMethod::Convex`]).
+    Convex,
+    /// No collider ([`PairMethod::Unsupported`]).
+    None,
+}
+
+impl<T> Collider<T> {
+    /// The method this collider implements.
+    fn method(&self) -> PairMethod {
+        match self {
+            Collider::Analytic(_) => PairMethod::Analytic,
+            Collider::PlaneConvex => PairMethod::PlaneConvex,
+            Collider::Convex => PairMethod::Convex,
+            Collider::None => PairMethod::Unsupported,
+        }
+    }
+}
+
+/// How a pair of geom types collides: its collider and the most contacts it produces.
+#[derive(Clone, Copy)]
+pub(crate) struct PairRule<T> {
+    /// The collider, called with the geom of lower type first.
+    pub collider: Collider<T>,
+    /// Upper bound on the contacts of one pair (as MuJoCo's `mj_maxContact` for the primitive
+    /// types; the general convex routine gets MuJoCo's multi-contact bound).
+    pub max_contacts: usize,
+}
+
+/// The pair table: the rule of a pair of geom types, in either order (MuJoCo 4.0's
+/// `mjCOLLISIONFUNC` table restricted to the types supported here, with each pair's contact
+/// bound). The one place that says how a pair collides: [`collide_pair`] dispatches on it,
+/// [`pair_method`] and the model-level contact capacity read it.
+pub(crate) fn pair_rule<T: Scalar>(t1: GeomType, t2: GeomType) -> PairRule<T> {
+    use Collider::{Analytic, Convex, PlaneConvex};
     use GeomType::*;
     let (a, b) = if t1.code() <= t2.code() {
         (t1, t2)
     } else {
         (t2, t1)
     };
-    match (a, b) {
-        (Hfield, _) | (_, Hfield) | (Mesh, _) | (_, Mesh) | (Plane, Plane) => {
-            PairMethod::Unsupported
-        }
-        (Plane, Ellipsoid) => PairMethod::PlaneConvex,
-        (Plane, _) => PairMethod::Analytic,
-        (Sphere, Sphere | Capsule | Cylinder | Box) => PairMethod::Analytic,
-        (Capsule, Capsule | Box) => PairMethod::Analytic,
-        (Box, Box) => PairMethod::Analytic,
-        _ => PairMethod::Convex,
+    let (collider, max_contacts) = match (a, b) {
+        (Plane, Sphere) => (Analytic(primitive::plane_sphere), 1),
+        (Plane, Capsule) => (Analytic(primitive::plane_capsule), 2),
+        (Plane, Ellipsoid) => (PlaneConvex, 1),
+        (Plane, Cylinder) => (Analytic(primitive::plane_cylinder), 4),
+        (Plane, Box) => (Analytic(primitive::plane_box), 4),
+        (Sphere, Sphere) => (Analytic(primitive::sphere_sphere), 1),
+        (Sphere, Capsule) => (Analytic(primitive::sphere_capsule), 1),
+        (Sphere, Ellipsoid) => (Convex, 1),
+        (Sphere, Cylinder) => (Analytic(primitive::sphere_cylinder), 1),
+        (Sphere, Box) => (Analytic(boxes::sphere_box), 1),
+        (Capsule, Capsule) => (Analytic(primitive::capsule_capsule), 2),
+        (Capsule, Ellipsoid) => (Convex, 1),
+        (Capsule, Cylinder) => (Convex, 5),
+        (Capsule, Box) => (Analytic(boxes::capsule_box), 4),
+        (Ellipsoid, Ellipsoid | Cylinder | Box) => (Convex, 1),
+        (Cylinder, Cylinder | Box) => (Convex, 5),
+        (Box, Box) => (Analytic(boxes::box_box), 8),
+        // plane–plane (MuJoCo has no function for it), height fields and meshes
+        _ => (Collider::None, 0),
+    };
+    PairRule {
+        collider,
+        max_contacts,
     }
 }
 
@@ -293,23 +353,12 @@ fn collide<T: Scalar>(
     };
     let (a, b) = (geom(g1), geom(g2));
     let mut sink = Sink::new(out, [g1, g2]);
-    use GeomType::*;
-    match (t1, t2) {
-        (Plane, Sphere) => primitive::plane_sphere(&mut sink, margin, &a, &b),
-        (Plane, Capsule) => primitive::plane_capsule(&mut sink, margin, &a, &b),
-        (Plane, Cylinder) => primitive::plane_cylinder(&mut sink, margin, &a, &b),
-        (Plane, Box) => primitive::plane_box(&mut sink, margin, &a, &b),
-        (Plane, Ellipsoid) => {
+    match pair_rule::<T>(t1, t2).collider {
+        Collider::Analytic(collide) => collide(&mut sink, margin, &a, &b),
+        Collider::PlaneConvex => {
             convex::plane_convex(&mut sink, margin, &a, &b, convex::Shape::of(t2, &b.size))
         }
-        (Sphere, Sphere) => primitive::sphere_sphere(&mut sink, margin, &a, &b),
-        (Sphere, Capsule) => primitive::sphere_capsule(&mut sink, margin, &a, &b),
-        (Sphere, Cylinder) => primitive::sphere_cylinder(&mut sink, margin, &a, &b),
-        (Sphere, Box) => boxes::sphere_box(&mut sink, margin, &a, &b),
-        (Capsule, Capsule) => primitive::capsule_capsule(&mut sink, margin, &a, &b),
-        (Capsule, Box) => boxes::capsule_box(&mut sink, margin, &a, &b),
-        (Box, Box) => boxes::box_box(&mut sink, margin, &a, &b),
-        _ if pair_method(t1, t2) == PairMethod::Convex => {
+        Collider::Convex => {
             let cfg = ConvexConfig {
                 tolerance: m.opt.ccd_tolerance.re(),
                 iterations: m.opt.ccd_iterations,
@@ -318,7 +367,7 @@ fn collide<T: Scalar>(
             let s2 = convex::Shape::of(t2, &b.size);
             convex::convex(&mut sink, margin, &a, s1, &b, s2, &cfg, bufs);
         }
-        _ => return Err(CollisionError::UnsupportedPair(t1, t2)),
+        Collider::None => return Err(CollisionError::UnsupportedPair(t1, t2)),
     }
     let n = sink.count();
     if n > sink.out.len() {

@@ -56,7 +56,7 @@
 
 use crate::collision::MAX_CONTACT_PAIR;
 use crate::collision::{
-    collide_pair_with, pair_method, CollisionError, Contact, ConvexBuffers, PairMethod,
+    collide_pair_with, pair_method, pair_rule, CollisionError, Contact, ConvexBuffers, PairMethod,
 };
 use crate::data::{Data, Warning};
 use crate::math::{add3, cross, dot3, mat_vec, sub3, M3, V3};
@@ -413,24 +413,11 @@ fn unbounded<T>(m: &Model<T>, b: usize) -> bool {
 }
 
 /// Upper bound on the contacts one geom pair can produce here (as MuJoCo's `mj_maxContact`
-/// for the primitive types; the general convex routine gets MuJoCo's multi-contact bound).
+/// for the primitive types; the general convex routine gets MuJoCo's multi-contact bound), from
+/// the narrow phase's pair table.
 pub fn max_contacts_pair(t1: GeomType, t2: GeomType) -> usize {
-    use GeomType::*;
-    let (a, b) = if t1.code() <= t2.code() {
-        (t1, t2)
-    } else {
-        (t2, t1)
-    };
-    match (a, b) {
-        _ if pair_method(a, b) == PairMethod::Unsupported => 0,
-        (Sphere | Ellipsoid, _) | (_, Sphere | Ellipsoid) => 1,
-        (Box, Box) => 8,
-        (Capsule, Capsule) => 2,
-        (Capsule, Box) => 4,
-        (Plane, Capsule) => 2,
-        (Plane, Cylinder | Box) => 4,
-        _ => 5,
-    }
+    // the bound does not depend on the scalar type
+    pair_rule::<f64>(t1, t2).max_contacts
 }
 
 /// Number of `d.contact` entries [`Data::new`] allocates: the most contacts the model's
