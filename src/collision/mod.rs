@@ -22,6 +22,7 @@ mod convex;
 mod multi;
 mod primitive;
 
+use crate::engine::collision::EXCLUDE_NONE;
 use crate::math::{cross, dot3, M3, V3};
 use crate::model::GeomType;
 use crate::scalar::{Scalar, MINVAL};
@@ -32,8 +33,12 @@ pub use convex::{ConvexBuffers, ConvexConfig, ConvexStatus};
 /// Maximum number of contacts one geom pair can produce (MuJoCo's `mjMAXCONPAIR`).
 pub const MAX_CONTACT_PAIR: usize = 50;
 
-/// One contact between two geoms (the geometric part of MuJoCo's `mjContact`: `geom`, `dist`,
-/// `pos`, `frame`).
+/// One contact between two geoms (MuJoCo's `mjContact`), the type of the narrow phase's output
+/// and of `d.contact`: the narrow phase writes the geometry (`geom`, `dist`, `pos`, `frame`,
+/// the other fields at their defaults); the model-level collision
+/// ([`collision`](crate::engine::collision::collision)) adds the contact parameters of the pair
+/// ("Contact parameters" of the modeling chapter), and constraint assembly `efc_address` and
+/// `mu`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact<T> {
     /// Geom ids `[geom1, geom2]` in MuJoCo's order (lower geom type first).
@@ -45,15 +50,62 @@ pub struct Contact<T> {
     /// Contact frame, row-major: row 0 the normal (from geom1 to geom2), rows 1 and 2 the
     /// tangents of [`contact_frame`].
     pub frame: M3<T>,
+    /// Contact dimensionality: 1, 3, 4 or 6 (MuJoCo's `dim`).
+    pub dim: usize,
+    /// Friction: two tangential, one torsional, two rolling coefficients, each at least
+    /// [`MINMU`](crate::engine::collision::MINMU).
+    pub friction: [T; 5],
+    /// Solref of the normal direction.
+    pub solref: [T; 2],
+    /// Solref of the frictional directions; `[0, 0]` means "use `solref`".
+    pub solreffriction: [T; 2],
+    /// Solimp.
+    pub solimp: [T; 5],
+    /// The pair's margin (after the override flag).
+    pub margin: T,
+    /// The pair's gap.
+    pub gap: T,
+    /// Distance below which the contact is active; MuJoCo 4.0 sets it to the margin.
+    pub includemargin: T,
+    /// [`EXCLUDE_NONE`] or [`EXCLUDE_GAP`](crate::engine::collision::EXCLUDE_GAP) (MuJoCo's
+    /// `exclude`; later stages may set MuJoCo's other codes).
+    pub exclude: u8,
+    /// First constraint row of this contact, −1 when it has none (MuJoCo's `efc_address`).
+    pub efc_address: i32,
+    /// Slope of the elliptic friction cone after the impratio scaling, `friction[0]/√impratio`
+    /// (MuJoCo's `mu`); set by constraint assembly.
+    pub mu: T,
+    /// Adhesive force δ of the contact (MuJoCo 4.x `adhesion`; see
+    /// [`pair_adhesion`](crate::engine::collision::pair_adhesion)). A non-zero δ keeps a contact
+    /// in the gap band active, as a frictionless one.
+    pub adhesion: T,
+    /// Velocity of geom2's surface relative to geom1's at the contact point, in the contact
+    /// frame: `(tangent1, tangent2, spin)` (MuJoCo 4.x `surfacevel`; see
+    /// [`surface_velocity`](crate::engine::collision::surface_velocity)).
+    pub surfacevel: [T; 3],
 }
 
 impl<T: Scalar> Default for Contact<T> {
     fn default() -> Self {
+        let z = T::zero();
         Contact {
             geom: [0, 0],
-            dist: T::zero(),
-            pos: [T::zero(); 3],
-            frame: [T::zero(); 9],
+            dist: z,
+            pos: [z; 3],
+            frame: [z; 9],
+            dim: 0,
+            friction: [z; 5],
+            solref: [z; 2],
+            solreffriction: [z; 2],
+            solimp: [z; 5],
+            margin: z,
+            gap: z,
+            includemargin: z,
+            exclude: EXCLUDE_NONE,
+            efc_address: -1,
+            mu: z,
+            adhesion: z,
+            surfacevel: [z; 3],
         }
     }
 }
@@ -274,6 +326,7 @@ impl<'a, T: Scalar> Sink<'a, T> {
                 dist,
                 pos,
                 frame: contact_frame(normal, tangent),
+                ..Contact::default()
             };
             self.n += 1;
         }

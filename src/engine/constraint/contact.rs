@@ -5,8 +5,8 @@ use super::{
     merged_chain, push_row_compact, set_pattern, ConstraintScratch, ConstraintType, RowHead,
     SIDE_1, SIDE_BOTH,
 };
+use crate::collision::Contact;
 use crate::data::Data;
-use crate::engine::collision::ActiveContact;
 use crate::engine::inertia::NONE;
 use crate::engine::jacobian::{body_last_dof, dof_point_jac};
 use crate::math::*;
@@ -20,7 +20,7 @@ use crate::scalar::Scalar;
 pub(crate) fn add_contact_normal<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
-    c: &ActiveContact<T>,
+    c: &Contact<T>,
     jac: &mut [T],
     chain: &mut [usize],
     out: &mut [T],

@@ -52,8 +52,8 @@ use noslip::noslip;
 use pgs::pgs;
 use primal::{evaluate, row_cost, update_rows};
 
+use crate::collision::Contact;
 use crate::data::Data;
-use crate::engine::collision::ActiveContact;
 use crate::engine::constraint::{ConstraintState, ConstraintType};
 use crate::engine::linalg::{self, dot, grow, sparse_dot, tree_mul, SparseLdl, TreeSparsity};
 use crate::model::{disable, Model, Solver};
@@ -278,7 +278,7 @@ pub(crate) struct Problem<'a, T> {
     pub efc_R: &'a [T],
     pub efc_aref: &'a [T],
     pub efc_frictionloss: &'a [T],
-    pub contact: &'a [ActiveContact<T>],
+    pub contact: &'a [Contact<T>],
     pub qacc_smooth: &'a [T],
     pub qfrc_smooth: &'a [T],
     pub qacc_warmstart: &'a [T],
