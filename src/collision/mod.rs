@@ -407,7 +407,7 @@ fn collide<T: Scalar>(
     let (a, b) = (geom(g1), geom(g2));
     let mut sink = Sink::new(out, [g1, g2]);
     match pair_rule::<T>(t1, t2).collider {
-        Collider::Analytic(collide) => collide(&mut sink, margin, &a, &b),
+        Collider::Analytic(pair_fn) => pair_fn(&mut sink, margin, &a, &b),
         Collider::PlaneConvex => {
             convex::plane_convex(&mut sink, margin, &a, &b, convex::Shape::of(t2, &b.size))
         }
