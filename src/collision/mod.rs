@@ -34,11 +34,11 @@ pub use convex::{ConvexBuffers, ConvexConfig, ConvexStatus};
 pub const MAX_CONTACT_PAIR: usize = 50;
 
 /// One contact between two geoms (MuJoCo's `mjContact`), the type of the narrow phase's output
-/// and of `d.contact`: the narrow phase writes the geometry (`geom`, `dist`, `pos`, `frame`,
-/// the other fields at their defaults); the model-level collision
-/// ([`collision`](crate::engine::collision::collision)) adds the contact parameters of the pair
-/// ("Contact parameters" of the modeling chapter), and constraint assembly `efc_address` and
-/// `mu`.
+/// and of `d.contact`: the narrow phase writes the geometry (`geom`, `dist`, `pos`, `frame`)
+/// and leaves the other fields of the caller's buffer as they are; the model-level collision
+/// ([`collision`](crate::engine::collision::collision)) writes the contact parameters of the
+/// pair ("Contact parameters" of the modeling chapter), and constraint assembly `efc_address`
+/// and `mu`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact<T> {
     /// Geom ids `[geom1, geom2]` in MuJoCo's order (lower geom type first).
@@ -321,13 +321,12 @@ impl<'a, T: Scalar> Sink<'a, T> {
     pub fn push(&mut self, dist: T, pos: V3<T>, normal: &V3<T>, tangent: Option<&V3<T>>) {
         self.wanted += 1;
         if self.n < self.out.len() && self.n < MAX_CONTACT_PAIR {
-            self.out[self.n] = Contact {
-                geom: self.geom,
-                dist,
-                pos,
-                frame: contact_frame(normal, tangent),
-                ..Contact::default()
-            };
+            // the geometry only; the other fields are the caller's
+            let c = &mut self.out[self.n];
+            c.geom = self.geom;
+            c.dist = dist;
+            c.pos = pos;
+            c.frame = contact_frame(normal, tangent);
             self.n += 1;
         }
     }
@@ -339,7 +338,8 @@ impl<'a, T: Scalar> Sink<'a, T> {
 }
 
 /// Collide geoms `g1` and `g2` (MuJoCo's `mj_collideGeoms` narrow-phase call, without the
-/// contact parameter mixing): returns the number of contacts written to `out`.
+/// contact parameter mixing): returns the number of contacts written to `out` (their geometry:
+/// `geom`, `dist`, `pos`, `frame`).
 ///
 /// The pair is ordered as MuJoCo orders it: if `geom_type[g1] > geom_type[g2]` the two are
 /// swapped, so `Contact::geom` holds the geom of lower type first (equal types keep the given
