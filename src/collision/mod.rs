@@ -22,6 +22,7 @@ mod convex;
 mod multi;
 mod primitive;
 
+use crate::engine::collision::EXCLUDE_NONE;
 use crate::math::{cross, dot3, M3, V3};
 use crate::model::GeomType;
 use crate::scalar::{Scalar, MINVAL};
@@ -32,8 +33,12 @@ pub use convex::{ConvexBuffers, ConvexConfig, ConvexStatus};
 /// Maximum number of contacts one geom pair can produce (MuJoCo's `mjMAXCONPAIR`).
 pub const MAX_CONTACT_PAIR: usize = 50;
 
-/// One contact between two geoms (the geometric part of MuJoCo's `mjContact`: `geom`, `dist`,
-/// `pos`, `frame`).
+/// One contact between two geoms (MuJoCo's `mjContact`), the type of the narrow phase's output
+/// and of `d.contact`: the narrow phase writes the geometry (`geom`, `dist`, `pos`, `frame`)
+/// and leaves the other fields of the caller's buffer as they are; the model-level collision
+/// ([`collision`](crate::engine::collision::collision)) writes the contact parameters of the
+/// pair ("Contact parameters" of the modeling chapter), and constraint assembly `efc_address`
+/// and `mu`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact<T> {
     /// Geom ids `[geom1, geom2]` in MuJoCo's order (lower geom type first).
@@ -45,15 +50,62 @@ pub struct Contact<T> {
     /// Contact frame, row-major: row 0 the normal (from geom1 to geom2), rows 1 and 2 the
     /// tangents of [`contact_frame`].
     pub frame: M3<T>,
+    /// Contact dimensionality: 1, 3, 4 or 6 (MuJoCo's `dim`).
+    pub dim: usize,
+    /// Friction: two tangential, one torsional, two rolling coefficients, each at least
+    /// [`MINMU`](crate::engine::collision::MINMU).
+    pub friction: [T; 5],
+    /// Solref of the normal direction.
+    pub solref: [T; 2],
+    /// Solref of the frictional directions; `[0, 0]` means "use `solref`".
+    pub solreffriction: [T; 2],
+    /// Solimp.
+    pub solimp: [T; 5],
+    /// The pair's margin (after the override flag).
+    pub margin: T,
+    /// The pair's gap.
+    pub gap: T,
+    /// Distance below which the contact is active; MuJoCo 4.0 sets it to the margin.
+    pub includemargin: T,
+    /// [`EXCLUDE_NONE`] or [`EXCLUDE_GAP`](crate::engine::collision::EXCLUDE_GAP) (MuJoCo's
+    /// `exclude`; later stages may set MuJoCo's other codes).
+    pub exclude: u8,
+    /// First constraint row of this contact, −1 when it has none (MuJoCo's `efc_address`).
+    pub efc_address: i32,
+    /// Slope of the elliptic friction cone after the impratio scaling, `friction[0]/√impratio`
+    /// (MuJoCo's `mu`); set by constraint assembly.
+    pub mu: T,
+    /// Adhesive force δ of the contact (MuJoCo 4.x `adhesion`; see
+    /// [`pair_adhesion`](crate::engine::collision::pair_adhesion)). A non-zero δ keeps a contact
+    /// in the gap band active, as a frictionless one.
+    pub adhesion: T,
+    /// Velocity of geom2's surface relative to geom1's at the contact point, in the contact
+    /// frame: `(tangent1, tangent2, spin)` (MuJoCo 4.x `surfacevel`; see
+    /// [`surface_velocity`](crate::engine::collision::surface_velocity)).
+    pub surfacevel: [T; 3],
 }
 
 impl<T: Scalar> Default for Contact<T> {
     fn default() -> Self {
+        let z = T::zero();
         Contact {
             geom: [0, 0],
-            dist: T::zero(),
-            pos: [T::zero(); 3],
-            frame: [T::zero(); 9],
+            dist: z,
+            pos: [z; 3],
+            frame: [z; 9],
+            dim: 0,
+            friction: [z; 5],
+            solref: [z; 2],
+            solreffriction: [z; 2],
+            solimp: [z; 5],
+            margin: z,
+            gap: z,
+            includemargin: z,
+            exclude: EXCLUDE_NONE,
+            efc_address: -1,
+            mu: z,
+            adhesion: z,
+            surfacevel: [z; 3],
         }
     }
 }
@@ -97,29 +149,89 @@ pub enum CollisionError {
 }
 
 /// The collision method of a pair of geom types, in either order (MuJoCo 4.0's
-/// `mjCOLLISIONFUNC` table restricted to plane, sphere, capsule, ellipsoid, cylinder, box).
+/// `mjCOLLISIONFUNC` table restricted to plane, sphere, capsule, ellipsoid, cylinder, box; read
+/// from the pair table that [`collide_pair`] dispatches on).
 ///
 /// Analytic: plane–{sphere, capsule, cylinder, box}, sphere–{sphere, capsule, cylinder, box},
 /// capsule–{capsule, box}, box–box. Plane–ellipsoid uses [`PairMethod::PlaneConvex`]. Every
 /// other pair (anything with an ellipsoid except the plane, capsule–cylinder,
 /// cylinder–{cylinder, box}) goes to the general convex routine.
 pub fn pair_method(t1: GeomType, t2: GeomType) -> PairMethod {
+    // the method does not depend on the scalar type
+    pair_rule::<f64>(t1, t2).collider.method()
+}
+
+/// The collider of a pair of geom types, the geom of lower type first.
+#[derive(Clone, Copy)]
+pub(crate) enum Collider<T> {
+    /// A dedicated analytic function ([`PairMethod::Analytic`]).
+    Analytic(fn(&mut Sink<'_, T>, T, &Geom<T>, &Geom<T>)),
+    /// Plane against a smooth convex geom ([`PairMethod::PlaneConvex`]).
+    PlaneConvex,
+    /// The general convex routine ([`PairMethod::Convex`]).
+    Convex,
+    /// No collider ([`PairMethod::Unsupported`]).
+    None,
+}
+
+impl<T> Collider<T> {
+    /// The method this collider implements.
+    fn method(&self) -> PairMethod {
+        match self {
+            Collider::Analytic(_) => PairMethod::Analytic,
+            Collider::PlaneConvex => PairMethod::PlaneConvex,
+            Collider::Convex => PairMethod::Convex,
+            Collider::None => PairMethod::Unsupported,
+        }
+    }
+}
+
+/// How a pair of geom types collides: its collider and the most contacts it produces.
+#[derive(Clone, Copy)]
+pub(crate) struct PairRule<T> {
+    /// The collider, called with the geom of lower type first.
+    pub collider: Collider<T>,
+    /// Upper bound on the contacts of one pair (as MuJoCo's `mj_maxContact` for the primitive
+    /// types; the general convex routine gets MuJoCo's multi-contact bound).
+    pub max_contacts: usize,
+}
+
+/// The pair table: the rule of a pair of geom types, in either order (MuJoCo 4.0's
+/// `mjCOLLISIONFUNC` table restricted to the types supported here, with each pair's contact
+/// bound). The one place that says how a pair collides: [`collide_pair`] dispatches on it,
+/// [`pair_method`] and the model-level contact capacity read it.
+pub(crate) fn pair_rule<T: Scalar>(t1: GeomType, t2: GeomType) -> PairRule<T> {
+    use Collider::{Analytic, Convex, PlaneConvex};
     use GeomType::*;
     let (a, b) = if t1.code() <= t2.code() {
         (t1, t2)
     } else {
         (t2, t1)
     };
-    match (a, b) {
-        (Hfield, _) | (_, Hfield) | (Mesh, _) | (_, Mesh) | (Plane, Plane) => {
-            PairMethod::Unsupported
-        }
-        (Plane, Ellipsoid) => PairMethod::PlaneConvex,
-        (Plane, _) => PairMethod::Analytic,
-        (Sphere, Sphere | Capsule | Cylinder | Box) => PairMethod::Analytic,
-        (Capsule, Capsule | Box) => PairMethod::Analytic,
-        (Box, Box) => PairMethod::Analytic,
-        _ => PairMethod::Convex,
+    let (collider, max_contacts) = match (a, b) {
+        (Plane, Sphere) => (Analytic(primitive::plane_sphere), 1),
+        (Plane, Capsule) => (Analytic(primitive::plane_capsule), 2),
+        (Plane, Ellipsoid) => (PlaneConvex, 1),
+        (Plane, Cylinder) => (Analytic(primitive::plane_cylinder), 4),
+        (Plane, Box) => (Analytic(primitive::plane_box), 4),
+        (Sphere, Sphere) => (Analytic(primitive::sphere_sphere), 1),
+        (Sphere, Capsule) => (Analytic(primitive::sphere_capsule), 1),
+        (Sphere, Ellipsoid) => (Convex, 1),
+        (Sphere, Cylinder) => (Analytic(primitive::sphere_cylinder), 1),
+        (Sphere, Box) => (Analytic(boxes::sphere_box), 1),
+        (Capsule, Capsule) => (Analytic(primitive::capsule_capsule), 2),
+        (Capsule, Ellipsoid) => (Convex, 1),
+        (Capsule, Cylinder) => (Convex, 5),
+        (Capsule, Box) => (Analytic(boxes::capsule_box), 4),
+        (Ellipsoid, Ellipsoid | Cylinder | Box) => (Convex, 1),
+        (Cylinder, Cylinder | Box) => (Convex, 5),
+        (Box, Box) => (Analytic(boxes::box_box), 8),
+        // plane–plane (MuJoCo has no function for it), height fields and meshes
+        _ => (Collider::None, 0),
+    };
+    PairRule {
+        collider,
+        max_contacts,
     }
 }
 
@@ -209,12 +321,12 @@ impl<'a, T: Scalar> Sink<'a, T> {
     pub fn push(&mut self, dist: T, pos: V3<T>, normal: &V3<T>, tangent: Option<&V3<T>>) {
         self.wanted += 1;
         if self.n < self.out.len() && self.n < MAX_CONTACT_PAIR {
-            self.out[self.n] = Contact {
-                geom: self.geom,
-                dist,
-                pos,
-                frame: contact_frame(normal, tangent),
-            };
+            // the geometry only; the other fields are the caller's
+            let c = &mut self.out[self.n];
+            c.geom = self.geom;
+            c.dist = dist;
+            c.pos = pos;
+            c.frame = contact_frame(normal, tangent);
             self.n += 1;
         }
     }
@@ -226,7 +338,8 @@ impl<'a, T: Scalar> Sink<'a, T> {
 }
 
 /// Collide geoms `g1` and `g2` (MuJoCo's `mj_collideGeoms` narrow-phase call, without the
-/// contact parameter mixing): returns the number of contacts written to `out`.
+/// contact parameter mixing): returns the number of contacts written to `out` (their geometry:
+/// `geom`, `dist`, `pos`, `frame`).
 ///
 /// The pair is ordered as MuJoCo orders it: if `geom_type[g1] > geom_type[g2]` the two are
 /// swapped, so `Contact::geom` holds the geom of lower type first (equal types keep the given
@@ -293,23 +406,12 @@ fn collide<T: Scalar>(
     };
     let (a, b) = (geom(g1), geom(g2));
     let mut sink = Sink::new(out, [g1, g2]);
-    use GeomType::*;
-    match (t1, t2) {
-        (Plane, Sphere) => primitive::plane_sphere(&mut sink, margin, &a, &b),
-        (Plane, Capsule) => primitive::plane_capsule(&mut sink, margin, &a, &b),
-        (Plane, Cylinder) => primitive::plane_cylinder(&mut sink, margin, &a, &b),
-        (Plane, Box) => primitive::plane_box(&mut sink, margin, &a, &b),
-        (Plane, Ellipsoid) => {
+    match pair_rule::<T>(t1, t2).collider {
+        Collider::Analytic(pair_fn) => pair_fn(&mut sink, margin, &a, &b),
+        Collider::PlaneConvex => {
             convex::plane_convex(&mut sink, margin, &a, &b, convex::Shape::of(t2, &b.size))
         }
-        (Sphere, Sphere) => primitive::sphere_sphere(&mut sink, margin, &a, &b),
-        (Sphere, Capsule) => primitive::sphere_capsule(&mut sink, margin, &a, &b),
-        (Sphere, Cylinder) => primitive::sphere_cylinder(&mut sink, margin, &a, &b),
-        (Sphere, Box) => boxes::sphere_box(&mut sink, margin, &a, &b),
-        (Capsule, Capsule) => primitive::capsule_capsule(&mut sink, margin, &a, &b),
-        (Capsule, Box) => boxes::capsule_box(&mut sink, margin, &a, &b),
-        (Box, Box) => boxes::box_box(&mut sink, margin, &a, &b),
-        _ if pair_method(t1, t2) == PairMethod::Convex => {
+        Collider::Convex => {
             let cfg = ConvexConfig {
                 tolerance: m.opt.ccd_tolerance.re(),
                 iterations: m.opt.ccd_iterations,
@@ -318,7 +420,7 @@ fn collide<T: Scalar>(
             let s2 = convex::Shape::of(t2, &b.size);
             convex::convex(&mut sink, margin, &a, s1, &b, s2, &cfg, bufs);
         }
-        _ => return Err(CollisionError::UnsupportedPair(t1, t2)),
+        Collider::None => return Err(CollisionError::UnsupportedPair(t1, t2)),
     }
     let n = sink.count();
     if n > sink.out.len() {

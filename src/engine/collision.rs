@@ -56,7 +56,7 @@
 
 use crate::collision::MAX_CONTACT_PAIR;
 use crate::collision::{
-    collide_pair_with, pair_method, CollisionError, Contact, ConvexBuffers, PairMethod,
+    collide_pair_with, pair_method, pair_rule, CollisionError, Contact, ConvexBuffers, PairMethod,
 };
 use crate::data::{Data, Warning};
 use crate::math::{add3, cross, dot3, mat_vec, sub3, M3, V3};
@@ -68,9 +68,9 @@ use std::cmp::Ordering::{Equal, Less};
 /// clamped from below to it.
 pub const MINMU: f64 = 1e-5;
 
-/// [`ActiveContact::exclude`]: an active contact (MuJoCo's `exclude = 0`).
+/// [`Contact::exclude`]: an active contact (MuJoCo's `exclude = 0`).
 pub const EXCLUDE_NONE: u8 = 0;
-/// [`ActiveContact::exclude`]: the contact lies in the gap, `dist >= includemargin`; it is
+/// [`Contact::exclude`]: the contact lies in the gap, `dist >= includemargin`; it is
 /// listed but generates no constraint (MuJoCo's `exclude = 1`).
 pub const EXCLUDE_GAP: u8 = 1;
 
@@ -81,82 +81,9 @@ pub const CONTACTS_PER_GEOM: usize = 24;
 /// Lower bound of the default contact capacity (see [`CONTACTS_PER_GEOM`]).
 pub const MIN_CONTACT_CAPACITY: usize = 1000;
 
-/// One entry of `d.contact` (MuJoCo's `mjContact`): the geometry from the narrow phase and the
-/// contact parameters of the pair ("Contact parameters" of the modeling chapter).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ActiveContact<T> {
-    /// Geom ids `[geom1, geom2]`, the geom of lower type first (MuJoCo's `geom`).
-    pub geom: [usize; 2],
-    /// Signed distance between the surfaces; negative in penetration.
-    pub dist: T,
-    /// Contact point, midway between the surfaces.
-    pub pos: V3<T>,
-    /// Contact frame, row-major: the normal (from geom1 to geom2), then two tangents.
-    pub frame: M3<T>,
-    /// Contact dimensionality: 1, 3, 4 or 6 (MuJoCo's `dim`).
-    pub dim: usize,
-    /// Friction: two tangential, one torsional, two rolling coefficients, each at least
-    /// [`MINMU`].
-    pub friction: [T; 5],
-    /// Solref of the normal direction.
-    pub solref: [T; 2],
-    /// Solref of the frictional directions; `[0, 0]` means "use `solref`".
-    pub solreffriction: [T; 2],
-    /// Solimp.
-    pub solimp: [T; 5],
-    /// The pair's margin (after the override flag).
-    pub margin: T,
-    /// The pair's gap.
-    pub gap: T,
-    /// Distance below which the contact is active; MuJoCo 4.0 sets it to the margin.
-    pub includemargin: T,
-    /// [`EXCLUDE_NONE`] or [`EXCLUDE_GAP`] (MuJoCo's `exclude`; later stages may set MuJoCo's
-    /// other codes).
-    pub exclude: u8,
-    /// First constraint row of this contact, −1 when it has none (MuJoCo's `efc_address`).
-    pub efc_address: i32,
-    /// Slope of the elliptic friction cone after the impratio scaling, `friction[0]/√impratio`
-    /// (MuJoCo's `mu`); set by constraint assembly.
-    pub mu: T,
-    /// Adhesive force δ of the contact (MuJoCo 4.x `adhesion`; see [`pair_adhesion`]). A
-    /// non-zero δ keeps a contact in the gap band active, as a frictionless one.
-    pub adhesion: T,
-    /// Velocity of geom2's surface relative to geom1's at the contact point, in the contact
-    /// frame: `(tangent1, tangent2, spin)` (MuJoCo 4.x `surfacevel`; see [`surface_velocity`]).
-    pub surfacevel: [T; 3],
-}
-
-impl<T: Scalar> Default for ActiveContact<T> {
-    fn default() -> Self {
-        let z = T::zero();
-        ActiveContact {
-            geom: [0, 0],
-            dist: z,
-            pos: [z; 3],
-            frame: [z; 9],
-            dim: 0,
-            friction: [z; 5],
-            solref: [z; 2],
-            solreffriction: [z; 2],
-            solimp: [z; 5],
-            margin: z,
-            gap: z,
-            includemargin: z,
-            exclude: EXCLUDE_NONE,
-            efc_address: -1,
-            mu: z,
-            adhesion: z,
-            surfacevel: [z; 3],
-        }
-    }
-}
-
-impl<T: Scalar> ActiveContact<T> {
-    /// The contact normal (first row of the frame), pointing from geom1 to geom2.
-    pub fn normal(&self) -> V3<T> {
-        [self.frame[0], self.frame[1], self.frame[2]]
-    }
-}
+/// The entries of `d.contact`: the narrow phase's [`Contact`], completed here (the name is
+/// kept for existing code).
+pub type ActiveContact<T> = Contact<T>;
 
 /// Contact parameters of a geom pair before the override flag: condim, solref, solimp and the
 /// 5-vector friction.
@@ -413,24 +340,11 @@ fn unbounded<T>(m: &Model<T>, b: usize) -> bool {
 }
 
 /// Upper bound on the contacts one geom pair can produce here (as MuJoCo's `mj_maxContact`
-/// for the primitive types; the general convex routine gets MuJoCo's multi-contact bound).
+/// for the primitive types; the general convex routine gets MuJoCo's multi-contact bound), from
+/// the narrow phase's pair table.
 pub fn max_contacts_pair(t1: GeomType, t2: GeomType) -> usize {
-    use GeomType::*;
-    let (a, b) = if t1.code() <= t2.code() {
-        (t1, t2)
-    } else {
-        (t2, t1)
-    };
-    match (a, b) {
-        _ if pair_method(a, b) == PairMethod::Unsupported => 0,
-        (Sphere | Ellipsoid, _) | (_, Sphere | Ellipsoid) => 1,
-        (Box, Box) => 8,
-        (Capsule, Capsule) => 2,
-        (Capsule, Box) => 4,
-        (Plane, Capsule) => 2,
-        (Plane, Cylinder | Box) => 4,
-        _ => 5,
-    }
+    // the bound does not depend on the scalar type
+    pair_rule::<f64>(t1, t2).max_contacts
 }
 
 /// Number of `d.contact` entries [`Data::new`] allocates: the most contacts the model's
@@ -701,7 +615,7 @@ fn narrow<T: Scalar>(
     for c in &s.narrow[..n] {
         // the gap band: listed without force, unless adhesive (then active and frictionless)
         let in_gap = c.dist.re() >= margin.re();
-        d.contact[d.ncon] = ActiveContact {
+        d.contact[d.ncon] = Contact {
             geom: c.geom,
             dist: c.dist,
             pos: c.pos,

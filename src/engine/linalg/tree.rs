@@ -1,75 +1,10 @@
-//! The factorizations of the pipeline and their solves, written once for every scalar type and
-//! working in place on preallocated buffers (no heap allocation):
-//!
-//! - [`ldl_factor`] / [`ldl_solve`]: the tree-sparse `LᵀDL` of the inertia matrix (MuJoCo's
-//!   `mj_factorI` / `mj_solveLD`, computation chapter, "Simulation pipeline", stages 4 and 18);
-//! - [`tree_lu_factor`] / [`tree_lu_solve`]: the LU with the same tree sparsity that the
-//!   `implicit` integrator needs for `M − h·∂f/∂v` ("Numerical integration");
-//! - [`lu_factor`] / [`lu_solve`]: a small dense LU with partial pivoting.
-//!
-//! # Dual numbers (issue 2, §2)
-//!
-//! Factoring in dual arithmetic costs `2N + 1` real multiplications per product on an
-//! `N`-direction dual. Instead, every factorization here acts on the **real parts only** and
-//! leaves the derivative parts of the matrix untouched, so after factoring, a matrix slot holds
-//! the real factor in its real part and the derivative `Ȧ` of the original entry in its
-//! derivative part. A solve of `A z = b` then runs the triangular solves on the real parts
-//! (`z₀ = A₀⁻¹ b₀`), forms `ḃ − Ȧ z₀` in the derivative parts and solves it with the same real
-//! factor: `ż = A₀⁻¹ (ḃ − Ȧ z₀)`, the exact derivative of `A⁻¹ b`. On `f64`
-//! ([`Scalar::HAS_DERIVATIVE`] is `false`) the derivative pass is compiled out and the kernels
-//! are the plain ones.
-//!
-//! The triangular sweeps are written once, generic over a [`Lane`] that says which part of the
-//! scalars they act on.
+//! The kernels with the inertia's tree sparsity (computation chapter, "Simulation pipeline"
+//! and "Numerical integration"): the `LᵀDL` of `qM` and its solves, the LU of `M − h·∂f/∂v`,
+//! and the product with `qM`.
 
+use super::{Eps, Lane, Re};
 use crate::model::Topology;
 use crate::scalar::Scalar;
-
-/// Which part of a scalar a triangular sweep updates: its real part ([`Re`]) or its derivative
-/// parts ([`Eps`]). The coefficients of the sweep are always real.
-trait Lane {
-    /// `x ← x − s·y` on this lane.
-    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64);
-    /// `x ← s·x` on this lane.
-    fn scale<T: Scalar>(x: &mut T, s: f64);
-    /// `x ← x / s` on this lane.
-    fn div<T: Scalar>(x: &mut T, s: f64);
-}
-
-/// The real parts.
-struct Re;
-/// The derivative parts.
-struct Eps;
-
-impl Lane for Re {
-    #[inline(always)]
-    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64) {
-        *x.re_mut() -= s * y.re();
-    }
-    #[inline(always)]
-    fn scale<T: Scalar>(x: &mut T, s: f64) {
-        *x.re_mut() *= s;
-    }
-    #[inline(always)]
-    fn div<T: Scalar>(x: &mut T, s: f64) {
-        *x.re_mut() /= s;
-    }
-}
-
-impl Lane for Eps {
-    #[inline(always)]
-    fn sub_scaled<T: Scalar>(x: &mut T, y: &T, s: f64) {
-        x.eps_sub_scaled(y, s);
-    }
-    #[inline(always)]
-    fn scale<T: Scalar>(x: &mut T, s: f64) {
-        x.eps_scale(s);
-    }
-    #[inline(always)]
-    fn div<T: Scalar>(x: &mut T, s: f64) {
-        x.eps_scale(1.0 / s);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tree-sparse LᵀDL
@@ -309,92 +244,6 @@ fn tree_lu_sweeps<L: Lane, T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut 
         }
         L::div(&mut s, lo[ak].re());
         x[k] = s;
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dense LU
-
-/// In-place LU factorization with partial pivoting of the `n × n` row-major matrix `a`; `piv`
-/// receives the row permutation. On dual numbers only the real parts are factored (module
-/// documentation; the derivative parts follow the row swaps). Returns `false` if a pivot is
-/// exactly zero.
-pub fn lu_factor<T: Scalar>(a: &mut [T], n: usize, piv: &mut [usize]) -> bool {
-    for (i, p) in piv.iter_mut().enumerate().take(n) {
-        *p = i;
-    }
-    for k in 0..n {
-        // pivot on the real part
-        let mut best = k;
-        let mut bv = a[k * n + k].re().abs();
-        for i in k + 1..n {
-            let v = a[i * n + k].re().abs();
-            if v > bv {
-                best = i;
-                bv = v;
-            }
-        }
-        if bv == 0.0 {
-            return false;
-        }
-        if best != k {
-            for j in 0..n {
-                a.swap(k * n + j, best * n + j);
-            }
-            piv.swap(k, best);
-        }
-        let inv = 1.0 / a[k * n + k].re();
-        for i in k + 1..n {
-            let l = a[i * n + k].re() * inv;
-            *a[i * n + k].re_mut() = l;
-            if l != 0.0 {
-                for j in k + 1..n {
-                    let u = a[k * n + j].re();
-                    *a[i * n + j].re_mut() -= l * u;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Solve `A x = b` in place (`b` becomes `x`) with a factor from [`lu_factor`]; `tmp` has length
-/// `n`. On dual numbers the derivative parts come from `ẋ = A₀⁻¹ (ḃ − Ȧ x₀)`.
-pub fn lu_solve<T: Scalar>(a: &[T], n: usize, piv: &[usize], b: &mut [T], tmp: &mut [T]) {
-    for i in 0..n {
-        tmp[i] = b[piv[i]];
-    }
-    lu_sweeps::<Re, T>(a, n, tmp);
-    if T::HAS_DERIVATIVE {
-        // row i of the factored matrix carries Ȧ(piv[i], ·), and tmp[i] carries ḃ(piv[i])
-        for i in 0..n {
-            for j in 0..n {
-                let xj = tmp[j].re();
-                tmp[i].eps_sub_scaled(&a[i * n + j], xj);
-            }
-        }
-        lu_sweeps::<Eps, T>(a, n, tmp);
-    }
-    b[..n].copy_from_slice(&tmp[..n]);
-}
-
-/// Forward and back substitution of a dense LU solve on one lane.
-#[inline(always)]
-fn lu_sweeps<L: Lane, T: Scalar>(a: &[T], n: usize, x: &mut [T]) {
-    for i in 0..n {
-        let mut s = x[i];
-        for j in 0..i {
-            L::sub_scaled(&mut s, &x[j], a[i * n + j].re());
-        }
-        x[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = x[i];
-        for j in i + 1..n {
-            L::sub_scaled(&mut s, &x[j], a[i * n + j].re());
-        }
-        L::div(&mut s, a[i * n + i].re());
-        x[i] = s;
     }
 }
 

@@ -1,0 +1,50 @@
+//! Friction-loss rows of dofs and tendons (computation chapter (000), "Friction loss").
+
+use super::{push_row, ConstraintType, RowHead};
+use crate::data::Data;
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0`. Computation chapter,
+/// "Friction loss".
+pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let nv = m.nv;
+    for i in 0..nv {
+        let f = m.dof_frictionloss[i];
+        if f.re() > 0.0 {
+            let r = push_row(
+                m,
+                d,
+                RowHead {
+                    ty: ConstraintType::FrictionDof,
+                    id: i,
+                    pos: T::zero(),
+                    margin: T::zero(),
+                    frictionloss: f,
+                    diag: m.dof_invweight0[i],
+                },
+            );
+            d.efc_J[r * nv + i] = T::one();
+        }
+    }
+    for t in 0..m.ntendon {
+        let f = m.tendon_frictionloss[t];
+        if f.re() > 0.0 {
+            let r = push_row(
+                m,
+                d,
+                RowHead {
+                    ty: ConstraintType::FrictionTendon,
+                    id: t,
+                    pos: T::zero(),
+                    margin: T::zero(),
+                    frictionloss: f,
+                    diag: m.tendon_invweight0[t],
+                },
+            );
+            for c in 0..nv {
+                d.efc_J[r * nv + c] = d.ten_J[t * nv + c];
+            }
+        }
+    }
+}

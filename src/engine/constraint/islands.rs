@@ -1,0 +1,110 @@
+//! Constraint islands (MuJoCo's `mj_island`): the kinematic trees that rows couple, found by
+//! union–find over the rows' columns.
+
+use super::{row_cols, same_cols};
+use crate::data::Data;
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// Constraint islands (MuJoCo's `mj_island`): kinematic trees (identified by their root body)
+/// are joined when a row acts on dofs of both, by union–find over the rows' column patterns;
+/// each group with rows is an island, numbered in the order of its first tree (as MuJoCo
+/// numbers them); a row without dofs joins its constraint's other rows, or when they have no
+/// dofs either is an island of its own, numbered after those. Writes `nisland`, `efc_island` and `dof_island`. `tree` and `island`
+/// are scratch of `nbody` entries.
+pub(super) fn find_islands<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    tree: &mut [usize],
+    island: &mut [usize],
+) {
+    fn root(tree: &mut [usize], mut a: usize) -> usize {
+        while tree[a] != a {
+            tree[a] = tree[tree[a]];
+            a = tree[a];
+        }
+        a
+    }
+    const MARK: usize = usize::MAX - 1;
+    let nv = m.nv;
+    for (b, t) in tree.iter_mut().enumerate() {
+        *t = b;
+    }
+    let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
+    // consecutive rows with the same columns (a contact's, a weld's) merge nothing new
+    let repeats = |d: &Data<T>, i: usize| i > 0 && same_cols(d, nv, i, i - 1);
+    for i in 0..d.nefc {
+        if repeats(d, i) {
+            continue;
+        }
+        let (_, cols) = row_cols(d, nv, i);
+        if let Some(&c0) = cols.first() {
+            let t0 = tree_of(c0);
+            let mut r0 = root(tree, t0);
+            // a tree's dofs are contiguous: look a tree up once per run of its columns
+            let mut last = t0;
+            for &c in &cols[1..] {
+                let t = tree_of(c);
+                if t == last {
+                    continue;
+                }
+                last = t;
+                let r = root(tree, t);
+                if r != r0 {
+                    // the smaller root stays: a group's root is its first tree
+                    let (lo, hi) = if r < r0 { (r, r0) } else { (r0, r) };
+                    tree[hi] = lo;
+                    r0 = lo;
+                }
+            }
+        }
+    }
+    // every body points at its group's root (the group's first tree) directly
+    let nb = tree.len();
+    for b in 0..nb {
+        tree[b] = root(tree, b);
+    }
+    // groups with rows, numbered in tree order
+    island.iter_mut().for_each(|x| *x = usize::MAX);
+    for i in 0..d.nefc {
+        let (_, cols) = row_cols(d, nv, i);
+        if let Some(&c0) = cols.first() {
+            island[tree[tree_of(c0)]] = MARK;
+        }
+    }
+    let mut n = 0;
+    for b in 0..nb {
+        if island[b] == MARK {
+            island[b] = n;
+            n += 1;
+        }
+    }
+    // a row without dofs belongs with the other rows of its constraint (a connect or weld row
+    // whose Jacobian vanishes, as MuJoCo assigns it); alone, it is an island of its own
+    let first_col = |d: &Data<T>, i: usize| row_cols(d, nv, i).1.first().copied();
+    let same = |d: &Data<T>, i: usize, j: usize| {
+        d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j]
+    };
+    for i in 0..d.nefc {
+        if repeats(d, i) && first_col(d, i).is_some() {
+            d.efc_island[i] = d.efc_island[i - 1];
+            continue;
+        }
+        let col = first_col(d, i).or_else(|| {
+            let before = (0..i).rev().take_while(|&j| same(d, i, j));
+            let after = (i + 1..d.nefc).take_while(|&j| same(d, i, j));
+            before.chain(after).find_map(|j| first_col(d, j))
+        });
+        d.efc_island[i] = match col {
+            Some(c0) => island[tree[tree_of(c0)]],
+            None => {
+                n += 1;
+                n - 1
+            }
+        };
+    }
+    d.nisland = n;
+    for k in 0..nv {
+        d.dof_island[k] = island[tree[tree_of(k)]];
+    }
+}
