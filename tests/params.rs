@@ -39,7 +39,7 @@ const PARAMS: [(&str, &str, f64); 10] = [
     ("{MU}", r#"geom floor friction[0]"#, 0.6),
     ("{KP}", r#"actuator servo kp"#, 30.0),
     ("{DAMP}", r#"joint hinge damping"#, 0.0),
-    ("{FL}", r#"joint hinge frictionloss"#, 0.05),
+    ("{FL}", r#"joint hinge frictionloss"#, 0.0),
     ("{ARM}", r#"joint hinge armature"#, 0.05),
     ("{DT}", "option timestep", 0.002),
     ("{GZ}", "option gravity[2]", -9.81),

@@ -5,13 +5,14 @@ use crate::data::Data;
 use crate::model::Model;
 use crate::scalar::Scalar;
 
-/// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0`. Computation chapter,
-/// "Friction loss".
+/// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0` (or 0 carrying a
+/// derivative, so a friction loss identified from 0 keeps its gradient: the row's force is then
+/// 0 with derivative `∓1` on its saturated side). Computation chapter, "Friction loss".
 pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for i in 0..nv {
         let f = m.dof_frictionloss[i];
-        if f.re() > 0.0 {
+        if f.positive_or_seeded() {
             let r = push_row(
                 m,
                 d,
@@ -29,7 +30,7 @@ pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
     for t in 0..m.ntendon {
         let f = m.tendon_frictionloss[t];
-        if f.re() > 0.0 {
+        if f.positive_or_seeded() {
             let r = push_row(
                 m,
                 d,

@@ -139,10 +139,10 @@ fn bound_rows<T: Scalar>(m: &Model<T>, active: impl Fn(usize) -> bool, flags: bo
     }
     if on(disable::FRICTIONLOSS) {
         n += (0..m.nv)
-            .filter(|&i| m.dof_frictionloss[i].re() > 0.0)
+            .filter(|&i| m.dof_frictionloss[i].positive_or_seeded())
             .count();
         n += (0..m.ntendon)
-            .filter(|&i| m.tendon_frictionloss[i].re() > 0.0)
+            .filter(|&i| m.tendon_frictionloss[i].positive_or_seeded())
             .count();
     }
     if on(disable::LIMIT) {
