@@ -336,3 +336,67 @@ fn state_copies_do_not_allocate() {
         assert_eq!(n, 0, "{name}: {n} heap allocations in the state API");
     }
 }
+
+/// Jacobians allocate nothing once their workspace exists: finite differences (forward and
+/// centered) and exact ones of a step and of the inverse, on a contact model and a smooth one.
+#[test]
+fn jacobians_do_not_allocate() {
+    use diffmj::derivatives::{
+        ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians, Transition,
+    };
+    let root = env!("CARGO_MANIFEST_DIR");
+    for name in ["constraints/stacks", "cartpole", "actuators"] {
+        let m = mjcf::load_file(format!("{root}/models/{name}.xml")).unwrap();
+        let mut d = Data::new(&m);
+        for _ in 0..20 {
+            diffmj::step(&m, &mut d).unwrap();
+        }
+        diffmj::forward(&m, &mut d).unwrap();
+        let (mut fd, mut ad) = (FdWorkspace::new(&m), AdWorkspace::new(&m));
+        let (mut t, mut inv) = (Transition::new(&m), InverseJacobians::new(&m));
+        // first calls may size buffers that grow with the contacts
+        fd.transition(&m, &d, &FdOptions::default(), &mut t)
+            .unwrap();
+        ad.transition(&m, &d, &mut t).unwrap();
+        ad.inverse(&m, &d, false, &mut inv).unwrap();
+        let centered = FdOptions {
+            eps: 1e-6,
+            centered: true,
+        };
+        let checks: [(&str, usize); 5] = [
+            (
+                "fd",
+                allocations_in(|| {
+                    fd.transition(&m, &d, &FdOptions::default(), &mut t)
+                        .unwrap()
+                }),
+            ),
+            (
+                "fd centered",
+                allocations_in(|| fd.transition(&m, &d, &centered, &mut t).unwrap()),
+            ),
+            (
+                "fd inverse",
+                allocations_in(|| {
+                    fd.inverse(&m, &d, &FdOptions::default(), false, &mut inv)
+                        .unwrap()
+                }),
+            ),
+            (
+                "ad",
+                allocations_in(|| {
+                    ad.transition(&m, &d, &mut t).unwrap();
+                }),
+            ),
+            (
+                "ad inverse",
+                allocations_in(|| {
+                    ad.inverse(&m, &d, false, &mut inv).unwrap();
+                }),
+            ),
+        ];
+        for (what, n) in checks {
+            assert_eq!(n, 0, "{name} {what}: {n} heap allocations");
+        }
+    }
+}

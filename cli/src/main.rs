@@ -79,6 +79,39 @@ enum Cmd {
         #[arg(long, default_value = "-")]
         out: String,
     },
+    /// Jacobians at a state, in MuJoCo's orientation, as JSON: `A`, `B` of one step
+    /// (`mjd_transitionFD`'s, `C`, `D` empty until sensors exist) and `DfDq`, `DfDv`, `DfDa`
+    /// of the inverse at the state's `qacc` (the forward's when the state has none), as lists
+    /// of rows; per `--param`, its columns `dxdp` (next state) and `dfdp` (inverse force).
+    Derivatives {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON state (as for `forward`).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// `ad` (exact, dual numbers) or `fd` (finite differences).
+        #[arg(long, default_value = "ad")]
+        method: String,
+        /// Finite-difference step.
+        #[arg(long, default_value_t = 1e-6)]
+        eps: f64,
+        /// Centered finite differences (default: forward, as MuJoCo's).
+        #[arg(long)]
+        centered: bool,
+        /// A parameter to differentiate with respect to, `KIND NAME FIELD[INDEX]`
+        /// (repeatable), e.g. `geom "floor" friction[0]`.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Subtract the actuator force from the inverse (MuJoCo's `flg_actuation`).
+        #[arg(long)]
+        actuation: bool,
+        /// Output file (`-` for stdout, the default).
+        #[arg(long, default_value = "-")]
+        out: String,
+    },
     /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
     /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
     /// one (`stages_us`, like MuJoCo's timers).
@@ -337,6 +370,113 @@ fn run_rollout(
     }
 }
 
+/// Row-major `rows × cols` as a JSON list of rows; an error on a non-finite entry.
+fn matrix(name: &str, a: &[f64], rows: usize, cols: usize) -> Res<Value> {
+    if let Some(i) = a.iter().position(|x| !x.is_finite()) {
+        return Err(format!(
+            "{name}[{i}] is not finite ({}); nothing written",
+            a[i]
+        ));
+    }
+    Ok(Value::Array(
+        (0..rows)
+            .map(|r| json!(a[r * cols..(r + 1) * cols]))
+            .collect(),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_derivatives(
+    model: &Path,
+    options: &[String],
+    state: Option<&Path>,
+    method: &str,
+    eps: f64,
+    centered: bool,
+    params: &[String],
+    actuation: bool,
+) -> Res<String> {
+    use diffmj::derivatives::Transition;
+    use diffmj::derivatives::{ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians};
+    let m = load_with(model, options)?;
+    let mut d = Data::new(&m);
+    let mut has_qacc = false;
+    if let Some(s) = state {
+        let v = read_json(s)?;
+        has_qacc = v.get("qacc").is_some();
+        io::read_state(&m, &mut d, &v).map_err(|e| format!("{}: {e}", s.display()))?;
+    }
+    let params: Vec<diffmj::model::Param> = params
+        .iter()
+        .map(|t| m.param(t).map_err(|e| e.to_string()))
+        .collect::<Res<_>>()?;
+    let exact = match method {
+        "ad" => true,
+        "fd" => false,
+        _ => return Err(format!("--method: '{method}' is not ad or fd")),
+    };
+    let opts = FdOptions { eps, centered };
+    let (nv, ndx, nu, np) = (m.nv, 2 * m.nv + m.na, m.nu, params.len());
+    let mut t = Transition::new(&m);
+    let mut inv = InverseJacobians::new(&m);
+    let mut dxdp = vec![0.0; ndx * np];
+    let mut dfdp = vec![0.0; nv * np];
+    // the inverse at the state's qacc, or the forward's
+    let mut di = d.clone();
+    if !has_qacc {
+        diffmj::forward(&m, &mut di).map_err(|e| e.to_string())?;
+    }
+    let err = |e: diffmj::derivatives::DerivError| e.to_string();
+    if exact {
+        let mut ws = AdWorkspace::new(&m);
+        ws.transition(&m, &d, &mut t).map_err(err)?;
+        ws.inverse(&m, &di, actuation, &mut inv).map_err(err)?;
+        if np > 0 {
+            ws.transition_params(&m, &d, &params, &mut dxdp)
+                .map_err(err)?;
+            ws.inverse_params(&m, &di, &params, actuation, &mut dfdp)
+                .map_err(err)?;
+        }
+    } else {
+        let mut ws = FdWorkspace::new(&m);
+        ws.transition(&m, &d, &opts, &mut t).map_err(err)?;
+        ws.inverse(&m, &di, &opts, actuation, &mut inv)
+            .map_err(err)?;
+        if np > 0 {
+            ws.transition_params(&m, &d, &params, &opts, &mut dxdp)
+                .map_err(err)?;
+            ws.inverse_params(&m, &di, &params, &opts, actuation, &mut dfdp)
+                .map_err(err)?;
+        }
+    }
+    let mut o = serde_json::Map::new();
+    o.insert("method".into(), json!(method));
+    if !exact {
+        o.insert("eps".into(), json!(eps));
+        o.insert("centered".into(), json!(centered));
+    }
+    o.insert("ndx".into(), json!(ndx));
+    o.insert("nu".into(), json!(nu));
+    o.insert("A".into(), matrix("A", &t.a, ndx, ndx)?);
+    o.insert("B".into(), matrix("B", &t.b, ndx, nu)?);
+    o.insert("C".into(), json!([]));
+    o.insert("D".into(), json!([]));
+    o.insert("DfDq".into(), matrix("DfDq", &inv.dfdq, nv, nv)?);
+    o.insert("DfDv".into(), matrix("DfDv", &inv.dfdv, nv, nv)?);
+    o.insert("DfDa".into(), matrix("DfDa", &inv.dfda, nv, nv)?);
+    let cols: Vec<Value> = params
+        .iter()
+        .enumerate()
+        .map(|(j, p)| {
+            let col =
+                |a: &[f64], rows: usize| -> Vec<f64> { (0..rows).map(|i| a[i * np + j]).collect() };
+            json!({"name": p.name, "dxdp": col(&dxdp, ndx), "dsdp": [], "dfdp": col(&dfdp, nv)})
+        })
+        .collect();
+    o.insert("params".into(), Value::Array(cols));
+    Ok(format!("{}\n", Value::Object(o)))
+}
+
 fn run(cli: Cli) -> Res<()> {
     match cli.cmd {
         Cmd::Info { model } => {
@@ -370,6 +510,29 @@ fn run(cli: Cli) -> Res<()> {
             threads,
             &out,
         )?,
+        Cmd::Derivatives {
+            model,
+            options,
+            state,
+            method,
+            eps,
+            centered,
+            params,
+            actuation,
+            out,
+        } => {
+            let text = run_derivatives(
+                &model,
+                &options,
+                state.as_deref(),
+                &method,
+                eps,
+                centered,
+                &params,
+                actuation,
+            )?;
+            write_out(&out, &text)?;
+        }
         Cmd::Bench {
             model,
             options,
@@ -404,6 +567,37 @@ fn run(cli: Cli) -> Res<()> {
             diffmj::forward(&m, &mut d).map_err(|e| format!("bench inverse: {e}"))?;
             let inverse_us = median_us(|| diffmj::inverse(&m, &mut d), steps)
                 .map_err(|e| format!("bench inverse: {e}"))?;
+            // Jacobians of one step: ours by forward and centered differences, and exact
+            let (mut fdw, mut adw) = (
+                diffmj::derivatives::fd::FdWorkspace::new(&m),
+                diffmj::derivatives::ad::AdWorkspace::new(&m),
+            );
+            let mut tr = diffmj::derivatives::Transition::new(&m);
+            let jac_calls = (steps / 20).max(10);
+            let mut jac = |centered: Option<bool>| {
+                median_us(
+                    || {
+                        let r = match centered {
+                            Some(c) => fdw.transition(
+                                &m,
+                                &d0,
+                                &diffmj::derivatives::FdOptions {
+                                    eps: 1e-6,
+                                    centered: c,
+                                },
+                                &mut tr,
+                            ),
+                            None => adw.transition(&m, &d0, &mut tr).map(|_| ()),
+                        };
+                        r.map_err(|e| diffmj::SimError::Unsupported(e.to_string()))
+                    },
+                    jac_calls,
+                )
+                .map_err(|e| format!("bench derivatives: {e}"))
+            };
+            let jac_fd_us = jac(Some(false))?;
+            let jac_fd_centered_us = jac(Some(true))?;
+            let jac_ad_us = jac(None)?;
             let stages: serde_json::Map<String, Value> = stage_times(&m, &d0, steps)
                 .map_err(|e| format!("bench stages: {e}"))?
                 .into_iter()
@@ -412,7 +606,9 @@ fn run(cli: Cli) -> Res<()> {
             println!(
                 "{}",
                 json!({"model": m.name, "nv": m.nv, "forward_us": forward_us, "step_us": step_us,
-                       "inverse_us": inverse_us, "stages_us": stages})
+                       "inverse_us": inverse_us, "jac_fd_us": jac_fd_us,
+                       "jac_fd_centered_us": jac_fd_centered_us, "jac_ad_us": jac_ad_us,
+                       "stages_us": stages})
             );
         }
     }

@@ -19,8 +19,10 @@ use num_dual::DualSVec64;
 use super::{DerivError, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::solver::NSOLVER;
-use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse, step};
-use crate::model::{Model, Param};
+use crate::engine::{
+    actuation, differentiate_pos, forward, integrate_pos, inverse, step, step_skip, Skip,
+};
+use crate::model::{Integrator, Model, Param};
 use crate::scalar::Scalar;
 use crate::state::StateMask;
 
@@ -50,6 +52,7 @@ pub struct AdReport {
 pub struct AdWorkspace {
     md: Model<Dual>,
     dd: Data<Dual>,
+    df: Data<f64>,
     state: Vec<f64>,
     lifted: Vec<Dual>,
     dq: Vec<Dual>,
@@ -66,6 +69,7 @@ impl AdWorkspace {
         AdWorkspace {
             md,
             dd,
+            df: Data::new(m),
             state: vec![0.0; n],
             lifted: vec![Dual::c(0.0); n],
             dq: vec![Dual::c(0.0); m.nv],
@@ -98,6 +102,13 @@ impl AdWorkspace {
 
     /// The exact transition Jacobians `A`, `B` of one step from the state of `d` (the
     /// [module doc](super) gives the conventions), written into `out`. `d` is not changed.
+    ///
+    /// As the finite differences do, columns recompute only what their input changes: the
+    /// activation and control columns skip the position and velocity stages (computed once on
+    /// duals, their derivative parts zero), the velocity columns the position stage (RK4's and
+    /// PBAD's later stages need everything). Every pass warm-starts the constraint solver at
+    /// the converged acceleration of the state (one `f64` forward pass), so the passes do not
+    /// repeat its iterations.
     pub fn transition(
         &mut self,
         m: &Model<f64>,
@@ -105,63 +116,111 @@ impl AdWorkspace {
         out: &mut Transition,
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
-        let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
-        let ncol = ndx + nu;
         let mut report = AdReport::default();
-        for k0 in (0..ncol).step_by(CHUNK) {
-            self.lift(m, d);
-            self.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
-            let mut any_q = false;
-            for l in 0..CHUNK.min(ncol - k0) {
-                let k = k0 + l;
-                let seed = Dual::seeded(0.0, l);
-                if k < nv {
-                    self.dq[k] = seed;
-                    any_q = true;
-                } else if k < 2 * nv {
-                    self.dd.qvel[k - nv] += seed;
-                } else if k < ndx {
-                    self.dd.act[k - 2 * nv] += seed;
-                } else {
-                    self.dd.ctrl[k - ndx] += seed;
+        // the converged acceleration of the state, the warm start of every pass
+        self.df.copy_state_from(d);
+        crate::engine::forward(m, &mut self.df)?;
+        report.solver_gradient = solver_gradient(&self.df);
+        self.lift(m, d);
+        let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
+        // the passes only differentiate that solution (RK4's later stages solve at other
+        // states, where it is only a warm start)
+        self.dd.solver_scratch.solution_given = !full;
+        if !full {
+            // nominal position and velocity stages, derivative parts zero
+            forward::fwd_position(&self.md, &mut self.dd);
+            forward::fwd_velocity(&self.md, &mut self.dd);
+        }
+        let r = self.transition_passes(m, full, &mut report, out);
+        self.dd.solver_scratch.solution_given = false;
+        r.map(|_| report)
+    }
+
+    /// The dual passes of [`AdWorkspace::transition`], after the nominal stages.
+    fn transition_passes(
+        &mut self,
+        m: &Model<f64>,
+        full: bool,
+        report: &mut AdReport,
+        out: &mut Transition,
+    ) -> Result<(), DerivError> {
+        let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
+        // inputs grouped by the stages they change: (first column, count, skip)
+        let groups = [
+            (Input::Act, na, Skip::PositionAndVelocity),
+            (Input::Ctrl, nu, Skip::PositionAndVelocity),
+            (Input::Qvel, nv, Skip::Position),
+            (Input::Qpos, nv, Skip::Nothing),
+        ];
+        for (input, count, skip) in groups {
+            let skip = if full { Skip::Nothing } else { skip };
+            for k0 in (0..count).step_by(CHUNK) {
+                let width = CHUNK.min(count - k0);
+                self.dd
+                    .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
+                    .expect("sized for the model");
+                for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
+                    *w = Dual::c(a);
                 }
-            }
-            if any_q {
-                integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
-            }
-            step(&self.md, &mut self.dd)?;
-            report.passes += 1;
-            report.nefc = report.nefc.max(self.dd.nefc);
-            report.solver_gradient = report.solver_gradient.max(solver_gradient(&self.dd));
-            // next positions in the tangent space at their real parts
-            for (r, x) in self.qref.iter_mut().zip(&self.dd.qpos) {
-                *r = Dual::c(x.re());
-            }
-            differentiate_pos(
-                &self.md,
-                &mut self.tan,
-                Dual::c(1.0),
-                &self.qref,
-                &self.dd.qpos,
-            );
-            for l in 0..CHUNK.min(ncol - k0) {
-                let k = k0 + l;
-                let (mat, cols, j) = if k < ndx {
-                    (&mut out.a, ndx, k)
-                } else {
-                    (&mut out.b, nu, k - ndx)
-                };
-                for i in 0..nv {
-                    mat[i * cols + j] = self.tan[i].deriv(l);
-                    mat[(nv + i) * cols + j] = self.dd.qvel[i].deriv(l);
+                for l in 0..width {
+                    let seed = Dual::seeded(0.0, l);
+                    let k = k0 + l;
+                    match input {
+                        Input::Act => self.dd.act[k] += seed,
+                        Input::Ctrl => self.dd.ctrl[k] += seed,
+                        Input::Qvel => self.dd.qvel[k] += seed,
+                        Input::Qpos => self.dq[k] = seed,
+                    }
                 }
-                for i in 0..na {
-                    mat[(2 * nv + i) * cols + j] = self.dd.act[i].deriv(l);
+                if input == Input::Qpos {
+                    integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
+                    self.dq[k0..k0 + width]
+                        .iter_mut()
+                        .for_each(|x| *x = Dual::c(0.0));
+                }
+                step_skip(&self.md, &mut self.dd, skip, true)?;
+                report.passes += 1;
+                report.nefc = report.nefc.max(self.dd.nefc);
+                // next positions in the tangent space at their real parts
+                for (r, x) in self.qref.iter_mut().zip(&self.dd.qpos) {
+                    *r = Dual::c(x.re());
+                }
+                differentiate_pos(
+                    &self.md,
+                    &mut self.tan,
+                    Dual::c(1.0),
+                    &self.qref,
+                    &self.dd.qpos,
+                );
+                for l in 0..width {
+                    let k = k0 + l;
+                    let (mat, cols, j) = match input {
+                        Input::Qpos => (&mut out.a, ndx, k),
+                        Input::Qvel => (&mut out.a, ndx, nv + k),
+                        Input::Act => (&mut out.a, ndx, 2 * nv + k),
+                        Input::Ctrl => (&mut out.b, nu, k),
+                    };
+                    for i in 0..nv {
+                        mat[i * cols + j] = self.tan[i].deriv(l);
+                        mat[(nv + i) * cols + j] = self.dd.qvel[i].deriv(l);
+                    }
+                    for i in 0..na {
+                        mat[(2 * nv + i) * cols + j] = self.dd.act[i].deriv(l);
+                    }
                 }
             }
         }
-        Ok(report)
+        Ok(())
     }
+}
+
+/// The input a group of Jacobian columns perturbs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Qpos,
+    Qvel,
+    Act,
+    Ctrl,
 }
 
 impl AdWorkspace {

@@ -10,7 +10,7 @@
 use super::{qm_to_mujoco, DerivError, FdOptions, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse_skip, step_skip, Skip};
-use crate::model::{Integrator, Model};
+use crate::model::{Integrator, Model, Param};
 use crate::state::StateMask;
 
 /// Buffers of the finite-difference Jacobians for one model: a working copy of `Data` and the
@@ -116,7 +116,7 @@ impl FdWorkspace {
             )));
         }
         let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
-        self.d.copy_from(d);
+        self.d.copy_state_from(d);
         self.d
             .get_state(m, &mut self.saved, RESTORE)
             .expect("sized for the model");
@@ -222,7 +222,8 @@ impl FdWorkspace {
             )));
         }
         let (nv, nm) = (m.nv, m.nm);
-        self.d.copy_from(d);
+        self.d.copy_state_from(d);
+        self.d.qacc.copy_from_slice(&d.qacc);
         // the outputs at the nominal point (forward differences), or at −eps (centered)
         let force = |m: &Model<f64>, d: &mut Data<f64>, skip: Skip, out: &mut [f64]| {
             inverse_skip(m, d, skip, true)?;
@@ -295,6 +296,107 @@ impl FdWorkspace {
             }
         }
         Ok(())
+    }
+}
+
+/// Finite-difference parameter Jacobians: each parameter set to `θ ± eps·max(1, |θ|)` on a
+/// copy of the model with [`Model::set_param`] (so the derived constants follow, as
+/// recompiling would), `d` stepped or inverted with each copy. Forward differences unless
+/// `opts.centered`; a parameter at exactly 0 is differenced forward (one-sided: friction
+/// losses, dampings and the like cannot go negative). Allocates (a model copy per column).
+impl FdWorkspace {
+    /// `∂x'/∂θ` of one step (`ndx × params.len()`, row-major), as
+    /// [`AdWorkspace::transition_params`](super::ad::AdWorkspace::transition_params).
+    pub fn transition_params(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        opts: &FdOptions,
+        dxdp: &mut [f64],
+    ) -> Result<(), DerivError> {
+        let (nv, np) = (m.nv, params.len());
+        let ndx = 2 * nv + m.na;
+        if dxdp.len() != ndx * np {
+            return Err(DerivError::Size("dxdp", dxdp.len(), ndx * np));
+        }
+        for (j, p) in params.iter().enumerate() {
+            let (lo, hi) = param_steps(m, p, opts);
+            for (h, out) in [(lo, 0usize), (hi, 1)] {
+                let mut mp = m.clone();
+                mp.set_param(p, m.get_param(p) + h);
+                self.d.copy_state_from(d);
+                step_skip(&mp, &mut self.d, Skip::Nothing, true)?;
+                physics(
+                    &self.d,
+                    if out == 0 {
+                        &mut self.minus
+                    } else {
+                        &mut self.plus
+                    },
+                );
+            }
+            state_diff(m, &mut self.col, &self.minus, &self.plus, hi - lo);
+            for i in 0..ndx {
+                dxdp[i * np + j] = self.col[i];
+            }
+        }
+        Ok(())
+    }
+
+    /// `∂qfrc_inverse/∂θ` at the state and `qacc` of `d` (`nv × params.len()`); with
+    /// `actuation`, of `qfrc_inverse − qfrc_actuator`.
+    pub fn inverse_params(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        opts: &FdOptions,
+        actuation: bool,
+        dfdp: &mut [f64],
+    ) -> Result<(), DerivError> {
+        let (nv, np) = (m.nv, params.len());
+        if dfdp.len() != nv * np {
+            return Err(DerivError::Size("dfdp", dfdp.len(), nv * np));
+        }
+        for (j, p) in params.iter().enumerate() {
+            let (lo, hi) = param_steps(m, p, opts);
+            for (h, out) in [(lo, 0usize), (hi, 1)] {
+                let mut mp = m.clone();
+                mp.set_param(p, m.get_param(p) + h);
+                self.d.copy_state_from(d);
+                self.d.qacc.copy_from_slice(&d.qacc);
+                inverse_skip(&mp, &mut self.d, Skip::Nothing, true)?;
+                let f = if out == 0 {
+                    &mut self.minus
+                } else {
+                    &mut self.plus
+                };
+                f[..nv].copy_from_slice(&self.d.qfrc_inverse);
+                if actuation {
+                    actuation::fwd_actuation(&mp, &mut self.d);
+                    for (x, a) in f[..nv].iter_mut().zip(&self.d.qfrc_actuator) {
+                        *x -= a;
+                    }
+                }
+            }
+            for i in 0..nv {
+                dfdp[i * np + j] = (self.plus[i] - self.minus[i]) / (hi - lo);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The low and high offsets of a parameter's difference: `±eps·max(1, |θ|)` centered, else
+/// `0, +eps·max(1, |θ|)`; forward from a parameter at exactly 0.
+fn param_steps(m: &Model<f64>, p: &Param, opts: &FdOptions) -> (f64, f64) {
+    let v = m.get_param(p);
+    let h = opts.eps * v.abs().max(1.0);
+    if opts.centered && v != 0.0 {
+        (-h, h)
+    } else {
+        (0.0, h)
     }
 }
 

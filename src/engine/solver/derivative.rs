@@ -1,7 +1,7 @@
 //! The derivative parts of a solution on dual numbers: one Newton correction at the converged
 //! acceleration (implicit function theorem), so that they do not depend on the iterations.
 
-use super::newton::factor_hessian;
+use super::newton::factor_hessian_with;
 use super::primal::evaluate;
 use super::{Problem, SolverScratch};
 use crate::engine::linalg::sparse_ldl_solve;
@@ -12,7 +12,12 @@ use crate::scalar::Scalar;
 pub(super) fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nv = p.nv;
     evaluate(p, s);
-    if !factor_hessian(p, s) {
+    // when the real part is the converged solution of an f64 solve (the exact Jacobians), the
+    // Hessian at it is taken as a constant: `x' = −H⁻¹ ∂g/∂θ`, the implicit-function derivative,
+    // consistent with the forces evaluated there; otherwise the step's own derivative parts
+    // stay (the derivative of one Newton step from a point the solver reached, which is
+    // closer to the exact solution's when that point is not converged)
+    if !factor_hessian_with(p, s, s.solution_given) {
         return;
     }
     s.search[..nv].copy_from_slice(&s.grad[..nv]);

@@ -87,6 +87,11 @@ pub struct SolverStat {
 /// capacity, except the dense `A + R` of PGS and noslip, which is sized on first use.
 #[derive(Clone, Debug)]
 pub struct SolverScratch<T> {
+    /// Set by the exact Jacobians ([`crate::derivatives::ad`]) on dual numbers: `qacc_warmstart`
+    /// holds the converged solution of this very problem (from an `f64` forward pass at the
+    /// same state), so Newton and CG take it as their iterate without iterating and only the
+    /// derivative correction runs. PGS and noslip ignore it.
+    pub(crate) solution_given: bool,
     /// The Newton Hessian (`nv × nv`) and its factor.
     pub(crate) hess: SparseLdl<T>,
     pub(crate) x: Vec<T>,
@@ -146,6 +151,7 @@ pub struct SolverScratch<T> {
 impl<T> Default for SolverScratch<T> {
     fn default() -> Self {
         SolverScratch {
+            solution_given: false,
             hess: SparseLdl::default(),
             x: Vec::new(),
             ma: Vec::new(),
@@ -490,7 +496,16 @@ fn solve<T: Scalar>(
     st: &mut [SolverStat],
     warm: bool,
 ) -> usize {
+    let given = T::HAS_DERIVATIVE
+        && s.solution_given
+        && m.opt.solver != Solver::Pgs
+        && m.opt.noslip_iterations == 0;
     let mut niter = match m.opt.solver {
+        // the solution is known: only its derivative is wanted
+        _ if given => {
+            s.x[..p.nv].copy_from_slice(&p.qacc_warmstart[..p.nv]);
+            0
+        }
         Solver::Newton => newton(m, p, s, st, warm),
         Solver::Cg => cg(m, p, s, st, warm),
         Solver::Pgs => pgs(m, p, s, st, warm),
@@ -551,7 +566,11 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
     let nprob = isl.gather(m, d, whole);
-    let warm = choose_warm_start(m, d, &isl, nprob, &mut s);
+    let warm = if s.solution_given && T::HAS_DERIVATIVE {
+        true
+    } else {
+        choose_warm_start(m, d, &isl, nprob, &mut s)
+    };
     // dofs outside every island
     qacc.copy_from_slice(&d.qacc_smooth);
     qfrc.iter_mut().for_each(|x| *x = T::zero());

@@ -22,7 +22,13 @@ use crate::scalar::Scalar;
 /// Rows that share one column pattern (the rows of a contact) are accumulated in a compact
 /// block over their columns first, so that the inner loops run over contiguous values, and the
 /// block is added to `h` once.
-fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
+///
+/// With `strip` (on dual numbers), the Hessian's derivative parts are left out: it is built
+/// from real parts only, which costs a fraction of the dual arithmetic (the exact Jacobians'
+/// derivative correction takes the Hessian at the solution as a constant).
+fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>, strip: bool) {
+    let strip = strip && T::HAS_DERIVATIVE;
+    let st = |x: T| if strip { T::c(x.re()) } else { x };
     let (nv, sp) = (p.nv, &p.sp);
     let nw = pattern_words(nv);
     let h = &mut s.hess.h;
@@ -31,11 +37,11 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
     pat.iter_mut().for_each(|x| *x = 0);
     for i in 0..nv {
         let a = sp.madr[i];
-        h[i * nv + i] = p.qM[a];
+        h[i * nv + i] = st(p.qM[a]);
         // ancestors have lower numbers: (i, j) is in the lower triangle
         for adr in a + 1..a + sp.rownnz[i] {
             let j = sp.colind[adr];
-            h[i * nv + j] = p.qM[adr];
+            h[i * nv + j] = st(p.qM[adr]);
             pat[i * nw + j / 64] |= 1 << (j % 64);
         }
     }
@@ -49,8 +55,10 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
                 Zone::Top => {}
                 Zone::Bottom => {
                     let mut wd = [T::zero(); 6];
-                    wd[..dim].copy_from_slice(&p.efc_D[i..i + dim]);
-                    add_block_diag(p, i, &wd[..dim], h, pat, &mut s.blk);
+                    for (w, &dd) in wd.iter_mut().zip(&p.efc_D[i..i + dim]) {
+                        *w = st(dd);
+                    }
+                    add_block_diag(p, i, &wd[..dim], h, pat, &mut s.blk, strip);
                 }
                 Zone::Middle => {
                     // H_s = Dm (∇h ∇hᵀ + h ∇²h) in the contact's rows, with
@@ -76,7 +84,12 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
                             w[a][b] += dm * hh * c2;
                         }
                     }
-                    add_block(p, i, dim, &w, h, pat, &mut s.blk);
+                    for row in w.iter_mut() {
+                        for x in row.iter_mut() {
+                            *x = st(*x);
+                        }
+                    }
+                    add_block(p, i, dim, &w, h, pat, &mut s.blk, strip);
                 }
             }
             i += dim;
@@ -95,12 +108,12 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
         let mut any = false;
         for r in 0..n {
             if scalar_state(p, i + r, jar[i + r]) == ConstraintState::Quadratic {
-                wd[r] = p.efc_D[i + r];
+                wd[r] = st(p.efc_D[i + r]);
                 any = true;
             }
         }
         if any {
-            add_block_diag(p, i, &wd[..n], h, pat, &mut s.blk);
+            add_block_diag(p, i, &wd[..n], h, pat, &mut s.blk, strip);
         }
         i += n;
     }
@@ -109,8 +122,18 @@ fn hessian<T: Scalar>(p: &Problem<T>, jar: &[T], s: &mut SolverScratch<T>) {
 /// The Newton Hessian at the rows' current `s.jar` ([`hessian`]) factored
 /// ([`sparse_ldl_factor`]); false when it is not positive definite.
 pub(super) fn factor_hessian<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) -> bool {
+    factor_hessian_with(p, s, false)
+}
+
+/// [`factor_hessian`], with the Hessian's derivative parts left out when `strip` (see
+/// [`hessian`]).
+pub(super) fn factor_hessian_with<T: Scalar>(
+    p: &Problem<T>,
+    s: &mut SolverScratch<T>,
+    strip: bool,
+) -> bool {
     let jar = std::mem::take(&mut s.jar);
-    hessian(p, &jar, s);
+    hessian(p, &jar, s, strip);
     s.jar = jar;
     sparse_ldl_factor(p.nv, &mut s.hess)
 }
@@ -121,6 +144,7 @@ const DIAG_RUN: usize = 16;
 /// `h += J_gᵀ diag(wd) J_g` (lower triangle) for the rows `J_g` from row `i` on (one per weight),
 /// which share one column pattern: accumulated in the compact `k × k` block `blk` over the `k`
 /// shared columns, then added to `h` ([`scatter_block`]).
+/// With `strip`, the rows' derivative parts are left out (see [`hessian`]).
 fn add_block_diag<T: Scalar>(
     p: &Problem<T>,
     i: usize,
@@ -128,6 +152,7 @@ fn add_block_diag<T: Scalar>(
     h: &mut [T],
     pat: &mut [u64],
     blk: &mut [T],
+    strip: bool,
 ) {
     let k = p.row_cols(i).1.len();
     if k == 0 {
@@ -150,7 +175,21 @@ fn add_block_diag<T: Scalar>(
                 w4[q] = wd[r];
             }
         }
-        if w4.iter().any(|w| !w.is_zero_exact()) {
+        if strip && w4.iter().any(|w| !w.is_zero_exact()) {
+            // real parts only: the same sums in f64
+            let re = |a: usize, q: usize| j4[q][a].re();
+            for a in 0..k {
+                let c = [0, 1, 2, 3].map(|q| w4[q].re() * re(a, q));
+                let brow = &mut b[a * k..a * k + a + 1];
+                for (col, bc) in brow.iter_mut().enumerate() {
+                    let v = c[0] * re(col, 0)
+                        + c[1] * re(col, 1)
+                        + c[2] * re(col, 2)
+                        + c[3] * re(col, 3);
+                    *bc = T::c(bc.re() + v);
+                }
+            }
+        } else if w4.iter().any(|w| !w.is_zero_exact()) {
             let [j0, j1, j2, j3] = j4;
             for a in 0..k {
                 let (c0, c1, c2, c3) = (w4[0] * j0[a], w4[1] * j1[a], w4[2] * j2[a], w4[3] * j3[a]);
@@ -174,6 +213,7 @@ fn add_block_diag<T: Scalar>(
 /// `h += J_gᵀ W J_g` (lower triangle) for the `n ≤ 6` rows `J_g` from row `i` on, which share one
 /// column pattern, with the symmetric `W`: accumulated in the compact `k × k` block `blk` over
 /// the `k` shared columns, then added to `h` ([`scatter_block`]).
+#[allow(clippy::too_many_arguments)]
 fn add_block<T: Scalar>(
     p: &Problem<T>,
     i: usize,
@@ -182,7 +222,9 @@ fn add_block<T: Scalar>(
     h: &mut [T],
     pat: &mut [u64],
     blk: &mut [T],
+    strip: bool,
 ) {
+    let st = |x: T| if strip { T::c(x.re()) } else { x };
     let k = p.row_cols(i).1.len();
     if k == 0 {
         return;
@@ -200,13 +242,13 @@ fn add_block<T: Scalar>(
                 continue;
             }
             for (yc, &v) in y.iter_mut().zip(p.row_cols(i + q).0) {
-                *yc += wq * v;
+                *yc += wq * st(v);
             }
         }
         // B += J_r yᵀ, lower triangle: contiguous rows of the block
         let jr = p.row_cols(i + r).0;
         for a in 0..k {
-            let ja = jr[a];
+            let ja = st(jr[a]);
             if ja.is_zero_exact() {
                 continue;
             }
