@@ -46,6 +46,28 @@ DEFAULT = ["pendulum", "hinge_chain", "ball_chain", "humanoid_like", "actuators"
            "constraints/mixed", "thirdparty/gymnasium/humanoid", "thirdparty/dm_control/walker"]
 
 
+JACOBIAN_MODELS = ["cartpole", "thirdparty/dm_control/cheetah", "thirdparty/gymnasium/ant",
+                   "thirdparty/dm_control/humanoid", "thirdparty/dm_control/humanoid_CMU",
+                   "constraints/stacks"]
+
+
+def euler_copy(path):
+    """The model at `path` with the Euler integrator, written beside it (so that includes and
+    asset paths resolve) when it uses RK4; returns the path to load and whether it is a copy."""
+    if mujoco.MjModel.from_xml_path(path).opt.integrator != mujoco.mjtIntegrator.mjINT_RK4:
+        return path, False
+    with open(path) as f:
+        text = f.read()
+    text = text.replace('integrator="RK4"', 'integrator="Euler"')
+    out = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".euler.xml")
+    with open(out, "w") as f:
+        f.write(text)
+    if mujoco.MjModel.from_xml_path(out).opt.integrator != mujoco.mjtIntegrator.mjINT_EULER:
+        os.unlink(out)
+        raise SystemExit(f"{path}: could not switch its RK4 integrator to Euler")
+    return out, True
+
+
 def state_for(m, settle):
     """Keyframe 0 (or qpos0) with a fixed velocity pattern, then `settle` MuJoCo steps so that
     contacts and limits are established."""
@@ -93,8 +115,21 @@ def main():
                     help="time both engines in one process, batch against batch (steadier)")
     ap.add_argument("--rounds", type=int, default=1000, help="rounds of --interleaved")
     ap.add_argument("--batch", type=int, default=20, help="calls per batch of --interleaved")
+    ap.add_argument("--jacobians", action="store_true",
+                    help="with --interleaved: time the transition Jacobians instead (diffmj's "
+                         "finite differences and exact Jacobians against mjd_transitionFD, the "
+                         "exact inverse Jacobians against mjd_inverseFD); RK4 models run with "
+                         "Euler, which mjd_transitionFD needs")
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
+    if a.jacobians:
+        a.interleaved = True
+        if a.models == DEFAULT:
+            a.models = JACOBIAN_MODELS
+        if a.rounds == 1000:
+            a.rounds = 30
+        if a.batch == 20:
+            a.batch = 2
     if a.interleaved and (a.smooth or a.stages):
         ap.error("--interleaved times the full dynamics, without stages")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
@@ -102,8 +137,15 @@ def main():
     mjexe = build_mjbench()
     inter = build_interleaved() if a.interleaved else None
     print(f"{'model':36} {'nv':>4} {'ncon':>4} {'nefc':>4} {'fwd us':>9} {'mj fwd':>9} {'ratio':>6} {'step us':>9} {'mj step':>9} {'ratio':>6}")
+    if a.jacobians:
+        print(f"{'model':36} {'nv':>3} {'nu':>3} {'nefc':>4} | {'FD us':>8} {'mj FD':>8} {'ratio':>5} | "
+              f"{'FDc us':>8} {'mj FDc':>8} {'ratio':>5} | {'exact us':>8} {'/mjFD':>5} {'/mjFDc':>6} | "
+              f"{'steps: exact':>12} {'mjFD':>5} | {'inv exact':>9} {'mj invFD':>8} {'ratio':>5}")
     for name in a.models:
         path = os.path.join(ROOT, "models", name + ".xml")
+        copy = False
+        if a.jacobians:
+            path, copy = euler_copy(path)
         m = mujoco.MjModel.from_xml_path(path)
         d0 = state_for(m, 0 if a.smooth else a.settle)
         mujoco.mj_forward(m, d0)
@@ -113,14 +155,26 @@ def main():
         with tempfile.NamedTemporaryFile("wb", suffix=".bin", delete=False) as fb:
             fb.write(np.concatenate([d0.qpos, d0.qvel, d0.act, d0.ctrl]).astype(np.float64).tobytes())
         if inter:
-            out = subprocess.run([inter, path, f.name, str(a.rounds), str(a.batch)],
+            out = subprocess.run([inter, path, f.name, str(a.rounds), str(a.batch)]
+                                 + (["jacobians"] if a.jacobians else []),
                                  capture_output=True, text=True)
             os.unlink(f.name)
             os.unlink(fb.name)
+            if copy:
+                os.unlink(path)
             if out.returncode != 0:
                 print(f"{name:36} failed: {out.stderr.strip()}")
                 continue
             r = json.loads(out.stdout)
+            if a.jacobians:
+                sp, fd, fc, ad = r["step"], r["jac_fd"], r["jac_fd_centered"], r["jac_ad"]
+                ac, iv = r["jac_ad_vs_centered"], r["jac_inverse"]
+                print(f"{name:36} {m.nv:3d} {m.nu:3d} {d0.nefc:4d} | {fd['ours_us']:8.1f} {fd['mujoco_us']:8.1f} "
+                      f"{fd['ratio']:5.2f} | {fc['ours_us']:8.1f} {fc['mujoco_us']:8.1f} {fc['ratio']:5.2f} | "
+                      f"{ad['ours_us']:8.1f} {ad['ratio']:5.2f} {ac['ratio']:6.2f} | "
+                      f"{ad['ours_us'] / sp['ours_us']:12.1f} {fd['mujoco_us'] / sp['mujoco_us']:5.1f} | "
+                      f"{iv['ours_us']:9.1f} {iv['mujoco_us']:8.1f} {iv['ratio']:5.2f}")
+                continue
             fw, sp, iv = r["forward"], r["step"], r["inverse"]
             print(f"{name:36} {m.nv:4d} {d0.ncon:4d} {d0.nefc:4d} {fw['ours_us']:9.2f} {fw['mujoco_us']:9.2f} "
                   f"{fw['ratio']:6.2f} {sp['ours_us']:9.2f} {sp['mujoco_us']:9.2f} {sp['ratio']:6.2f}")

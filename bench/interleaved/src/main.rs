@@ -1,6 +1,6 @@
 //! diffmj and MuJoCo timed in one process, in interleaved batches.
 //!
-//! Usage: `diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH`
+//! Usage: `diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH [jacobians]`
 //!
 //! Both engines load MODEL and start from the state in STATE.json (qpos, qvel, act, ctrl, as
 //! `diffmj bench` reads it). Each round times one batch of BATCH calls of each engine, the
@@ -12,6 +12,12 @@
 //! steadier figure than ratios of separate runs. Prints one JSON object: per function, both
 //! engines' median microseconds per call, the median of the per-round ratios diffmj / MuJoCo,
 //! and the ratio of the total times.
+//!
+//! With `jacobians`, the functions are the transition Jacobians instead (after `step`, for
+//! step-equivalents): diffmj's forward differences against `mjd_transitionFD` with forward
+//! differences (`jac_fd`), both centered (`jac_fd_centered`), diffmj's exact Jacobians against
+//! MuJoCo's forward and centered differences (`jac_ad`, `jac_ad_vs_centered`), and diffmj's
+//! exact inverse Jacobians against `mjd_inverseFD` (`jac_inverse`), all at the state.
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::time::Instant;
 
@@ -30,6 +36,30 @@ extern "C" {
     fn mj_inverse(m: *const c_void, d: *mut c_void);
     fn mj_copyData(dst: *mut c_void, m: *const c_void, src: *const c_void) -> *mut c_void;
     fn mj_setState(m: *const c_void, d: *mut c_void, state: *const f64, sig: c_int);
+    fn mjd_transitionFD(
+        m: *const c_void,
+        d: *mut c_void,
+        eps: f64,
+        centered: u8,
+        a: *mut f64,
+        b: *mut f64,
+        c: *mut f64,
+        dd: *mut f64,
+    );
+    #[allow(clippy::too_many_arguments)]
+    fn mjd_inverseFD(
+        m: *const c_void,
+        d: *mut c_void,
+        eps: f64,
+        flg_actuation: u8,
+        dfdq: *mut f64,
+        dfdv: *mut f64,
+        dfda: *mut f64,
+        dsdq: *mut f64,
+        dsdv: *mut f64,
+        dsda: *mut f64,
+        dmdq: *mut f64,
+    );
 }
 
 /// `mjtState` bits of the state components read from STATE.json, in MuJoCo's order.
@@ -44,6 +74,11 @@ enum Func {
     Step,
     Forward,
     Inverse,
+    JacFd,
+    JacFdCentered,
+    JacAd,
+    JacAdVsCentered,
+    JacInverse,
 }
 
 impl Func {
@@ -52,6 +87,11 @@ impl Func {
             Func::Step => "step",
             Func::Forward => "forward",
             Func::Inverse => "inverse",
+            Func::JacFd => "jac_fd",
+            Func::JacFdCentered => "jac_fd_centered",
+            Func::JacAd => "jac_ad",
+            Func::JacAdVsCentered => "jac_ad_vs_centered",
+            Func::JacInverse => "jac_inverse",
         }
     }
 }
@@ -100,9 +140,10 @@ fn fail(msg: String) -> ! {
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    if a.len() != 5 {
-        fail("usage: diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH".into());
+    if a.len() != 5 && a.len() != 6 {
+        fail("usage: diffmj-interleaved MODEL.xml STATE.json ROUNDS BATCH [jacobians]".into());
     }
+    let jacobians = a.get(5).is_some_and(|x| x == "jacobians");
     let (path, state) = (&a[1], &a[2]);
     let rounds: usize = a[3]
         .parse()
@@ -161,13 +202,34 @@ fn main() {
         Mujoco { m: mm, d0, d }
     };
 
+    // Jacobian buffers of both engines
+    use diffmj::derivatives::{ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians, Transition};
+    let (ndx, nv) = (2 * m.nv + m.na, m.nv);
+    let mut tr = Transition::new(&m);
+    let mut inv = InverseJacobians::new(&m);
+    let (mut fdw, mut adw) = (FdWorkspace::new(&m), AdWorkspace::new(&m));
+    let mut ma = vec![0.0; ndx * ndx];
+    let mut mb = vec![0.0; ndx * m.nu.max(1)];
+    let mut mq = vec![0.0; 3 * nv * nv];
+    let funcs: &[Func] = if jacobians {
+        &[
+            Func::Step,
+            Func::JacFd,
+            Func::JacFdCentered,
+            Func::JacAd,
+            Func::JacAdVsCentered,
+            Func::JacInverse,
+        ]
+    } else {
+        &[Func::Step, Func::Forward, Func::Inverse]
+    };
     let mut out = serde_json::Map::new();
-    for func in [Func::Step, Func::Forward, Func::Inverse] {
+    for &func in funcs {
         // every function from the initial state; the inverse at the forward's acceleration
         d.clone_from(&d0);
         // SAFETY: as above
         unsafe { mj_copyData(mj.d, mj.m, mj.d0) };
-        if func == Func::Inverse {
+        if matches!(func, Func::Inverse | Func::JacInverse) {
             diffmj::forward(&m, &mut d).unwrap_or_else(|e| fail(e.to_string()));
             // SAFETY: as above
             unsafe { mj_forward(mj.m, mj.d) };
@@ -180,7 +242,40 @@ fn main() {
                 let ours = first == (r % 2 == 0);
                 let t0 = Instant::now();
                 for _ in 0..batch {
+                    let fd = |c| FdOptions { eps: 1e-6, centered: c };
+                    let jac = |r: Result<_, diffmj::derivatives::DerivError>| {
+                        r.map(|_| ()).map_err(|e| diffmj::SimError::Unsupported(e.to_string()))
+                    };
                     if ours {
+                        match func {
+                            Func::JacFd => jac(fdw.transition(&m, &d, &fd(false), &mut tr)),
+                            Func::JacFdCentered => jac(fdw.transition(&m, &d, &fd(true), &mut tr)),
+                            Func::JacAd | Func::JacAdVsCentered => jac(adw.transition(&m, &d, &mut tr).map(|_| ())),
+                            Func::JacInverse => jac(adw.inverse(&m, &d, false, &mut inv).map(|_| ())),
+                            _ => Ok(()),
+                        }
+                        .unwrap_or_else(|e| fail(e.to_string()));
+                    }
+                    if matches!(
+                        func,
+                        Func::JacFd | Func::JacFdCentered | Func::JacAd | Func::JacAdVsCentered | Func::JacInverse
+                    ) {
+                        if !ours {
+                            let c = u8::from(matches!(func, Func::JacFdCentered | Func::JacAdVsCentered));
+                            let null = std::ptr::null_mut();
+                            // SAFETY: MuJoCo's C API with output arrays of the sizes it documents
+                            unsafe {
+                                if func == Func::JacInverse {
+                                    let (q, rest) = mq.split_at_mut(nv * nv);
+                                    let (v, acc) = rest.split_at_mut(nv * nv);
+                                    mjd_inverseFD(mj.m, mj.d, 1e-6, 0, q.as_mut_ptr(), v.as_mut_ptr(),
+                                                  acc.as_mut_ptr(), null, null, null, null);
+                                } else {
+                                    mjd_transitionFD(mj.m, mj.d, 1e-6, c, ma.as_mut_ptr(), mb.as_mut_ptr(), null, null);
+                                }
+                            }
+                        }
+                    } else if ours {
                         if step {
                             if n_ours % RESTART == 0 {
                                 d.clone_from(&d0);
