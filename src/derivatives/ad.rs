@@ -181,33 +181,22 @@ impl AdWorkspace {
                 step_skip(&self.md, &mut self.dd, skip, true)?;
                 report.passes += 1;
                 report.nefc = report.nefc.max(self.dd.nefc);
-                // next positions in the tangent space at their real parts
-                for (r, x) in self.qref.iter_mut().zip(&self.dd.qpos) {
-                    *r = Dual::c(x.re());
-                }
-                differentiate_pos(
+                let (mat, cols, first) = match input {
+                    Input::Qpos => (&mut out.a, ndx, k0),
+                    Input::Qvel => (&mut out.a, ndx, nv + k0),
+                    Input::Act => (&mut out.a, ndx, 2 * nv + k0),
+                    Input::Ctrl => (&mut out.b, nu, k0),
+                };
+                state_columns(
                     &self.md,
+                    &self.dd,
+                    &mut self.qref,
                     &mut self.tan,
-                    Dual::c(1.0),
-                    &self.qref,
-                    &self.dd.qpos,
+                    mat,
+                    cols,
+                    width,
+                    |l| Some(first + l),
                 );
-                for l in 0..width {
-                    let k = k0 + l;
-                    let (mat, cols, j) = match input {
-                        Input::Qpos => (&mut out.a, ndx, k),
-                        Input::Qvel => (&mut out.a, ndx, nv + k),
-                        Input::Act => (&mut out.a, ndx, 2 * nv + k),
-                        Input::Ctrl => (&mut out.b, nu, k),
-                    };
-                    for i in 0..nv {
-                        mat[i * cols + j] = self.tan[i].deriv(l);
-                        mat[(nv + i) * cols + j] = self.dd.qvel[i].deriv(l);
-                    }
-                    for i in 0..na {
-                        mat[(2 * nv + i) * cols + j] = self.dd.act[i].deriv(l);
-                    }
-                }
             }
         }
         Ok(())
@@ -325,29 +314,23 @@ impl AdWorkspace {
         }
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
-            let md = m
-                .cast_seeded::<Dual>(chunk)
-                .map_err(|e| DerivError::Option(e.to_string()))?;
+            let md = seeded(m, chunk)?;
             self.lift(m, d);
-            let dd = &mut self.dd;
-            step(&md, dd)?;
+            step(&md, &mut self.dd)?;
             report.passes += 1;
-            report.nefc = report.nefc.max(dd.nefc);
-            report.solver_gradient = report.solver_gradient.max(solver_gradient(dd));
-            for (r, x) in self.qref.iter_mut().zip(&dd.qpos) {
-                *r = Dual::c(x.re());
-            }
-            differentiate_pos(&md, &mut self.tan, Dual::c(1.0), &self.qref, &dd.qpos);
-            for l in 0..chunk.len() {
-                let j = c * CHUNK + l;
-                for i in 0..nv {
-                    dxdp[i * np + j] = self.tan[i].deriv(l);
-                    dxdp[(nv + i) * np + j] = dd.qvel[i].deriv(l);
-                }
-                for i in 0..na {
-                    dxdp[(2 * nv + i) * np + j] = dd.act[i].deriv(l);
-                }
-            }
+            report.nefc = report.nefc.max(self.dd.nefc);
+            report.solver_gradient = report.solver_gradient.max(solver_gradient(&self.dd));
+            let first = c * CHUNK;
+            state_columns(
+                &md,
+                &self.dd,
+                &mut self.qref,
+                &mut self.tan,
+                dxdp,
+                np,
+                chunk.len(),
+                |l| Some(first + l),
+            );
         }
         Ok(report)
     }
@@ -368,9 +351,7 @@ impl AdWorkspace {
         }
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
-            let md = m
-                .cast_seeded::<Dual>(chunk)
-                .map_err(|e| DerivError::Option(e.to_string()))?;
+            let md = seeded(m, chunk)?;
             self.lift(m, d);
             let dd = &mut self.dd;
             for (a, &x) in dd.qacc.iter_mut().zip(&d.qacc) {
@@ -395,6 +376,46 @@ impl AdWorkspace {
         }
         Ok(report)
     }
+}
+
+/// For each direction `l < width` that `col` maps to a column, that column of `mat`
+/// (row-major, `cols` columns): the derivative of the next state of `dd` (`qpos` in the
+/// tangent space at its real part, `qvel`, `act`), `qref` and `tan` being scratch of sizes `nq`
+/// and `nv`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn state_columns(
+    md: &Model<Dual>,
+    dd: &Data<Dual>,
+    qref: &mut [Dual],
+    tan: &mut [Dual],
+    mat: &mut [f64],
+    cols: usize,
+    width: usize,
+    col: impl Fn(usize) -> Option<usize>,
+) {
+    let (nv, na) = (md.nv, md.na);
+    for (r, x) in qref.iter_mut().zip(&dd.qpos) {
+        *r = Dual::c(x.re());
+    }
+    differentiate_pos(md, tan, Dual::c(1.0), qref, &dd.qpos);
+    for l in 0..width {
+        let Some(j) = col(l) else {
+            continue;
+        };
+        for i in 0..nv {
+            mat[i * cols + j] = tan[i].deriv(l);
+            mat[(nv + i) * cols + j] = dd.qvel[i].deriv(l);
+        }
+        for i in 0..na {
+            mat[(2 * nv + i) * cols + j] = dd.act[i].deriv(l);
+        }
+    }
+}
+
+/// The model lifted to [`Dual`] with `chunk` seeded as its directions.
+fn seeded(m: &Model<f64>, chunk: &[Param]) -> Result<Model<Dual>, DerivError> {
+    m.cast_seeded::<Dual>(chunk)
+        .map_err(|e| DerivError::Option(e.to_string()))
 }
 
 /// The largest final gradient norm of the last constraint solve over the islands.

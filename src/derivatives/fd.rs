@@ -9,7 +9,9 @@
 
 use super::{qm_to_mujoco, DerivError, FdOptions, InverseJacobians, Transition};
 use crate::data::Data;
-use crate::engine::{actuation, differentiate_pos, integrate_pos, inverse_skip, step_skip, Skip};
+use crate::engine::{
+    actuation, differentiate_pos, integrate_pos, inverse_skip, step_skip, SimError, Skip,
+};
 use crate::model::{Integrator, Model, Param};
 use crate::state::StateMask;
 
@@ -321,22 +323,12 @@ impl FdWorkspace {
             return Err(DerivError::Size("dxdp", dxdp.len(), ndx * np));
         }
         for (j, p) in params.iter().enumerate() {
-            let (lo, hi) = param_steps(m, p, opts);
-            for (h, out) in [(lo, 0usize), (hi, 1)] {
-                let mut mp = m.clone();
-                mp.set_param(p, m.get_param(p) + h);
-                self.d.copy_state_from(d);
-                step_skip(&mp, &mut self.d, Skip::Nothing, true)?;
-                physics(
-                    &self.d,
-                    if out == 0 {
-                        &mut self.minus
-                    } else {
-                        &mut self.plus
-                    },
-                );
-            }
-            state_diff(m, &mut self.col, &self.minus, &self.plus, hi - lo);
+            let width = self.param_sides(m, d, p, opts, |mp, d, out| {
+                step_skip(mp, d, Skip::Nothing, true)?;
+                physics(d, out);
+                Ok(())
+            })?;
+            state_diff(m, &mut self.col, &self.minus, &self.plus, width);
             for i in 0..ndx {
                 dxdp[i * np + j] = self.col[i];
             }
@@ -360,31 +352,51 @@ impl FdWorkspace {
             return Err(DerivError::Size("dfdp", dfdp.len(), nv * np));
         }
         for (j, p) in params.iter().enumerate() {
-            let (lo, hi) = param_steps(m, p, opts);
-            for (h, out) in [(lo, 0usize), (hi, 1)] {
-                let mut mp = m.clone();
-                mp.set_param(p, m.get_param(p) + h);
-                self.d.copy_state_from(d);
-                self.d.qacc.copy_from_slice(&d.qacc);
-                inverse_skip(&mp, &mut self.d, Skip::Nothing, true)?;
-                let f = if out == 0 {
-                    &mut self.minus
-                } else {
-                    &mut self.plus
-                };
-                f[..nv].copy_from_slice(&self.d.qfrc_inverse);
+            let width = self.param_sides(m, d, p, opts, |mp, d, f| {
+                inverse_skip(mp, d, Skip::Nothing, true)?;
+                f[..nv].copy_from_slice(&d.qfrc_inverse);
                 if actuation {
-                    actuation::fwd_actuation(&mp, &mut self.d);
-                    for (x, a) in f[..nv].iter_mut().zip(&self.d.qfrc_actuator) {
+                    actuation::fwd_actuation(mp, d);
+                    for (x, a) in f[..nv].iter_mut().zip(&d.qfrc_actuator) {
                         *x -= a;
                     }
                 }
-            }
+                Ok(())
+            })?;
             for i in 0..nv {
-                dfdp[i * np + j] = (self.plus[i] - self.minus[i]) / (hi - lo);
+                dfdp[i * np + j] = (self.plus[i] - self.minus[i]) / width;
             }
         }
         Ok(())
+    }
+}
+
+impl FdWorkspace {
+    /// Run `eval` at the low and high side of parameter `p` (each on a copy of `m` with the
+    /// parameter moved, from the state and `qacc` of `d`), writing into `self.minus` and
+    /// `self.plus`; returns the difference's width.
+    fn param_sides(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        p: &Param,
+        opts: &FdOptions,
+        mut eval: impl FnMut(&Model<f64>, &mut Data<f64>, &mut [f64]) -> Result<(), SimError>,
+    ) -> Result<f64, DerivError> {
+        let (lo, hi) = param_steps(m, p, opts);
+        for (h, high) in [(lo, false), (hi, true)] {
+            let mut mp = m.clone();
+            mp.set_param(p, m.get_param(p) + h);
+            self.d.copy_state_from(d);
+            self.d.qacc.copy_from_slice(&d.qacc);
+            let out = if high {
+                &mut self.plus
+            } else {
+                &mut self.minus
+            };
+            eval(&mp, &mut self.d, out)?;
+        }
+        Ok(hi - lo)
     }
 }
 

@@ -5,11 +5,11 @@
 
 use rayon::prelude::*;
 
-use super::ad::{AdWorkspace, Dual, CHUNK};
+use super::ad::{state_columns, AdWorkspace, Dual, CHUNK};
 use super::fd::FdWorkspace;
 use super::{DerivError, FdOptions, Transition};
 use crate::data::Data;
-use crate::engine::{differentiate_pos, integrate_pos, step};
+use crate::engine::{integrate_pos, step};
 use crate::model::Model;
 use crate::scalar::Scalar;
 use crate::state::StateMask;
@@ -218,7 +218,7 @@ pub fn rollout_jacobian_dual(
     ctrl: &[f64],
     out: &mut RolloutJacobian,
 ) -> Result<(), DerivError> {
-    let (nv, na, ndx, nu, n) = (m.nv, m.na, out.ndx, out.nu, out.nstep);
+    let (nv, ndx, nu, n) = (m.nv, out.ndx, out.nu, out.nstep);
     if ctrl.len() != n * nu {
         return Err(DerivError::Size("ctrl", ctrl.len(), n * nu));
     }
@@ -263,25 +263,20 @@ pub fn rollout_jacobian_dual(
             }
             step(&md, &mut dd)?;
         }
-        for (r, x) in qref.iter_mut().zip(&dd.qpos) {
-            *r = Dual::c(x.re());
-        }
-        differentiate_pos(&md, &mut tan, Dual::c(1.0), &qref, &dd.qpos);
-        for l in 0..width {
-            let k = k0 + l;
-            let (mat, cols, j) = if k < ndx {
-                (&mut out.phi, ndx, k)
-            } else {
-                (&mut out.gamma, gcol, k - ndx)
-            };
-            for i in 0..nv {
-                mat[i * cols + j] = tan[i].deriv(l);
-                mat[(nv + i) * cols + j] = dd.qvel[i].deriv(l);
-            }
-            for i in 0..na {
-                mat[(2 * nv + i) * cols + j] = dd.act[i].deriv(l);
-            }
-        }
+        // the chunk's directions are Φ's columns below ndx, Γ's above
+        let phi = |l: usize| (k0 + l < ndx).then_some(k0 + l);
+        let gamma = |l: usize| (k0 + l).checked_sub(ndx);
+        state_columns(&md, &dd, &mut qref, &mut tan, &mut out.phi, ndx, width, phi);
+        state_columns(
+            &md,
+            &dd,
+            &mut qref,
+            &mut tan,
+            &mut out.gamma,
+            gcol,
+            width,
+            gamma,
+        );
     }
     Ok(())
 }
