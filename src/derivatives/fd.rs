@@ -111,12 +111,7 @@ impl FdWorkspace {
         out: &mut Transition,
     ) -> Result<(), DerivError> {
         out.check(m)?;
-        let eps = opts.eps;
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(DerivError::Option(format!(
-                "eps must be positive and finite, got {eps}"
-            )));
-        }
+        let eps = opts.checked_eps()?;
         let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
         self.d.copy_state_from(d);
         self.d
@@ -217,12 +212,7 @@ impl FdWorkspace {
         out: &mut InverseJacobians,
     ) -> Result<(), DerivError> {
         out.check(m)?;
-        let eps = opts.eps;
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(DerivError::Option(format!(
-                "eps must be positive and finite, got {eps}"
-            )));
-        }
+        let eps = opts.checked_eps()?;
         let (nv, nm) = (m.nv, m.nm);
         self.d.copy_state_from(d);
         self.d.qacc.copy_from_slice(&d.qacc);

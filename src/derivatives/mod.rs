@@ -49,6 +49,20 @@ pub struct FdOptions {
     pub centered: bool,
 }
 
+impl FdOptions {
+    /// `eps`, or an error when it is not positive and finite.
+    pub fn checked_eps(&self) -> Result<f64, DerivError> {
+        if self.eps.is_finite() && self.eps > 0.0 {
+            Ok(self.eps)
+        } else {
+            Err(DerivError::Option(format!(
+                "eps must be positive and finite, got {}",
+                self.eps
+            )))
+        }
+    }
+}
+
 impl Default for FdOptions {
     fn default() -> Self {
         FdOptions {
