@@ -1,12 +1,13 @@
 //! The one scalar trait every numeric stage of diffmj is generic over.
 //!
-//! [`Scalar`] is implemented for `f64`, [`num_dual::Dual64`] and the fixed-size multi-direction
-//! duals [`num_dual::DualSVec64`]. Branches on scalar values go through the helpers of this
+//! [`Scalar`] is implemented for `f64`, [`num_dual::Dual64`], the fixed-size multi-direction
+//! duals [`num_dual::DualSVec64`] (first derivatives) and the hyper-duals
+//! [`num_dual::HyperDualSVec64`] (second derivatives, [`Scalar::ORDER`] 2). Branches on scalar values go through the helpers of this
 //! trait ([`Scalar::re`], [`Scalar::select_max`], ...), so a reader sees where the derivative
 //! part of a dual number is cut and why.
 
 use nalgebra::{Const, RealField, U1};
-use num_dual::{Derivative, Dual64, DualNum, DualSVec64, DualStruct};
+use num_dual::{Derivative, Dual64, DualNum, DualSVec64, DualStruct, HyperDualSVec64};
 
 /// A real scalar the whole pipeline can run on: `f64` or a forward-mode dual number.
 ///
@@ -100,6 +101,13 @@ pub trait Scalar:
     /// Whether the type carries derivative parts (`false` for `f64`).
     const HAS_DERIVATIVE: bool;
 
+    /// The highest order of derivative the type carries: 0 for `f64`, 1 for the duals, 2 for
+    /// the hyper-duals. Steps that get their derivative parts from a correction with a
+    /// real-valued matrix (the factorizations' solves, the constraint solver's and the
+    /// collision refinements' implicit-function steps) gain one order per pass, so they run
+    /// `ORDER` passes (see [`linalg`](crate::engine::linalg)).
+    const ORDER: usize;
+
     /// The real part, writable; the derivative parts are left as they are.
     fn re_mut(&mut self) -> &mut f64;
 
@@ -122,10 +130,19 @@ pub trait Scalar:
 
     /// The derivative part in direction `k` (0 when `k >= NDIR`).
     fn deriv(self, k: usize) -> f64;
+
+    /// The second derivative part `∂²/∂(direction i)∂(direction j)` of a hyper-dual, `i` a
+    /// direction of its first group and `j` one of its second (numbered after the first, as
+    /// [`Scalar::seeded`] numbers them); 0 on first-order types.
+    #[inline(always)]
+    fn deriv2(self, _i: usize, _j: usize) -> f64 {
+        0.0
+    }
 }
 
 impl Scalar for f64 {
     const HAS_DERIVATIVE: bool = false;
+    const ORDER: usize = 0;
     const NDIR: usize = 0;
     #[inline(always)]
     fn seeded(x: f64, _k: usize) -> Self {
@@ -150,6 +167,7 @@ impl Scalar for f64 {
 }
 impl Scalar for Dual64 {
     const HAS_DERIVATIVE: bool = true;
+    const ORDER: usize = 1;
     const NDIR: usize = 1;
     #[inline(always)]
     fn seeded(x: f64, k: usize) -> Self {
@@ -182,6 +200,7 @@ impl Scalar for Dual64 {
 }
 impl<const N: usize> Scalar for DualSVec64<N> {
     const HAS_DERIVATIVE: bool = true;
+    const ORDER: usize = 1;
     const NDIR: usize = N;
     #[inline(always)]
     fn seeded(x: f64, k: usize) -> Self {
@@ -219,6 +238,79 @@ impl<const N: usize> Scalar for DualSVec64<N> {
     #[inline(always)]
     fn eps_scale(&mut self, s: f64) {
         self.eps *= s;
+    }
+}
+
+/// Hyper-duals: directions `0..M` are the first group (`eps1`), `M..M + N` the second
+/// (`eps2`); `eps1eps2` holds the mixed second derivatives ([`Scalar::deriv2`]). Seeding one
+/// variable in both groups gives its own second derivative.
+impl<const M: usize, const N: usize> Scalar for HyperDualSVec64<M, N> {
+    const HAS_DERIVATIVE: bool = true;
+    const ORDER: usize = 2;
+    const NDIR: usize = M + N;
+    #[inline(always)]
+    fn seeded(x: f64, k: usize) -> Self {
+        let v = HyperDualSVec64::from_re(x);
+        if k < M {
+            v.derivative1(k)
+        } else if k < M + N {
+            v.derivative2(k - M)
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn deriv(self, k: usize) -> f64 {
+        if k < M {
+            self.eps1.unwrap_generic(Const::<M>, U1)[k]
+        } else if k < M + N {
+            self.eps2.unwrap_generic(U1, Const::<N>)[k - M]
+        } else {
+            0.0
+        }
+    }
+    #[inline(always)]
+    fn deriv2(self, i: usize, j: usize) -> f64 {
+        if i < M && (M..M + N).contains(&j) {
+            self.eps1eps2.unwrap_generic(Const::<M>, Const::<N>)[(i, j - M)]
+        } else {
+            0.0
+        }
+    }
+    #[inline(always)]
+    fn is_zero_exact(self) -> bool {
+        self.re == 0.0
+            && self
+                .eps1
+                .unwrap_generic(Const::<M>, U1)
+                .iter()
+                .all(|e| *e == 0.0)
+            && self
+                .eps2
+                .unwrap_generic(U1, Const::<N>)
+                .iter()
+                .all(|e| *e == 0.0)
+            && self
+                .eps1eps2
+                .unwrap_generic(Const::<M>, Const::<N>)
+                .iter()
+                .all(|e| *e == 0.0)
+    }
+    #[inline(always)]
+    fn re_mut(&mut self) -> &mut f64 {
+        &mut self.re
+    }
+    #[inline(always)]
+    fn eps_sub_scaled(&mut self, other: &Self, s: f64) {
+        self.eps1 -= other.eps1 * s;
+        self.eps2 -= other.eps2 * s;
+        self.eps1eps2 -= other.eps1eps2 * s;
+    }
+    #[inline(always)]
+    fn eps_scale(&mut self, s: f64) {
+        self.eps1 *= s;
+        self.eps2 *= s;
+        self.eps1eps2 *= s;
     }
 }
 

@@ -1389,11 +1389,14 @@ fn refine_with<T: Scalar>(
                 dot3(&pair.support(&d).v, &cross(&e, &d))
             };
             let mut phi = T::zero();
+            // derivative-only steps taken at the converged real part
+            let mut dsteps = 0;
             for step in 0..30 {
                 let r = resid(phi);
-                // at least one step on dual numbers, as in `refine_normal`
+                // at least one step on dual numbers (`ORDER` on higher-order ones), as in
+                // `refine_normal`
                 let converged = r.re().abs() < 1e-13;
-                if converged && (step > 0 || !T::HAS_DERIVATIVE) {
+                if converged && (dsteps >= T::ORDER || (step > 0 && T::ORDER == 1)) {
                     return Some(from_unique(dir(phi), flat_a));
                 }
                 let h = 1e-6;
@@ -1407,7 +1410,11 @@ fn refine_with<T: Scalar>(
                 if converged {
                     // the derivative-only step: the real part stays the f64 result
                     *phi.re_mut() = re;
-                    return Some(from_unique(dir(phi), flat_a));
+                    dsteps += 1;
+                    if dsteps >= T::ORDER {
+                        return Some(from_unique(dir(phi), flat_a));
+                    }
+                    continue;
                 }
                 if phi.re().abs() > 1e-1 || !phi.re().is_finite() {
                     return None;
@@ -1477,6 +1484,8 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> O
     let mut u = [T::zero(); 2];
     let h = 1e-6;
     let mut ok = false;
+    // derivative-only steps taken at the converged real part
+    let mut dsteps = 0;
     for step in 0..30 {
         let d = dir(u);
         let (_, r) = resid(&d, &t1, &t2);
@@ -1484,9 +1493,10 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> O
         // on dual numbers one Newton step is always taken: it carries the derivatives of the
         // exact normal (implicit function theorem), which the starting estimate does not; when
         // the real parts had already converged, that step keeps them (so the real parts are
-        // the f64 result bit for bit)
+        // the f64 result bit for bit). Each such step gains one order: second-order scalars
+        // take two.
         let converged = rn < 1e-13;
-        if converged && (step > 0 || !T::HAS_DERIVATIVE) {
+        if converged && (dsteps >= T::ORDER || (step > 0 && T::ORDER == 1)) {
             ok = true;
             break;
         }
@@ -1518,8 +1528,12 @@ fn refine_normal<T: Scalar>(pair: &Pair<'_, T>, w: &Witness<T>, slack: f64) -> O
         if converged {
             *u[0].re_mut() = re[0];
             *u[1].re_mut() = re[1];
-            ok = true;
-            break;
+            dsteps += 1;
+            if dsteps >= T::ORDER {
+                ok = true;
+                break;
+            }
+            continue;
         }
         if u[0].re().abs() > 1e-2 || u[1].re().abs() > 1e-2 || !u[0].re().is_finite() {
             break;

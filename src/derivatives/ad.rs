@@ -419,7 +419,7 @@ fn seeded(m: &Model<f64>, chunk: &[Param]) -> Result<Model<Dual>, DerivError> {
 }
 
 /// The largest final gradient norm of the last constraint solve over the islands.
-fn solver_gradient<T: Scalar>(d: &Data<T>) -> f64 {
+pub(crate) fn solver_gradient<T: Scalar>(d: &Data<T>) -> f64 {
     let nslot = d.nisland.clamp(1, d.solver_niter.len());
     (0..nslot)
         .filter(|&k| d.solver_niter[k] > 0)

@@ -35,6 +35,7 @@
 
 pub mod ad;
 pub mod fd;
+pub mod hessian;
 pub mod trajectory;
 
 use crate::engine::SimError;

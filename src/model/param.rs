@@ -498,8 +498,22 @@ impl Model<f64> {
         if params.len() > U::NDIR {
             return Err(ParamError::Directions(params.len(), U::NDIR));
         }
+        self.cast_seeded_as(params.iter().enumerate().map(|(k, p)| (p, k)))
+    }
+
+    /// [`Model::cast_seeded`] with the directions chosen: each `(param, k)` seeds `param` as
+    /// direction `k` of `U`; a parameter may be seeded in several directions (in both groups of
+    /// a hyper-dual, for its own second derivative). An error when a direction is not below
+    /// `U::NDIR`.
+    pub fn cast_seeded_as<'a, U: Scalar>(
+        &self,
+        seeds: impl IntoIterator<Item = (&'a Param, usize)>,
+    ) -> Result<Model<U>, ParamError> {
         let mut m = self.cast::<U>();
-        for (k, p) in params.iter().enumerate() {
+        for (p, k) in seeds {
+            if k >= U::NDIR {
+                return Err(ParamError::Directions(k + 1, U::NDIR));
+            }
             for s in &p.slots {
                 let e = &mut m.field_mut(s.field).expect("a resolved field")[s.index];
                 *e += U::seeded(0.0, k) * U::c(s.scale);

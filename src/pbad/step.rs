@@ -330,8 +330,17 @@ fn rebuild_backwards<T: Scalar>(
 /// objective does not model (joint limits, equality constraints, friction loss, and contacts
 /// other than those with the world's planes that the penalty energy of Eq. 9 replaces): they
 /// are reported rather than silently ignored. With the penalty contact on, a geom that may
-/// touch a plane but has no contact points is also reported.
+/// touch a plane but has no contact points is also reported. Second-order scalars
+/// ([`Scalar::ORDER`] 2) are refused: the implicit-function step that gives the derivative
+/// parts ([`newton_correction`]) is exact to first order only.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
+    if T::ORDER >= 2 {
+        return Err(SimError::Unsupported(
+            "second derivatives through the PBAD integrator (its derivative step is exact to \
+             first order only)"
+                .into(),
+        ));
+    }
     let opts = super::options(&m.opt);
     check_options(&opts)?;
     let penalty = penalty_contact(m);

@@ -1,7 +1,7 @@
 //! A small dense LU with partial pivoting (the `implicit` integrator's 6 × 6 blocks of free
 //! bodies).
 
-use super::{Eps, Lane, Re};
+use super::{nil_product, second_order_pass, Eps, Lane, Re};
 use crate::scalar::Scalar;
 
 /// In-place LU factorization with partial pivoting of the `n × n` row-major matrix `a`; `piv`
@@ -63,6 +63,17 @@ pub fn lu_solve<T: Scalar>(a: &[T], n: usize, piv: &[usize], b: &mut [T], tmp: &
             }
         }
         lu_sweeps::<Eps, T>(a, n, tmp);
+        second_order_pass(
+            &mut tmp[..n],
+            |x, r| {
+                for (i, ri) in r.iter_mut().enumerate() {
+                    for (aij, xj) in a[i * n..(i + 1) * n].iter().zip(x) {
+                        *ri -= nil_product(aij, xj);
+                    }
+                }
+            },
+            |r| lu_sweeps::<Eps, T>(a, n, r),
+        );
     }
     b[..n].copy_from_slice(&tmp[..n]);
 }

@@ -25,6 +25,12 @@
 //! ([`Scalar::HAS_DERIVATIVE`] is `false`) the derivative pass is compiled out and the kernels
 //! are the plain ones. The Newton Hessian's sparse factor works in the scalar's own arithmetic.
 //!
+//! **Second order.** On a hyper-dual ([`Scalar::ORDER`] 2) that first pass leaves the
+//! mixed part short of `−Ȧ₁ z₂ − Ȧ₂ z₁` (the products of first-order parts of `A` and `z`),
+//! so the solves run a second pass: `z ← z + A₀⁻¹ r` with `r = −nil(A)·nil(z)`, computed in
+//! the scalar's arithmetic on the parts without their real parts ([`nil_product`]), which
+//! only has second-order terms. The result is the exact second-order expansion of `A⁻¹ b`.
+//!
 //! The triangular sweeps are written once, generic over a [`Lane`] that says which part of the
 //! scalars they act on.
 
@@ -84,6 +90,39 @@ impl Lane for Eps {
     #[inline(always)]
     fn div<T: Scalar>(x: &mut T, s: f64) {
         x.eps_scale(1.0 / s);
+    }
+}
+
+/// `nil(a)·nil(b)`: the product of `a` and `b` with their real parts dropped (only second- and
+/// higher-order parts remain; zero on `f64` and first-order duals).
+#[inline(always)]
+fn nil_product<T: Scalar>(a: &T, b: &T) -> T {
+    (*a - T::c(a.re())) * (*b - T::c(b.re()))
+}
+
+/// The second pass of a solve on a second-order scalar (module documentation): with `x` the
+/// result of the first pass, `x ← x + A₀⁻¹ r`, `r = −nil(A)·nil(x)`; `product` writes
+/// `nil(A)·nil(x)` into its argument (entries subtracted into zeros) and `sweeps` applies
+/// `A₀⁻¹` on the derivative lane. Does nothing below second order. Allocates its residual (the
+/// second-order types run off the allocation-free `f64` path).
+#[inline]
+fn second_order_pass<T: Scalar>(
+    x: &mut [T],
+    product: impl FnOnce(&[T], &mut [T]),
+    sweeps: impl FnOnce(&mut [T]),
+) {
+    if T::ORDER < 2 {
+        return;
+    }
+    debug_assert!(
+        T::ORDER == 2,
+        "one correction pass is exact to second order"
+    );
+    let mut r = vec![T::zero(); x.len()];
+    product(x, &mut r);
+    sweeps(&mut r);
+    for (xi, ri) in x.iter_mut().zip(&r) {
+        *xi += *ri;
     }
 }
 

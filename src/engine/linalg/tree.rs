@@ -2,7 +2,7 @@
 //! and "Numerical integration"): the `LᵀDL` of `qM` and its solves, the LU of `M − h·∂f/∂v`,
 //! and the product with `qM`.
 
-use super::{Eps, Lane, Re};
+use super::{nil_product, second_order_pass, Eps, Lane, Re};
 use crate::model::Topology;
 use crate::scalar::Scalar;
 
@@ -118,25 +118,32 @@ pub fn ldl_solve_in<T: Scalar>(sp: &TreeSparsity, ld: &[T], diag_inv: &[T], x: &
     ldl_sweeps::<Re, T>(sp, ld, diag_inv, x);
     if T::HAS_DERIVATIVE {
         // Ȧ is symmetric, its lower triangle sits in the derivative parts of `ld`
-        sub_tree_matvec_eps(sp, ld, ld, x);
+        tree_entries(sp, |i, a, j| {
+            let xj = x[j].re();
+            x[i].eps_sub_scaled(&ld[a], xj);
+        });
         ldl_sweeps::<Eps, T>(sp, ld, diag_inv, x);
+        second_order_pass(
+            x,
+            |x, r| tree_entries(sp, |i, a, j| r[i] -= nil_product(&ld[a], &x[j])),
+            |r| ldl_sweeps::<Eps, T>(sp, ld, diag_inv, r),
+        );
     }
 }
 
-/// `ẋ ← ẋ − Ȧ x₀` on the derivative parts of `x` (its real parts hold `x₀`), with `Ȧ` a matrix of
-/// the tree sparsity in the derivative parts of `lo` (entries `(i, j)`, `j` = `i` or an ancestor
-/// of `i`, in the layout of `qM`) and `up` (the mirrored entries `(j, i)`); `up = lo` for a
-/// symmetric matrix.
-fn sub_tree_matvec_eps<T: Scalar>(t: &TreeSparsity, lo: &[T], up: &[T], x: &mut [T]) {
+/// Calls `f(i, adr, j)` for every entry `(i, j)` of a matrix with the tree sparsity `t`, with
+/// `adr` its address in the layout of `qM` (a row's entries `(i, i)` and `(i, j)`, `j` an
+/// ancestor of `i`); the mirrored entry `(j, i)` is passed with the same address, so a
+/// symmetric matrix is read from its lower triangle and an LU's from `lo` (`i ≥ j`) and `up`.
+#[inline(always)]
+fn tree_entries(t: &TreeSparsity, mut f: impl FnMut(usize, usize, usize)) {
     for i in 0..t.nv {
         let (ai, len) = (t.madr[i], t.rownnz[i]);
-        let xi = x[i].re();
-        x[i].eps_sub_scaled(&lo[ai], xi);
+        f(i, ai, i);
         for adr in ai + 1..ai + len {
             let j = t.colind[adr];
-            let xj = x[j].re();
-            x[i].eps_sub_scaled(&lo[adr], xj);
-            x[j].eps_sub_scaled(&up[adr], xi);
+            f(i, adr, j);
+            f(j, adr, i);
         }
     }
 }
@@ -219,8 +226,19 @@ pub fn tree_lu_factor<T: Scalar>(t: &Topology, lo: &mut [T], up: &mut [T]) -> bo
 pub fn tree_lu_solve<T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut [T]) {
     tree_lu_sweeps::<Re, T>(t, lo, up, x);
     if T::HAS_DERIVATIVE {
-        sub_tree_matvec_eps(&TreeSparsity::of(t), lo, up, x);
+        // entry (i, j) sits in `lo` when j is i or an ancestor of i, in `up` otherwise
+        let sp = TreeSparsity::of(t);
+        let at = |i: usize, a: usize, j: usize| if j <= i { &lo[a] } else { &up[a] };
+        tree_entries(&sp, |i, a, j| {
+            let xj = x[j].re();
+            x[i].eps_sub_scaled(at(i, a, j), xj);
+        });
         tree_lu_sweeps::<Eps, T>(t, lo, up, x);
+        second_order_pass(
+            x,
+            |x, r| tree_entries(&sp, |i, a, j| r[i] -= nil_product(at(i, a, j), &x[j])),
+            |r| tree_lu_sweeps::<Eps, T>(t, lo, up, r),
+        );
     }
 }
 

@@ -8,7 +8,8 @@ use crate::engine::linalg::sparse_ldl_solve;
 use crate::scalar::Scalar;
 
 /// On dual numbers: replace the derivative parts of `s.x` by those of the exact solution, one
-/// Newton step `x − H⁻¹ ∇` evaluated at the converged point with the real parts kept.
+/// Newton step `x − H⁻¹ ∇` evaluated at the converged point with the real parts kept (two on
+/// second-order scalars, the second with the first's Hessian).
 pub(super) fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nv = p.nv;
     evaluate(p, s);
@@ -20,11 +21,18 @@ pub(super) fn derivative_correction<T: Scalar>(p: &Problem<T>, s: &mut SolverScr
     if !factor_hessian_with(p, s, s.solution_given) {
         return;
     }
-    s.search[..nv].copy_from_slice(&s.grad[..nv]);
-    sparse_ldl_solve(nv, &s.hess, &mut s.search);
-    for i in 0..nv {
-        let re = s.x[i].re();
-        s.x[i] -= s.search[i];
-        *s.x[i].re_mut() = re;
+    // each step with the Hessian kept from the first gains one order of the derivative parts
+    // (a chord iteration in the nilpotent parts): `ORDER` steps give them all
+    for pass in 0..T::ORDER {
+        if pass > 0 {
+            evaluate(p, s);
+        }
+        s.search[..nv].copy_from_slice(&s.grad[..nv]);
+        sparse_ldl_solve(nv, &s.hess, &mut s.search);
+        for i in 0..nv {
+            let re = s.x[i].re();
+            s.x[i] -= s.search[i];
+            *s.x[i].re_mut() = re;
+        }
     }
 }
