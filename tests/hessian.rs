@@ -291,8 +291,8 @@ fn manifold_gradient(m: &Model<f64>, x: &[f64], cost: &QuadraticCost, delta: &[f
             })
             .collect();
         let phi = cost_at(&md, x, cost, &dd);
-        for k in k0..n.min(k0 + 8) {
-            g[k] = phi.deriv(k - k0);
+        for (l, gk) in g[k0..n.min(k0 + 8)].iter_mut().enumerate() {
+            *gk = phi.deriv(l);
         }
     }
     g
