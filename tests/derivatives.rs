@@ -377,3 +377,135 @@ fn rollout_jacobians_chained_and_direct_agree() {
         }
     }
 }
+
+/// The golden state of one model (by its file name in `tests/golden/derivatives`), solver
+/// run to convergence and activations off the filter kink.
+fn golden_state(file: &str) -> (Model<f64>, Data<f64>) {
+    let g = read_json(&root().join(format!("tests/golden/derivatives/{file}.json")));
+    let (mut m, mut d) = setup(&g);
+    m.opt.tolerance = 0.0;
+    for a in d.act.iter_mut() {
+        *a = 0.9 * *a + 0.01;
+    }
+    (m, d)
+}
+
+/// Largest `|a − b|` relative to the largest `|b|`.
+fn rel_to_max(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(1e-300f64, |s, x| s.max(x.abs()));
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |s, (x, y)| s.max((x - y).abs()))
+        / scale
+}
+
+/// An epsilon sweep: the finite-difference `A`, `B` converge to the exact ones, forward
+/// differences at first order (error ÷ 8 or more per decade of eps) and centered differences
+/// at second order (÷ 50 or more per decade) until round-off takes over, on a smooth model
+/// with ball joints and a free root (humanoid_like) and on the cheetah on the floor. The
+/// errors are printed.
+#[test]
+fn fd_converges_to_exact_jacobians() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    for file in ["humanoid_like", "thirdparty_dm_control_cheetah"] {
+        let (m, d) = golden_state(file);
+        let mut ad = Transition::new(&m);
+        AdWorkspace::new(&m).transition(&m, &d, &mut ad).unwrap();
+        let exact: Vec<f64> = ad.a.iter().chain(&ad.b).copied().collect();
+        let mut ws = FdWorkspace::new(&m);
+        let err = |eps: f64, centered: bool, ws: &mut FdWorkspace| {
+            let mut fd = Transition::new(&m);
+            ws.transition(&m, &d, &FdOptions { eps, centered }, &mut fd)
+                .unwrap();
+            let v: Vec<f64> = fd.a.iter().chain(&fd.b).copied().collect();
+            rel_to_max(&v, &exact)
+        };
+        let eps = [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7];
+        let fwd: Vec<f64> = eps.iter().map(|&e| err(e, false, &mut ws)).collect();
+        let cen: Vec<f64> = eps.iter().map(|&e| err(e, true, &mut ws)).collect();
+        for (k, e) in eps.iter().enumerate() {
+            eprintln!(
+                "{file} eps {e:.0e}: forward {:.2e}, centered {:.2e}",
+                fwd[k], cen[k]
+            );
+        }
+        // the cheetah's state is within 1e-5 of a contact change: its sweep starts below
+        let k0 = if file.contains("cheetah") { 3 } else { 0 };
+        assert!(
+            fwd[k0] / fwd[k0 + 1] > 8.0 && fwd[k0 + 1] / fwd[k0 + 2] > 8.0,
+            "{file}: {fwd:?}"
+        );
+        assert!(cen[k0] / cen[k0 + 1] > 50.0, "{file}: {cen:?}");
+        let best = cen.iter().fold(f64::MAX, |s, &x| s.min(x));
+        assert!(
+            best < 1e-8,
+            "{file}: centered FD never within 1e-8: {cen:?}"
+        );
+    }
+}
+
+/// The tangent space of `A`: for a perturbed state `x ⊕ δx`, `x'(x ⊕ δx) ⊖ x'(x)` equals
+/// `A δx` to second order (halving `δx` quarters the residual), on models with ball and free
+/// joints (humanoid_like; the ant, free root with contacts).
+#[test]
+fn transition_jacobian_is_in_the_tangent_space() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    use diffmj::engine::{differentiate_pos, integrate_pos};
+    // the ant's contacts change within 1e-4 of its state: smaller perturbations there
+    for (file, s) in [("humanoid_like", 1e-4), ("thirdparty_gymnasium_ant", 1e-6)] {
+        let (m, d) = golden_state(file);
+        let (nv, na) = (m.nv, m.na);
+        let ndx = 2 * nv + na;
+        let mut ad = Transition::new(&m);
+        AdWorkspace::new(&m).transition(&m, &d, &mut ad).unwrap();
+        let mut next = d.clone();
+        diffmj::step(&m, &mut next).unwrap();
+        let dir: Vec<f64> = (0..ndx).map(|i| ((i as f64) * 1.7 + 0.3).sin()).collect();
+        let residual = |s: f64| -> (f64, f64) {
+            let dx: Vec<f64> = dir.iter().map(|v| s * v).collect();
+            let mut p = d.clone();
+            integrate_pos(&m, &mut p.qpos, &dx[..nv], 1.0);
+            for i in 0..nv {
+                p.qvel[i] += dx[nv + i];
+            }
+            for i in 0..na {
+                p.act[i] += dx[2 * nv + i];
+            }
+            diffmj::step(&m, &mut p).unwrap();
+            let mut diff = vec![0.0; ndx];
+            differentiate_pos(&m, &mut diff[..nv], 1.0, &next.qpos, &p.qpos);
+            for i in 0..nv {
+                diff[nv + i] = p.qvel[i] - next.qvel[i];
+            }
+            for i in 0..na {
+                diff[2 * nv + i] = p.act[i] - next.act[i];
+            }
+            let lin: Vec<f64> = (0..ndx)
+                .map(|i| (0..ndx).map(|j| ad.a[i * ndx + j] * dx[j]).sum())
+                .collect();
+            let r = diff
+                .iter()
+                .zip(&lin)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt();
+            let n = lin.iter().map(|x| x * x).sum::<f64>().sqrt();
+            (r, n)
+        };
+        let (r1, n1) = residual(s);
+        let (r2, _) = residual(s / 2.0);
+        eprintln!(
+            "{file}: |x' ⊖ x'0 − A dx| {r1:.2e} (|A dx| {n1:.2e}), halved {r2:.2e}, ratio {:.2}",
+            r1 / r2
+        );
+        assert!(
+            r1 < 1e-3 * n1,
+            "{file}: first-order residual {r1:.2e} of {n1:.2e}"
+        );
+        assert!(
+            (3.5..4.5).contains(&(r1 / r2)),
+            "{file}: ratio {:.2}",
+            r1 / r2
+        );
+    }
+}

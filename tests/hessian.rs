@@ -428,3 +428,38 @@ fn pbad_refuses_second_order() {
     let e = step(&mh, &mut dh).unwrap_err();
     assert!(e.to_string().contains("second derivatives"), "{e}");
 }
+
+/// The epsilon sweep at second order: central differences of the exact gradient converge to
+/// the exact Hessian at second order (error ÷ 50 or more per decade of the step) until
+/// round-off takes over (acrobot, RK4). The errors are printed.
+#[test]
+fn fd_of_gradient_converges_to_exact_hessian() {
+    let (m, d) = golden("acrobot");
+    let cost = tracking(&m, &d);
+    let ndx = 2 * m.nv + m.na;
+    let w = cost.weight.clone();
+    let grad_e = move |e: &[f64]| -> Vec<f64> {
+        (0..ndx)
+            .map(|i| (0..ndx).map(|j| w[i * ndx + j] * e[j]).sum())
+            .collect()
+    };
+    let mut h = Hessian::new(&m);
+    HessianWorkspace::new(&m)
+        .transition_hessian(&m, &d, &cost, &mut h)
+        .unwrap();
+    let g = |p: &Data<f64>| gradient(&m, p, &grad_e, &cost.target);
+    let steps = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7];
+    let errs: Vec<f64> = steps
+        .iter()
+        .map(|&s| rel_err(&h.hess, &fd_hessian(&m, &d, &g, s)))
+        .collect();
+    for (s, e) in steps.iter().zip(&errs) {
+        eprintln!("acrobot step {s:.0e}: Hessian error {e:.2e}");
+    }
+    assert!(
+        errs[0] / errs[1] > 50.0 && errs[1] / errs[2] > 50.0,
+        "{errs:?}"
+    );
+    let best = errs.iter().fold(f64::MAX, |s, &x| s.min(x));
+    assert!(best < 1e-9, "{errs:?}");
+}
