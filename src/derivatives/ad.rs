@@ -136,7 +136,10 @@ impl AdWorkspace {
         r.map(|_| report)
     }
 
-    /// The dual passes of [`AdWorkspace::transition`], after the nominal stages.
+    /// The dual passes of [`AdWorkspace::transition`], after the nominal stages. The columns
+    /// are taken in the order activations, controls, velocities, positions and packed
+    /// [`CHUNK`] to a pass; a pass skips the stages none of its inputs changes, so the skips
+    /// only shrink from pass to pass and a skipped stage always holds the nominal values.
     fn transition_passes(
         &mut self,
         m: &Model<f64>,
@@ -145,47 +148,65 @@ impl AdWorkspace {
         out: &mut Transition,
     ) -> Result<(), DerivError> {
         let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
-        // inputs grouped by the stages they change: (first column, count, skip)
-        let groups = [
-            (Input::Act, na, Skip::PositionAndVelocity),
-            (Input::Ctrl, nu, Skip::PositionAndVelocity),
-            (Input::Qvel, nv, Skip::Position),
-            (Input::Qpos, nv, Skip::Nothing),
-        ];
-        for (input, count, skip) in groups {
-            let skip = if full { Skip::Nothing } else { skip };
-            for k0 in (0..count).step_by(CHUNK) {
-                let width = CHUNK.min(count - k0);
-                self.dd
-                    .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
-                    .expect("sized for the model");
-                for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
-                    *w = Dual::c(a);
-                }
-                for l in 0..width {
-                    let seed = Dual::seeded(0.0, l);
-                    let k = k0 + l;
-                    match input {
-                        Input::Act => self.dd.act[k] += seed,
-                        Input::Ctrl => self.dd.ctrl[k] += seed,
-                        Input::Qvel => self.dd.qvel[k] += seed,
-                        Input::Qpos => self.dq[k] = seed,
+        let ncol = na + nu + 2 * nv;
+        // column c of the packed order: its input, index and the stages it leaves unchanged
+        let column = |c: usize| -> (Input, usize, Skip) {
+            if c < na {
+                (Input::Act, c, Skip::PositionAndVelocity)
+            } else if c < na + nu {
+                (Input::Ctrl, c - na, Skip::PositionAndVelocity)
+            } else if c < na + nu + nv {
+                (Input::Qvel, c - na - nu, Skip::Position)
+            } else {
+                (Input::Qpos, c - na - nu - nv, Skip::Nothing)
+            }
+        };
+        // where column c lands: (in A?, column of that matrix)
+        let target = |c: usize| -> (bool, usize) {
+            match column(c) {
+                (Input::Qpos, k, _) => (true, k),
+                (Input::Qvel, k, _) => (true, nv + k),
+                (Input::Act, k, _) => (true, 2 * nv + k),
+                (Input::Ctrl, k, _) => (false, k),
+            }
+        };
+        for c0 in (0..ncol).step_by(CHUNK) {
+            let width = CHUNK.min(ncol - c0);
+            self.dd
+                .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
+                .expect("sized for the model");
+            for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
+                *w = Dual::c(a);
+            }
+            let mut skip = Skip::PositionAndVelocity;
+            let mut any_q = false;
+            for l in 0..width {
+                let seed = Dual::seeded(0.0, l);
+                let (input, k, s) = column(c0 + l);
+                skip = skip.min(s);
+                match input {
+                    Input::Act => self.dd.act[k] += seed,
+                    Input::Ctrl => self.dd.ctrl[k] += seed,
+                    Input::Qvel => self.dd.qvel[k] += seed,
+                    Input::Qpos => {
+                        self.dq[k] = seed;
+                        any_q = true;
                     }
                 }
-                if input == Input::Qpos {
-                    integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
-                    self.dq[k0..k0 + width]
-                        .iter_mut()
-                        .for_each(|x| *x = Dual::c(0.0));
-                }
-                step_skip(&self.md, &mut self.dd, skip, true)?;
-                report.passes += 1;
-                report.nefc = report.nefc.max(self.dd.nefc);
-                let (mat, cols, first) = match input {
-                    Input::Qpos => (&mut out.a, ndx, k0),
-                    Input::Qvel => (&mut out.a, ndx, nv + k0),
-                    Input::Act => (&mut out.a, ndx, 2 * nv + k0),
-                    Input::Ctrl => (&mut out.b, nu, k0),
+            }
+            if any_q {
+                integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
+                self.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
+            }
+            let skip = if full { Skip::Nothing } else { skip };
+            step_skip(&self.md, &mut self.dd, skip, true)?;
+            report.passes += 1;
+            report.nefc = report.nefc.max(self.dd.nefc);
+            for in_a in [true, false] {
+                let (mat, cols) = if in_a {
+                    (&mut out.a, ndx)
+                } else {
+                    (&mut out.b, nu)
                 };
                 state_columns(
                     &self.md,
@@ -195,7 +216,10 @@ impl AdWorkspace {
                     mat,
                     cols,
                     width,
-                    |l| Some(first + l),
+                    |l| {
+                        let (a, j) = target(c0 + l);
+                        (a == in_a).then_some(j)
+                    },
                 );
             }
         }
