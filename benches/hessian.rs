@@ -62,7 +62,9 @@ fn main() {
                 200,
             ));
             v[1].push(time(
-                &mut || drop(aw.transition(&m, &d, &mut t).unwrap()),
+                &mut || {
+                    aw.transition(&m, &d, &mut t).unwrap();
+                },
                 10,
             ));
             v[2].push(time(

@@ -24,6 +24,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod collision;
+pub mod control;
 pub mod data;
 pub mod derivatives;
 pub mod engine;

@@ -3,8 +3,6 @@
 //! rollout with respect to its initial state and its controls, by chaining one-step Jacobians
 //! or directly on dual numbers.
 
-use rayon::prelude::*;
-
 use super::ad::{state_columns, AdWorkspace, Dual, CHUNK};
 use super::fd::FdWorkspace;
 use super::{DerivError, FdOptions, Transition};
@@ -63,6 +61,8 @@ impl Workspace {
 /// `ctrl[t·nu ..]`, every other input taken from `base` (applied forces, mocap poses, the
 /// solver's warm start). `out` has one `Transition` per point. Runs on `threads` threads (1:
 /// the calling thread, 0: one per core); the results are bit-identical at any thread count.
+/// Creates its workspaces on each call: a caller that repeats it (iLQR, trajectory
+/// optimization) keeps a [`TrajectoryWorkspace`] instead.
 pub fn transition_trajectory(
     m: &Model<f64>,
     base: &Data<f64>,
@@ -72,43 +72,91 @@ pub fn transition_trajectory(
     threads: usize,
     out: &mut [Transition],
 ) -> Result<(), DerivError> {
-    let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
-    let npoint = out.len();
-    if states.len() != npoint * nstate {
-        return Err(DerivError::Size("states", states.len(), npoint * nstate));
-    }
-    if ctrl.len() != npoint * m.nu {
-        return Err(DerivError::Size("ctrl", ctrl.len(), npoint * m.nu));
-    }
-    let point = |t: usize, tr: &mut Transition, ws: &mut (Workspace, Data<f64>)| {
-        let (w, d) = ws;
-        d.copy_from(base);
-        d.set_state(
-            m,
-            &states[t * nstate..(t + 1) * nstate],
-            StateMask::FULLPHYSICS,
-        )
-        .expect("sized for the model");
-        d.ctrl.copy_from_slice(&ctrl[t * m.nu..(t + 1) * m.nu]);
-        w.transition(m, d, method, tr)
-    };
-    let init = || (Workspace::new(m), base.clone());
-    if threads == 1 {
-        let mut ws = init();
-        for (t, tr) in out.iter_mut().enumerate() {
-            point(t, tr, &mut ws)?;
+    TrajectoryWorkspace::new(m, base, threads).transitions(m, base, states, ctrl, method, out)
+}
+
+/// One derivative workspace and one `Data` per thread, for [`transition_trajectory`]'s
+/// work along a trajectory, call after call without allocating.
+#[derive(Clone, Debug)]
+pub struct TrajectoryWorkspace {
+    ws: Vec<(Workspace, Data<f64>)>,
+}
+
+impl TrajectoryWorkspace {
+    /// Buffers for `threads` threads (0: one per core) on model `m`, `base` giving the
+    /// inputs other than the state and the controls.
+    pub fn new(m: &Model<f64>, base: &Data<f64>, threads: usize) -> Self {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        TrajectoryWorkspace {
+            ws: (0..threads)
+                .map(|_| (Workspace::new(m), base.clone()))
+                .collect(),
         }
-        return Ok(());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| DerivError::Option(format!("thread pool: {e}")))?;
-    pool.install(|| {
-        out.par_iter_mut()
-            .enumerate()
-            .try_for_each_init(init, |ws, (t, tr)| point(t, tr, ws))
-    })
+
+    /// Threads it runs on.
+    pub fn threads(&self) -> usize {
+        self.ws.len()
+    }
+
+    /// [`transition_trajectory`] on these buffers: the points are split into one contiguous
+    /// run per thread.
+    pub fn transitions(
+        &mut self,
+        m: &Model<f64>,
+        base: &Data<f64>,
+        states: &[f64],
+        ctrl: &[f64],
+        method: Method,
+        out: &mut [Transition],
+    ) -> Result<(), DerivError> {
+        let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
+        let npoint = out.len();
+        if states.len() != npoint * nstate {
+            return Err(DerivError::Size("states", states.len(), npoint * nstate));
+        }
+        if ctrl.len() != npoint * m.nu {
+            return Err(DerivError::Size("ctrl", ctrl.len(), npoint * m.nu));
+        }
+        let point = |t: usize, tr: &mut Transition, ws: &mut (Workspace, Data<f64>)| {
+            let (w, d) = ws;
+            d.copy_from(base);
+            d.set_state(
+                m,
+                &states[t * nstate..(t + 1) * nstate],
+                StateMask::FULLPHYSICS,
+            )
+            .expect("sized for the model");
+            d.ctrl.copy_from_slice(&ctrl[t * m.nu..(t + 1) * m.nu]);
+            w.transition(m, d, method, tr)
+        };
+        let run = |first: usize, trs: &mut [Transition], ws: &mut (Workspace, Data<f64>)| {
+            trs.iter_mut()
+                .enumerate()
+                .try_for_each(|(k, tr)| point(first + k, tr, ws))
+        };
+        if self.ws.len() == 1 || npoint <= 1 {
+            return run(0, out, &mut self.ws[0]);
+        }
+        let per = npoint.div_ceil(self.ws.len());
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = out
+                .chunks_mut(per)
+                .zip(self.ws.iter_mut())
+                .enumerate()
+                .map(|(c, (trs, ws))| sc.spawn(move || run(c * per, trs, ws)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a Jacobian thread panicked"))
+                .collect::<Result<Vec<()>, DerivError>>()
+                .map(|_| ())
+        })
+    }
 }
 
 /// The Jacobians of an `N`-step rollout from the state of `d` with controls `ctrl`

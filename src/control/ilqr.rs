@@ -1,0 +1,527 @@
+//! iLQR and DDP (Li & Todorov 2004; Tassa, Erez & Todorov 2012; Tassa, Mansard & Todorov 2014)
+//! on the transition Jacobians of [`crate::derivatives`]: exact (dual numbers) or finite
+//! differences, computed for the whole horizon in parallel, and for DDP the second-order
+//! dynamics terms as the exact contraction of the step's Hessian with the value gradient
+//! ([`crate::derivatives::hessian`]).
+//!
+//! Each iteration: Jacobians `A_t`, `B_t` along the nominal trajectory; a backward pass of
+//! the Riccati-like recursion with the value Hessian regularized as `V_xx + μ I` (Tassa 2012,
+//! Eq. 10) and the control bounds handled by a box QP per step ([`super::boxqp`]); a forward
+//! pass `u_t = û_t + α k_t + K_t (x_t ⊖ x̂_t)` (controls clamped to `ctrlrange`) with a
+//! backtracking line search on the ratio of actual to expected cost reduction; `μ` grows on a
+//! failed pass and shrinks on a successful one (Tassa 2012, Sec. II-F).
+//!
+//! States are in the tangent space of the transition Jacobians (`2 nv + na`, see
+//! [`crate::derivatives`]); `gains` are `K_t` (`nu × (2 nv + na)`, row-major) acting on
+//! `x_t ⊖ x̂_t`.
+
+use std::time::Instant;
+
+use nalgebra::{DMatrix, DVector};
+
+use super::boxqp;
+use super::cost::{error, Cost, CostDerivatives, CostError};
+use crate::data::Data;
+use crate::derivatives::hessian::{Hessian, HessianWorkspace, LinearCost};
+use crate::derivatives::trajectory::{Method, TrajectoryWorkspace};
+use crate::derivatives::{DerivError, FdOptions, Transition};
+use crate::engine::{step, SimError};
+use crate::model::Model;
+use crate::state::StateMask;
+
+/// Options of [`ilqr`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct IlqrOptions {
+    /// Most iterations.
+    pub max_iterations: usize,
+    /// Stop when an accepted step lowers the cost by less than this fraction.
+    pub tolerance: f64,
+    /// Stop when the feedforward steps are this small: the mean over the horizon of
+    /// `max_i |k_t,i| / (|u_t,i| + 1)` (Tassa 2012).
+    pub gradient_tolerance: f64,
+    /// How the transition Jacobians are computed.
+    pub method: Method,
+    /// Full DDP: add the second-order dynamics terms `Σ_k V'_x,k ∇²f_k` to `Q_xx`, `Q_uu`,
+    /// `Q_ux` (exact, on hyper-duals); otherwise iLQR (Gauss–Newton on the dynamics).
+    pub ddp: bool,
+    /// Threads for the Jacobians along the horizon (0: one per core, 1: the caller's).
+    pub threads: usize,
+    /// Regularization: initial, smallest nonzero and largest `μ`, and the factor `Δ₀` of its
+    /// schedule.
+    pub mu_init: f64,
+    /// See [`IlqrOptions::mu_init`].
+    pub mu_min: f64,
+    /// See [`IlqrOptions::mu_init`].
+    pub mu_max: f64,
+    /// See [`IlqrOptions::mu_init`].
+    pub mu_factor: f64,
+}
+
+impl Default for IlqrOptions {
+    fn default() -> Self {
+        IlqrOptions {
+            max_iterations: 200,
+            tolerance: 1e-7,
+            gradient_tolerance: 1e-5,
+            method: Method::Ad,
+            ddp: false,
+            threads: 0,
+            mu_init: 1e-6,
+            mu_min: 1e-8,
+            mu_max: 1e10,
+            mu_factor: 1.6,
+        }
+    }
+}
+
+impl IlqrOptions {
+    /// The options with finite-difference Jacobians (forward differences, `eps` 1e-6).
+    pub fn with_fd(mut self) -> Self {
+        self.method = Method::Fd(FdOptions::default());
+        self
+    }
+}
+
+/// A plan: the nominal trajectory, its controls and the feedback gains around it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Steps `T`.
+    pub horizon: usize,
+    /// Entries of one state (`StateMask::FULLPHYSICS`).
+    pub nstate: usize,
+    /// States `x_0 … x_T` (`(T + 1) · nstate`).
+    pub states: Vec<f64>,
+    /// Controls `u_0 … u_{T−1}` (`T · nu`), clamped to `ctrlrange`.
+    pub ctrl: Vec<f64>,
+    /// Feedback gains `K_t` (`T · nu · (2 nv + na)`).
+    pub gains: Vec<f64>,
+    /// Total cost of the plan.
+    pub cost: f64,
+}
+
+/// What an [`ilqr`] run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IlqrStats {
+    /// Iterations (backward passes that led to an accepted or final forward pass).
+    pub iterations: usize,
+    /// Whether a stopping criterion (not the iteration or regularization limit) was met.
+    pub converged: bool,
+    /// Why it stopped.
+    pub reason: String,
+    /// Cost after each iteration (the initial cost first).
+    pub cost: Vec<f64>,
+    /// Regularization `μ` at each iteration.
+    pub mu: Vec<f64>,
+    /// Seconds spent on Jacobians (and DDP Hessians), in the backward passes, in the forward
+    /// passes, and in total.
+    pub derivative_seconds: f64,
+    /// See [`IlqrStats::derivative_seconds`].
+    pub backward_seconds: f64,
+    /// See [`IlqrStats::derivative_seconds`].
+    pub forward_seconds: f64,
+    /// See [`IlqrStats::derivative_seconds`].
+    pub total_seconds: f64,
+}
+
+/// Why a control problem could not be solved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ControlError {
+    /// The cost does not fit the model.
+    #[error(transparent)]
+    Cost(#[from] CostError),
+    /// A Jacobian failed.
+    #[error(transparent)]
+    Deriv(#[from] DerivError),
+    /// The initial rollout diverged.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A size or option is wrong.
+    #[error("control: {0}")]
+    Invalid(String),
+}
+
+/// The problem's fixed parts: model, initial data, cost, sizes and control bounds.
+struct Problem<'a> {
+    m: &'a Model<f64>,
+    d0: &'a Data<f64>,
+    cost: &'a Cost,
+    horizon: usize,
+    nstate: usize,
+    ndx: usize,
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+}
+
+impl Problem<'_> {
+    /// `qpos`, `qvel`, `act` of the state at `t` in `states`.
+    fn x<'s>(&self, states: &'s [f64], t: usize) -> &'s [f64] {
+        let m = self.m;
+        let a = t * self.nstate + 1;
+        &states[a..a + m.nq + m.nv + m.na]
+    }
+
+    /// Simulates from `d0` with `u_t = clamp(û_t + α k_t + K_t (x_t ⊖ x̂_t))` (`nominal` gives
+    /// `x̂`, `û`, `k`, `K`; `None`: the controls `ctrl` as they are), writing states and the
+    /// applied controls; returns the cost.
+    fn rollout(
+        &self,
+        feedback: Option<(&Plan, &[f64], f64)>,
+        ctrl: &mut [f64],
+        states: &mut [f64],
+        d: &mut Data<f64>,
+    ) -> Result<f64, SimError> {
+        let (m, nu, ndx, ns) = (self.m, self.m.nu, self.ndx, self.nstate);
+        d.copy_from(self.d0);
+        let mut dx = vec![0.0; ndx];
+        let mut cost = 0.0;
+        d.get_state(m, &mut states[..ns], StateMask::FULLPHYSICS)
+            .expect("sized");
+        for t in 0..self.horizon {
+            let u = &mut ctrl[t * nu..(t + 1) * nu];
+            if let Some((plan, ff, alpha)) = feedback {
+                let x = self.x(states, t);
+                error(m, x, self.x(&plan.states, t), &mut dx);
+                for i in 0..nu {
+                    let kx: f64 = (0..ndx)
+                        .map(|j| plan.gains[(t * nu + i) * ndx + j] * dx[j])
+                        .sum();
+                    u[i] = plan.ctrl[t * nu + i] + alpha * ff[t * nu + i] + kx;
+                }
+            }
+            for i in 0..nu {
+                u[i] = u[i].clamp(self.lo[i], self.hi[i]);
+            }
+            cost += self.cost.value(m, self.x(states, t), Some(u));
+            d.ctrl.copy_from_slice(u);
+            step(m, d)?;
+            d.get_state(
+                m,
+                &mut states[(t + 1) * ns..(t + 2) * ns],
+                StateMask::FULLPHYSICS,
+            )
+            .expect("sized");
+        }
+        cost += self.cost.value(m, self.x(states, self.horizon), None);
+        if !cost.is_finite() {
+            return Err(SimError::Diverged(format!("rollout cost {cost}")));
+        }
+        Ok(cost)
+    }
+}
+
+/// The result of one backward pass.
+struct Backward {
+    k: Vec<f64>,
+    gains: Vec<f64>,
+    /// Expected reduction terms `Σ kᵀ Q_u` and `Σ ½ kᵀ Q_uu k`.
+    dv: [f64; 2],
+}
+
+/// Runs iLQR (or DDP with `opts.ddp`) from the state of `d0` over `ctrl.len() / nu` steps,
+/// starting from the controls `ctrl`. Returns the optimized plan and what the run did.
+///
+/// ```
+/// use diffmj::control::{cost::{Cost, StateCost}, ilqr::{ilqr, IlqrOptions}};
+/// use diffmj::{mjcf, Data};
+/// let m = mjcf::load_file("models/cartpole.xml").unwrap();
+/// let d = Data::new(&m);
+/// // bring the cart to x = 0.5 in 50 steps
+/// let goal = vec![0.5, 0.0, 0.0, 0.0];
+/// let cost = Cost {
+///     running: None,
+///     terminal: Some(StateCost { goal, weight: vec![100.0, 10.0, 10.0, 1.0] }),
+///     control_weight: vec![1e-2],
+///     control_ref: vec![0.0],
+/// };
+/// let (plan, stats) = ilqr(&m, &d, &cost, &vec![0.0; 50], &IlqrOptions::default()).unwrap();
+/// assert!(stats.converged && plan.cost < stats.cost[0]);
+/// ```
+pub fn ilqr(
+    m: &Model<f64>,
+    d0: &Data<f64>,
+    cost: &Cost,
+    ctrl: &[f64],
+    opts: &IlqrOptions,
+) -> Result<(Plan, IlqrStats), ControlError> {
+    let start = Instant::now();
+    cost.check(m)?;
+    let nu = m.nu;
+    if nu == 0 || !ctrl.len().is_multiple_of(nu) || ctrl.is_empty() {
+        return Err(ControlError::Invalid(format!(
+            "controls: {} entries for nu = {nu} (a positive multiple of nu needed)",
+            ctrl.len()
+        )));
+    }
+    let horizon = ctrl.len() / nu;
+    let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
+    let ndx = 2 * m.nv + m.na;
+    let (lo, hi): (Vec<f64>, Vec<f64>) = (0..nu)
+        .map(|i| {
+            if m.actuator_ctrllimited[i] {
+                let [a, b] = m.actuator_ctrlrange[i];
+                (a, b)
+            } else {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            }
+        })
+        .unzip();
+    let p = Problem {
+        m,
+        d0,
+        cost,
+        horizon,
+        nstate,
+        ndx,
+        lo,
+        hi,
+    };
+    let mut d = d0.clone();
+    let mut plan = Plan {
+        horizon,
+        nstate,
+        states: vec![0.0; (horizon + 1) * nstate],
+        ctrl: ctrl.to_vec(),
+        gains: vec![0.0; horizon * nu * ndx],
+        cost: 0.0,
+    };
+    plan.cost = p.rollout(None, &mut plan.ctrl, &mut plan.states, &mut d)?;
+    let mut stats = IlqrStats {
+        cost: vec![plan.cost],
+        ..Default::default()
+    };
+    let mut trans: Vec<Transition> = (0..horizon).map(|_| Transition::new(m)).collect();
+    let mut jac = TrajectoryWorkspace::new(m, d0, opts.threads);
+    let mut hess = opts
+        .ddp
+        .then(|| (HessianWorkspace::new(m), Hessian::new(m)));
+    let (mut mu, mut delta) = (opts.mu_init, 1.0);
+    let (mut trial_states, mut trial_ctrl) = (plan.states.clone(), plan.ctrl.clone());
+    let alphas: Vec<f64> = (0..11)
+        .map(|k| 10f64.powf(-3.0 * k as f64 / 10.0))
+        .collect();
+    stats.reason = "iteration limit".into();
+    let mut need_jacobians = true;
+    for _ in 0..opts.max_iterations {
+        stats.iterations += 1;
+        if need_jacobians {
+            let t0 = Instant::now();
+            jac.transitions(
+                m,
+                d0,
+                &plan.states[..horizon * nstate],
+                &plan.ctrl,
+                opts.method,
+                &mut trans,
+            )?;
+            stats.derivative_seconds += t0.elapsed().as_secs_f64();
+            need_jacobians = false;
+        }
+        // backward pass, raising μ until it succeeds
+        let bw = loop {
+            let (t0, before) = (Instant::now(), stats.derivative_seconds);
+            let r = backward(&p, &plan, &trans, hess.as_mut(), mu, &mut d, &mut stats)?;
+            // the DDP Hessians count as derivative time
+            stats.backward_seconds +=
+                t0.elapsed().as_secs_f64() - (stats.derivative_seconds - before);
+            match r {
+                Some(bw) => break Some(bw),
+                None => {
+                    delta = f64::max(opts.mu_factor, delta * opts.mu_factor);
+                    mu = f64::max(opts.mu_min, mu * delta);
+                    if mu > opts.mu_max {
+                        break None;
+                    }
+                }
+            }
+        };
+        let Some(bw) = bw else {
+            stats.reason = "regularization limit in the backward pass".into();
+            break;
+        };
+        stats.mu.push(mu);
+        // converged when the feedforward steps vanish
+        let gnorm = (0..horizon)
+            .map(|t| {
+                (0..nu)
+                    .map(|i| bw.k[t * nu + i].abs() / (plan.ctrl[t * nu + i].abs() + 1.0))
+                    .fold(0.0, f64::max)
+            })
+            .sum::<f64>()
+            / horizon as f64;
+        if gnorm < opts.gradient_tolerance && mu < 1e-5 {
+            stats.converged = true;
+            stats.reason = format!("feedforward steps {gnorm:.1e} below the gradient tolerance");
+            plan.gains.copy_from_slice(&bw.gains);
+            stats.cost.push(plan.cost);
+            break;
+        }
+        // forward pass with a line search
+        let t0 = Instant::now();
+        let mut accepted = None;
+        let backup = std::mem::replace(&mut plan.gains, bw.gains);
+        for &alpha in &alphas {
+            let Ok(c) = p.rollout(
+                Some((&plan, &bw.k, alpha)),
+                &mut trial_ctrl,
+                &mut trial_states,
+                &mut d,
+            ) else {
+                continue;
+            };
+            let expected = -(alpha * bw.dv[0] + alpha * alpha * bw.dv[1]);
+            let ratio = if expected > 0.0 {
+                (plan.cost - c) / expected
+            } else {
+                (plan.cost - c).signum()
+            };
+            if ratio > 1e-4 {
+                accepted = Some(c);
+                break;
+            }
+        }
+        stats.forward_seconds += t0.elapsed().as_secs_f64();
+        match accepted {
+            Some(c) => {
+                let improvement = (plan.cost - c) / plan.cost.abs().max(1e-300);
+                std::mem::swap(&mut plan.states, &mut trial_states);
+                std::mem::swap(&mut plan.ctrl, &mut trial_ctrl);
+                plan.cost = c;
+                stats.cost.push(c);
+                need_jacobians = true;
+                delta = f64::min(1.0 / opts.mu_factor, delta / opts.mu_factor);
+                mu = if mu * delta > opts.mu_min {
+                    mu * delta
+                } else {
+                    0.0
+                };
+                if improvement < opts.tolerance {
+                    stats.converged = true;
+                    stats.reason = format!("relative cost improvement {improvement:.1e}");
+                    break;
+                }
+            }
+            None => {
+                plan.gains = backup;
+                stats.cost.push(plan.cost);
+                delta = f64::max(opts.mu_factor, delta * opts.mu_factor);
+                mu = f64::max(opts.mu_min, mu * delta);
+                if mu > opts.mu_max {
+                    stats.reason = "regularization limit in the line search".into();
+                    break;
+                }
+            }
+        }
+    }
+    stats.total_seconds = start.elapsed().as_secs_f64();
+    Ok((plan, stats))
+}
+
+/// One backward pass at regularization `mu`; `None` when a `Q_uu` is not positive definite.
+fn backward(
+    p: &Problem,
+    plan: &Plan,
+    trans: &[Transition],
+    mut hess: Option<&mut (HessianWorkspace, Hessian)>,
+    mu: f64,
+    d: &mut Data<f64>,
+    stats: &mut IlqrStats,
+) -> Result<Option<Backward>, ControlError> {
+    let (m, horizon, ndx, nu, ns) = (p.m, p.horizon, p.ndx, p.m.nu, p.nstate);
+    let mut cd = CostDerivatives::default();
+    p.cost
+        .derivatives(m, p.x(&plan.states, horizon), None, &mut cd);
+    let mut vx = DVector::from_column_slice(&cd.lx);
+    let mut vxx = DMatrix::from_row_slice(ndx, ndx, &cd.lxx);
+    let mut out = Backward {
+        k: vec![0.0; horizon * nu],
+        gains: vec![0.0; horizon * nu * ndx],
+        dv: [0.0; 2],
+    };
+    for t in (0..horizon).rev() {
+        let u = &plan.ctrl[t * nu..(t + 1) * nu];
+        p.cost
+            .derivatives(m, p.x(&plan.states, t), Some(u), &mut cd);
+        let a = DMatrix::from_row_slice(ndx, ndx, &trans[t].a);
+        let b = DMatrix::from_row_slice(ndx, nu, &trans[t].b);
+        let qx = DVector::from_column_slice(&cd.lx) + a.transpose() * &vx;
+        let qu = DVector::from_column_slice(&cd.lu) + b.transpose() * &vx;
+        let vxx_a = &vxx * &a;
+        let vxx_b = &vxx * &b;
+        let mut qxx = DMatrix::from_row_slice(ndx, ndx, &cd.lxx) + a.transpose() * &vxx_a;
+        let mut quu = DMatrix::from_row_slice(nu, nu, &cd.luu) + b.transpose() * &vxx_b;
+        let mut qux = DMatrix::from_row_slice(nu, ndx, &cd.lux) + b.transpose() * &vxx_a;
+        if let Some((ws, h)) = hess.as_deref_mut() {
+            // Σ_k V'_x,k ∇²f_k: the Hessian of V'_xᵀ (x' ⊖ x̂') at (x_t, u_t)
+            let t0 = Instant::now();
+            d.copy_from(p.d0);
+            d.set_state(
+                m,
+                &plan.states[t * ns..(t + 1) * ns],
+                StateMask::FULLPHYSICS,
+            )
+            .expect("sized");
+            d.ctrl.copy_from_slice(u);
+            let lin = LinearCost {
+                lambda: vx.as_slice().to_vec(),
+            };
+            ws.transition_hessian(m, d, &lin, h)?;
+            let n = ndx + nu;
+            for i in 0..ndx {
+                for j in 0..ndx {
+                    qxx[(i, j)] += h.hess[i * n + j];
+                }
+            }
+            for i in 0..nu {
+                for j in 0..nu {
+                    quu[(i, j)] += h.hess[(ndx + i) * n + ndx + j];
+                }
+                for j in 0..ndx {
+                    qux[(i, j)] += h.hess[(ndx + i) * n + j];
+                }
+            }
+            stats.derivative_seconds += t0.elapsed().as_secs_f64();
+        }
+        // regularized: V_xx + μ I in the terms through the dynamics
+        let quu_r = &quu + mu * b.transpose() * &b;
+        let qux_r = &qux + mu * b.transpose() * &a;
+        let lo = DVector::from_fn(nu, |i, _| p.lo[i] - u[i]);
+        let hi = DVector::from_fn(nu, |i, _| p.hi[i] - u[i]);
+        let start = DVector::from_fn(nu, |i, _| {
+            if t + 1 < horizon {
+                out.k[(t + 1) * nu + i]
+            } else {
+                0.0
+            }
+        });
+        let quu_sym = 0.5 * (&quu_r + quu_r.transpose());
+        let Some(qp) = boxqp::solve(&quu_sym, &qu, &lo, &hi, &start) else {
+            return Ok(None);
+        };
+        let kff = qp.x;
+        // K on the free controls, zero rows on the clamped ones
+        let mut kfb = DMatrix::zeros(nu, ndx);
+        if let Some(chol) = &qp.chol {
+            let idx: Vec<usize> = (0..nu).filter(|&i| qp.free[i]).collect();
+            let rhs = DMatrix::from_fn(idx.len(), ndx, |r, c| -qux_r[(idx[r], c)]);
+            let kf = chol.solve(&rhs);
+            for (r, &i) in idx.iter().enumerate() {
+                for c in 0..ndx {
+                    kfb[(i, c)] = kf[(r, c)];
+                }
+            }
+        }
+        out.dv[0] += kff.dot(&qu);
+        out.dv[1] += 0.5 * kff.dot(&(&quu * &kff));
+        let kt = kfb.transpose();
+        vx = &qx + &kt * (&quu * &kff) + &kt * &qu + qux.transpose() * &kff;
+        vxx = &qxx + &kt * &quu * &kfb + &kt * &qux + qux.transpose() * &kfb;
+        vxx = 0.5 * (&vxx + vxx.transpose());
+        out.k[t * nu..(t + 1) * nu].copy_from_slice(kff.as_slice());
+        for i in 0..nu {
+            for j in 0..ndx {
+                out.gains[(t * nu + i) * ndx + j] = kfb[(i, j)];
+            }
+        }
+    }
+    Ok(Some(out))
+}

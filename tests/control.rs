@@ -1,0 +1,232 @@
+//! iLQR and DDP (control::ilqr) against problems with a known optimum: the linear-quadratic
+//! case, where one iteration gives the Riccati solution (checked against a dense solve of
+//! the same problem), the same with active control bounds (against a dense box QP), and the
+//! cart-pole swing-up.
+
+mod common;
+
+use common::root;
+use diffmj::control::cost::{Cost, StateCost};
+use diffmj::control::ilqr::{ilqr, IlqrOptions};
+use diffmj::derivatives::ad::AdWorkspace;
+use diffmj::derivatives::Transition;
+use diffmj::{mjcf, Data, Model};
+
+/// A double integrator: a 1 kg slider without gravity or damping, a motor of gear 1 (Euler:
+/// exactly linear dynamics). `range` bounds the control.
+fn double_integrator(range: Option<f64>) -> Model<f64> {
+    let lim = match range {
+        Some(r) => format!(r#"ctrllimited="true" ctrlrange="-{r} {r}""#),
+        None => String::new(),
+    };
+    let xml = format!(
+        r#"<mujoco>
+  <option timestep="0.05" gravity="0 0 0" integrator="Euler"><flag contact="disable"/></option>
+  <worldbody>
+    <body><joint name="x" type="slide" axis="1 0 0"/><geom type="sphere" size="0.1" mass="1"/></body>
+  </worldbody>
+  <actuator><motor joint="x" gear="1" {lim}/></actuator>
+</mujoco>"#
+    );
+    mjcf::load_str(&xml).unwrap()
+}
+
+/// The cost of the LQ tests: running `½(x − g)ᵀQ(x − g) + ½ R u²`, terminal `Q_f`.
+fn lq_cost() -> Cost {
+    let goal = vec![1.0, 0.0];
+    Cost {
+        running: Some(StateCost {
+            goal: goal.clone(),
+            weight: vec![1.0, 0.1],
+        }),
+        terminal: Some(StateCost {
+            goal,
+            weight: vec![100.0, 10.0],
+        }),
+        control_weight: vec![0.05],
+        control_ref: vec![0.0],
+    }
+}
+
+/// The LQ problem in dense form: the cost as `½ Uᵀ H U + gᵀ U + c` over the controls,
+/// with the states written as `x_t = Φ_t x_0 + Σ Γ_{t,s} u_s` from the model's `A`, `B`.
+fn dense_lq(m: &Model<f64>, d: &Data<f64>, cost: &Cost, horizon: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut t = Transition::new(m);
+    AdWorkspace::new(m).transition(m, d, &mut t).unwrap();
+    let (a, b) = (t.a.clone(), t.b.clone());
+    // x_t = c_t + G_t U, with G_t (2 × T)
+    let n = horizon;
+    let mut c = vec![[d.qpos[0], d.qvel[0]]];
+    let mut g = vec![vec![[0.0; 2]; n]];
+    for s in 0..n {
+        let (cp, gp) = (c[s], g[s].clone());
+        let cn = [a[0] * cp[0] + a[1] * cp[1], a[2] * cp[0] + a[3] * cp[1]];
+        let mut gn = vec![[0.0; 2]; n];
+        for (j, gj) in gp.iter().enumerate() {
+            gn[j] = [a[0] * gj[0] + a[1] * gj[1], a[2] * gj[0] + a[3] * gj[1]];
+        }
+        gn[s][0] += b[0];
+        gn[s][1] += b[1];
+        c.push(cn);
+        g.push(gn);
+    }
+    let mut h = vec![0.0; n * n];
+    let mut lin = vec![0.0; n];
+    let mut add = |t: usize, sc: &StateCost| {
+        for k in 0..2 {
+            let w = sc.weight[k];
+            let off = c[t][k] - sc.goal[k];
+            for i in 0..n {
+                lin[i] += w * off * g[t][i][k];
+                for j in 0..n {
+                    h[i * n + j] += w * g[t][i][k] * g[t][j][k];
+                }
+            }
+        }
+    };
+    for t in 0..n {
+        add(t, cost.running.as_ref().unwrap());
+    }
+    add(n, cost.terminal.as_ref().unwrap());
+    for i in 0..n {
+        h[i * n + i] += cost.control_weight[0];
+    }
+    (h, lin)
+}
+
+/// Solve `H U = −g` (dense Gaussian elimination).
+fn solve_dense(h: &[f64], g: &[f64]) -> Vec<f64> {
+    let n = g.len();
+    let mut a = h.to_vec();
+    let mut x: Vec<f64> = g.iter().map(|v| -v).collect();
+    for k in 0..n {
+        for i in k + 1..n {
+            let f = a[i * n + k] / a[k * n + k];
+            for j in k..n {
+                a[i * n + j] -= f * a[k * n + j];
+            }
+            x[i] -= f * x[k];
+        }
+    }
+    for k in (0..n).rev() {
+        let s: f64 = (k + 1..n).map(|j| a[k * n + j] * x[j]).sum();
+        x[k] = (x[k] - s) / a[k * n + k];
+    }
+    x
+}
+
+/// One iteration of iLQR (no regularization) on a linear system with a quadratic cost is the
+/// Riccati solution: its controls equal the dense solve of the same problem (1e-9), and the
+/// next iteration stops at once.
+#[test]
+fn one_iteration_solves_the_lq_problem() {
+    let m = double_integrator(None);
+    let d = Data::new(&m);
+    let cost = lq_cost();
+    let horizon = 40;
+    let (h, g) = dense_lq(&m, &d, &cost, horizon);
+    let u_star = solve_dense(&h, &g);
+    let opts = IlqrOptions {
+        max_iterations: 1,
+        mu_init: 0.0,
+        ..Default::default()
+    };
+    let (plan, _) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &opts).unwrap();
+    let err = plan
+        .ctrl
+        .iter()
+        .zip(&u_star)
+        .fold(0.0f64, |s, (a, b)| s.max((a - b).abs()));
+    let scale = u_star.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    eprintln!("LQ: one iteration vs dense solve {err:.1e} (|u| {scale:.2})");
+    assert!(err < 1e-9 * scale.max(1.0), "{err:.2e}");
+    let (_, stats) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &IlqrOptions::default()).unwrap();
+    assert!(stats.converged && stats.iterations <= 3, "{stats:?}");
+}
+
+/// With control bounds that bind, the converged plan equals the dense box-constrained QP's
+/// solution (projected gradient to convergence): within 1e-6.
+#[test]
+fn bounded_lq_matches_dense_box_qp() {
+    let bound = 0.8;
+    let m = double_integrator(Some(bound));
+    let d = Data::new(&m);
+    let cost = lq_cost();
+    let horizon = 40;
+    let (h, g) = dense_lq(&m, &d, &cost, horizon);
+    // projected gradient with step 1/L (L from the largest row sum)
+    let n = horizon;
+    let l = (0..n)
+        .map(|i| (0..n).map(|j| h[i * n + j].abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let mut u = vec![0.0; n];
+    for _ in 0..200_000 {
+        let grad: Vec<f64> = (0..n)
+            .map(|i| g[i] + (0..n).map(|j| h[i * n + j] * u[j]).sum::<f64>())
+            .collect();
+        for i in 0..n {
+            u[i] = (u[i] - grad[i] / l).clamp(-bound, bound);
+        }
+    }
+    let active = u.iter().filter(|x| x.abs() >= bound - 1e-12).count();
+    assert!(active >= 3, "the bounds bind ({active} active)");
+    let (plan, stats) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &IlqrOptions::default()).unwrap();
+    let err = plan
+        .ctrl
+        .iter()
+        .zip(&u)
+        .fold(0.0f64, |s, (a, b)| s.max((a - b).abs()));
+    eprintln!(
+        "bounded LQ: {} iterations, {active} controls at a bound, vs dense box QP {err:.1e}",
+        stats.iterations
+    );
+    assert!(stats.converged, "{stats:?}");
+    assert!(err < 1e-6, "{err:.2e}");
+}
+
+/// The cart-pole swings up from hanging down in 1.5 s with its force bounded (±10 N): iLQR
+/// and DDP both converge to a plan whose rollout ends upright (pole within 0.05 rad, cart and
+/// velocities small); the iteration counts are printed.
+#[test]
+fn cartpole_swings_up() {
+    let m = mjcf::load_file(root().join("models/cartpole.xml")).unwrap();
+    let mut d = Data::new(&m);
+    d.qpos[1] = std::f64::consts::PI;
+    let goal = vec![0.0; 4];
+    let cost = Cost {
+        running: Some(StateCost {
+            goal: goal.clone(),
+            weight: vec![0.1, 0.1, 0.01, 0.01],
+        }),
+        terminal: Some(StateCost {
+            goal,
+            weight: vec![100.0, 1000.0, 100.0, 100.0],
+        }),
+        control_weight: vec![0.01],
+        control_ref: vec![0.0],
+    };
+    let horizon = 150;
+    for ddp in [false, true] {
+        let opts = IlqrOptions {
+            ddp,
+            ..Default::default()
+        };
+        let (plan, stats) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &opts).unwrap();
+        let ns = plan.nstate;
+        let last = &plan.states[horizon * ns + 1..horizon * ns + 5];
+        eprintln!(
+            "cart-pole {}: {} iterations ({}), cost {:.3} -> {:.3}, final {:?}, derivatives {:.2} s of {:.2} s",
+            if ddp { "DDP" } else { "iLQR" },
+            stats.iterations,
+            stats.reason,
+            stats.cost[0],
+            plan.cost,
+            last,
+            stats.derivative_seconds,
+            stats.total_seconds
+        );
+        assert!(stats.converged, "{stats:?}");
+        assert!(last[1].abs() < 0.05, "pole at {:.3}", last[1]);
+        assert!(last.iter().all(|x| x.abs() < 0.2), "{last:?}");
+    }
+}
