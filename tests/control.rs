@@ -38,10 +38,12 @@ fn lq_cost() -> Cost {
         running: Some(StateCost {
             goal: goal.clone(),
             weight: vec![1.0, 0.1],
+            wrap_hinges: false,
         }),
         terminal: Some(StateCost {
             goal,
             weight: vec![100.0, 10.0],
+            wrap_hinges: false,
         }),
         control_weight: vec![0.05],
         control_ref: vec![0.0],
@@ -197,10 +199,12 @@ fn cartpole_swings_up() {
         running: Some(StateCost {
             goal: goal.clone(),
             weight: vec![0.1, 0.1, 0.01, 0.01],
+            wrap_hinges: false,
         }),
         terminal: Some(StateCost {
             goal,
             weight: vec![100.0, 1000.0, 100.0, 100.0],
+            wrap_hinges: false,
         }),
         control_weight: vec![0.01],
         control_ref: vec![0.0],

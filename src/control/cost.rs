@@ -16,6 +16,9 @@ pub struct StateCost {
     pub goal: Vec<f64>,
     /// Weights of the `2 nv + na` tangent coordinates.
     pub weight: Vec<f64>,
+    /// Measure hinge angles modulo 2π (the error in `(−π, π]`), so a pole that turned over
+    /// once is as upright as one that did not.
+    pub wrap_hinges: bool,
 }
 
 /// The cost of a horizon: `Σ_t [½ (x_t ⊖ g)ᵀ Q (x_t ⊖ g) + ½ (u_t − u_ref)ᵀ R (u_t − u_ref)]
@@ -56,6 +59,20 @@ pub struct CostDerivatives {
 pub struct CostError(pub String);
 
 impl StateCost {
+    /// `e = x ⊖ goal`, hinge angles wrapped when asked.
+    pub fn error(&self, m: &Model<f64>, x: &[f64], e: &mut [f64]) {
+        error(m, x, &self.goal, e);
+        if self.wrap_hinges {
+            for j in 0..m.njnt {
+                if m.jnt_type[j] == JointType::Hinge {
+                    let k = m.jnt_dofadr[j];
+                    let tau = std::f64::consts::TAU;
+                    e[k] -= tau * (e[k] / tau).round();
+                }
+            }
+        }
+    }
+
     /// Checks the sizes against `m`.
     fn check<T>(&self, m: &Model<T>, what: &str) -> Result<(), CostError> {
         let (nx, ndx) = (m.nq + m.nv + m.na, 2 * m.nv + m.na);
@@ -76,7 +93,7 @@ impl StateCost {
         let nv = m.nv;
         let ndx = 2 * nv + m.na;
         let mut e = vec![0.0; ndx];
-        error(m, x, &self.goal, &mut e);
+        self.error(m, x, &mut e);
         // J: the rotations' blocks in the position rows, the identity elsewhere
         let mut jq = vec![0.0; nv * nv];
         tangent_jacobian(m, &e[..nv], &mut jq);
@@ -216,7 +233,7 @@ impl Cost {
         };
         if let Some(s) = state {
             let mut e = vec![0.0; 2 * nv + na];
-            error(m, x, &s.goal, &mut e);
+            s.error(m, x, &mut e);
             l += e
                 .iter()
                 .zip(&s.weight)

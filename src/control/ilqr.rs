@@ -55,6 +55,9 @@ pub struct IlqrOptions {
     pub mu_max: f64,
     /// See [`IlqrOptions::mu_init`].
     pub mu_factor: f64,
+    /// Wall-clock budget in seconds: no new iteration starts after it (MPC's time per control
+    /// step); infinite by default.
+    pub max_seconds: f64,
 }
 
 impl Default for IlqrOptions {
@@ -70,6 +73,7 @@ impl Default for IlqrOptions {
             mu_min: 1e-8,
             mu_max: 1e10,
             mu_factor: 1.6,
+            max_seconds: f64::INFINITY,
         }
     }
 }
@@ -229,7 +233,7 @@ struct Backward {
 /// let goal = vec![0.5, 0.0, 0.0, 0.0];
 /// let cost = Cost {
 ///     running: None,
-///     terminal: Some(StateCost { goal, weight: vec![100.0, 10.0, 10.0, 1.0] }),
+///     terminal: Some(StateCost { goal, weight: vec![100.0, 10.0, 10.0, 1.0], wrap_hinges: false }),
 ///     control_weight: vec![1e-2],
 ///     control_ref: vec![0.0],
 /// };
@@ -302,6 +306,10 @@ pub fn ilqr(
     stats.reason = "iteration limit".into();
     let mut need_jacobians = true;
     for _ in 0..opts.max_iterations {
+        if start.elapsed().as_secs_f64() > opts.max_seconds {
+            stats.reason = "time budget".into();
+            break;
+        }
         stats.iterations += 1;
         if need_jacobians {
             let t0 = Instant::now();

@@ -6,3 +6,4 @@
 pub mod boxqp;
 pub mod cost;
 pub mod ilqr;
+pub mod mpc;
