@@ -13,7 +13,7 @@
 use diffmj::control::cost::{Cost, StateCost};
 use diffmj::control::ilqr::{ilqr, IlqrOptions, IlqrStats, Plan};
 use diffmj::control::mpc::{Mpc, MpcOptions};
-use diffmj::{mjcf, step, Data, Model};
+use diffmj::{mjcf, step, Data, Model, StateMask};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 use std::f64::consts::PI;
@@ -54,7 +54,10 @@ fn upright_cost(run: Vec<f64>, term: Vec<f64>, r: f64) -> Cost {
 
 fn tasks() -> Result<Vec<Task>, Box<dyn std::error::Error>> {
     let cartpole = mjcf::load_file("models/cartpole.xml")?;
-    let acrobot = mjcf::load_file("models/acrobot.xml")?;
+    let mut acrobot = mjcf::load_file("models/acrobot.xml")?;
+    // the model's ±2 N·m elbow (gear 2, ctrlrange ±1) leaves iLQR in a local minimum from
+    // hanging down; the task gives it ±8 N·m
+    acrobot.actuator_ctrlrange[0] = [-4.0, 4.0];
     Ok(vec![
         Task {
             name: "cartpole",
@@ -149,6 +152,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut mpc_lines = vec![];
     let mut traces: Vec<(String, Vec<(f64, f64)>)> = vec![];
     for t in &tasks {
+        let solved = summary
+            .iter()
+            .any(|(l, _, _, r)| *r && l.starts_with(t.name));
+        if !solved {
+            println!(
+                "MPC {}: skipped (no open-loop swing-up found to track)",
+                t.name
+            );
+            continue;
+        }
         let m = &t.model;
         let seconds = if t.name == "cartpole" { 6.0 } else { 10.0 };
         let nstep = (seconds / m.opt.timestep).round() as usize;
@@ -236,7 +249,7 @@ fn mpc_run(
         horizon,
         replan_every: 1,
         ilqr: IlqrOptions {
-            max_iterations: 2,
+            max_iterations: 3,
             threads: 2,
             ..Default::default()
         },
@@ -264,6 +277,8 @@ fn mpc_run(
         ((rng >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     };
     let mut ctrl = vec![0.0; m.nu];
+    let mut seen = Data::new(m);
+    let mut x = vec![0.0; Data::state_size(m, StateMask::FULLPHYSICS)];
     let mut trace = vec![];
     let k = if t.name == "cartpole" { 1 } else { 0 };
     let start = Instant::now();
@@ -273,8 +288,15 @@ fn mpc_run(
         // a pulse of 0.1 s every second, random in size and sign
         if s % 100 == 50 {
             pulse = 10;
-            for f in d.qfrc_applied.iter_mut() {
-                *f = if t.name == "cartpole" { 2.0 } else { 1.0 } * next();
+            // the cart-pole's cart up to ±5 N (half its motor) and its light pole ±0.05 N·m;
+            // the acrobot's links ±2 N·m
+            let scale: &[f64] = if t.name == "cartpole" {
+                &[5.0, 0.05]
+            } else {
+                &[2.0, 2.0]
+            };
+            for (f, s) in d.qfrc_applied.iter_mut().zip(scale) {
+                *f = s * next();
             }
         }
         if pulse > 0 {
@@ -283,7 +305,10 @@ fn mpc_run(
                 d.qfrc_applied.iter_mut().for_each(|f| *f = 0.0);
             }
         }
-        mpc.control(m, &d, &mut ctrl)?;
+        // the controller sees the state, not the push (it plans without disturbance)
+        d.get_state(m, &mut x, StateMask::FULLPHYSICS)?;
+        seen.set_state(m, &x, StateMask::FULLPHYSICS)?;
+        mpc.control(m, &seen, &mut ctrl)?;
         d.ctrl.copy_from_slice(&ctrl);
         step(m, &mut d)?;
         let angle = wrap(d.qpos[k]);
