@@ -768,6 +768,37 @@ pub struct KeyS {
     pub loc: Loc,
 }
 
+/// A sensor as written: its type, the object it is attached to and the reference object, by
+/// kind and name (resolved by the compiler).
+#[derive(Clone, Debug)]
+pub struct SensorS {
+    /// Name.
+    pub name: String,
+    /// Type (from the element name).
+    pub stype: crate::model::SensorType,
+    /// Kind of the sensorized object (`site`, `joint`, `tendon`, `actuator`, `body`, `xbody`,
+    /// `geom`, `camera`), empty for none.
+    pub objtype: String,
+    /// Its name.
+    pub objname: String,
+    /// Attribute that named it (for errors).
+    pub objattr: &'static str,
+    /// Kind of the reference object, empty for none.
+    pub reftype: String,
+    /// Its name.
+    pub refname: String,
+    /// Attribute that named it (for errors).
+    pub refattr: &'static str,
+    /// `cutoff`.
+    pub cutoff: f64,
+    /// `noise`.
+    pub noise: f64,
+    /// `interval` (period, phase).
+    pub interval: [f64; 2],
+    /// Where written.
+    pub loc: Loc,
+}
+
 /// A name reference to check (contact pairs/excludes, sensors).
 #[derive(Clone, Debug)]
 pub struct RefS {
@@ -827,10 +858,8 @@ pub struct Spec {
     pub pairs: Vec<PairS>,
     /// Contact exclusions, in the order written.
     pub excludes: Vec<ExcludeS>,
-    /// Number of sensors.
-    pub nsensor: usize,
-    /// Location of the first sensor (for the warning that sensors are not computed).
-    pub first_sensor: Option<Loc>,
+    /// Sensors, in the order written.
+    pub sensors: Vec<SensorS>,
     /// Keyframes.
     pub keys: Vec<KeyS>,
     /// `<size nkey>`: minimum number of keyframes (missing ones take default values).
@@ -2625,6 +2654,7 @@ impl<'d> Reader<'d> {
     }
 
     fn sensors(&mut self, e: &Elem) -> R<()> {
+        use crate::model::SensorType as S;
         allowed(&self.a(e), "sensor")?;
         for ch in &e.children {
             let key = format!("sensor-{}", ch.name);
@@ -2633,27 +2663,154 @@ impl<'d> Reader<'d> {
             }
             let a = self.a(ch);
             allowed(&a, &key)?;
-            for (k, kind) in [
-                ("site", "site"),
-                ("joint", "joint"),
-                ("tendon", "tendon"),
-                ("actuator", "actuator"),
-                ("body", "body"),
-                ("camera", "camera"),
-            ] {
-                if let Some(n) = a.s(k) {
-                    self.spec.refs.push(RefS {
-                        kind,
-                        name: n,
-                        attr: k.into(),
-                        loc: Loc::of(ch),
-                    });
+            let Some(stype) = S::from_name(&ch.name) else {
+                return Err(self.unknown(ch, "sensor"));
+            };
+            let why = match stype {
+                S::Rangefinder => Some("rangefinder sensors (ray casting) are not supported yet"),
+                S::CamProjection => Some("camprojection sensors are not supported yet"),
+                S::GeomDist | S::GeomNormal | S::GeomFromTo => {
+                    Some("geom distance sensors (distance, normal, fromto) are not supported yet")
+                }
+                S::Contact => Some("contact sensors are not supported yet"),
+                S::Tactile => Some("tactile sensors (meshes) are not supported"),
+                S::Plugin => Some("plugin sensors are not supported"),
+                S::User => Some("user sensors (computed by a user callback) are not supported"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(self.err(ch, None, ErrorKind::Unsupported, why));
+            }
+            // the history buffer (MuJoCo 4.0): delayed and sub-sampled sensors
+            if let Some(n) = a.int("nsample")? {
+                if n > 0 {
+                    return Err(a.err(
+                        Some("nsample"),
+                        ErrorKind::Unsupported,
+                        "sensor history buffers (nsample, delay, interp) are not supported yet",
+                    ));
                 }
             }
-            if self.spec.first_sensor.is_none() {
-                self.spec.first_sensor = Some(Loc::of(ch));
+            if let Some(dl) = a.f("delay")? {
+                if dl != 0.0 {
+                    return Err(a.err(
+                        Some("delay"),
+                        ErrorKind::Unsupported,
+                        "sensor delays need a history buffer (nsample), which is not supported yet",
+                    ));
+                }
             }
-            self.spec.nsensor += 1;
+            let mut x = SensorS {
+                name: a.s("name").unwrap_or_default(),
+                stype,
+                objtype: String::new(),
+                objname: String::new(),
+                objattr: "",
+                reftype: String::new(),
+                refname: String::new(),
+                refattr: "",
+                cutoff: 0.0,
+                noise: 0.0,
+                interval: [0.0; 2],
+                loc: Loc::of(ch),
+            };
+            a.f_into("cutoff", &mut x.cutoff)?;
+            a.f_into("noise", &mut x.noise)?;
+            a.upto("interval", &mut x.interval)?;
+            let single = |k: &'static str| -> R<(String, String, &'static str)> {
+                Ok((k.to_string(), self.required(&a, k)?, k))
+            };
+            match stype {
+                S::Touch
+                | S::Accelerometer
+                | S::Velocimeter
+                | S::Gyro
+                | S::Force
+                | S::Torque
+                | S::Magnetometer => {
+                    (x.objtype, x.objname, x.objattr) = single("site")?;
+                }
+                S::JointPos
+                | S::JointVel
+                | S::JointActFrc
+                | S::BallQuat
+                | S::BallAngVel
+                | S::JointLimitPos
+                | S::JointLimitVel
+                | S::JointLimitFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("joint")?;
+                }
+                S::TendonPos
+                | S::TendonVel
+                | S::TendonActFrc
+                | S::TendonLimitPos
+                | S::TendonLimitVel
+                | S::TendonLimitFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("tendon")?;
+                }
+                S::ActuatorPos | S::ActuatorVel | S::ActuatorFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("actuator")?;
+                }
+                S::SubtreeCom | S::SubtreeLinVel | S::SubtreeAngMom => {
+                    (x.objtype, x.objname, x.objattr) = single("body")?;
+                }
+                S::FramePos
+                | S::FrameQuat
+                | S::FrameXAxis
+                | S::FrameYAxis
+                | S::FrameZAxis
+                | S::FrameLinVel
+                | S::FrameAngVel
+                | S::FrameLinAcc
+                | S::FrameAngAcc
+                | S::InsideSite => {
+                    x.objtype = self.required(&a, "objtype")?;
+                    x.objname = self.required(&a, "objname")?;
+                    x.objattr = "objname";
+                    if stype == S::InsideSite {
+                        if a.bool("enclosed")? == Some(true) {
+                            return Err(a.err(
+                                Some("enclosed"),
+                                ErrorKind::Unsupported,
+                                "insidesite sensors with enclosed=\"true\" are not supported yet",
+                            ));
+                        }
+                        (x.reftype, x.refname, x.refattr) = single("site")?;
+                    } else if a.has("reftype") || a.has("refname") {
+                        if !(a.has("reftype") && a.has("refname")) {
+                            let k = if a.has("reftype") {
+                                "refname"
+                            } else {
+                                "reftype"
+                            };
+                            return Err(a.err(
+                                Some(k),
+                                ErrorKind::MissingAttribute,
+                                "attributes 'reftype' and 'refname' must be given together",
+                            ));
+                        }
+                        x.reftype = self.required(&a, "reftype")?;
+                        x.refname = self.required(&a, "refname")?;
+                        x.refattr = "refname";
+                    }
+                    for (k, v) in [("objtype", &x.objtype), ("reftype", &x.reftype)] {
+                        if !v.is_empty()
+                            && !["body", "xbody", "geom", "site", "camera"].contains(&v.as_str())
+                        {
+                            return Err(a.err(
+                                Some(k),
+                                ErrorKind::InvalidKeyword,
+                                format!(
+                                    "invalid object type '{v}': expected body, xbody, geom, \
+                                     site or camera"
+                                ),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.spec.sensors.push(x);
         }
         Ok(())
     }
@@ -2717,8 +2874,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             eqs: Vec::new(),
             pairs: Vec::new(),
             excludes: Vec::new(),
-            nsensor: 0,
-            first_sensor: None,
+            sensors: Vec::new(),
             keys: Vec::new(),
             size_nkey: 0,
             nuserdata: 0,

@@ -1,0 +1,141 @@
+//! Sensors: the object each one is attached to and its reference object, resolved from their
+//! MJCF names, with the checks of MuJoCo's compiler; dimensions, addresses, datatypes and
+//! stages (MuJoCo's `mjCSensor::Compile`).
+
+use super::*;
+use crate::mjcf::spec::SensorS;
+use crate::model::{SensorObj, SensorType as S};
+
+impl Build<'_> {
+    /// Writes `sensor_*`, `nsensor` and `nsensordata`.
+    pub(super) fn sensors(&mut self) -> R<()> {
+        let (doc, s) = (self.doc, self.s);
+        let mut adr = 0;
+        for x in &s.sensors {
+            self.names.add(doc, "sensor", &x.name, &x.loc)?;
+            let (t, m) = (&mut self.t, &mut self.m);
+            let e = |attr: Option<&str>, kind: ErrorKind, msg: String| {
+                err(doc, &x.loc, attr, kind, msg)
+            };
+            if x.noise < 0.0 {
+                return Err(e(
+                    Some("noise"),
+                    ErrorKind::InvalidValue,
+                    "negative noise in sensor".into(),
+                ));
+            }
+            if x.cutoff < 0.0 {
+                return Err(e(
+                    Some("cutoff"),
+                    ErrorKind::InvalidValue,
+                    "negative cutoff in sensor".into(),
+                ));
+            }
+            if x.interval[0] < 0.0 {
+                return Err(e(
+                    Some("interval"),
+                    ErrorKind::InvalidValue,
+                    "negative interval in sensor".into(),
+                ));
+            }
+            if x.interval[1] > 0.0 {
+                return Err(e(
+                    Some("interval"),
+                    ErrorKind::InvalidValue,
+                    "positive phase in sensor".into(),
+                ));
+            }
+            if x.interval[0] > 0.0 && x.interval[1] <= -x.interval[0] {
+                return Err(e(
+                    Some("interval"),
+                    ErrorKind::InvalidValue,
+                    "phase must be greater than -period in sensor".into(),
+                ));
+            }
+            let (objtype, objid) = resolve(t, &x.objtype, &x.objname)
+                .map_err(|msg| e(Some(x.objattr), ErrorKind::UndefinedReference, msg))?;
+            let (reftype, refid) = resolve(t, &x.reftype, &x.refname)
+                .map_err(|msg| e(Some(x.refattr), ErrorKind::UndefinedReference, msg))?;
+            check(t, x, objtype, objid).map_err(|msg| e(None, ErrorKind::InvalidValue, msg))?;
+            let datatype = x.stype.datatype();
+            if x.cutoff > 0.0
+                && matches!(datatype, SensorDataType::Quaternion | SensorDataType::Axis)
+            {
+                return Err(e(
+                    Some("cutoff"),
+                    ErrorKind::InvalidValue,
+                    "cutoff applied to axis or quaternion datatype in sensor".into(),
+                ));
+            }
+            let dim = x.stype.dim();
+            t.sensor_type.push(x.stype);
+            t.sensor_datatype.push(datatype);
+            t.sensor_needstage.push(x.stype.needstage());
+            t.sensor_objtype.push(objtype);
+            t.sensor_objid.push(objid);
+            t.sensor_reftype.push(reftype);
+            t.sensor_refid.push(refid);
+            t.sensor_dim.push(dim);
+            t.sensor_adr.push(adr);
+            t.sensor_name.push(x.name.clone());
+            m.sensor_cutoff.push(x.cutoff);
+            m.sensor_noise.push(x.noise);
+            m.sensor_interval.push(x.interval);
+            adr += dim;
+        }
+        self.t.nsensor = s.sensors.len();
+        self.t.nsensordata = adr;
+        Ok(())
+    }
+}
+
+/// The kind and id of the object of kind `kind` (MJCF keyword) named `name`; `Unknown, -1`
+/// when `kind` is empty.
+fn resolve(t: &Topology, kind: &str, name: &str) -> Result<(SensorObj, i32), String> {
+    let (o, names): (SensorObj, &[String]) = match kind {
+        "" => return Ok((SensorObj::Unknown, -1)),
+        "body" => (SensorObj::Body, &t.body_name),
+        "xbody" => (SensorObj::XBody, &t.body_name),
+        "joint" => (SensorObj::Joint, &t.jnt_name),
+        "geom" => (SensorObj::Geom, &t.geom_name),
+        "site" => (SensorObj::Site, &t.site_name),
+        "camera" => (SensorObj::Camera, &t.cam_name),
+        "tendon" => (SensorObj::Tendon, &t.tendon_name),
+        "actuator" => (SensorObj::Actuator, &t.actuator_name),
+        _ => return Err(format!("invalid object type '{kind}'")),
+    };
+    match lookup(names, name) {
+        Some(id) if !name.is_empty() => Ok((o, id as i32)),
+        _ => Err(format!("unrecognized name '{name}' of sensorized {kind}")),
+    }
+}
+
+/// MuJoCo's compiler checks that depend on the object: joint types, limits; and what diffmj
+/// cannot compute (sensors on spatial tendons).
+fn check(t: &Topology, x: &SensorS, o: SensorObj, id: i32) -> Result<(), String> {
+    let id = id.max(0) as usize;
+    let bad = match x.stype {
+        S::JointPos | S::JointVel | S::JointActFrc
+            if !matches!(t.jnt_type[id], JointType::Hinge | JointType::Slide) =>
+        {
+            Some("joint must be slide or hinge in sensor")
+        }
+        S::BallQuat | S::BallAngVel if t.jnt_type[id] != JointType::Ball => {
+            Some("joint must be ball in sensor")
+        }
+        S::JointLimitPos | S::JointLimitVel | S::JointLimitFrc if !t.jnt_limited[id] => {
+            Some("joint must be limited in sensor")
+        }
+        S::TendonLimitPos | S::TendonLimitVel | S::TendonLimitFrc if !t.tendon_limited[id] => {
+            Some("tendon must be limited in sensor")
+        }
+        _ => None,
+    };
+    if let Some(msg) = bad {
+        return Err(msg.into());
+    }
+    if o == SensorObj::Tendon && t.tendon_spatial[id] {
+        return Err("sensors on spatial tendons are not supported yet".into());
+    }
+    Ok(())
+}
