@@ -1,0 +1,851 @@
+//! Sensors (computation chapter, "Forward dynamics", the sensor stages; modeling chapter,
+//! "Sensors"): one pass over the model's sensors after each of the position, velocity and
+//! acceleration stages (MuJoCo's `mj_sensorPos`, `mj_sensorVel`, `mj_sensorAcc`), and what
+//! they compute on demand: subtree momenta (`mj_subtreeVel`), the post-constraint body
+//! accelerations and interaction forces (`mj_rnePostConstraint`) and the energies
+//! (`mj_energyPos`, `mj_energyVel`).
+//!
+//! Each sensor writes `sensor_dim[i]` values at `sensordata[sensor_adr[i]..]`, then a positive
+//! `sensor_cutoff` clamps them (real values on both sides, positive ones from above). Nothing
+//! here allocates.
+
+use crate::data::Data;
+use crate::engine::constraint::{weld_torque, ConstraintType};
+use crate::math::*;
+use crate::model::{
+    disable, enable, Cone, EqType, GeomType, JointType, Model, ObjType, SensorDataType, SensorObj,
+    SensorStage, SensorType as S,
+};
+use crate::scalar::{Scalar, MINVAL};
+
+use super::inertia;
+
+/// `(qpos stage results) → sensordata` of the position-stage sensors; `energy[0]` (and
+/// `energy[1]`) when an `e_potential` (`e_kinetic`) sensor asks for it. Nothing with the
+/// `sensor` disable flag.
+pub fn sensor_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    sensors(m, d, SensorStage::Pos);
+}
+
+/// `(qvel stage results) → sensordata` of the velocity-stage sensors; `subtree_linvel`,
+/// `subtree_angmom` when a subtree sensor asks for them.
+pub fn sensor_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    sensors(m, d, SensorStage::Vel);
+}
+
+/// `(qacc, efc_force, actuator_force, ...) → sensordata` of the acceleration-stage sensors;
+/// `cacc`, `cfrc_int`, `cfrc_ext` when an accelerometer, force, torque or frame acceleration
+/// sensor asks for them.
+pub fn sensor_acc<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    d.flg_rnepost = false;
+    sensors(m, d, SensorStage::Acc);
+}
+
+/// The energy step of the forward pass after the position stage: `energy[0]` by
+/// [`energy_pos`] with the `energy` enable flag, else `energy = [0, 0]`, unless a sensor
+/// already computed it at this position.
+pub fn energy_after_position<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    if !d.flg_energypos {
+        if m.enabled(enable::ENERGY) {
+            energy_pos(m, d);
+        } else {
+            d.energy = [T::zero(); 2];
+        }
+    }
+}
+
+/// The energy step of the forward pass after the velocity stage: `energy[1]` by
+/// [`energy_vel`] with the `energy` enable flag, unless already computed at this velocity.
+pub fn energy_after_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    if m.enabled(enable::ENERGY) && !d.flg_energyvel {
+        energy_vel(m, d);
+    }
+}
+
+fn sensors<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: SensorStage) {
+    if m.disabled(disable::SENSOR) {
+        return;
+    }
+    for i in 0..m.nsensor {
+        if m.sensor_needstage[i] != stage {
+            continue;
+        }
+        let (adr, dim) = (m.sensor_adr[i], m.sensor_dim[i]);
+        let mut out = [T::zero(); 6];
+        match stage {
+            SensorStage::Pos => position_sensor(m, d, i, &mut out),
+            SensorStage::Vel => velocity_sensor(m, d, i, &mut out),
+            SensorStage::Acc => acceleration_sensor(m, d, i, &mut out),
+        }
+        cutoff(m, i, &mut out[..dim]);
+        d.sensordata[adr..adr + dim].copy_from_slice(&out[..dim]);
+    }
+}
+
+/// MuJoCo's cutoff: a positive cutoff clamps real values to `[−c, c]` and positive ones to
+/// at most `c` (the clamp takes the bound's derivative at the bound).
+fn cutoff<T: Scalar>(m: &Model<T>, i: usize, v: &mut [T]) {
+    let c = m.sensor_cutoff[i];
+    if c.re() <= 0.0 {
+        return;
+    }
+    match m.sensor_datatype[i] {
+        SensorDataType::Real => v.iter_mut().for_each(|x| *x = x.clamp_to(-c, c)),
+        SensorDataType::Positive => v.iter_mut().for_each(|x| *x = x.select_min(c)),
+        _ => {}
+    }
+}
+
+/// World position and orientation of a sensor's object: a body's inertial frame (`Body`) or
+/// frame (`XBody`), a geom, site or camera.
+fn frame<T: Scalar>(d: &Data<T>, o: SensorObj, id: usize) -> (&V3<T>, &M3<T>) {
+    match o {
+        SensorObj::Body => (&d.xipos[id], &d.ximat[id]),
+        SensorObj::XBody => (&d.xpos[id], &d.xmat[id]),
+        SensorObj::Geom => (&d.geom_xpos[id], &d.geom_xmat[id]),
+        SensorObj::Site => (&d.site_xpos[id], &d.site_xmat[id]),
+        SensorObj::Camera => (&d.cam_xpos[id], &d.cam_xmat[id]),
+        _ => unreachable!("the compiler gives frame sensors a spatial object"),
+    }
+}
+
+/// World orientation of a sensor's object as a quaternion, composed from the body's `xquat`
+/// and the object's local quaternion as MuJoCo does (not from the rotation matrix).
+fn frame_quat<T: Scalar>(m: &Model<T>, d: &Data<T>, o: SensorObj, id: usize) -> Quat<T> {
+    match o {
+        SensorObj::XBody => d.xquat[id],
+        SensorObj::Body => quat_mul(&d.xquat[id], &m.body_iquat[id]),
+        SensorObj::Geom => quat_mul(&d.xquat[m.geom_bodyid[id]], &m.geom_quat[id]),
+        SensorObj::Site => quat_mul(&d.xquat[m.site_bodyid[id]], &m.site_quat[id]),
+        SensorObj::Camera => quat_mul(&d.xquat[m.cam_bodyid[id]], &m.cam_quat[id]),
+        _ => unreachable!("the compiler gives frame sensors a spatial object"),
+    }
+}
+
+/// The body a sensor's spatial object moves with.
+fn object_body<T: Scalar>(m: &Model<T>, o: SensorObj, id: usize) -> usize {
+    match o {
+        SensorObj::Body | SensorObj::XBody => id,
+        SensorObj::Geom => m.geom_bodyid[id],
+        SensorObj::Site => m.site_bodyid[id],
+        SensorObj::Camera => m.cam_bodyid[id],
+        _ => unreachable!("the compiler gives frame sensors a spatial object"),
+    }
+}
+
+/// Shift a spatial vector `[rotation; translation]` from `oldpos` to `newpos` (a force when
+/// `force`: the torque changes; a motion otherwise: the linear part changes), then express it
+/// in frame `rot` if given (MuJoCo's `mju_transformSpatial`).
+pub fn transform_spatial<T: Scalar>(
+    v: &V6<T>,
+    force: bool,
+    newpos: &V3<T>,
+    oldpos: &V3<T>,
+    rot: Option<&M3<T>>,
+) -> V6<T> {
+    let dif = sub3(newpos, oldpos);
+    let mut a = [v[0], v[1], v[2]];
+    let mut b = [v[3], v[4], v[5]];
+    if force {
+        a = sub3(&a, &cross(&dif, &b));
+    } else {
+        b = sub3(&b, &cross(&dif, &a));
+    }
+    if let Some(r) = rot {
+        a = mat_t_vec(r, &a);
+        b = mat_t_vec(r, &b);
+    }
+    [a[0], a[1], a[2], b[0], b[1], b[2]]
+}
+
+/// `[ω; v]` of an object's frame origin, in the world frame or (with `local`) the object's
+/// own frame; zero for an object on a body without dofs (MuJoCo's `mj_objectVelocity`).
+pub fn object_velocity<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    o: SensorObj,
+    id: usize,
+    local: bool,
+) -> V6<T> {
+    let b = object_body(m, o, id);
+    if m.body_dofnum[m.body_weldid[b]] == 0 {
+        return [T::zero(); 6];
+    }
+    let (pos, rot) = frame(d, o, id);
+    let com = &d.subtree_com[m.body_rootid[b]];
+    transform_spatial(&d.cvel[b], false, pos, com, local.then_some(rot))
+}
+
+/// `[α; a]` of an object's frame origin, world or local frame, with the Coriolis term
+/// `ω × v` of the moving point, from `cacc` after [`rne_post_constraint`] (MuJoCo's
+/// `mj_objectAcceleration`; the linear part includes `−g`, as an accelerometer reads it).
+pub fn object_acceleration<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    o: SensorObj,
+    id: usize,
+    local: bool,
+) -> V6<T> {
+    let b = object_body(m, o, id);
+    if m.body_dofnum[m.body_weldid[b]] == 0 {
+        return [T::zero(); 6];
+    }
+    let (pos, rot) = frame(d, o, id);
+    let com = &d.subtree_com[m.body_rootid[b]];
+    let rot = local.then_some(rot);
+    let mut acc = transform_spatial(&d.cacc[b], false, pos, com, rot);
+    let vel = transform_spatial(&d.cvel[b], false, pos, com, rot);
+    let c = cross(&[vel[0], vel[1], vel[2]], &[vel[3], vel[4], vel[5]]);
+    for k in 0..3 {
+        acc[3 + k] += c[k];
+    }
+    acc
+}
+
+/// The force and torque of contact `i` in its contact frame, `[normal, tangent1, tangent2,
+/// torsion, roll1, roll2]` up to the contact's dimension, net of its adhesion (MuJoCo's
+/// `mj_contactForce`): the pyramid's edge forces are decoded into a normal force (their sum)
+/// and friction forces (`μ_k` times the difference of the two edges of direction `k`).
+pub fn contact_force<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize) -> V6<T> {
+    let mut r = [T::zero(); 6];
+    let c = &d.contact[i];
+    if i >= d.ncon || c.efc_address < 0 {
+        return r;
+    }
+    let a = c.efc_address as usize;
+    let f = &d.efc_force[a..];
+    if m.opt.cone == Cone::Pyramidal && c.dim > 1 {
+        for k in 0..2 * (c.dim - 1) {
+            r[0] += f[k];
+        }
+        for k in 0..c.dim - 1 {
+            r[k + 1] = (f[2 * k] - f[2 * k + 1]) * c.friction[k];
+        }
+    } else {
+        r[..c.dim].copy_from_slice(&f[..c.dim]);
+    }
+    r[0] -= c.adhesion;
+    r
+}
+
+fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+    let ty = m.sensor_type[i];
+    let (o, id) = (m.sensor_objtype[i], m.sensor_objid[i].max(0) as usize);
+    let (ro, rid) = (m.sensor_reftype[i], m.sensor_refid[i]);
+    match ty {
+        S::Magnetometer => {
+            let v = mat_t_vec(&d.site_xmat[id], &m.opt.magnetic);
+            out[..3].copy_from_slice(&v);
+        }
+        S::JointPos => out[0] = d.qpos[m.jnt_qposadr[id]],
+        S::TendonPos => out[0] = d.ten_length[id],
+        S::ActuatorPos => out[0] = d.actuator_length[id],
+        S::BallQuat => {
+            let a = m.jnt_qposadr[id];
+            let mut q = [d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]];
+            quat_normalize(&mut q);
+            out[..4].copy_from_slice(&q);
+        }
+        S::JointLimitPos => {
+            out[0] = limit_row(d, ConstraintType::LimitJoint, id)
+                .map_or(T::zero(), |r| d.efc_pos[r] - d.efc_margin[r]);
+        }
+        S::TendonLimitPos => {
+            out[0] = limit_row(d, ConstraintType::LimitTendon, id)
+                .map_or(T::zero(), |r| d.efc_pos[r] - d.efc_margin[r]);
+        }
+        S::FramePos | S::FrameXAxis | S::FrameYAxis | S::FrameZAxis => {
+            let (pos, mat) = frame(d, o, id);
+            let v = if ty == S::FramePos {
+                *pos
+            } else {
+                let k = match ty {
+                    S::FrameXAxis => 0,
+                    S::FrameYAxis => 1,
+                    _ => 2,
+                };
+                [mat[k], mat[k + 3], mat[k + 6]]
+            };
+            let v = if rid >= 0 {
+                let (rpos, rmat) = frame(d, ro, rid as usize);
+                let v = if ty == S::FramePos { sub3(&v, rpos) } else { v };
+                mat_t_vec(rmat, &v)
+            } else {
+                v
+            };
+            out[..3].copy_from_slice(&v);
+        }
+        S::FrameQuat => {
+            let q = frame_quat(m, d, o, id);
+            let q = if rid >= 0 {
+                let r = frame_quat(m, d, ro, rid as usize);
+                quat_mul(&quat_conj(&r), &q)
+            } else {
+                q
+            };
+            out[..4].copy_from_slice(&q);
+        }
+        S::SubtreeCom => out[..3].copy_from_slice(&d.subtree_com[id]),
+        S::InsideSite => {
+            let (mut p, _) = frame(d, o, id);
+            // a massless body with mass below it (MuJoCo's flex parents): its subtree's centre
+            if o == SensorObj::Body
+                && id > 0
+                && m.body_mass[id].re() < MINVAL
+                && m.body_subtreemass[id].re() >= MINVAL
+            {
+                p = &d.subtree_com[id];
+            }
+            let s = rid as usize;
+            let inside = inside_geom(
+                &d.site_xpos[s],
+                &d.site_xmat[s],
+                &m.site_size[s],
+                m.site_type[s],
+                p,
+            );
+            out[0] = if inside { T::one() } else { T::zero() };
+        }
+        S::EPotential => {
+            if !d.flg_energypos {
+                energy_pos(m, d);
+            }
+            out[0] = d.energy[0];
+        }
+        S::EKinetic => {
+            if !d.flg_energyvel {
+                energy_vel(m, d);
+            }
+            out[0] = d.energy[1];
+        }
+        S::Clock => out[0] = d.time,
+        _ => unreachable!("the compiler refuses {ty:?} sensors"),
+    }
+}
+
+fn velocity_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+    let ty = m.sensor_type[i];
+    let (o, id) = (m.sensor_objtype[i], m.sensor_objid[i].max(0) as usize);
+    let (ro, rid) = (m.sensor_reftype[i], m.sensor_refid[i]);
+    if matches!(ty, S::SubtreeLinVel | S::SubtreeAngMom) && !d.flg_subtreevel {
+        subtree_vel(m, d);
+    }
+    match ty {
+        S::Velocimeter | S::Gyro => {
+            let v = object_velocity(m, d, SensorObj::Site, id, true);
+            let k = if ty == S::Gyro { 0 } else { 3 };
+            out[..3].copy_from_slice(&v[k..k + 3]);
+        }
+        S::JointVel => out[0] = d.qvel[m.jnt_dofadr[id]],
+        S::TendonVel => out[0] = d.ten_velocity[id],
+        S::ActuatorVel => out[0] = d.actuator_velocity[id],
+        S::BallAngVel => {
+            let a = m.jnt_dofadr[id];
+            out[..3].copy_from_slice(&d.qvel[a..a + 3]);
+        }
+        S::JointLimitVel => {
+            out[0] =
+                limit_row(d, ConstraintType::LimitJoint, id).map_or(T::zero(), |r| d.efc_vel[r]);
+        }
+        S::TendonLimitVel => {
+            out[0] =
+                limit_row(d, ConstraintType::LimitTendon, id).map_or(T::zero(), |r| d.efc_vel[r]);
+        }
+        S::FrameLinVel | S::FrameAngVel => {
+            let mut v = object_velocity(m, d, o, id, false);
+            if rid >= 0 {
+                let rid = rid as usize;
+                let (pos, _) = frame(d, o, id);
+                let (rpos, rmat) = frame(d, ro, rid);
+                let vr = object_velocity(m, d, ro, rid, false);
+                let mut rel = [T::zero(); 6];
+                for k in 0..6 {
+                    rel[k] = v[k] - vr[k];
+                }
+                // the reference frame rotates: subtract ω_ref × (p − p_ref)
+                let c = cross(&sub3(pos, rpos), &[vr[0], vr[1], vr[2]]);
+                for k in 0..3 {
+                    rel[3 + k] += c[k];
+                }
+                let a = mat_t_vec(rmat, &[rel[0], rel[1], rel[2]]);
+                let l = mat_t_vec(rmat, &[rel[3], rel[4], rel[5]]);
+                v = [a[0], a[1], a[2], l[0], l[1], l[2]];
+            }
+            let k = if ty == S::FrameAngVel { 0 } else { 3 };
+            out[..3].copy_from_slice(&v[k..k + 3]);
+        }
+        S::SubtreeLinVel => out[..3].copy_from_slice(&d.subtree_linvel[id]),
+        S::SubtreeAngMom => out[..3].copy_from_slice(&d.subtree_angmom[id]),
+        _ => unreachable!("the compiler refuses {ty:?} sensors"),
+    }
+}
+
+fn acceleration_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+    let ty = m.sensor_type[i];
+    let id = m.sensor_objid[i].max(0) as usize;
+    let o = m.sensor_objtype[i];
+    if matches!(
+        ty,
+        S::Accelerometer | S::Force | S::Torque | S::FrameLinAcc | S::FrameAngAcc
+    ) && !d.flg_rnepost
+    {
+        rne_post_constraint(m, d);
+    }
+    match ty {
+        S::Touch => out[0] = touch(m, d, id),
+        S::Accelerometer => {
+            let a = object_acceleration(m, d, SensorObj::Site, id, true);
+            out[..3].copy_from_slice(&a[3..6]);
+        }
+        S::Force | S::Torque => {
+            let b = m.site_bodyid[id];
+            let f = transform_spatial(
+                &d.cfrc_int[b],
+                true,
+                &d.site_xpos[id],
+                &d.subtree_com[m.body_rootid[b]],
+                Some(&d.site_xmat[id]),
+            );
+            let k = if ty == S::Torque { 0 } else { 3 };
+            out[..3].copy_from_slice(&f[k..k + 3]);
+        }
+        S::ActuatorFrc => out[0] = d.actuator_force[id],
+        S::JointActFrc => out[0] = d.qfrc_actuator[m.jnt_dofadr[id]],
+        S::TendonActFrc => {
+            let mut f = T::zero();
+            for &u in &m.tendon_trn_actuators[id] {
+                f += d.actuator_force[u];
+            }
+            out[0] = f;
+        }
+        S::JointLimitFrc => {
+            out[0] =
+                limit_row(d, ConstraintType::LimitJoint, id).map_or(T::zero(), |r| d.efc_force[r]);
+        }
+        S::TendonLimitFrc => {
+            out[0] =
+                limit_row(d, ConstraintType::LimitTendon, id).map_or(T::zero(), |r| d.efc_force[r]);
+        }
+        S::FrameLinAcc | S::FrameAngAcc => {
+            let a = object_acceleration(m, d, o, id, false);
+            let k = if ty == S::FrameAngAcc { 0 } else { 3 };
+            out[..3].copy_from_slice(&a[k..k + 3]);
+        }
+        _ => unreachable!("the compiler refuses {ty:?} sensors"),
+    }
+}
+
+/// The first limit row of kind `kind` for joint or tendon `id` (MuJoCo reads the first one).
+fn limit_row<T: Scalar>(d: &Data<T>, kind: ConstraintType, id: usize) -> Option<usize> {
+    (0..d.nefc).find(|&r| d.efc_type[r] == kind && d.efc_id[r] == id)
+}
+
+/// Touch: the sum of the normal forces of the contacts of the site's body whose force ray,
+/// from the contact point along the normal force pointing into the body, meets the site's
+/// volume (always so for a contact point inside it).
+fn touch<T: Scalar>(m: &Model<T>, d: &Data<T>, site: usize) -> T {
+    let body = m.site_bodyid[site];
+    let mut sum = T::zero();
+    for j in 0..d.ncon {
+        let c = &d.contact[j];
+        let b = [m.geom_bodyid[c.geom[0]], m.geom_bodyid[c.geom[1]]];
+        if c.efc_address < 0 || (b[0] != body && b[1] != body) {
+            continue;
+        }
+        let f = contact_force(m, d, j);
+        if f[0].re() <= 0.0 {
+            continue;
+        }
+        // the ray's direction: the normal, towards the sensor's body (flipped on body 2)
+        let n = [c.frame[0].re(), c.frame[1].re(), c.frame[2].re()];
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        let s = if b[1] == body { -1.0 } else { 1.0 };
+        let dir = if len < MINVAL {
+            [s, 0.0, 0.0]
+        } else {
+            n.map(|x| s * x / len)
+        };
+        let hit = ray_geom(
+            &d.site_xpos[site].map(|x| x.re()),
+            &d.site_xmat[site].map(|x| x.re()),
+            &m.site_size[site].map(|x| x.re()),
+            &c.pos.map(|x| x.re()),
+            &dir,
+            m.site_type[site],
+        );
+        if hit {
+            sum += f[0];
+        }
+    }
+    sum
+}
+
+/// Whether `point` lies strictly inside a primitive shape at `pos` with orientation `mat`
+/// (MuJoCo's `mju_insideGeom`; a plane's inside is below it).
+pub fn inside_geom<T: Scalar>(
+    pos: &V3<T>,
+    mat: &M3<T>,
+    size: &V3<T>,
+    ty: GeomType,
+    point: &V3<T>,
+) -> bool {
+    let v = sub3(point, pos);
+    let s = size.map(|x| x.re());
+    if ty == GeomType::Sphere {
+        return dot3(&v, &v).re() < s[0] * s[0];
+    }
+    let p = mat_t_vec(mat, &v).map(|x| x.re());
+    match ty {
+        GeomType::Capsule => {
+            let z = p[2] - p[2].clamp(-s[1], s[1]);
+            p[0] * p[0] + p[1] * p[1] + z * z < s[0] * s[0]
+        }
+        GeomType::Ellipsoid => {
+            (p[0] * p[0]) / (s[0] * s[0])
+                + (p[1] * p[1]) / (s[1] * s[1])
+                + (p[2] * p[2]) / (s[2] * s[2])
+                < 1.0
+        }
+        GeomType::Cylinder => p[2].abs() < s[1] && p[0] * p[0] + p[1] * p[1] < s[0] * s[0],
+        GeomType::Box => p[0].abs() < s[0] && p[1].abs() < s[1] && p[2].abs() < s[2],
+        GeomType::Plane => p[2] < 0.0,
+        _ => false,
+    }
+}
+
+/// The roots of `a x² + 2 b x + c = 0` in ascending order, if real and `a` is not tiny.
+fn quad_roots(a: f64, b: f64, c: f64) -> Option<[f64; 2]> {
+    let det = b * b - a * c;
+    if det < 0.0 || a < MINVAL {
+        return None;
+    }
+    let r = det.sqrt();
+    Some([(-b - r) / a, (-b + r) / a])
+}
+
+/// Whether the ray `pnt + t·vec`, `t ≥ 0`, meets a primitive shape (the test of MuJoCo's
+/// `mju_rayGeom(...) >= 0`, decided on real parts): spheres, capsules, ellipsoids, cylinders
+/// and boxes, as sites are.
+fn ray_geom(
+    pos: &[f64; 3],
+    mat: &[f64; 9],
+    size: &[f64; 3],
+    pnt: &[f64; 3],
+    vec: &[f64; 3],
+    ty: GeomType,
+) -> bool {
+    // local frame: l = Rᵀ (pnt − pos), w = Rᵀ vec
+    let dif = [pnt[0] - pos[0], pnt[1] - pos[1], pnt[2] - pos[2]];
+    let l = mat_t_vec(mat, &dif);
+    let w = mat_t_vec(mat, vec);
+    let sphere = |c: [f64; 3], r2: f64, keep: &dyn Fn(f64) -> bool| -> bool {
+        let q = [l[0] - c[0], l[1] - c[1], l[2] - c[2]];
+        quad_roots(dot3(&w, &w), dot3(&w, &q), dot3(&q, &q) - r2)
+            .is_some_and(|xs| xs.iter().any(|&x| x >= 0.0 && keep(x)))
+    };
+    // the round side of a cylinder of radius r, between |z| ≤ h
+    let side = |r: f64, h: f64| -> bool {
+        let a = w[0] * w[0] + w[1] * w[1];
+        let b = w[0] * l[0] + w[1] * l[1];
+        let c = l[0] * l[0] + l[1] * l[1] - r * r;
+        // MuJoCo takes the smallest non-negative root only
+        quad_roots(a, b, c)
+            .and_then(|xs| xs.into_iter().find(|&x| x >= 0.0))
+            .is_some_and(|x| (l[2] + x * w[2]).abs() <= h)
+    };
+    match ty {
+        GeomType::Sphere => sphere([0.0; 3], size[0] * size[0], &|_| true),
+        GeomType::Ellipsoid => {
+            let s = size.map(|x| 1.0 / (x * x));
+            let a = s[0] * w[0] * w[0] + s[1] * w[1] * w[1] + s[2] * w[2] * w[2];
+            let b = s[0] * w[0] * l[0] + s[1] * w[1] * l[1] + s[2] * w[2] * l[2];
+            let c = s[0] * l[0] * l[0] + s[1] * l[1] * l[1] + s[2] * l[2] * l[2] - 1.0;
+            quad_roots(a, b, c).is_some_and(|xs| xs.iter().any(|&x| x >= 0.0))
+        }
+        GeomType::Capsule => {
+            let (r, h) = (size[0], size[1]);
+            side(r, h)
+                || sphere([0.0, 0.0, h], r * r, &|x| l[2] + x * w[2] >= h)
+                || sphere([0.0, 0.0, -h], r * r, &|x| l[2] + x * w[2] <= -h)
+        }
+        GeomType::Cylinder => {
+            let (r, h) = (size[0], size[1]);
+            let cap = w[2].abs() > MINVAL
+                && [-1.0, 1.0].iter().any(|&sd| {
+                    let x = (sd * h - l[2]) / w[2];
+                    let (p0, p1) = (l[0] + x * w[0], l[1] + x * w[1]);
+                    x >= 0.0 && p0 * p0 + p1 * p1 <= r * r
+                });
+            cap || side(r, h)
+        }
+        GeomType::Box => (0..3).any(|i| {
+            let (j, k) = ([1, 0, 0][i], [2, 2, 1][i]);
+            w[i].abs() > MINVAL
+                && [-1.0, 1.0].iter().any(|&sd| {
+                    let x = (sd * size[i] - l[i]) / w[i];
+                    x >= 0.0
+                        && (l[j] + x * w[j]).abs() <= size[j]
+                        && (l[k] + x * w[k]).abs() <= size[k]
+                })
+        }),
+        _ => false,
+    }
+}
+
+/// `(xipos, qpos, ten_length) → energy[0]`: gravitational potential `−Σ m_b g·xipos_b` and the
+/// potential of joint and tendon springs, `k x²/2 + p₀ x³/3 + p₁ x⁴/4` (MuJoCo's
+/// `mj_energyPos`; a free joint's translation and rotation and a ball's rotation use the norm
+/// of the displacement, a tendon the distance outside its spring's deadband).
+pub fn energy_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let mut e = T::zero();
+    if !m.disabled(disable::GRAVITY) {
+        for b in 1..m.nbody {
+            e -= m.body_mass[b] * dot3(&m.opt.gravity, &d.xipos[b]);
+        }
+    }
+    let pot = |k: T, p: &[T; 2], x: T| {
+        let x2 = x * x;
+        T::c(0.5) * k * x2 + p[0] / T::c(3.0) * x2 * x + p[1] / T::c(4.0) * x2 * x2
+    };
+    if !m.disabled(disable::SPRING) {
+        for j in 0..m.njnt {
+            let (k, p) = (m.jnt_stiffness[j], &m.jnt_stiffnesspoly[j]);
+            if k.is_zero_exact() && p[0].is_zero_exact() && p[1].is_zero_exact() {
+                continue;
+            }
+            let mut a = m.jnt_qposadr[j];
+            let ty = m.jnt_type[j];
+            if ty == JointType::Free {
+                let dp = [
+                    d.qpos[a] - m.qpos_spring[a],
+                    d.qpos[a + 1] - m.qpos_spring[a + 1],
+                    d.qpos[a + 2] - m.qpos_spring[a + 2],
+                ];
+                e += pot(k, p, norm3(&dp));
+                a += 3;
+            }
+            match ty {
+                JointType::Free | JointType::Ball => {
+                    let q = [d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]];
+                    let q0 = [
+                        m.qpos_spring[a],
+                        m.qpos_spring[a + 1],
+                        m.qpos_spring[a + 2],
+                        m.qpos_spring[a + 3],
+                    ];
+                    e += pot(k, p, norm3(&quat_sub(&q, &q0)));
+                }
+                JointType::Hinge | JointType::Slide => {
+                    e += pot(k, p, d.qpos[a] - m.qpos_spring[a]);
+                }
+            }
+        }
+        for t in 0..m.ntendon {
+            let len = d.ten_length[t];
+            let [lo, hi] = m.tendon_lengthspring[t];
+            let x = if len.re() > hi.re() {
+                len - hi
+            } else if len.re() < lo.re() {
+                len - lo
+            } else {
+                T::zero()
+            };
+            e += pot(m.tendon_stiffness[t], &m.tendon_stiffnesspoly[t], x);
+        }
+    }
+    d.energy[0] = e;
+    d.flg_energypos = true;
+}
+
+/// `(qM, qvel) → energy[1] = qvelᵀ M qvel / 2` (MuJoCo's `mj_energyVel`).
+pub fn energy_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let mut mv = std::mem::take(&mut d.scratch_nv[0]);
+    mv.resize(m.nv, T::zero());
+    inertia::mul_m(m, d, &d.qvel, &mut mv);
+    let mut e = T::zero();
+    for (a, b) in mv.iter().zip(&d.qvel) {
+        e += *a * *b;
+    }
+    d.scratch_nv[0] = mv;
+    d.energy[1] = T::c(0.5) * e;
+    d.flg_energyvel = true;
+}
+
+/// `(cvel, xipos, ximat, subtree_com) → subtree_linvel, subtree_angmom`: the velocity of each
+/// subtree's centre of mass and its angular momentum about that centre (MuJoCo's
+/// `mj_subtreeVel`).
+pub fn subtree_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let mut vel = std::mem::take(&mut d.scratch_body6b);
+    vel.resize(m.nbody, [T::zero(); 6]);
+    for b in 0..m.nbody {
+        let v = object_velocity(m, d, SensorObj::Body, b, false);
+        vel[b] = v;
+        d.subtree_linvel[b] = scl3(&[v[3], v[4], v[5]], m.body_mass[b]);
+        // body angular momentum about its own centre: R diag(I) Rᵀ ω
+        let r = &d.ximat[b];
+        let mut w = mat_t_vec(r, &[v[0], v[1], v[2]]);
+        for k in 0..3 {
+            w[k] *= m.body_inertia[b][k];
+        }
+        d.subtree_angmom[b] = mat_vec(r, &w);
+    }
+    for b in (0..m.nbody).rev() {
+        if b > 0 {
+            let p = m.body_parentid[b];
+            let l = d.subtree_linvel[b];
+            d.subtree_linvel[p] = add3(&d.subtree_linvel[p], &l);
+        }
+        let s = T::one() / m.body_subtreemass[b].select_max(T::c(MINVAL));
+        d.subtree_linvel[b] = scl3(&d.subtree_linvel[b], s);
+    }
+    for b in (1..m.nbody).rev() {
+        let p = m.body_parentid[b];
+        // the body's momentum about its subtree's centre
+        let dx = sub3(&d.xipos[b], &d.subtree_com[b]);
+        let dv = sub3(&[vel[b][3], vel[b][4], vel[b][5]], &d.subtree_linvel[b]);
+        let dl = cross(&dx, &scl3(&dv, m.body_mass[b]));
+        d.subtree_angmom[b] = add3(&d.subtree_angmom[b], &dl);
+        let own = d.subtree_angmom[b];
+        d.subtree_angmom[p] = add3(&d.subtree_angmom[p], &own);
+        // the subtree's momentum about its parent's centre
+        let dx = sub3(&d.subtree_com[b], &d.subtree_com[p]);
+        let dv = sub3(&d.subtree_linvel[b], &d.subtree_linvel[p]);
+        let dl = cross(&dx, &scl3(&dv, m.body_subtreemass[b]));
+        d.subtree_angmom[p] = add3(&d.subtree_angmom[p], &dl);
+    }
+    d.scratch_body6b = vel;
+    d.flg_subtreevel = true;
+}
+
+/// `(qacc, efc_force, contact, xfrc_applied) → cacc, cfrc_ext, cfrc_int`: the com-based body
+/// accelerations with `qacc` (`−g` at the world), the external forces on each body (applied,
+/// contact and connect/weld forces) and the interaction force of each body with its parent,
+/// `cfrc_int = Σ_subtree (I a + v ×* I v − f_ext)` (MuJoCo's `mj_rnePostConstraint`).
+pub fn rne_post_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    let z6 = [T::zero(); 6];
+    d.cacc[0] = z6;
+    if !m.disabled(disable::GRAVITY) {
+        for k in 0..3 {
+            d.cacc[0][3 + k] = -m.opt.gravity[k];
+        }
+    }
+    d.cfrc_ext.iter_mut().for_each(|x| *x = z6);
+    // applied Cartesian forces, moved from the centre of mass to the subtree's centre
+    for b in 1..m.nbody {
+        let x = &d.xfrc_applied[b];
+        if crate::scalar::all_zero_exact(x) {
+            continue;
+        }
+        let f = [x[3], x[4], x[5], x[0], x[1], x[2]];
+        let c = transform_spatial(
+            &f,
+            true,
+            &d.subtree_com[m.body_rootid[b]],
+            &d.xipos[b],
+            None,
+        );
+        add_to(&mut d.cfrc_ext[b], &c, T::one());
+    }
+    // contact forces: −f on geom1's body, +f on geom2's
+    for j in 0..d.ncon {
+        let c = d.contact[j];
+        if c.efc_address < 0 {
+            continue;
+        }
+        let lf = contact_force(m, d, j);
+        let t = mat_t_vec(&c.frame, &[lf[3], lf[4], lf[5]]);
+        let f = mat_t_vec(&c.frame, &[lf[0], lf[1], lf[2]]);
+        let w = [t[0], t[1], t[2], f[0], f[1], f[2]];
+        for (side, sign) in [(0, -T::one()), (1, T::one())] {
+            let b = m.geom_bodyid[c.geom[side]];
+            if b != 0 {
+                let wc =
+                    transform_spatial(&w, true, &d.subtree_com[m.body_rootid[b]], &c.pos, None);
+                add_to(&mut d.cfrc_ext[b], &wc, sign);
+            }
+        }
+    }
+    // connect and weld forces: +f on body 1, −f on body 2, at their anchors
+    let mut r = 0;
+    while r < d.nefc && d.efc_type[r] == ConstraintType::Equality {
+        let e = d.efc_id[r];
+        let ty = m.eq_type[e];
+        if !matches!(ty, EqType::Connect | EqType::Weld) {
+            r += 1;
+            continue;
+        }
+        let weld = ty == EqType::Weld;
+        let f = &d.efc_force[r..];
+        // a weld's rotational rows act on body1 with the transpose of their Jacobian (MuJoCo
+        // 4.0; not the raw row forces)
+        let t = if weld {
+            weld_torque(m, d, e, &[f[3], f[4], f[5]])
+        } else {
+            [T::zero(); 3]
+        };
+        let w = [t[0], t[1], t[2], f[0], f[1], f[2]];
+        let sites = m.eq_objtype[e] == ObjType::Site;
+        for (side, sign) in [(0, T::one()), (1, -T::one())] {
+            let obj = if side == 0 {
+                m.eq_obj1id[e]
+            } else {
+                m.eq_obj2id[e]
+            };
+            if obj < 0 {
+                continue;
+            }
+            let obj = obj as usize;
+            let b = if sites { m.site_bodyid[obj] } else { obj };
+            if b == 0 {
+                continue;
+            }
+            // body 1's anchor is eq_data[0..3] for connect, [3..6] for weld; body 2's the other
+            let local = if sites {
+                m.site_pos[obj]
+            } else {
+                let o = if (side == 0) == weld { 3 } else { 0 };
+                let q = &m.eq_data[e];
+                [q[o], q[o + 1], q[o + 2]]
+            };
+            let pos = add3(&mat_vec(&d.xmat[b], &local), &d.xpos[b]);
+            let wc = transform_spatial(&w, true, &d.subtree_com[m.body_rootid[b]], &pos, None);
+            add_to(&mut d.cfrc_ext[b], &wc, sign);
+        }
+        r += if weld { 6 } else { 3 };
+    }
+    // forward pass: accelerations and net body forces
+    d.cfrc_int[0] = z6;
+    for b in 1..m.nbody {
+        let mut a = d.cacc[m.body_parentid[b]];
+        let da = m.body_dofadr[b];
+        for k in da..da + m.body_dofnum[b] {
+            add_to(&mut a, &d.cdof_dot[k], d.qvel[k]);
+        }
+        for k in da..da + m.body_dofnum[b] {
+            add_to(&mut a, &d.cdof[k], d.qacc[k]);
+        }
+        d.cacc[b] = a;
+        let ia = inert_mul(&d.cinert[b], &a);
+        let iv = inert_mul(&d.cinert[b], &d.cvel[b]);
+        let vf = cross_force(&d.cvel[b], &iv);
+        let mut f = z6;
+        for k in 0..6 {
+            f[k] = ia[k] + vf[k] - d.cfrc_ext[b][k];
+        }
+        d.cfrc_int[b] = f;
+    }
+    // backward pass: each body carries its subtree
+    for b in (1..m.nbody).rev() {
+        let f = d.cfrc_int[b];
+        add_to(&mut d.cfrc_int[m.body_parentid[b]], &f, T::one());
+    }
+    d.flg_rnepost = true;
+}
+
+/// `v += s·a` for spatial vectors.
+#[inline(always)]
+fn add_to<T: Scalar>(v: &mut V6<T>, a: &V6<T>, s: T) {
+    for k in 0..6 {
+        v[k] += a[k] * s;
+    }
+}
