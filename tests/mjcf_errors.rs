@@ -491,7 +491,11 @@ fn refused_until_supported() {
         "sensors on spatial tendons are not supported yet",
     );
     for (sensor, col, says) in [
-        ("<rangefinder site=\"s1\"/>", 1, "rangefinder sensors"),
+        (
+            "<rangefinder camera=\"c\"/>",
+            14,
+            "attribute 'camera': rangefinders attached to a camera",
+        ),
         (
             "<distance geom1=\"g\" geom2=\"g\"/>",
             1,

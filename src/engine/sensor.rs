@@ -71,7 +71,8 @@ fn sensors<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: SensorStage) {
             continue;
         }
         let (adr, dim) = (m.sensor_adr[i], m.sensor_dim[i]);
-        let mut out = [T::zero(); 6];
+        // the longest sensor: a rangefinder with every data field (14 values)
+        let mut out = [T::zero(); 16];
         match stage {
             SensorStage::Pos => position_sensor(m, d, i, &mut out),
             SensorStage::Vel => velocity_sensor(m, d, i, &mut out),
@@ -228,7 +229,7 @@ pub fn contact_force<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize) -> V6<T> {
     r
 }
 
-fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 16]) {
     let ty = m.sensor_type[i];
     let (o, id) = (m.sensor_objtype[i], m.sensor_objid[i].max(0) as usize);
     let (ro, rid) = (m.sensor_reftype[i], m.sensor_refid[i]);
@@ -237,6 +238,7 @@ fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
             let v = mat_t_vec(&d.site_xmat[id], &m.opt.magnetic);
             out[..3].copy_from_slice(&v);
         }
+        S::Rangefinder => rangefinder(m, d, id, m.sensor_intprm[i][0], out),
         S::JointPos => out[0] = d.qpos[m.jnt_qposadr[id]],
         S::TendonPos => out[0] = d.ten_length[id],
         S::ActuatorPos => out[0] = d.actuator_length[id],
@@ -323,7 +325,7 @@ fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
     }
 }
 
-fn velocity_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+fn velocity_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 16]) {
     let ty = m.sensor_type[i];
     let (o, id) = (m.sensor_objtype[i], m.sensor_objid[i].max(0) as usize);
     let (ro, rid) = (m.sensor_reftype[i], m.sensor_refid[i]);
@@ -380,7 +382,7 @@ fn velocity_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
     }
 }
 
-fn acceleration_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 6]) {
+fn acceleration_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T; 16]) {
     let ty = m.sensor_type[i];
     let id = m.sensor_objid[i].max(0) as usize;
     let o = m.sensor_objtype[i];
@@ -472,7 +474,8 @@ fn touch<T: Scalar>(m: &Model<T>, d: &Data<T>, site: usize) -> T {
             &c.pos.map(|x| x.re()),
             &dir,
             m.site_type[site],
-        );
+        )
+        .is_some();
         if hit {
             sum += f[0];
         }
@@ -513,82 +516,218 @@ pub fn inside_geom<T: Scalar>(
     }
 }
 
-/// The roots of `a x² + 2 b x + c = 0` in ascending order, if real and `a` is not tiny.
-fn quad_roots(a: f64, b: f64, c: f64) -> Option<[f64; 2]> {
+/// The roots of `a x² + 2 b x + c = 0` in ascending order, if real and `a` is not tiny
+/// (decided on real parts).
+fn quad_roots<T: Scalar>(a: T, b: T, c: T) -> Option<[T; 2]> {
     let det = b * b - a * c;
-    if det < 0.0 || a < MINVAL {
+    if det.re() < 0.0 || a.re() < MINVAL {
         return None;
     }
     let r = det.sqrt();
     Some([(-b - r) / a, (-b + r) / a])
 }
 
-/// Whether the ray `pnt + t·vec`, `t ≥ 0`, meets a primitive shape (the test of MuJoCo's
-/// `mju_rayGeom(...) >= 0`, decided on real parts): spheres, capsules, ellipsoids, cylinders
-/// and boxes, as sites are.
-fn ray_geom(
-    pos: &[f64; 3],
-    mat: &[f64; 9],
-    size: &[f64; 3],
-    pnt: &[f64; 3],
-    vec: &[f64; 3],
+/// The smallest non-negative root, as MuJoCo's ray functions take it.
+fn first_hit<T: Scalar>(r: Option<[T; 2]>) -> Option<T> {
+    r.and_then(|[x0, x1]| {
+        if x0.re() >= 0.0 {
+            Some(x0)
+        } else if x1.re() >= 0.0 {
+            Some(x1)
+        } else {
+            None
+        }
+    })
+}
+
+/// A candidate intersection: keep `x` if it is nearer than the best so far.
+fn nearer<T: Scalar>(best: &mut Option<(T, V3<T>)>, x: T, n: V3<T>) {
+    if best.as_ref().is_none_or(|(b, _)| x.re() < b.re()) {
+        *best = Some((x, n));
+    }
+}
+
+/// The ray `pnt + x·vec`, `x ≥ 0`, against a primitive shape at `pos` with orientation `mat`
+/// (MuJoCo's `mju_rayGeom`): the distance `x` to the nearest intersection (`vec` a unit
+/// vector) and the outward surface normal there, or `None`. A plane is seen from its front
+/// only, within its rendered rectangle (`size ≤ 0`: infinite). Decisions on real parts; the
+/// distance and normal carry derivatives.
+pub fn ray_geom<T: Scalar>(
+    pos: &V3<T>,
+    mat: &M3<T>,
+    size: &V3<T>,
+    pnt: &V3<T>,
+    vec: &V3<T>,
     ty: GeomType,
-) -> bool {
-    // local frame: l = Rᵀ (pnt − pos), w = Rᵀ vec
-    let dif = [pnt[0] - pos[0], pnt[1] - pos[1], pnt[2] - pos[2]];
-    let l = mat_t_vec(mat, &dif);
+) -> Option<(T, V3<T>)> {
+    let l = mat_t_vec(mat, &sub3(pnt, pos));
     let w = mat_t_vec(mat, vec);
-    let sphere = |c: [f64; 3], r2: f64, keep: &dyn Fn(f64) -> bool| -> bool {
-        let q = [l[0] - c[0], l[1] - c[1], l[2] - c[2]];
-        quad_roots(dot3(&w, &w), dot3(&w, &q), dot3(&q, &q) - r2)
-            .is_some_and(|xs| xs.iter().any(|&x| x >= 0.0 && keep(x)))
+    let world = |n: V3<T>| {
+        let len = norm3(&n);
+        let n = if len.re() < MINVAL {
+            n
+        } else {
+            scl3(&n, T::one() / len)
+        };
+        mat_vec(mat, &n)
     };
-    // the round side of a cylinder of radius r, between |z| ≤ h
-    let side = |r: f64, h: f64| -> bool {
+    let at = |x: T| add3(&l, &scl3(&w, x));
+    let zero = T::zero();
+    // the round side of a cylinder of radius r between |z| ≤ h (its smallest non-negative root)
+    let side = |r: T, h: T| -> Option<(T, V3<T>)> {
         let a = w[0] * w[0] + w[1] * w[1];
         let b = w[0] * l[0] + w[1] * l[1];
         let c = l[0] * l[0] + l[1] * l[1] - r * r;
-        // MuJoCo takes the smallest non-negative root only
-        quad_roots(a, b, c)
-            .and_then(|xs| xs.into_iter().find(|&x| x >= 0.0))
-            .is_some_and(|x| (l[2] + x * w[2]).abs() <= h)
+        let x = first_hit(quad_roots(a, b, c))?;
+        let p = at(x);
+        (p[2].re().abs() <= h.re()).then(|| (x, world([p[0], p[1], zero])))
     };
     match ty {
-        GeomType::Sphere => sphere([0.0; 3], size[0] * size[0], &|_| true),
+        GeomType::Plane => {
+            if w[2].re() > -MINVAL {
+                return None;
+            }
+            let x = -l[2] / w[2];
+            let p = at(x);
+            let inside = |k: usize| size[k].re() <= 0.0 || p[k].re().abs() <= size[k].re();
+            (x.re() >= 0.0 && inside(0) && inside(1)).then(|| (x, [mat[2], mat[5], mat[8]]))
+        }
+        GeomType::Sphere => {
+            let c = dot3(&l, &l) - size[0] * size[0];
+            let x = first_hit(quad_roots(dot3(&w, &w), dot3(&w, &l), c))?;
+            Some((x, world(at(x))))
+        }
         GeomType::Ellipsoid => {
-            let s = size.map(|x| 1.0 / (x * x));
+            let s = size.map(|x| T::one() / (x * x));
             let a = s[0] * w[0] * w[0] + s[1] * w[1] * w[1] + s[2] * w[2] * w[2];
             let b = s[0] * w[0] * l[0] + s[1] * w[1] * l[1] + s[2] * w[2] * l[2];
-            let c = s[0] * l[0] * l[0] + s[1] * l[1] * l[1] + s[2] * l[2] * l[2] - 1.0;
-            quad_roots(a, b, c).is_some_and(|xs| xs.iter().any(|&x| x >= 0.0))
+            let c = s[0] * l[0] * l[0] + s[1] * l[1] * l[1] + s[2] * l[2] * l[2] - T::one();
+            let x = first_hit(quad_roots(a, b, c))?;
+            let p = at(x);
+            Some((x, world([s[0] * p[0], s[1] * p[1], s[2] * p[2]])))
         }
         GeomType::Capsule => {
             let (r, h) = (size[0], size[1]);
-            side(r, h)
-                || sphere([0.0, 0.0, h], r * r, &|x| l[2] + x * w[2] >= h)
-                || sphere([0.0, 0.0, -h], r * r, &|x| l[2] + x * w[2] <= -h)
+            let mut best = side(r, h);
+            for sd in [1.0, -1.0] {
+                let q = [l[0], l[1], l[2] - h * T::c(sd)];
+                let c = dot3(&q, &q) - r * r;
+                if let Some(xs) = quad_roots(dot3(&w, &w), dot3(&w, &q), c) {
+                    for x in xs {
+                        let p = at(x);
+                        if x.re() >= 0.0 && sd * p[2].re() >= h.re() {
+                            nearer(&mut best, x, world([p[0], p[1], p[2] - h * T::c(sd)]));
+                        }
+                    }
+                }
+            }
+            best
         }
         GeomType::Cylinder => {
             let (r, h) = (size[0], size[1]);
-            let cap = w[2].abs() > MINVAL
-                && [-1.0, 1.0].iter().any(|&sd| {
-                    let x = (sd * h - l[2]) / w[2];
-                    let (p0, p1) = (l[0] + x * w[0], l[1] + x * w[1]);
-                    x >= 0.0 && p0 * p0 + p1 * p1 <= r * r
-                });
-            cap || side(r, h)
+            let mut best = None;
+            if w[2].re().abs() > MINVAL {
+                for sd in [-1.0, 1.0] {
+                    let x = (h * T::c(sd) - l[2]) / w[2];
+                    let p = at(x);
+                    if x.re() >= 0.0 && (p[0] * p[0] + p[1] * p[1]).re() <= (r * r).re() {
+                        nearer(&mut best, x, mat_vec(mat, &[zero, zero, T::c(sd)]));
+                    }
+                }
+            }
+            if let Some((x, n)) = side(r, h) {
+                nearer(&mut best, x, n);
+            }
+            best
         }
-        GeomType::Box => (0..3).any(|i| {
-            let (j, k) = ([1, 0, 0][i], [2, 2, 1][i]);
-            w[i].abs() > MINVAL
-                && [-1.0, 1.0].iter().any(|&sd| {
-                    let x = (sd * size[i] - l[i]) / w[i];
-                    x >= 0.0
-                        && (l[j] + x * w[j]).abs() <= size[j]
-                        && (l[k] + x * w[k]).abs() <= size[k]
-                })
-        }),
-        _ => false,
+        GeomType::Box => {
+            let mut best = None;
+            for i in 0..3 {
+                if w[i].re().abs() <= MINVAL {
+                    continue;
+                }
+                let (j, k) = ([1, 0, 0][i], [2, 2, 1][i]);
+                for sd in [-1.0, 1.0] {
+                    let x = (size[i] * T::c(sd) - l[i]) / w[i];
+                    let p = at(x);
+                    if x.re() >= 0.0
+                        && p[j].re().abs() <= size[j].re()
+                        && p[k].re().abs() <= size[k].re()
+                    {
+                        let mut n = [zero; 3];
+                        n[i] = T::c(sd);
+                        nearer(&mut best, x, mat_vec(mat, &n));
+                    }
+                }
+            }
+            best
+        }
+        _ => None,
+    }
+}
+
+/// The nearest geom along the ray `pnt + x·vec` (`vec` a unit vector), geoms of body
+/// `exclude` and invisible ones (alpha 0) left out: `(distance, normal)` or `None` (MuJoCo's
+/// `mj_ray` with every group and static geoms included).
+fn ray<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    pnt: &V3<T>,
+    vec: &V3<T>,
+    exclude: usize,
+) -> Option<(T, V3<T>)> {
+    let mut best = None;
+    for g in 0..m.ngeom {
+        if m.geom_bodyid[g] == exclude || m.geom_rgba[g][3] == 0.0 {
+            continue;
+        }
+        let hit = ray_geom(
+            &d.geom_xpos[g],
+            &d.geom_xmat[g],
+            &m.geom_size[g],
+            pnt,
+            vec,
+            m.geom_type[g],
+        );
+        if let Some((x, n)) = hit {
+            nearer(&mut best, x, n);
+        }
+    }
+    best
+}
+
+/// A rangefinder on site `s`: the ray from the site along its z axis; writes the `data` fields
+/// of `bits` in order (distance or −1, direction, origin, hit point, normal, depth or −1; zeros
+/// for a ray that hits nothing) into `out`.
+fn rangefinder<T: Scalar>(m: &Model<T>, d: &Data<T>, s: usize, bits: i32, out: &mut [T]) {
+    let r = &d.site_xmat[s];
+    let dir = [r[2], r[5], r[8]];
+    let origin = d.site_xpos[s];
+    let hit = ray(m, d, &origin, &dir, m.site_bodyid[s]);
+    let z3 = [T::zero(); 3];
+    let (dist, normal) = hit.unwrap_or((-T::one(), z3));
+    let point = if hit.is_some() {
+        add3(&origin, &scl3(&dir, dist))
+    } else {
+        z3
+    };
+    let mut k = 0;
+    let mut put = |v: &[T]| {
+        out[k..k + v.len()].copy_from_slice(v);
+        k += v.len();
+    };
+    let or0 = |v: V3<T>| if hit.is_some() { v } else { z3 };
+    for f in 0..6 {
+        if bits & (1 << f) == 0 {
+            continue;
+        }
+        match f {
+            0 | 5 => put(&[dist]),
+            1 => put(&or0(dir)),
+            2 => put(&origin),
+            3 => put(&point),
+            _ => put(&or0(normal)),
+        }
     }
 }
 

@@ -2160,7 +2160,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
         "interp",
         "interpolation of the sensor history, which exists only with nsample > 0 (refused)",
     ),
-    ("sensor-rangefinder", "*", REFUSED),
     ("sensor-camprojection", "*", REFUSED),
     ("sensor-distance", "*", REFUSED),
     ("sensor-normal", "*", REFUSED),

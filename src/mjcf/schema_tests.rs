@@ -111,6 +111,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <framelinacc objtype="site" objname="s0"/>
     <frameangacc objtype="site" objname="s0"/>
     <insidesite site="s0" objtype="body" objname="b1"/>
+    <rangefinder site="s0" data="dist normal"/>
     <e_potential/>
     <e_kinetic/>
     <clock name="c" cutoff="1" noise="0" interval="0.1 0" nsample="0" delay="0"/>

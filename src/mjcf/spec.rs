@@ -795,6 +795,8 @@ pub struct SensorS {
     pub noise: f64,
     /// `interval` (period, phase).
     pub interval: [f64; 2],
+    /// Integer parameters (MuJoCo's `intprm`): a rangefinder's `data` bits.
+    pub intprm: [i32; 3],
     /// Where written.
     pub loc: Loc,
 }
@@ -2667,7 +2669,6 @@ impl<'d> Reader<'d> {
                 return Err(self.unknown(ch, "sensor"));
             };
             let why = match stype {
-                S::Rangefinder => Some("rangefinder sensors (ray casting) are not supported yet"),
                 S::CamProjection => Some("camprojection sensors are not supported yet"),
                 S::GeomDist | S::GeomNormal | S::GeomFromTo => {
                     Some("geom distance sensors (distance, normal, fromto) are not supported yet")
@@ -2712,6 +2713,7 @@ impl<'d> Reader<'d> {
                 cutoff: 0.0,
                 noise: 0.0,
                 interval: [0.0; 2],
+                intprm: [0; 3],
                 loc: Loc::of(ch),
             };
             a.f_into("cutoff", &mut x.cutoff)?;
@@ -2729,6 +2731,18 @@ impl<'d> Reader<'d> {
                 | S::Torque
                 | S::Magnetometer => {
                     (x.objtype, x.objname, x.objattr) = single("site")?;
+                }
+                S::Rangefinder => {
+                    if a.has("camera") {
+                        return Err(a.err(
+                            Some("camera"),
+                            ErrorKind::Unsupported,
+                            "rangefinders attached to a camera (depth images) are not supported \
+                             yet",
+                        ));
+                    }
+                    (x.objtype, x.objname, x.objattr) = single("site")?;
+                    x.intprm[0] = raydata(&a)?;
                 }
                 S::JointPos
                 | S::JointVel
@@ -2840,6 +2854,46 @@ impl<'d> Reader<'d> {
         }
         Ok(())
     }
+}
+
+/// The `data` fields of a rangefinder as MuJoCo's bits (`mjtRayDataField`): `dist` alone by
+/// default; the names given must be distinct and in MuJoCo's order.
+fn raydata(a: &A) -> R<i32> {
+    const FIELDS: [&str; 6] = ["dist", "dir", "origin", "point", "normal", "depth"];
+    let Some(v) = a.get("data") else {
+        return Ok(1);
+    };
+    let mut bits = 0;
+    let mut last = None;
+    for w in v.split_whitespace() {
+        let Some(k) = FIELDS.iter().position(|f| *f == w) else {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidKeyword,
+                format!(
+                    "invalid rangefinder data '{w}': expected {}",
+                    FIELDS.join(", ")
+                ),
+            ));
+        };
+        if last.is_some_and(|l| k <= l) {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidValue,
+                format!("data attributes must be in order: {}", FIELDS.join(", ")),
+            ));
+        }
+        last = Some(k);
+        bits |= 1 << k;
+    }
+    if bits == 0 {
+        return Err(a.err(
+            Some("data"),
+            ErrorKind::InvalidValue,
+            "empty rangefinder data",
+        ));
+    }
+    Ok(bits)
 }
 
 /// Frame of a `fromto` segment: midpoint, orientation (z along from − to, MuJoCo's convention)

@@ -481,7 +481,8 @@ pub enum SensorType {
     Torque,
     /// `magnetometer`: the global magnetic field in a site's frame.
     Magnetometer,
-    /// `rangefinder` (refused).
+    /// `rangefinder`: the distance along a site's z axis to the nearest geom (and the other
+    /// `data` fields of the ray).
     Rangefinder,
     /// `camprojection` (refused).
     CamProjection,
@@ -1040,6 +1041,10 @@ int_fields! {
             sensor_dim: Vec<usize> = "sensor_dim" [Nsensor];
             /// Address of each sensor's first value in `sensordata`.
             sensor_adr: Vec<usize> = "sensor_adr" [Nsensor];
+            /// Integer parameters of each sensor (MuJoCo's `sensor_intprm`, 3 per sensor): for a
+            /// rangefinder, the bits of its `data` fields (1 dist, 2 dir, 4 origin, 8 point,
+            /// 16 normal, 32 depth).
+            sensor_intprm: Vec<[i32; 3]> = "sensor_intprm" [Nsensor];
         }
         other {
             /// Model name.
@@ -1074,6 +1079,9 @@ int_fields! {
             cam_name: Vec<String>,
             /// Sensor names ("" when unnamed).
             sensor_name: Vec<String>,
+            /// Whether each geom names a material (whose alpha, which diffmj does not read,
+            /// decides whether rays see the geom): rangefinders are refused in such models.
+            geom_material: Vec<bool>,
             /// What the compiler accepted but diffmj does not simulate, one positioned message
             /// each (e.g. sensors, which are not computed yet); the command line prints them.
             compile_warnings: Vec<String>,

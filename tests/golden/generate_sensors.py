@@ -21,7 +21,7 @@ Writes tests/golden/sensors/<name>.json:
   model (path from the repository root), cone, tolerance, iterations, ls_iterations,
   mujoco_version, seed, nsensordata, int_fields (sensor_type, sensor_datatype,
   sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim,
-  sensor_adr, site_type), sensor_cutoff, sensor_noise, sensor_interval,
+  sensor_adr, sensor_intprm, site_type), sensor_cutoff, sensor_noise, sensor_interval,
   states: [{time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, qacc_warmstart,
             sensordata, qacc, energy, ncon, nefc, inverse: {qacc, sensordata, qfrc_inverse}}]
 Floats are written exactly (repr). Deterministic: the seed is the crc32 of the name.
@@ -53,7 +53,7 @@ MODELS = [
 ]
 INT_FIELDS = ["sensor_type", "sensor_datatype", "sensor_needstage", "sensor_objtype",
               "sensor_objid", "sensor_reftype", "sensor_refid", "sensor_dim", "sensor_adr",
-              "site_type"]
+              "sensor_intprm", "site_type"]
 CONES = {"pyramidal": int(mujoco.mjtCone.mjCONE_PYRAMIDAL),
          "elliptic": int(mujoco.mjtCone.mjCONE_ELLIPTIC)}
 FREE = int(mujoco.mjtJoint.mjJNT_FREE)

@@ -67,7 +67,21 @@ impl Build<'_> {
                     "cutoff applied to axis or quaternion datatype in sensor".into(),
                 ));
             }
-            let dim = x.stype.dim();
+            let dim = if x.stype == S::Rangefinder {
+                if let Some(g) = t.geom_material.iter().position(|&b| b) {
+                    return Err(e(
+                        None,
+                        ErrorKind::Unsupported,
+                        format!(
+                            "rangefinders in a model whose geoms have materials (geom {g}) are \
+                             not supported yet: a material's alpha decides what rays see"
+                        ),
+                    ));
+                }
+                raydata_size(x.intprm[0])
+            } else {
+                x.stype.dim()
+            };
             t.sensor_type.push(x.stype);
             t.sensor_datatype.push(datatype);
             t.sensor_needstage.push(x.stype.needstage());
@@ -77,6 +91,7 @@ impl Build<'_> {
             t.sensor_refid.push(refid);
             t.sensor_dim.push(dim);
             t.sensor_adr.push(adr);
+            t.sensor_intprm.push(x.intprm);
             t.sensor_name.push(x.name.clone());
             m.sensor_cutoff.push(x.cutoff);
             m.sensor_noise.push(x.noise);
@@ -87,6 +102,17 @@ impl Build<'_> {
         self.t.nsensordata = adr;
         Ok(())
     }
+}
+
+/// Values per ray of a rangefinder with `data` bits `bits` (dist, dir, origin, point,
+/// normal, depth: 1, 3, 3, 3, 3, 1).
+pub(crate) fn raydata_size(bits: i32) -> usize {
+    [1, 3, 3, 3, 3, 1]
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| bits & (1 << k) != 0)
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// The kind and id of the object of kind `kind` (MJCF keyword) named `name`; `Unknown, -1`
