@@ -501,7 +501,11 @@ fn refused_until_supported() {
             1,
             "geom distance sensors",
         ),
-        ("<contact/>", 1, "contact sensors"),
+        (
+            "<contact data=\"found linvel\"/>",
+            10,
+            "attribute 'data': contact sensor data 'linvel'",
+        ),
         ("<user dim=\"1\"/>", 1, "user sensors"),
         (
             "<jointpos joint=\"j\" nsample=\"3\"/>",

@@ -258,6 +258,9 @@ data_fields! {
             pub(crate) scratch_m: Vec<T>,
             pub(crate) scratch_m2: Vec<T>,
             pub(crate) scratch_state: Vec<Vec<T>>,
+            /// The contacts a sorted contact sensor keeps: `(criterion, contact, flip)`, as many
+            /// as the largest `num` of the model's contact sensors.
+            pub(crate) sensor_slots: Vec<(f64, usize, bool)>,
         }
     }
 }
@@ -438,6 +441,13 @@ impl<T: Scalar> Data<T> {
             scratch_m: z(m.nm),
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
+            sensor_slots: Vec::with_capacity(
+                (0..m.nsensor)
+                    .filter(|&i| m.sensor_type[i] == crate::model::SensorType::Contact)
+                    .map(|i| m.sensor_intprm[i][2].max(0) as usize)
+                    .max()
+                    .unwrap_or(0),
+            ),
             warning: [WarningStat::default(); Warning::COUNT],
             integrator_state: None,
         };

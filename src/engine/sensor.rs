@@ -71,6 +71,13 @@ fn sensors<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: SensorStage) {
             continue;
         }
         let (adr, dim) = (m.sensor_adr[i], m.sensor_dim[i]);
+        if m.sensor_type[i] == S::Contact {
+            // at the position or the acceleration stage (forces); as many slots as asked for, written in place; no cutoff (as MuJoCo)
+            let mut data = std::mem::take(&mut d.sensordata);
+            contact_sensor(m, d, i, &mut data[adr..adr + dim]);
+            d.sensordata = data;
+            continue;
+        }
         // the longest sensor: a rangefinder with every data field (14 values)
         let mut out = [T::zero(); 16];
         match stage {
@@ -435,6 +442,194 @@ fn acceleration_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: 
         }
         _ => unreachable!("the compiler refuses {ty:?} sensors"),
     }
+}
+
+/// Whether contact body `body` / geom `geom` meets a contact sensor's criterion `(o, id)`:
+/// any (no criterion, or a site, whose volume was tested already), the geom, the body, or a
+/// body of the subtree rooted at `id` (`XBody`).
+fn criterion_matches<T: Scalar>(
+    m: &Model<T>,
+    body: usize,
+    geom: usize,
+    o: SensorObj,
+    id: usize,
+) -> bool {
+    match o {
+        SensorObj::Unknown | SensorObj::Site => true,
+        SensorObj::Geom => geom == id,
+        SensorObj::Body => body == id,
+        SensorObj::XBody => {
+            let mut b = body;
+            while b > id {
+                b = m.body_parentid[b];
+            }
+            b == id
+        }
+        _ => false,
+    }
+}
+
+/// Whether contact `c` matches contact sensor `i`, and whether its normal is flipped so that
+/// it points away from the first criterion's object (towards the second's): `None` for no
+/// match, `Some(flip)` otherwise (MuJoCo's `matchContact`).
+fn contact_matches<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize, c: usize) -> Option<bool> {
+    let (o1, id1) = (m.sensor_objtype[i], m.sensor_objid[i].max(0) as usize);
+    let (o2, id2) = (m.sensor_reftype[i], m.sensor_refid[i].max(0) as usize);
+    if o1 == SensorObj::Unknown && o2 == SensorObj::Unknown {
+        return Some(false);
+    }
+    let con = &d.contact[c];
+    if o1 == SensorObj::Site {
+        let s = id1;
+        let (p, r, z) = (&d.site_xpos[s], &d.site_xmat[s], &m.site_size[s]);
+        if !inside_geom(p, r, z, m.site_type[s], &con.pos) {
+            return None;
+        }
+    }
+    let (g1, g2) = (con.geom[0], con.geom[1]);
+    let (b1, b2) = (m.geom_bodyid[g1], m.geom_bodyid[g2]);
+    let m11 = criterion_matches(m, b1, g1, o1, id1);
+    let m12 = criterion_matches(m, b2, g2, o1, id1);
+    let m21 = criterion_matches(m, b1, g1, o2, id2);
+    let m22 = criterion_matches(m, b2, g2, o2, id2);
+    if !(m11 || m12) || !(m21 || m22) {
+        return None;
+    }
+    if o1 != SensorObj::Unknown && o2 != SensorObj::Unknown {
+        let regular = m11 && m22;
+        let reverse = m12 && m21;
+        // both orders match: the contact's own
+        Some(reverse && !regular)
+    } else if o1 != SensorObj::Unknown {
+        Some(!m11)
+    } else {
+        Some(!m22)
+    }
+}
+
+/// A contact sensor (MuJoCo's `mjSENS_CONTACT`): the contacts matching its criteria, reduced
+/// as `sensor_intprm[i][1]` says (0 the first `num` in contact order, 1 the `num` nearest, 2
+/// the `num` with the largest force, 3 their net force and torque about the force-weighted
+/// centroid in slot 0), each slot holding the `data` fields of `sensor_intprm[i][0]` (the
+/// number of matches, force and torque in the contact frame, distance, position, normal, first
+/// tangent; a flipped contact turns its frame half a turn about the second tangent). Slots
+/// without a contact are zero.
+fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T]) {
+    let [bits, reduce, num] = m.sensor_intprm[i];
+    let num = num.max(0) as usize;
+    out.iter_mut().for_each(|x| *x = T::zero());
+    let field_len = [1, 3, 3, 1, 3, 3, 3];
+    // offsets of the fields within a slot
+    let mut off = [usize::MAX; 7];
+    let mut size = 0;
+    for f in 0..7 {
+        if bits & (1 << f) != 0 {
+            off[f] = size;
+            size += field_len[f];
+        }
+    }
+    let z3 = [T::zero(); 3];
+    let put = |out: &mut [T], slot: usize, f: usize, v: &[T]| {
+        if off[f] != usize::MAX {
+            let a = slot * size + off[f];
+            out[a..a + v.len()].copy_from_slice(v);
+        }
+    };
+    let nmatch = (0..d.ncon)
+        .filter(|&c| contact_matches(m, d, i, c).is_some())
+        .count();
+    if reduce == 3 {
+        // net force: the force-weighted centroid of the contact points, then the total wrench
+        // about it in the world frame
+        let wrench = |c: usize, flip: bool| {
+            let mut w = contact_force(m, d, c);
+            if flip {
+                w.iter_mut().for_each(|x| *x = -*x);
+            }
+            w
+        };
+        let mut point = z3;
+        let mut total = T::zero();
+        for c in 0..d.ncon {
+            let Some(flip) = contact_matches(m, d, i, c) else {
+                continue;
+            };
+            let w = wrench(c, flip);
+            let n2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+            let weight = if n2.re() > 0.0 { n2.sqrt() } else { T::zero() };
+            point = add3(&point, &scl3(&d.contact[c].pos, weight));
+            total += weight;
+        }
+        point = scl3(&point, T::one() / total.select_max(T::c(MINVAL)));
+        let (mut force, mut torque) = (z3, z3);
+        for c in 0..d.ncon {
+            let Some(flip) = contact_matches(m, d, i, c) else {
+                continue;
+            };
+            let w = wrench(c, flip);
+            let fr = &d.contact[c].frame;
+            let f = mat_t_vec(fr, &[w[0], w[1], w[2]]);
+            let t = mat_t_vec(fr, &[w[3], w[4], w[5]]);
+            force = add3(&force, &f);
+            torque = add3(&torque, &t);
+            torque = add3(&torque, &cross(&sub3(&d.contact[c].pos, &point), &f));
+        }
+        let (one, zero) = (T::one(), T::zero());
+        put(out, 0, 0, &[T::c(nmatch as f64)]);
+        put(out, 0, 1, &force);
+        put(out, 0, 2, &torque);
+        put(out, 0, 4, &point);
+        put(out, 0, 5, &[one, zero, zero]);
+        put(out, 0, 6, &[zero, one, zero]);
+        return;
+    }
+    // the slots' contacts: the first matches, or the smallest criteria (ties by contact index)
+    let mut slots = std::mem::take(&mut d.sensor_slots);
+    slots.clear();
+    for c in 0..d.ncon {
+        let Some(flip) = contact_matches(m, d, i, c) else {
+            continue;
+        };
+        let key = match reduce {
+            1 => d.contact[c].dist.re(),
+            2 => {
+                let f = contact_force(m, d, c);
+                -(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).re()
+            }
+            _ => {
+                if slots.len() < num {
+                    slots.push((0.0, c, flip));
+                }
+                continue;
+            }
+        };
+        let at = slots
+            .iter()
+            .position(|&(k, j, _)| (key, c) < (k, j))
+            .unwrap_or(slots.len());
+        if at < num {
+            if slots.len() == num {
+                slots.pop();
+            }
+            slots.insert(at, (key, c, flip));
+        }
+    }
+    for (slot, &(_, c, flip)) in slots.iter().enumerate() {
+        let con = &d.contact[c];
+        let mut w = contact_force(m, d, c);
+        let sg = if flip { -T::one() } else { T::one() };
+        w[2] *= sg;
+        w[5] *= sg;
+        let fr = &con.frame;
+        put(out, slot, 0, &[T::c(nmatch as f64)]);
+        put(out, slot, 1, &w[..3]);
+        put(out, slot, 2, &w[3..]);
+        put(out, slot, 3, &[con.dist]);
+        put(out, slot, 4, &con.pos);
+        put(out, slot, 5, &scl3(&[fr[0], fr[1], fr[2]], sg));
+        put(out, slot, 6, &scl3(&[fr[3], fr[4], fr[5]], sg));
+    }
+    d.sensor_slots = slots;
 }
 
 /// The first limit row of kind `kind` for joint or tendon `id` (MuJoCo reads the first one).

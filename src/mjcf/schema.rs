@@ -2164,7 +2164,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("sensor-distance", "*", REFUSED),
     ("sensor-normal", "*", REFUSED),
     ("sensor-fromto", "*", REFUSED),
-    ("sensor-contact", "*", REFUSED),
     ("sensor-tactile", "*", REFUSED),
     ("sensor-plugin", "*", REFUSED),
     ("sensor-user", "*", REFUSED),

@@ -112,6 +112,10 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <frameangacc objtype="site" objname="s0"/>
     <insidesite site="s0" objtype="body" objname="b1"/>
     <rangefinder site="s0" data="dist normal"/>
+    <contact site="s0" body2="b1" data="found force" num="2" reduce="mindist"/>
+    <contact body1="b1" subtree2="b1"/>
+    <contact subtree1="b1" geom2="g0"/>
+    <contact geom1="g0"/>
     <e_potential/>
     <e_kinetic/>
     <clock name="c" cutoff="1" noise="0" interval="0.1 0" nsample="0" delay="0"/>

@@ -2673,7 +2673,6 @@ impl<'d> Reader<'d> {
                 S::GeomDist | S::GeomNormal | S::GeomFromTo => {
                     Some("geom distance sensors (distance, normal, fromto) are not supported yet")
                 }
-                S::Contact => Some("contact sensors are not supported yet"),
                 S::Tactile => Some("tactile sensors (meshes) are not supported"),
                 S::Plugin => Some("plugin sensors are not supported"),
                 S::User => Some("user sensors (computed by a user callback) are not supported"),
@@ -2743,6 +2742,57 @@ impl<'d> Reader<'d> {
                     }
                     (x.objtype, x.objname, x.objattr) = single("site")?;
                     x.intprm[0] = raydata(&a)?;
+                }
+                S::Contact => {
+                    // first criterion: a site's volume, a body, a subtree or a geom; second: a
+                    // body, a subtree or a geom (each optional)
+                    let pick =
+                        |keys: &[(&'static str, &str)]| -> R<(String, String, &'static str)> {
+                            let given: Vec<_> = keys.iter().filter(|(k, _)| a.has(k)).collect();
+                            if given.len() > 1 {
+                                return Err(a.err(
+                                    Some(given[1].0),
+                                    ErrorKind::InvalidValue,
+                                    format!(
+                                        "attributes '{}' and '{}' cannot be given together",
+                                        given[0].0, given[1].0
+                                    ),
+                                ));
+                            }
+                            Ok(match given.first() {
+                                Some((k, kind)) => (kind.to_string(), self.required(&a, k)?, *k),
+                                None => (String::new(), String::new(), ""),
+                            })
+                        };
+                    (x.objtype, x.objname, x.objattr) = pick(&[
+                        ("site", "site"),
+                        ("body1", "body"),
+                        ("subtree1", "xbody"),
+                        ("geom1", "geom"),
+                    ])?;
+                    (x.reftype, x.refname, x.refattr) =
+                        pick(&[("body2", "body"), ("subtree2", "xbody"), ("geom2", "geom")])?;
+                    x.intprm[0] = condata(&a)?;
+                    x.intprm[1] = a
+                        .kw(
+                            "reduce",
+                            &[
+                                ("none", 0),
+                                ("mindist", 1),
+                                ("maxforce", 2),
+                                ("netforce", 3),
+                            ],
+                        )?
+                        .unwrap_or(0);
+                    let num = a.int("num")?.unwrap_or(1);
+                    if num <= 0 {
+                        return Err(a.err(
+                            Some("num"),
+                            ErrorKind::InvalidValue,
+                            "'num' must be positive in sensor",
+                        ));
+                    }
+                    x.intprm[2] = num as i32;
                 }
                 S::JointPos
                 | S::JointVel
@@ -2854,6 +2904,49 @@ impl<'d> Reader<'d> {
         }
         Ok(())
     }
+}
+
+/// The `data` fields of a contact sensor as MuJoCo's bits (`mjtConDataField`): `found` alone
+/// by default; in MuJoCo's order. The velocity fields of MuJoCo 4.0 (`linvel`, `angvel`) are
+/// refused.
+fn condata(a: &A) -> R<i32> {
+    const FIELDS: [&str; 9] = [
+        "found", "force", "torque", "dist", "pos", "normal", "tangent", "linvel", "angvel",
+    ];
+    let Some(v) = a.get("data") else {
+        return Ok(1);
+    };
+    let mut bits = 0;
+    let mut last = None;
+    for w in v.split_whitespace() {
+        let Some(k) = FIELDS.iter().position(|f| *f == w) else {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidKeyword,
+                format!("invalid contact data '{w}': expected {}", FIELDS.join(", ")),
+            ));
+        };
+        if k >= 7 {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::Unsupported,
+                format!("contact sensor data '{w}' is not supported yet"),
+            ));
+        }
+        if last.is_some_and(|l| k <= l) {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidValue,
+                format!("data attributes must be in order: {}", FIELDS.join(", ")),
+            ));
+        }
+        last = Some(k);
+        bits |= 1 << k;
+    }
+    if bits == 0 {
+        return Err(a.err(Some("data"), ErrorKind::InvalidValue, "empty contact data"));
+    }
+    Ok(bits)
 }
 
 /// The `data` fields of a rangefinder as MuJoCo's bits (`mjtRayDataField`): `dist` alone by

@@ -552,7 +552,8 @@ pub enum SensorType {
     GeomNormal,
     /// `fromto` (refused).
     GeomFromTo,
-    /// `contact` (refused).
+    /// `contact`: the contacts that match its criteria, one slot of `data` fields each (or
+    /// their net force), reduced as asked.
     Contact,
     /// `e_potential`.
     EPotential,
@@ -1043,7 +1044,9 @@ int_fields! {
             sensor_adr: Vec<usize> = "sensor_adr" [Nsensor];
             /// Integer parameters of each sensor (MuJoCo's `sensor_intprm`, 3 per sensor): for a
             /// rangefinder, the bits of its `data` fields (1 dist, 2 dir, 4 origin, 8 point,
-            /// 16 normal, 32 depth).
+            /// 16 normal, 32 depth); for a contact sensor, `[data bits (1 found, 2 force, 4 torque,
+            /// 8 dist, 16 pos, 32 normal, 64 tangent), reduce (0 none, 1 mindist, 2 maxforce,
+            /// 3 netforce), num]`.
             sensor_intprm: Vec<[i32; 3]> = "sensor_intprm" [Nsensor];
         }
         other {

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::mjcf::spec::SensorS;
-use crate::model::{SensorObj, SensorType as S};
+use crate::model::{SensorObj, SensorStage, SensorType as S};
 
 impl Build<'_> {
     /// Writes `sensor_*`, `nsensor` and `nsensordata`.
@@ -79,12 +79,21 @@ impl Build<'_> {
                     ));
                 }
                 raydata_size(x.intprm[0])
+            } else if x.stype == S::Contact {
+                x.intprm[2] as usize * condata_size(x.intprm[0])
             } else {
                 x.stype.dim()
             };
             t.sensor_type.push(x.stype);
             t.sensor_datatype.push(datatype);
-            t.sensor_needstage.push(x.stype.needstage());
+            // a contact sensor that reads no force is a position-stage sensor (MuJoCo 4.0)
+            let needs_force = x.intprm[0] & 0b110 != 0 || matches!(x.intprm[1], 2 | 3);
+            t.sensor_needstage
+                .push(if x.stype == S::Contact && !needs_force {
+                    SensorStage::Pos
+                } else {
+                    x.stype.needstage()
+                });
             t.sensor_objtype.push(objtype);
             t.sensor_objid.push(objid);
             t.sensor_reftype.push(reftype);
@@ -108,6 +117,17 @@ impl Build<'_> {
 /// normal, depth: 1, 3, 3, 3, 3, 1).
 pub(crate) fn raydata_size(bits: i32) -> usize {
     [1, 3, 3, 3, 3, 1]
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| bits & (1 << k) != 0)
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Values per slot of a contact sensor with `data` bits `bits` (found, force, torque, dist,
+/// pos, normal, tangent: 1, 3, 3, 1, 3, 3, 3).
+pub(crate) fn condata_size(bits: i32) -> usize {
+    [1, 3, 3, 1, 3, 3, 3]
         .iter()
         .enumerate()
         .filter(|(k, _)| bits & (1 << k) != 0)
