@@ -497,9 +497,9 @@ fn refused_until_supported() {
             "attribute 'camera': rangefinders attached to a camera",
         ),
         (
-            "<distance geom1=\"g\" geom2=\"g\"/>",
+            "<camprojection site=\"s1\" camera=\"c\"/>",
             1,
-            "geom distance sensors",
+            "camprojection sensors",
         ),
         (
             "<contact data=\"found linvel\"/>",

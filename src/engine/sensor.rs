@@ -19,6 +19,7 @@ use crate::model::{
 use crate::scalar::{Scalar, MINVAL};
 
 use super::inertia;
+use crate::collision::geom_distance;
 
 /// `(qpos stage results) → sensordata` of the position-stage sensors; `energy[0]` (and
 /// `energy[1]`) when an `e_potential` (`e_kinetic`) sensor asks for it. Nothing with the
@@ -91,10 +92,12 @@ fn sensors<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: SensorStage) {
 }
 
 /// MuJoCo's cutoff: a positive cutoff clamps real values to `[−c, c]` and positive ones to
-/// at most `c` (the clamp takes the bound's derivative at the bound).
+/// at most `c` (the clamp takes the bound's derivative at the bound); not for `fromto` (nor
+/// contact sensors, handled apart).
 fn cutoff<T: Scalar>(m: &Model<T>, i: usize, v: &mut [T]) {
     let c = m.sensor_cutoff[i];
-    if c.re() <= 0.0 {
+    // a fromto sensor's cutoff is the distance up to which it looks, not a clamp
+    if c.re() <= 0.0 || m.sensor_type[i] == S::GeomFromTo {
         return;
     }
     match m.sensor_datatype[i] {
@@ -314,6 +317,20 @@ fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
                 p,
             );
             out[0] = if inside { T::one() } else { T::zero() };
+        }
+        S::GeomDist | S::GeomNormal | S::GeomFromTo => {
+            let (dist, ft) = geom_distance_sensor(m, d, i);
+            match ty {
+                S::GeomDist => out[0] = dist,
+                S::GeomNormal => {
+                    let mut n = [ft[3] - ft[0], ft[4] - ft[1], ft[5] - ft[2]];
+                    if !(n[0].re() == 0.0 && n[1].re() == 0.0 && n[2].re() == 0.0) {
+                        n = scl3(&n, T::one() / norm3(&n));
+                    }
+                    out[..3].copy_from_slice(&n);
+                }
+                _ => out[..6].copy_from_slice(&ft),
+            }
         }
         S::EPotential => {
             if !d.flg_energypos {
@@ -630,6 +647,39 @@ fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut 
         put(out, slot, 6, &scl3(&[fr[3], fr[4], fr[5]], sg));
     }
     d.sensor_slots = slots;
+}
+
+/// A geom distance sensor: the smallest signed distance below the cutoff between the geoms
+/// of its two objects (a geom, or every geom of a body) and its segment (MuJoCo's
+/// `mj_geomDistance` over the pairs, the first smallest kept).
+fn geom_distance_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize) -> (T, [T; 6]) {
+    let cutoff = m.sensor_cutoff[i];
+    let geoms = |o: SensorObj, id: i32| {
+        let id = id.max(0) as usize;
+        if o == SensorObj::Body {
+            m.body_geomadr[id]..m.body_geomadr[id] + m.body_geomnum[id]
+        } else {
+            id..id + 1
+        }
+    };
+    let (a, b) = (
+        geoms(m.sensor_objtype[i], m.sensor_objid[i]),
+        geoms(m.sensor_reftype[i], m.sensor_refid[i]),
+    );
+    let mut cs = std::mem::take(&mut d.collision_scratch);
+    let mut dist = cutoff;
+    let mut fromto = [T::zero(); 6];
+    for g1 in a {
+        for g2 in b.clone() {
+            let (x, ft) = geom_distance(m, d, g1, g2, cutoff, Some(cs.convex_buffers()));
+            if x.re() < dist.re() {
+                dist = x;
+                fromto = ft;
+            }
+        }
+    }
+    d.collision_scratch = cs;
+    (dist, fromto)
 }
 
 /// The first limit row of kind `kind` for joint or tendon `id` (MuJoCo reads the first one).

@@ -116,6 +116,9 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <contact body1="b1" subtree2="b1"/>
     <contact subtree1="b1" geom2="g0"/>
     <contact geom1="g0"/>
+    <distance geom1="g0" body2="b1" cutoff="1"/>
+    <normal body1="b1" geom2="g0"/>
+    <fromto geom1="g0" geom2="g0"/>
     <e_potential/>
     <e_kinetic/>
     <clock name="c" cutoff="1" noise="0" interval="0.1 0" nsample="0" delay="0"/>

@@ -2670,9 +2670,6 @@ impl<'d> Reader<'d> {
             };
             let why = match stype {
                 S::CamProjection => Some("camprojection sensors are not supported yet"),
-                S::GeomDist | S::GeomNormal | S::GeomFromTo => {
-                    Some("geom distance sensors (distance, normal, fromto) are not supported yet")
-                }
                 S::Tactile => Some("tactile sensors (meshes) are not supported"),
                 S::Plugin => Some("plugin sensors are not supported"),
                 S::User => Some("user sensors (computed by a user callback) are not supported"),
@@ -2742,6 +2739,39 @@ impl<'d> Reader<'d> {
                     }
                     (x.objtype, x.objname, x.objattr) = single("site")?;
                     x.intprm[0] = raydata(&a)?;
+                }
+                S::GeomDist | S::GeomNormal | S::GeomFromTo => {
+                    for (i, obj) in [(1, true), (2, false)] {
+                        let (b, g) = (format!("body{i}"), format!("geom{i}"));
+                        let (kind, key) =
+                            match (a.has(&b), a.has(&g)) {
+                                (true, false) => ("body", b),
+                                (false, true) => ("geom", g),
+                                (both, _) => return Err(a.err(
+                                    None,
+                                    ErrorKind::MissingAttribute,
+                                    if both {
+                                        format!(
+                                            "attributes '{b}' and '{g}' cannot be given together"
+                                        )
+                                    } else {
+                                        format!("one of '{b}' and '{g}' is required")
+                                    },
+                                )),
+                            };
+                        let attr: &'static str = match key.as_str() {
+                            "body1" => "body1",
+                            "geom1" => "geom1",
+                            "body2" => "body2",
+                            _ => "geom2",
+                        };
+                        let name = self.required(&a, attr)?;
+                        if obj {
+                            (x.objtype, x.objname, x.objattr) = (kind.into(), name, attr);
+                        } else {
+                            (x.reftype, x.refname, x.refattr) = (kind.into(), name, attr);
+                        }
+                    }
                 }
                 S::Contact => {
                     // first criterion: a site's volume, a body, a subtree or a geom; second: a

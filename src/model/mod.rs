@@ -546,11 +546,11 @@ pub enum SensorType {
     SubtreeAngMom,
     /// `insidesite`: 1 when an object's frame origin is inside a site's volume.
     InsideSite,
-    /// `distance` (refused).
+    /// `distance`: signed distance between two geoms (or bodies' geoms) up to the cutoff.
     GeomDist,
-    /// `normal` (refused).
+    /// `normal`: unit vector along the nearest segment between two geoms.
     GeomNormal,
-    /// `fromto` (refused).
+    /// `fromto`: the nearest segment between two geoms.
     GeomFromTo,
     /// `contact`: the contacts that match its criteria, one slot of `data` fields each (or
     /// their net force), reduced as asked.

@@ -58,8 +58,10 @@ impl Build<'_> {
                 .map_err(|msg| e(Some(x.refattr), ErrorKind::UndefinedReference, msg))?;
             check(t, x, objtype, objid).map_err(|msg| e(None, ErrorKind::InvalidValue, msg))?;
             let datatype = x.stype.datatype();
+            // (a geom normal sensor's cutoff is the distance up to which it looks)
             if x.cutoff > 0.0
-                && matches!(datatype, SensorDataType::Quaternion | SensorDataType::Axis)
+                && (datatype == SensorDataType::Quaternion
+                    || (datatype == SensorDataType::Axis && x.stype != S::GeomNormal))
             {
                 return Err(e(
                     Some("cutoff"),
@@ -179,6 +181,12 @@ fn check(t: &Topology, x: &SensorS, o: SensorObj, id: i32) -> Result<(), String>
     };
     if let Some(msg) = bad {
         return Err(msg.into());
+    }
+    if matches!(x.stype, S::GeomDist | S::GeomNormal | S::GeomFromTo)
+        && x.objtype == x.reftype
+        && x.objname == x.refname
+    {
+        return Err("1st body/geom must be different from 2nd body/geom".into());
     }
     if o == SensorObj::Tendon && t.tendon_spatial[id] {
         return Err("sensors on spatial tendons are not supported yet".into());
