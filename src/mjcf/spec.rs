@@ -2743,11 +2743,11 @@ impl<'d> Reader<'d> {
                 S::GeomDist | S::GeomNormal | S::GeomFromTo => {
                     for (i, obj) in [(1, true), (2, false)] {
                         let (b, g) = (format!("body{i}"), format!("geom{i}"));
-                        let (kind, key) =
-                            match (a.has(&b), a.has(&g)) {
-                                (true, false) => ("body", b),
-                                (false, true) => ("geom", g),
-                                (both, _) => return Err(a.err(
+                        let (kind, key) = match (a.has(&b), a.has(&g)) {
+                            (true, false) => ("body", b),
+                            (false, true) => ("geom", g),
+                            (both, _) => {
+                                return Err(a.err(
                                     None,
                                     ErrorKind::MissingAttribute,
                                     if both {
@@ -2757,8 +2757,9 @@ impl<'d> Reader<'d> {
                                     } else {
                                         format!("one of '{b}' and '{g}' is required")
                                     },
-                                )),
-                            };
+                                ))
+                            }
+                        };
                         let attr: &'static str = match key.as_str() {
                             "body1" => "body1",
                             "geom1" => "geom1",
