@@ -7,7 +7,7 @@
 mod common;
 
 use common::{nums, read_json, root};
-use diffmj::model::{Cone, Model, SensorStage, SensorType};
+use diffmj::model::{Cone, Integrator, Model, SensorStage, SensorType};
 use diffmj::{mjcf, Data, Scalar};
 use num_dual::DualSVec64;
 use serde_json::Value;
@@ -84,7 +84,9 @@ fn errors(
     }
 }
 
-/// `sensordata` after `forward` and after `inverse` equals MuJoCo's: within 1e-10 (relative to
+/// `sensordata` after `forward`, after one `step` with the Euler, RK4 and implicitfast
+/// integrators (whose inner RK4 passes skip sensors; with the energies the step leaves) and
+/// after `inverse` equals MuJoCo's: within 1e-10 (relative to
 /// max(1, |value|)) for position and velocity sensors and for every sensor of a model without
 /// constraint rows, within 1e-8 for acceleration sensors that read constraint forces solved at
 /// tolerance 1e-12. The compiled sensor fields (types, datatypes, stages, objects, references,
@@ -113,6 +115,29 @@ fn sensordata_matches_mujoco() {
             let constrained = d.nefc > 0;
             let mut per = BTreeMap::new();
             errors(&m, &d.sensordata, &nums(&s["sensordata"]), &mut per);
+            for (integ, want) in s["step"].as_object().unwrap() {
+                let mut mi = m.clone();
+                mi.opt.integrator = match integ.as_str() {
+                    "euler" => Integrator::Euler,
+                    "rk4" => Integrator::Rk4,
+                    _ => Integrator::ImplicitFast,
+                };
+                let mut e = Data::new(&mi);
+                set_state(&mut e, s);
+                diffmj::step(&mi, &mut e).expect("step");
+                errors(&mi, &e.sensordata, &nums(&want["sensordata"]), &mut per);
+                let de = common::max_abs_diff(&e.energy, &nums(&want["energy"]));
+                if de
+                    > 1e-10
+                        * nums(&want["energy"])
+                            .iter()
+                            .fold(1.0f64, |a, x| a.max(x.abs()))
+                {
+                    failures.push(format!(
+                        "{name} state {si} step {integ}: energy error {de:.2e}"
+                    ));
+                }
+            }
             let inv = &s["inverse"];
             for (x, y) in d.qacc.iter_mut().zip(nums(&inv["qacc"])) {
                 *x = y;

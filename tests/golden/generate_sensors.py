@@ -23,7 +23,9 @@ Writes tests/golden/sensors/<name>.json:
   sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_dim,
   sensor_adr, sensor_intprm, site_type), sensor_cutoff, sensor_noise, sensor_interval,
   states: [{time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, qacc_warmstart,
-            sensordata, qacc, energy, ncon, nefc, inverse: {qacc, sensordata, qfrc_inverse}}]
+            sensordata, qacc, energy, ncon, nefc, inverse: {qacc, sensordata, qfrc_inverse},
+            step: {euler|rk4|implicitfast: {sensordata, energy}}}]
+(step: one mj_step from the state, on a fresh MjData, with that integrator).
 Floats are written exactly (repr). Deterministic: the seed is the crc32 of the name.
 """
 import json
@@ -56,6 +58,9 @@ INT_FIELDS = ["sensor_type", "sensor_datatype", "sensor_needstage", "sensor_objt
               "sensor_intprm", "site_type"]
 CONES = {"pyramidal": int(mujoco.mjtCone.mjCONE_PYRAMIDAL),
          "elliptic": int(mujoco.mjtCone.mjCONE_ELLIPTIC)}
+STEP_INTEGRATORS = [("euler", int(mujoco.mjtIntegrator.mjINT_EULER)),
+                    ("rk4", int(mujoco.mjtIntegrator.mjINT_RK4)),
+                    ("implicitfast", int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST))]
 FREE = int(mujoco.mjtJoint.mjJNT_FREE)
 BALL = int(mujoco.mjtJoint.mjJNT_BALL)
 
@@ -118,6 +123,13 @@ def settle(m, d, rng, nstep):
     random_inputs(m, d, rng, 0.5)
 
 
+def set_inputs(d, inp):
+    d.time = inp["time"]
+    for k in ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "qacc_warmstart"):
+        getattr(d, k)[:] = inp[k]
+    d.xfrc_applied.flat[:] = inp["xfrc_applied"]
+
+
 def record(m, d, rng):
     inp = {
         "time": float(d.time),
@@ -141,6 +153,17 @@ def record(m, d, rng):
         "ncon": int(d.ncon),
         "nefc": int(d.nefc),
     })
+    # one step with each integrator from the state: the sensors of the step's forward pass
+    # (RK4's inner passes skip them) and the energy its last pass leaves
+    out["step"] = {}
+    saved = m.opt.integrator
+    for name, integ in STEP_INTEGRATORS:
+        m.opt.integrator = integ
+        e = mujoco.MjData(m)
+        set_inputs(e, inp)
+        mujoco.mj_step(m, e)
+        out["step"][name] = {"sensordata": lst(e.sensordata), "energy": lst(e.energy)}
+    m.opt.integrator = saved
     qacc = d.qacc + rng.normal(size=m.nv) * (1 + np.abs(d.qacc)) * 0.1
     d.qacc[:] = qacc
     mujoco.mj_inverse(m, d)
