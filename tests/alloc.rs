@@ -97,6 +97,50 @@ fn forward_and_step_do_not_allocate() {
     }
 }
 
+/// Sensors allocate nothing: `forward`, `step` (every integrator) and `inverse` on the sensor
+/// models (every computed sensor type, with the energy flag; touch, force and torque sensors on
+/// bodies in contact under both cones) and on dm_control's humanoid.
+#[test]
+fn sensors_do_not_allocate() {
+    use diffmj::model::Cone;
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (path, cone) in [
+        ("sensors/arm.xml", Cone::Pyramidal),
+        ("sensors/contact.xml", Cone::Pyramidal),
+        ("sensors/contact.xml", Cone::Elliptic),
+        ("thirdparty/dm_control/humanoid.xml", Cone::Pyramidal),
+    ] {
+        let mut m = mjcf::load_file(format!("{root}/models/{path}")).unwrap();
+        assert!(m.nsensordata > 0);
+        m.opt.cone = cone;
+        for integ in [
+            Integrator::Euler,
+            Integrator::Rk4,
+            Integrator::Implicit,
+            Integrator::ImplicitFast,
+        ] {
+            m.opt.integrator = integ;
+            let mut d = Data::new(&m);
+            if m.nkey > 0 {
+                d.reset_keyframe(&m, 0);
+            }
+            for (i, c) in d.ctrl.iter_mut().enumerate() {
+                *c = 0.1 * (i as f64 + 1.0).sin();
+            }
+            diffmj::step(&m, &mut d).unwrap();
+            let n = allocations_in(|| {
+                for _ in 0..50 {
+                    diffmj::forward(&m, &mut d).unwrap();
+                    diffmj::inverse(&m, &mut d).unwrap();
+                    diffmj::step(&m, &mut d).unwrap();
+                }
+            });
+            assert_eq!(n, 0, "{path} with {}: {n} heap allocations", integ.name());
+            assert!(d.sensordata.iter().any(|&x| x != 0.0), "{path}");
+        }
+    }
+}
+
 /// A bad control is counted in the fixed warning table without allocating, and the pipeline
 /// then treats every control as zero (MuJoCo's rule), so `qacc` equals the zero-control `qacc`.
 #[test]

@@ -442,8 +442,9 @@ fn adhesion_and_surfacevel() {
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
 /// error (never silently simulated differently): spatial tendons that act on the dynamics,
 /// actuator delays, flags whose non-default setting changes MuJoCo's numbers, disabled
-/// actuator groups. A spatial tendon nothing uses, and sensors (not computed yet), load, the
-/// latter with a warning.
+/// actuator groups, the sensor types not computed yet, sensor history buffers and sensors on
+/// spatial tendons. A spatial tendon nothing uses loads, and so do computed sensors, without
+/// a warning.
 #[test]
 fn refused_until_supported() {
     let spatial = |attrs: &str, extra: &str| {
@@ -480,12 +481,51 @@ fn refused_until_supported() {
     let m = load_str(&spatial("", "")).unwrap();
     assert!(m.compile_warnings.is_empty());
     let m = load_str(&spatial("", "<sensor><jointpos joint=\"j\"/></sensor>\n")).unwrap();
-    assert_eq!(m.compile_warnings.len(), 1);
-    assert!(
-        m.compile_warnings[0].contains("1 sensor is not computed"),
-        "{:?}",
-        m.compile_warnings
+    assert!(m.compile_warnings.is_empty(), "{:?}", m.compile_warnings);
+    assert_eq!((m.nsensor, m.nsensordata), (1, 1));
+    check(
+        &spatial("", "<sensor>\n<tendonpos tendon=\"t\"/></sensor>\n"),
+        ErrorKind::InvalidValue,
+        10,
+        1,
+        "sensors on spatial tendons are not supported yet",
     );
+    for (sensor, col, says) in [
+        (
+            "<rangefinder camera=\"c\"/>",
+            14,
+            "attribute 'camera': rangefinders attached to a camera",
+        ),
+        (
+            "<camprojection site=\"s1\" camera=\"c\"/>",
+            1,
+            "camprojection sensors",
+        ),
+        (
+            "<contact data=\"found linvel\"/>",
+            10,
+            "attribute 'data': contact sensor data 'linvel'",
+        ),
+        ("<user dim=\"1\"/>", 1, "user sensors"),
+        (
+            "<jointpos joint=\"j\" nsample=\"3\"/>",
+            21,
+            "attribute 'nsample': sensor history",
+        ),
+        (
+            "<jointpos joint=\"j\" delay=\"0.1\"/>",
+            21,
+            "attribute 'delay': sensor delays",
+        ),
+    ] {
+        check(
+            &spatial("", &format!("<sensor>\n{sensor}</sensor>\n")),
+            ErrorKind::Unsupported,
+            10,
+            col,
+            says,
+        );
+    }
     check(
         &format!("{B}<joint name=\"j\"/><geom size=\"1\"/>\n{E}\n<actuator><motor joint=\"j\" delay=\"0.01\"/></actuator>")
             .replace("</mujoco>\n<actuator>", "<actuator>")

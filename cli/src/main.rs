@@ -80,7 +80,7 @@ enum Cmd {
         out: String,
     },
     /// Jacobians at a state, in MuJoCo's orientation, as JSON: `A`, `B` of one step
-    /// (`mjd_transitionFD`'s, `C`, `D` empty until sensors exist) and `DfDq`, `DfDv`, `DfDa`
+    /// (`mjd_transitionFD`'s, `C`, `D` empty: sensor Jacobians are not computed yet) and `DfDq`, `DfDv`, `DfDa`
     /// of the inverse at the state's `qacc` (the forward's when the state has none), as lists
     /// of rows; per `--param`, its columns `dxdp` (next state) and `dfdp` (inverse force).
     Derivatives {

@@ -23,7 +23,7 @@ mod multi;
 mod primitive;
 
 use crate::engine::collision::EXCLUDE_NONE;
-use crate::math::{cross, dot3, M3, V3};
+use crate::math::{add3, cross, dot3, scl3, sub3, M3, V3};
 use crate::model::GeomType;
 use crate::scalar::{Scalar, MINVAL};
 use crate::{Data, Model};
@@ -427,6 +427,77 @@ fn collide<T: Scalar>(
         return Err(CollisionError::BufferTooSmall { needed: n });
     }
     Ok(n)
+}
+
+/// The signed distance between geoms `g1` and `g2` if below `distmax` (else `distmax`), and
+/// the segment from the nearest point of `g1` to that of `g2` (zeros when none was found within
+/// `distmax`): MuJoCo's `mj_geomDistance`, what the `distance`, `normal` and `fromto` sensors
+/// read. Pairs of the general convex routine and box–box pairs (with native CCD) take the
+/// witness points of GJK/EPA, the others the nearest contact of their collider run with
+/// `distmax` as margin (the contact point moved by half the distance along the normal each
+/// way). Plane–plane pairs have no distance: `distmax`.
+pub fn geom_distance<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    g1: usize,
+    g2: usize,
+    distmax: T,
+    bufs: Option<&mut ConvexBuffers<T>>,
+) -> (T, [T; 6]) {
+    let mut fromto = [T::zero(); 6];
+    let (t1, t2) = (m.geom_type[g1], m.geom_type[g2]);
+    let rule = pair_rule::<T>(t1, t2);
+    let ccd = !m.disabled(crate::model::disable::NATIVECCD)
+        && (matches!(rule.collider, Collider::Convex)
+            || (t1 == GeomType::Box && t2 == GeomType::Box));
+    let mut out = [Contact::<T>::default(); 16];
+    let (n, sign) = if ccd {
+        // in the order given: the witness points run from g1 to g2
+        let geom = |g: usize| Geom {
+            pos: d.geom_xpos[g],
+            mat: d.geom_xmat[g],
+            size: m.geom_size[g],
+        };
+        let (a, b) = (geom(g1), geom(g2));
+        let cfg = ConvexConfig {
+            tolerance: m.opt.ccd_tolerance.re(),
+            iterations: m.opt.ccd_iterations,
+        };
+        let mut sink = Sink::new(&mut out, [g1, g2]);
+        let (s1, s2) = (
+            convex::Shape::of(t1, &a.size),
+            convex::Shape::of(t2, &b.size),
+        );
+        convex::convex(&mut sink, distmax, &a, s1, &b, s2, &cfg, bufs);
+        (sink.count().min(16), T::one())
+    } else {
+        if matches!(rule.collider, Collider::None) {
+            return (distmax, fromto);
+        }
+        let n = match collide(m, d, g1, g2, distmax, &mut out, bufs) {
+            Ok(n) => n,
+            Err(CollisionError::BufferTooSmall { .. }) => out.len(),
+            Err(_) => 0,
+        };
+        // the collider puts the geom of lower type first
+        let flip = t1.code() > t2.code();
+        (n, if flip { -T::one() } else { T::one() })
+    };
+    let mut dist = distmax;
+    let mut best = None;
+    for c in &out[..n] {
+        if c.dist.re() < dist.re() {
+            dist = c.dist;
+            best = Some(c);
+        }
+    }
+    if let Some(c) = best {
+        let half = scl3(&c.normal(), T::c(0.5) * sign * dist);
+        let (from, to) = (sub3(&c.pos, &half), add3(&c.pos, &half));
+        fromto[..3].copy_from_slice(&from);
+        fromto[3..].copy_from_slice(&to);
+    }
+    (dist, fromto)
 }
 
 #[cfg(test)]

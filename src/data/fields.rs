@@ -25,6 +25,9 @@ pub enum Stage {
     Inverse,
     /// Written by the implicit integrators (`qDeriv`).
     Derivative,
+    /// Written by the sensor stages (`mj_sensorPos`, `mj_sensorVel`, `mj_sensorAcc`) and what
+    /// they compute on demand (subtree momenta, `mj_rnePostConstraint`, energies).
+    Sensor,
 }
 
 /// One row of `Data`'s field table.
@@ -61,6 +64,11 @@ impl<X: Clone> CopyFrom for Vec<X> {
     }
 }
 impl<X: Copy, const N: usize> CopyFrom for [X; N] {
+    fn copy_from(&mut self, other: &Self) {
+        *self = *other;
+    }
+}
+impl CopyFrom for bool {
     fn copy_from(&mut self, other: &Self) {
         *self = *other;
     }

@@ -133,7 +133,9 @@ data_fields! {
             /// Acceleration (nv).
             qacc: Vec<T> = [Nv] Constraint;
             /// Com-based body accelerations (nbody × 6) of the last recursive Newton–Euler pass: during
-            /// `forward` the bias accelerations (`−g` at the world plus `cdof_dot · qvel`).
+            /// `forward` the bias accelerations (`−g` at the world plus `cdof_dot · qvel`), after
+            /// an acceleration sensor the full accelerations of `mj_rnePostConstraint` (with
+            /// `qacc`).
             cacc: Vec<V6<T>> = [Nbody] Acceleration;
             /// Derivative of the smooth force with respect to qvel, written by the implicit
             /// integrators: sparse (nD) in MuJoCo's layout (`Topology::d_rowadr`, `d_colind`), only the
@@ -165,6 +167,23 @@ data_fields! {
             /// flag is set (MuJoCo's `solver_fwdinv`): `[‖qfrc_constraint of forward − of inverse‖,
             /// ‖qfrc_applied + qfrc_actuator + Jᵀ xfrc_applied − qfrc_inverse‖]`, absolute 2-norms.
             solver_fwdinv: [T; 2] = [One] Constraint;
+            /// Sensor values (nsensordata), sensor `i` at `sensor_adr[i] .. + sensor_dim[i]`.
+            sensordata: Vec<T> = [Nsensordata] Sensor;
+            /// Potential and kinetic energy `[E_pot, E_kin]` (MuJoCo's `energy`): computed with the
+            /// `energy` enable flag, or on demand by `e_potential`/`e_kinetic` sensors.
+            energy: [T; 2] = [One] Sensor;
+            /// Linear velocity of each subtree's centre of mass (nbody × 3), computed on demand by
+            /// `subtreelinvel`/`subtreeangmom` sensors (MuJoCo's `mj_subtreeVel`).
+            subtree_linvel: Vec<V3<T>> = [Nbody] Sensor;
+            /// Angular momentum of each subtree about its centre of mass (nbody × 3), with
+            /// `subtree_linvel`.
+            subtree_angmom: Vec<V3<T>> = [Nbody] Sensor;
+            /// Com-based interaction force of each body with its parent (nbody × 6: torque, force),
+            /// computed on demand by acceleration sensors (MuJoCo's `mj_rnePostConstraint`).
+            cfrc_int: Vec<V6<T>> = [Nbody] Sensor;
+            /// Com-based external force on each body (nbody × 6: torque, force): applied, contact
+            /// and connect/weld forces, with `cfrc_int`.
+            cfrc_ext: Vec<V6<T>> = [Nbody] Sensor;
         }
         other {
             /// Number of detected contacts (MuJoCo's `ncon`): `contact[..ncon]` is valid.
@@ -214,6 +233,15 @@ data_fields! {
             /// State a custom integrator keeps between steps (created by its first step; `None` for
             /// MuJoCo's integrators), e.g. PBAD's collocation history ([`crate::pbad::workspace`]).
             pub integrator_state: Option<Box<dyn crate::engine::custom::IntegratorState>>,
+            /// `energy[0]` is up to date with the position stage (MuJoCo's `flg_energypos`).
+            pub flg_energypos: bool,
+            /// `energy[1]` is up to date with the velocity stage (MuJoCo's `flg_energyvel`).
+            pub flg_energyvel: bool,
+            /// `subtree_linvel`, `subtree_angmom` are up to date (MuJoCo's `flg_subtreevel`).
+            pub flg_subtreevel: bool,
+            /// `cacc`, `cfrc_int`, `cfrc_ext` hold the post-constraint values (MuJoCo's
+            /// `flg_rnepost`).
+            pub flg_rnepost: bool,
         }
         scratch {
             pub(crate) collision_scratch: CollisionScratch<T>,
@@ -230,6 +258,9 @@ data_fields! {
             pub(crate) scratch_m: Vec<T>,
             pub(crate) scratch_m2: Vec<T>,
             pub(crate) scratch_state: Vec<Vec<T>>,
+            /// The contacts a sorted contact sensor keeps: `(criterion, contact, flip)`, as many
+            /// as the largest `num` of the model's contact sensors.
+            pub(crate) sensor_slots: Vec<(f64, usize, bool)>,
         }
     }
 }
@@ -388,6 +419,16 @@ impl<T: Scalar> Data<T> {
             dof_island: vec![usize::MAX; m.nv],
             solver_niter: vec![0; NISLAND],
             solver_fwdinv: [T::zero(); 2],
+            sensordata: z(m.nsensordata),
+            energy: [T::zero(); 2],
+            subtree_linvel: z3(m.nbody),
+            subtree_angmom: z3(m.nbody),
+            cfrc_int: z6(m.nbody),
+            cfrc_ext: z6(m.nbody),
+            flg_energypos: false,
+            flg_energyvel: false,
+            flg_subtreevel: false,
+            flg_rnepost: false,
             fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
@@ -400,6 +441,13 @@ impl<T: Scalar> Data<T> {
             scratch_m: z(m.nm),
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
+            sensor_slots: Vec::with_capacity(
+                (0..m.nsensor)
+                    .filter(|&i| m.sensor_type[i] == crate::model::SensorType::Contact)
+                    .map(|i| m.sensor_intprm[i][2].max(0) as usize)
+                    .max()
+                    .unwrap_or(0),
+            ),
             warning: [WarningStat::default(); Warning::COUNT],
             integrator_state: None,
         };
@@ -423,6 +471,12 @@ impl<T: Scalar> Data<T> {
         }
         self.qacc_warmstart.iter_mut().for_each(|x| *x = T::zero());
         self.qacc.iter_mut().for_each(|x| *x = T::zero());
+        self.sensordata.iter_mut().for_each(|x| *x = T::zero());
+        self.energy = [T::zero(); 2];
+        self.flg_energypos = false;
+        self.flg_energyvel = false;
+        self.flg_subtreevel = false;
+        self.flg_rnepost = false;
         self.xfrc_applied
             .iter_mut()
             .for_each(|x| *x = [T::zero(); 6]);

@@ -17,8 +17,10 @@
 //!   `δx' = A δx + B δu`. The inverse-dynamics Jacobians follow `mjd_inverseFD`, which is
 //!   transposed with respect to that notation: `DfDq` is `nv × nv` with
 //!   `DfDq[i·nv + j] = ∂qfrc_inverse_j / ∂qpos_i` (row `i` is the response to input `i`).
-//! * Sensors are not computed yet (`nsensordata = 0`), so the sensor Jacobians `C`, `D`,
-//!   `DsDq`, ... are empty.
+//! * The sensor Jacobians `C`, `D`, `DsDq`, ... are not computed yet: they are empty
+//!   (`ns = 0`) even for models with sensors (`sensordata` itself is computed by `forward`,
+//!   `step` and `inverse`, on any scalar, so `∂sensordata` is available on dual numbers; the
+//!   derivative workspaces skip the sensor stages).
 //!
 //! ```
 //! use diffmj::{derivatives::Transition, mjcf, Data};
@@ -95,7 +97,7 @@ pub struct Transition {
     pub ndx: usize,
     /// `nu`.
     pub nu: usize,
-    /// `nsensordata` (0 until sensors are computed).
+    /// Rows of `C`, `D`: 0 until the sensor Jacobians are computed.
     pub ns: usize,
     /// `∂x'/∂x`, `ndx × ndx`, row-major.
     pub a: Vec<f64>,

@@ -404,6 +404,13 @@ pub struct CollisionScratch<T> {
     geom_pairs: Vec<(usize, usize)>,
 }
 
+impl<T> CollisionScratch<T> {
+    /// The general convex routine's work buffers (for the geom distance sensors).
+    pub(crate) fn convex_buffers(&mut self) -> &mut ConvexBuffers<T> {
+        &mut self.convex
+    }
+}
+
 impl<T> Default for CollisionScratch<T> {
     fn default() -> Self {
         CollisionScratch {

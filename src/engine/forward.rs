@@ -5,7 +5,9 @@ use crate::data::Data;
 use crate::model::Model;
 use crate::scalar::{all_zero_exact, Scalar};
 
-use super::{actuation, collision, constraint, inertia, kinematics, passive, rne, solver, tendon};
+use super::{
+    actuation, collision, constraint, inertia, kinematics, passive, rne, sensor, solver, tendon,
+};
 
 /// Which stages [`forward_skip`] skips, taking what they computed from `Data` as it is
 /// (MuJoCo's `skipstage` argument of `mj_forwardSkip`, an `mjtStage`: the last stage whose
@@ -63,6 +65,8 @@ fn position<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
 /// The smooth part of the position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J,
 /// qM, qLD` (kinematics, subtree centres of mass, tendons, composite inertia, factorization).
 pub fn position_smooth<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    // what the sensors computed on demand at the previous position is stale
+    d.flg_energypos = false;
     kinematics::kinematics(m, d);
     kinematics::com_pos(m, d);
     tendon::tendon(m, d);
@@ -90,8 +94,9 @@ pub type StageFn<T> = fn(&Model<T>, &mut Data<T>);
 
 /// The forward pass as its named steps in pipeline order, each with the skip level from
 /// which it runs: running them in order is [`forward_skip`] with [`Skip::Nothing`] (which
-/// calls exactly these functions), and timing them one by one gives the stage timers.
-pub fn forward_stages<T: Scalar>() -> [(&'static str, Skip, StageFn<T>); 7] {
+/// calls exactly these functions), and timing them one by one gives the stage timers. The
+/// steps named by [`is_sensor_stage`] are left out when sensors are skipped.
+pub fn forward_stages<T: Scalar>() -> [(&'static str, Skip, StageFn<T>); 12] {
     [
         ("position_smooth", Skip::Nothing, position_smooth),
         ("collision", Skip::Nothing, position_collision),
@@ -101,19 +106,33 @@ pub fn forward_stages<T: Scalar>() -> [(&'static str, Skip, StageFn<T>); 7] {
             constraint::make_constraint,
         ),
         ("transmission", Skip::Nothing, actuation::transmission),
+        ("sensor_pos", Skip::Nothing, sensor::sensor_pos),
+        ("energy_pos", Skip::Nothing, sensor::energy_after_position),
         ("velocity", Skip::Position, fwd_velocity),
+        ("sensor_vel", Skip::Position, sensor::sensor_vel),
+        ("energy_vel", Skip::Position, sensor::energy_after_velocity),
         (
             "acceleration",
             Skip::PositionAndVelocity,
             actuation_acceleration,
         ),
         ("constraint", Skip::PositionAndVelocity, fwd_constraint),
+        ("sensor_acc", Skip::PositionAndVelocity, sensor::sensor_acc),
     ]
+}
+
+/// Whether the named step of [`forward_stages`] computes sensors (skipped by
+/// `forward_skip(.., skip_sensor = true)`).
+pub fn is_sensor_stage(name: &str) -> bool {
+    matches!(name, "sensor_pos" | "sensor_vel" | "sensor_acc")
 }
 
 /// Velocity stage: `qvel → ten_velocity, actuator_velocity, cvel, cdof_dot, qfrc_passive,
 /// qfrc_bias`.
 pub fn fwd_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    // what the sensors computed on demand at the previous velocity is stale
+    d.flg_subtreevel = false;
+    d.flg_energyvel = false;
     tendon::tendon_velocity(m, d);
     actuation::actuator_velocity(m, d);
     rne::com_vel(m, d);
@@ -162,12 +181,12 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 /// The forward pipeline with the stages `skip` names taken from `d` as they are (MuJoCo's
 /// `mj_forwardSkip(m, d, skipstage, skipsensor)`): when the skipped stages' inputs are
 /// unchanged since they last ran, the result is bit-identical to a full forward pass.
-/// `skip_sensor` skips the sensor stages (none are computed yet: sensors arrive with their own
-/// stage). No divergence checks: [`forward()`](crate::forward()) adds them.
+/// `skip_sensor` skips the sensor stages (`sensordata` keeps its values; the energies of the
+/// `energy` flag are still computed). No divergence checks: [`forward()`](crate::forward())
+/// adds them.
 pub fn forward_skip<T: Scalar>(m: &Model<T>, d: &mut Data<T>, skip: Skip, skip_sensor: bool) {
-    let _ = skip_sensor;
-    for (_, from, stage) in forward_stages::<T>() {
-        if from >= skip {
+    for (name, from, stage) in forward_stages::<T>() {
+        if from >= skip && !(skip_sensor && is_sensor_stage(name)) {
             stage(m, d);
         }
     }

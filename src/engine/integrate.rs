@@ -377,7 +377,8 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             d.act[k] = x0[nq + nv + k] + h * (a * prev[2 * nv + k]);
         }
         d.time = t0 + a * h;
-        forward_skip(m, d, Skip::Nothing, false);
+        // the intermediate evaluations do not recompute sensors (as MuJoCo's RK4)
+        forward_skip(m, d, Skip::Nothing, true);
         f[..nv].copy_from_slice(&d.qvel);
         for j in 0..m.njnt {
             let Some((_, da)) = rotation_part(m, j) else {

@@ -24,6 +24,7 @@ pub mod linalg;
 pub mod muscle;
 pub mod passive;
 pub mod rne;
+pub mod sensor;
 pub mod setconst;
 pub mod solver;
 pub mod tendon;
@@ -72,14 +73,15 @@ pub fn inverse<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError>
 /// [`inverse`] with the stages `skip` names taken from `d` as they are (MuJoCo's
 /// `mj_inverseSkip`): `Skip::Position` when only `qvel` or `qacc` changed since the position
 /// stage ran, `Skip::PositionAndVelocity` when only `qacc` changed. `skip_sensor` skips the
-/// sensor stages (none are computed yet).
+/// sensor stages; without it the sensors are computed as MuJoCo's `mj_inverse` does (position
+/// and velocity sensors after their stages, acceleration sensors from `qacc` and the inverse's
+/// constraint forces).
 pub fn inverse_skip<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
     skip: Skip,
     skip_sensor: bool,
 ) -> Result<(), SimError> {
-    let _ = skip_sensor;
     for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("qacc", &d.qacc)] {
         if let Some(i) = v.iter().position(|x| !x.re().is_finite()) {
             return Err(SimError::Diverged(format!(
@@ -96,9 +98,19 @@ pub fn inverse_skip<T: Scalar>(
     }
     if skip < Skip::Position {
         forward::inv_position(m, d);
+        if !skip_sensor {
+            sensor::sensor_pos(m, d);
+        }
+        if m.enabled(enable::ENERGY) && !d.flg_energypos {
+            sensor::energy_pos(m, d);
+        }
     }
     if skip < Skip::PositionAndVelocity {
         forward::fwd_velocity(m, d);
+        if !skip_sensor {
+            sensor::sensor_vel(m, d);
+        }
+        sensor::energy_after_velocity(m, d);
     }
     let mut out = std::mem::take(&mut d.qfrc_inverse);
     let mut a_d = std::mem::take(&mut d.scratch_nv[3]);
@@ -115,6 +127,10 @@ pub fn inverse_skip<T: Scalar>(
         inertia::mul_m(m, d, &d.qacc, &mut out);
     }
     solver::inv_constraint(m, d);
+    if !skip_sensor {
+        // with invdiscrete, qacc holds the continuous acceleration here, as in MuJoCo
+        sensor::sensor_acc(m, d);
+    }
     for i in 0..m.nv {
         out[i] += d.qfrc_bias[i] - d.qfrc_passive[i] - d.qfrc_constraint[i];
     }
@@ -150,7 +166,7 @@ pub fn compare_fwd_inv<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), S
     forward::xfrc_accumulate(m, d, &mut saved[..nv]);
     saved[nv..2 * nv].copy_from_slice(&d.qfrc_constraint);
     saved[2 * nv..2 * nv + nefc].copy_from_slice(&d.efc_force[..nefc]);
-    let res = inverse_skip(m, d, Skip::PositionAndVelocity, false);
+    let res = inverse_skip(m, d, Skip::PositionAndVelocity, true);
     if res.is_ok() {
         let norm = |a: &[T], b: &[T]| {
             let s = a

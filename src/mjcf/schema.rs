@@ -2157,9 +2157,13 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     // sensors, user data, plugins, visualization
     (
         "sensor-*",
-        "*",
-        "sensors are not computed (models with sensors load with a warning)",
+        "interp",
+        "interpolation of the sensor history, which exists only with nsample > 0 (refused)",
     ),
+    ("sensor-camprojection", "*", REFUSED),
+    ("sensor-tactile", "*", REFUSED),
+    ("sensor-plugin", "*", REFUSED),
+    ("sensor-user", "*", REFUSED),
     ("custom-*", "*", "user data for user code"),
     ("tuple-element", "*", "user data for user code"),
     (

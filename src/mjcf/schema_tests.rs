@@ -73,7 +73,56 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <tendon tendon1="t2"/>
   </equality>
   <contact><pair geom1="g0" geom2="g0"/><exclude body1="b1" body2="b2"/></contact>
-  <sensor><jointpos joint="j1"/></sensor>
+  <sensor>
+    <touch site="s0"/>
+    <accelerometer site="s0"/>
+    <velocimeter site="s0"/>
+    <gyro site="s0"/>
+    <force site="s0"/>
+    <torque site="s0"/>
+    <magnetometer site="s0"/>
+    <jointpos joint="j1"/>
+    <jointvel joint="j1"/>
+    <jointactuatorfrc joint="j1"/>
+    <ballquat joint="j1"/>
+    <ballangvel joint="j1"/>
+    <jointlimitpos joint="j1"/>
+    <jointlimitvel joint="j1"/>
+    <jointlimitfrc joint="j1"/>
+    <tendonpos tendon="t2"/>
+    <tendonvel tendon="t2"/>
+    <tendonactuatorfrc tendon="t2"/>
+    <tendonlimitpos tendon="t2"/>
+    <tendonlimitvel tendon="t2"/>
+    <tendonlimitfrc tendon="t2"/>
+    <actuatorpos actuator="a0"/>
+    <actuatorvel actuator="a0"/>
+    <actuatorfrc actuator="a0"/>
+    <subtreecom body="b1"/>
+    <subtreelinvel body="b1"/>
+    <subtreeangmom body="b1"/>
+    <framepos objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <framequat objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <framexaxis objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <frameyaxis objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <framezaxis objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <framelinvel objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <frameangvel objtype="site" objname="s0" reftype="body" refname="b1"/>
+    <framelinacc objtype="site" objname="s0"/>
+    <frameangacc objtype="site" objname="s0"/>
+    <insidesite site="s0" objtype="body" objname="b1"/>
+    <rangefinder site="s0" data="dist normal"/>
+    <contact site="s0" body2="b1" data="found force" num="2" reduce="mindist"/>
+    <contact body1="b1" subtree2="b1"/>
+    <contact subtree1="b1" geom2="g0"/>
+    <contact geom1="g0"/>
+    <distance geom1="g0" body2="b1" cutoff="1"/>
+    <normal body1="b1" geom2="g0"/>
+    <fromto geom1="g0" geom2="g0"/>
+    <e_potential/>
+    <e_kinetic/>
+    <clock name="c" cutoff="1" noise="0" interval="0.1 0" nsample="0" delay="0"/>
+  </sensor>
   <keyframe><key/></keyframe>
 </mujoco>"#];
 

@@ -768,6 +768,39 @@ pub struct KeyS {
     pub loc: Loc,
 }
 
+/// A sensor as written: its type, the object it is attached to and the reference object, by
+/// kind and name (resolved by the compiler).
+#[derive(Clone, Debug)]
+pub struct SensorS {
+    /// Name.
+    pub name: String,
+    /// Type (from the element name).
+    pub stype: crate::model::SensorType,
+    /// Kind of the sensorized object (`site`, `joint`, `tendon`, `actuator`, `body`, `xbody`,
+    /// `geom`, `camera`), empty for none.
+    pub objtype: String,
+    /// Its name.
+    pub objname: String,
+    /// Attribute that named it (for errors).
+    pub objattr: &'static str,
+    /// Kind of the reference object, empty for none.
+    pub reftype: String,
+    /// Its name.
+    pub refname: String,
+    /// Attribute that named it (for errors).
+    pub refattr: &'static str,
+    /// `cutoff`.
+    pub cutoff: f64,
+    /// `noise`.
+    pub noise: f64,
+    /// `interval` (period, phase).
+    pub interval: [f64; 2],
+    /// Integer parameters (MuJoCo's `intprm`): a rangefinder's `data` bits.
+    pub intprm: [i32; 3],
+    /// Where written.
+    pub loc: Loc,
+}
+
 /// A name reference to check (contact pairs/excludes, sensors).
 #[derive(Clone, Debug)]
 pub struct RefS {
@@ -827,10 +860,8 @@ pub struct Spec {
     pub pairs: Vec<PairS>,
     /// Contact exclusions, in the order written.
     pub excludes: Vec<ExcludeS>,
-    /// Number of sensors.
-    pub nsensor: usize,
-    /// Location of the first sensor (for the warning that sensors are not computed).
-    pub first_sensor: Option<Loc>,
+    /// Sensors, in the order written.
+    pub sensors: Vec<SensorS>,
     /// Keyframes.
     pub keys: Vec<KeyS>,
     /// `<size nkey>`: minimum number of keyframes (missing ones take default values).
@@ -2625,6 +2656,7 @@ impl<'d> Reader<'d> {
     }
 
     fn sensors(&mut self, e: &Elem) -> R<()> {
+        use crate::model::SensorType as S;
         allowed(&self.a(e), "sensor")?;
         for ch in &e.children {
             let key = format!("sensor-{}", ch.name);
@@ -2633,27 +2665,247 @@ impl<'d> Reader<'d> {
             }
             let a = self.a(ch);
             allowed(&a, &key)?;
-            for (k, kind) in [
-                ("site", "site"),
-                ("joint", "joint"),
-                ("tendon", "tendon"),
-                ("actuator", "actuator"),
-                ("body", "body"),
-                ("camera", "camera"),
-            ] {
-                if let Some(n) = a.s(k) {
-                    self.spec.refs.push(RefS {
-                        kind,
-                        name: n,
-                        attr: k.into(),
-                        loc: Loc::of(ch),
-                    });
+            let Some(stype) = S::from_name(&ch.name) else {
+                return Err(self.unknown(ch, "sensor"));
+            };
+            let why = match stype {
+                S::CamProjection => Some("camprojection sensors are not supported yet"),
+                S::Tactile => Some("tactile sensors (meshes) are not supported"),
+                S::Plugin => Some("plugin sensors are not supported"),
+                S::User => Some("user sensors (computed by a user callback) are not supported"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(self.err(ch, None, ErrorKind::Unsupported, why));
+            }
+            // the history buffer (MuJoCo 4.0): delayed and sub-sampled sensors
+            if let Some(n) = a.int("nsample")? {
+                if n > 0 {
+                    return Err(a.err(
+                        Some("nsample"),
+                        ErrorKind::Unsupported,
+                        "sensor history buffers (nsample, delay, interp) are not supported yet",
+                    ));
                 }
             }
-            if self.spec.first_sensor.is_none() {
-                self.spec.first_sensor = Some(Loc::of(ch));
+            if let Some(dl) = a.f("delay")? {
+                if dl != 0.0 {
+                    return Err(a.err(
+                        Some("delay"),
+                        ErrorKind::Unsupported,
+                        "sensor delays need a history buffer (nsample), which is not supported yet",
+                    ));
+                }
             }
-            self.spec.nsensor += 1;
+            let mut x = SensorS {
+                name: a.s("name").unwrap_or_default(),
+                stype,
+                objtype: String::new(),
+                objname: String::new(),
+                objattr: "",
+                reftype: String::new(),
+                refname: String::new(),
+                refattr: "",
+                cutoff: 0.0,
+                noise: 0.0,
+                interval: [0.0; 2],
+                intprm: [0; 3],
+                loc: Loc::of(ch),
+            };
+            a.f_into("cutoff", &mut x.cutoff)?;
+            a.f_into("noise", &mut x.noise)?;
+            a.upto("interval", &mut x.interval)?;
+            let single = |k: &'static str| -> R<(String, String, &'static str)> {
+                Ok((k.to_string(), self.required(&a, k)?, k))
+            };
+            match stype {
+                S::Touch
+                | S::Accelerometer
+                | S::Velocimeter
+                | S::Gyro
+                | S::Force
+                | S::Torque
+                | S::Magnetometer => {
+                    (x.objtype, x.objname, x.objattr) = single("site")?;
+                }
+                S::Rangefinder => {
+                    if a.has("camera") {
+                        return Err(a.err(
+                            Some("camera"),
+                            ErrorKind::Unsupported,
+                            "rangefinders attached to a camera (depth images) are not supported \
+                             yet",
+                        ));
+                    }
+                    (x.objtype, x.objname, x.objattr) = single("site")?;
+                    x.intprm[0] = raydata(&a)?;
+                }
+                S::GeomDist | S::GeomNormal | S::GeomFromTo => {
+                    for (i, obj) in [(1, true), (2, false)] {
+                        let (b, g) = (format!("body{i}"), format!("geom{i}"));
+                        let (kind, key) = match (a.has(&b), a.has(&g)) {
+                            (true, false) => ("body", b),
+                            (false, true) => ("geom", g),
+                            (both, _) => {
+                                return Err(a.err(
+                                    None,
+                                    ErrorKind::MissingAttribute,
+                                    if both {
+                                        format!(
+                                            "attributes '{b}' and '{g}' cannot be given together"
+                                        )
+                                    } else {
+                                        format!("one of '{b}' and '{g}' is required")
+                                    },
+                                ))
+                            }
+                        };
+                        let attr: &'static str = match key.as_str() {
+                            "body1" => "body1",
+                            "geom1" => "geom1",
+                            "body2" => "body2",
+                            _ => "geom2",
+                        };
+                        let name = self.required(&a, attr)?;
+                        if obj {
+                            (x.objtype, x.objname, x.objattr) = (kind.into(), name, attr);
+                        } else {
+                            (x.reftype, x.refname, x.refattr) = (kind.into(), name, attr);
+                        }
+                    }
+                }
+                S::Contact => {
+                    // first criterion: a site's volume, a body, a subtree or a geom; second: a
+                    // body, a subtree or a geom (each optional)
+                    let pick =
+                        |keys: &[(&'static str, &str)]| -> R<(String, String, &'static str)> {
+                            let given: Vec<_> = keys.iter().filter(|(k, _)| a.has(k)).collect();
+                            if given.len() > 1 {
+                                return Err(a.err(
+                                    Some(given[1].0),
+                                    ErrorKind::InvalidValue,
+                                    format!(
+                                        "attributes '{}' and '{}' cannot be given together",
+                                        given[0].0, given[1].0
+                                    ),
+                                ));
+                            }
+                            Ok(match given.first() {
+                                Some((k, kind)) => (kind.to_string(), self.required(&a, k)?, *k),
+                                None => (String::new(), String::new(), ""),
+                            })
+                        };
+                    (x.objtype, x.objname, x.objattr) = pick(&[
+                        ("site", "site"),
+                        ("body1", "body"),
+                        ("subtree1", "xbody"),
+                        ("geom1", "geom"),
+                    ])?;
+                    (x.reftype, x.refname, x.refattr) =
+                        pick(&[("body2", "body"), ("subtree2", "xbody"), ("geom2", "geom")])?;
+                    x.intprm[0] = condata(&a)?;
+                    x.intprm[1] = a
+                        .kw(
+                            "reduce",
+                            &[
+                                ("none", 0),
+                                ("mindist", 1),
+                                ("maxforce", 2),
+                                ("netforce", 3),
+                            ],
+                        )?
+                        .unwrap_or(0);
+                    let num = a.int("num")?.unwrap_or(1);
+                    if num <= 0 {
+                        return Err(a.err(
+                            Some("num"),
+                            ErrorKind::InvalidValue,
+                            "'num' must be positive in sensor",
+                        ));
+                    }
+                    x.intprm[2] = num as i32;
+                }
+                S::JointPos
+                | S::JointVel
+                | S::JointActFrc
+                | S::BallQuat
+                | S::BallAngVel
+                | S::JointLimitPos
+                | S::JointLimitVel
+                | S::JointLimitFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("joint")?;
+                }
+                S::TendonPos
+                | S::TendonVel
+                | S::TendonActFrc
+                | S::TendonLimitPos
+                | S::TendonLimitVel
+                | S::TendonLimitFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("tendon")?;
+                }
+                S::ActuatorPos | S::ActuatorVel | S::ActuatorFrc => {
+                    (x.objtype, x.objname, x.objattr) = single("actuator")?;
+                }
+                S::SubtreeCom | S::SubtreeLinVel | S::SubtreeAngMom => {
+                    (x.objtype, x.objname, x.objattr) = single("body")?;
+                }
+                S::FramePos
+                | S::FrameQuat
+                | S::FrameXAxis
+                | S::FrameYAxis
+                | S::FrameZAxis
+                | S::FrameLinVel
+                | S::FrameAngVel
+                | S::FrameLinAcc
+                | S::FrameAngAcc
+                | S::InsideSite => {
+                    x.objtype = self.required(&a, "objtype")?;
+                    x.objname = self.required(&a, "objname")?;
+                    x.objattr = "objname";
+                    if stype == S::InsideSite {
+                        if a.bool("enclosed")? == Some(true) {
+                            return Err(a.err(
+                                Some("enclosed"),
+                                ErrorKind::Unsupported,
+                                "insidesite sensors with enclosed=\"true\" are not supported yet",
+                            ));
+                        }
+                        (x.reftype, x.refname, x.refattr) = single("site")?;
+                    } else if a.has("reftype") || a.has("refname") {
+                        if !(a.has("reftype") && a.has("refname")) {
+                            let k = if a.has("reftype") {
+                                "refname"
+                            } else {
+                                "reftype"
+                            };
+                            return Err(a.err(
+                                Some(k),
+                                ErrorKind::MissingAttribute,
+                                "attributes 'reftype' and 'refname' must be given together",
+                            ));
+                        }
+                        x.reftype = self.required(&a, "reftype")?;
+                        x.refname = self.required(&a, "refname")?;
+                        x.refattr = "refname";
+                    }
+                    for (k, v) in [("objtype", &x.objtype), ("reftype", &x.reftype)] {
+                        if !v.is_empty()
+                            && !["body", "xbody", "geom", "site", "camera"].contains(&v.as_str())
+                        {
+                            return Err(a.err(
+                                Some(k),
+                                ErrorKind::InvalidKeyword,
+                                format!(
+                                    "invalid object type '{v}': expected body, xbody, geom, \
+                                     site or camera"
+                                ),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.spec.sensors.push(x);
         }
         Ok(())
     }
@@ -2683,6 +2935,89 @@ impl<'d> Reader<'d> {
         }
         Ok(())
     }
+}
+
+/// The `data` fields of a contact sensor as MuJoCo's bits (`mjtConDataField`): `found` alone
+/// by default; in MuJoCo's order. The velocity fields of MuJoCo 4.0 (`linvel`, `angvel`) are
+/// refused.
+fn condata(a: &A) -> R<i32> {
+    const FIELDS: [&str; 9] = [
+        "found", "force", "torque", "dist", "pos", "normal", "tangent", "linvel", "angvel",
+    ];
+    let Some(v) = a.get("data") else {
+        return Ok(1);
+    };
+    let mut bits = 0;
+    let mut last = None;
+    for w in v.split_whitespace() {
+        let Some(k) = FIELDS.iter().position(|f| *f == w) else {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidKeyword,
+                format!("invalid contact data '{w}': expected {}", FIELDS.join(", ")),
+            ));
+        };
+        if k >= 7 {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::Unsupported,
+                format!("contact sensor data '{w}' is not supported yet"),
+            ));
+        }
+        if last.is_some_and(|l| k <= l) {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidValue,
+                format!("data attributes must be in order: {}", FIELDS.join(", ")),
+            ));
+        }
+        last = Some(k);
+        bits |= 1 << k;
+    }
+    if bits == 0 {
+        return Err(a.err(Some("data"), ErrorKind::InvalidValue, "empty contact data"));
+    }
+    Ok(bits)
+}
+
+/// The `data` fields of a rangefinder as MuJoCo's bits (`mjtRayDataField`): `dist` alone by
+/// default; the names given must be distinct and in MuJoCo's order.
+fn raydata(a: &A) -> R<i32> {
+    const FIELDS: [&str; 6] = ["dist", "dir", "origin", "point", "normal", "depth"];
+    let Some(v) = a.get("data") else {
+        return Ok(1);
+    };
+    let mut bits = 0;
+    let mut last = None;
+    for w in v.split_whitespace() {
+        let Some(k) = FIELDS.iter().position(|f| *f == w) else {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidKeyword,
+                format!(
+                    "invalid rangefinder data '{w}': expected {}",
+                    FIELDS.join(", ")
+                ),
+            ));
+        };
+        if last.is_some_and(|l| k <= l) {
+            return Err(a.err(
+                Some("data"),
+                ErrorKind::InvalidValue,
+                format!("data attributes must be in order: {}", FIELDS.join(", ")),
+            ));
+        }
+        last = Some(k);
+        bits |= 1 << k;
+    }
+    if bits == 0 {
+        return Err(a.err(
+            Some("data"),
+            ErrorKind::InvalidValue,
+            "empty rangefinder data",
+        ));
+    }
+    Ok(bits)
 }
 
 /// Frame of a `fromto` segment: midpoint, orientation (z along from − to, MuJoCo's convention)
@@ -2717,8 +3052,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             eqs: Vec::new(),
             pairs: Vec::new(),
             excludes: Vec::new(),
-            nsensor: 0,
-            first_sensor: None,
+            sensors: Vec::new(),
             keys: Vec::new(),
             size_nkey: 0,
             nuserdata: 0,

@@ -48,6 +48,8 @@ pub enum Size {
     Nmocap,
     /// `nsensor`.
     Nsensor,
+    /// `nsensordata`, the sensor values.
+    Nsensordata,
     /// `nM`, the entries of the sparse inertia matrix.
     Nm,
     /// `nD`, the entries of the sparse `qDeriv`.
@@ -87,6 +89,7 @@ impl Size {
             Size::Nkey => t.nkey,
             Size::Nmocap => t.nmocap,
             Size::Nsensor => t.nsensor,
+            Size::Nsensordata => t.nsensordata,
             Size::Nm => t.nm,
             Size::Nd => t.nd,
             Size::Nuserdata => t.nuserdata,

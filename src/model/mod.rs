@@ -464,6 +464,352 @@ pub enum EqType {
     Tendon,
 }
 
+/// Sensor type (`mjtSensor`), named as the MJCF element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SensorType {
+    /// `touch`: normal contact force inside a site's volume.
+    Touch,
+    /// `accelerometer`: linear acceleration of a site, in its frame.
+    Accelerometer,
+    /// `velocimeter`: linear velocity of a site, in its frame.
+    Velocimeter,
+    /// `gyro`: angular velocity of a site, in its frame.
+    Gyro,
+    /// `force`: interaction force of a site's body with its parent, in the site frame.
+    Force,
+    /// `torque`: interaction torque of a site's body with its parent, in the site frame.
+    Torque,
+    /// `magnetometer`: the global magnetic field in a site's frame.
+    Magnetometer,
+    /// `rangefinder`: the distance along a site's z axis to the nearest geom (and the other
+    /// `data` fields of the ray).
+    Rangefinder,
+    /// `camprojection` (refused).
+    CamProjection,
+    /// `jointpos`.
+    JointPos,
+    /// `jointvel`.
+    JointVel,
+    /// `tendonpos`.
+    TendonPos,
+    /// `tendonvel`.
+    TendonVel,
+    /// `actuatorpos`.
+    ActuatorPos,
+    /// `actuatorvel`.
+    ActuatorVel,
+    /// `actuatorfrc`.
+    ActuatorFrc,
+    /// `jointactuatorfrc`.
+    JointActFrc,
+    /// `tendonactuatorfrc`.
+    TendonActFrc,
+    /// `ballquat`.
+    BallQuat,
+    /// `ballangvel`.
+    BallAngVel,
+    /// `jointlimitpos`.
+    JointLimitPos,
+    /// `jointlimitvel`.
+    JointLimitVel,
+    /// `jointlimitfrc`.
+    JointLimitFrc,
+    /// `tendonlimitpos`.
+    TendonLimitPos,
+    /// `tendonlimitvel`.
+    TendonLimitVel,
+    /// `tendonlimitfrc`.
+    TendonLimitFrc,
+    /// `framepos`.
+    FramePos,
+    /// `framequat`.
+    FrameQuat,
+    /// `framexaxis`.
+    FrameXAxis,
+    /// `frameyaxis`.
+    FrameYAxis,
+    /// `framezaxis`.
+    FrameZAxis,
+    /// `framelinvel`.
+    FrameLinVel,
+    /// `frameangvel`.
+    FrameAngVel,
+    /// `framelinacc`.
+    FrameLinAcc,
+    /// `frameangacc`.
+    FrameAngAcc,
+    /// `subtreecom`.
+    SubtreeCom,
+    /// `subtreelinvel`.
+    SubtreeLinVel,
+    /// `subtreeangmom`.
+    SubtreeAngMom,
+    /// `insidesite`: 1 when an object's frame origin is inside a site's volume.
+    InsideSite,
+    /// `distance`: signed distance between two geoms (or bodies' geoms) up to the cutoff.
+    GeomDist,
+    /// `normal`: unit vector along the nearest segment between two geoms.
+    GeomNormal,
+    /// `fromto`: the nearest segment between two geoms.
+    GeomFromTo,
+    /// `contact`: the contacts that match its criteria, one slot of `data` fields each (or
+    /// their net force), reduced as asked.
+    Contact,
+    /// `e_potential`.
+    EPotential,
+    /// `e_kinetic`.
+    EKinetic,
+    /// `clock`.
+    Clock,
+    /// `tactile` (refused).
+    Tactile,
+    /// `plugin` (refused).
+    Plugin,
+    /// `user` (refused).
+    User,
+}
+
+impl SensorType {
+    /// Every type, in code order.
+    pub const ALL: [SensorType; 49] = {
+        use SensorType::*;
+        [
+            Touch,
+            Accelerometer,
+            Velocimeter,
+            Gyro,
+            Force,
+            Torque,
+            Magnetometer,
+            Rangefinder,
+            CamProjection,
+            JointPos,
+            JointVel,
+            TendonPos,
+            TendonVel,
+            ActuatorPos,
+            ActuatorVel,
+            ActuatorFrc,
+            JointActFrc,
+            TendonActFrc,
+            BallQuat,
+            BallAngVel,
+            JointLimitPos,
+            JointLimitVel,
+            JointLimitFrc,
+            TendonLimitPos,
+            TendonLimitVel,
+            TendonLimitFrc,
+            FramePos,
+            FrameQuat,
+            FrameXAxis,
+            FrameYAxis,
+            FrameZAxis,
+            FrameLinVel,
+            FrameAngVel,
+            FrameLinAcc,
+            FrameAngAcc,
+            SubtreeCom,
+            SubtreeLinVel,
+            SubtreeAngMom,
+            InsideSite,
+            GeomDist,
+            GeomNormal,
+            GeomFromTo,
+            Contact,
+            EPotential,
+            EKinetic,
+            Clock,
+            Tactile,
+            Plugin,
+            User,
+        ]
+    };
+    /// MuJoCo's integer code (`mjSENS_*`).
+    pub fn code(self) -> i32 {
+        Self::ALL.iter().position(|&t| t == self).unwrap_or(0) as i32
+    }
+    /// The MJCF element name (`jointpos`, `framequat`, `distance`, ...).
+    pub fn name(self) -> &'static str {
+        use SensorType::*;
+        match self {
+            Touch => "touch",
+            Accelerometer => "accelerometer",
+            Velocimeter => "velocimeter",
+            Gyro => "gyro",
+            Force => "force",
+            Torque => "torque",
+            Magnetometer => "magnetometer",
+            Rangefinder => "rangefinder",
+            CamProjection => "camprojection",
+            JointPos => "jointpos",
+            JointVel => "jointvel",
+            TendonPos => "tendonpos",
+            TendonVel => "tendonvel",
+            ActuatorPos => "actuatorpos",
+            ActuatorVel => "actuatorvel",
+            ActuatorFrc => "actuatorfrc",
+            JointActFrc => "jointactuatorfrc",
+            TendonActFrc => "tendonactuatorfrc",
+            BallQuat => "ballquat",
+            BallAngVel => "ballangvel",
+            JointLimitPos => "jointlimitpos",
+            JointLimitVel => "jointlimitvel",
+            JointLimitFrc => "jointlimitfrc",
+            TendonLimitPos => "tendonlimitpos",
+            TendonLimitVel => "tendonlimitvel",
+            TendonLimitFrc => "tendonlimitfrc",
+            FramePos => "framepos",
+            FrameQuat => "framequat",
+            FrameXAxis => "framexaxis",
+            FrameYAxis => "frameyaxis",
+            FrameZAxis => "framezaxis",
+            FrameLinVel => "framelinvel",
+            FrameAngVel => "frameangvel",
+            FrameLinAcc => "framelinacc",
+            FrameAngAcc => "frameangacc",
+            SubtreeCom => "subtreecom",
+            SubtreeLinVel => "subtreelinvel",
+            SubtreeAngMom => "subtreeangmom",
+            InsideSite => "insidesite",
+            GeomDist => "distance",
+            GeomNormal => "normal",
+            GeomFromTo => "fromto",
+            Contact => "contact",
+            EPotential => "e_potential",
+            EKinetic => "e_kinetic",
+            Clock => "clock",
+            Tactile => "tactile",
+            Plugin => "plugin",
+            User => "user",
+        }
+    }
+    /// The type whose MJCF element is `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.name() == name)
+    }
+    /// What the values are (MuJoCo's compiler, `sensorDatatype`): what cutoff clamps.
+    pub fn datatype(self) -> SensorDataType {
+        use SensorType::*;
+        match self {
+            Touch | InsideSite => SensorDataType::Positive,
+            FrameXAxis | FrameYAxis | FrameZAxis | GeomNormal => SensorDataType::Axis,
+            BallQuat | FrameQuat => SensorDataType::Quaternion,
+            _ => SensorDataType::Real,
+        }
+    }
+    /// The stage after which the sensor is computed (MuJoCo's compiler, `sensorNeedstage`):
+    /// `e_kinetic` is a position-stage sensor in MuJoCo (it needs `qM` and the state's `qvel`).
+    pub fn needstage(self) -> SensorStage {
+        use SensorType::*;
+        match self {
+            Touch | Accelerometer | Force | Torque | ActuatorFrc | JointActFrc | TendonActFrc
+            | JointLimitFrc | TendonLimitFrc | FrameLinAcc | FrameAngAcc | Contact | Tactile => {
+                SensorStage::Acc
+            }
+            Velocimeter | Gyro | JointVel | TendonVel | ActuatorVel | BallAngVel
+            | JointLimitVel | TendonLimitVel | FrameLinVel | FrameAngVel | SubtreeLinVel
+            | SubtreeAngMom => SensorStage::Vel,
+            _ => SensorStage::Pos,
+        }
+    }
+    /// Number of values of one sensor of this type (user, plugin and contact sensors aside).
+    pub fn dim(self) -> usize {
+        use SensorType::*;
+        match self {
+            Accelerometer | Velocimeter | Gyro | Force | Torque | Magnetometer | BallAngVel
+            | FramePos | FrameXAxis | FrameYAxis | FrameZAxis | FrameLinVel | FrameAngVel
+            | FrameLinAcc | FrameAngAcc | SubtreeCom | SubtreeLinVel | SubtreeAngMom
+            | GeomNormal => 3,
+            BallQuat | FrameQuat => 4,
+            GeomFromTo => 6,
+            CamProjection => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// What a sensor's values are (`mjtDataType`): cutoff clamps `Real` values on both sides,
+/// `Positive` ones from above, and is not allowed on axes and quaternions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SensorDataType {
+    /// Any real number.
+    Real,
+    /// Non-negative.
+    Positive,
+    /// A unit 3D vector.
+    Axis,
+    /// A unit quaternion.
+    Quaternion,
+}
+
+impl SensorDataType {
+    /// MuJoCo's integer code (`mjDATATYPE_*`).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// The pipeline stage a sensor needs (`mjtStage`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SensorStage {
+    /// After the position stage (`mj_sensorPos`).
+    Pos = 1,
+    /// After the velocity stage (`mj_sensorVel`).
+    Vel = 2,
+    /// After the acceleration and constraint stages (`mj_sensorAcc`).
+    Acc = 3,
+}
+
+impl SensorStage {
+    /// MuJoCo's integer code (`mjSTAGE_*`).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// The kind of object a sensor is attached to or measured against (`mjtObj`, the part sensors
+/// use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SensorObj {
+    /// No object (`clock`, energies).
+    #[default]
+    Unknown,
+    /// A body's inertial frame (`xipos`, `ximat`): MJCF `objtype="body"`.
+    Body,
+    /// A body's frame (`xpos`, `xmat`): MJCF `objtype="xbody"`.
+    XBody,
+    /// A joint.
+    Joint,
+    /// A geom.
+    Geom,
+    /// A site.
+    Site,
+    /// A camera.
+    Camera,
+    /// A tendon.
+    Tendon,
+    /// An actuator.
+    Actuator,
+}
+
+impl SensorObj {
+    /// MuJoCo's integer code (`mjOBJ_*`).
+    pub fn code(self) -> i32 {
+        match self {
+            SensorObj::Unknown => 0,
+            SensorObj::Body => 1,
+            SensorObj::XBody => 2,
+            SensorObj::Joint => 3,
+            SensorObj::Geom => 5,
+            SensorObj::Site => 6,
+            SensorObj::Camera => 7,
+            SensorObj::Tendon => 18,
+            SensorObj::Actuator => 19,
+        }
+    }
+}
+
 int_fields! {
     /// Integer structure of a model: counts, parents, addresses, types, names. Not generic, shared
     /// by every `Model<T>` cast from the same compiled model.
@@ -497,6 +843,8 @@ int_fields! {
             neq = "neq";
             /// Number of sensors.
             nsensor = "nsensor";
+            /// Number of sensor values: the length of `Data::sensordata`.
+            nsensordata = "nsensordata";
             /// Number of keyframes.
             nkey = "nkey";
             /// Number of mocap bodies.
@@ -623,6 +971,9 @@ int_fields! {
             exclude_signature: Vec<u32> = "exclude_signature" [Nexclude];
             /// Body of each site.
             site_bodyid: Vec<usize> = "site_bodyid" [Nsite];
+            /// Shape of each site (a primitive geom type): the volume of `touch` and `insidesite`
+            /// sensors.
+            site_type: Vec<GeomType> = "site_type" [Nsite];
             /// Body of each camera.
             cam_bodyid: Vec<usize> = "cam_bodyid" [Ncam];
             /// Body of each light.
@@ -673,6 +1024,30 @@ int_fields! {
             eq_objtype: Vec<ObjType> = "eq_objtype" [Neq];
             /// Initially active.
             eq_active0: Vec<bool> = "eq_active0" [Neq];
+            /// Sensor types.
+            sensor_type: Vec<SensorType> = "sensor_type" [Nsensor];
+            /// What each sensor's values are (cutoff clamps real and positive ones).
+            sensor_datatype: Vec<SensorDataType> = "sensor_datatype" [Nsensor];
+            /// The stage after which each sensor is computed.
+            sensor_needstage: Vec<SensorStage> = "sensor_needstage" [Nsensor];
+            /// Kind of object each sensor is attached to.
+            sensor_objtype: Vec<SensorObj> = "sensor_objtype" [Nsensor];
+            /// Id of that object (-1 for none).
+            sensor_objid: Vec<i32> = "sensor_objid" [Nsensor];
+            /// Kind of reference object (frame sensors' `reftype`; the site of `insidesite`).
+            sensor_reftype: Vec<SensorObj> = "sensor_reftype" [Nsensor];
+            /// Id of the reference object (-1 for none).
+            sensor_refid: Vec<i32> = "sensor_refid" [Nsensor];
+            /// Number of values of each sensor.
+            sensor_dim: Vec<usize> = "sensor_dim" [Nsensor];
+            /// Address of each sensor's first value in `sensordata`.
+            sensor_adr: Vec<usize> = "sensor_adr" [Nsensor];
+            /// Integer parameters of each sensor (MuJoCo's `sensor_intprm`, 3 per sensor): for a
+            /// rangefinder, the bits of its `data` fields (1 dist, 2 dir, 4 origin, 8 point,
+            /// 16 normal, 32 depth); for a contact sensor, `[data bits (1 found, 2 force, 4 torque,
+            /// 8 dist, 16 pos, 32 normal, 64 tangent), reduce (0 none, 1 mindist, 2 maxforce,
+            /// 3 netforce), num]`.
+            sensor_intprm: Vec<[i32; 3]> = "sensor_intprm" [Nsensor];
         }
         other {
             /// Model name.
@@ -703,6 +1078,13 @@ int_fields! {
             key_name: Vec<String>,
             /// Equality constraint names ("" when unnamed).
             eq_name: Vec<String>,
+            /// Camera names ("" when unnamed).
+            cam_name: Vec<String>,
+            /// Sensor names ("" when unnamed).
+            sensor_name: Vec<String>,
+            /// Whether each geom names a material (whose alpha, which diffmj does not read,
+            /// decides whether rays see the geom): rangefinders are refused in such models.
+            geom_material: Vec<bool>,
             /// What the compiler accepted but diffmj does not simulate, one positioned message
             /// each (e.g. sensors, which are not computed yet); the command line prints them.
             compile_warnings: Vec<String>,
@@ -918,6 +1300,16 @@ real_fields! {
             eq_solref: Vec<[T; 2]> = "eq_solref" [Neq] Param;
             /// Equality solimp.
             eq_solimp: Vec<[T; 5]> = "eq_solimp" [Neq] Param;
+            /// Cutoff of each sensor: when positive, real values are clamped to `[−cutoff,
+            /// cutoff]` and positive ones to `cutoff` from above (0: no clamping).
+            sensor_cutoff: Vec<T> = "sensor_cutoff" [Nsensor] Param;
+            /// Noise standard deviation of each sensor: stored for the user, never added (as in
+            /// MuJoCo, whose pipeline does not add it either).
+            sensor_noise: Vec<T> = "sensor_noise" [Nsensor] Param;
+            /// Sampling `[period, phase]` of each sensor. Without a history buffer (`nsample`,
+            /// refused) MuJoCo computes every sensor at every stage whatever its interval, and so
+            /// does diffmj.
+            sensor_interval: Vec<[T; 2]> = "sensor_interval" [Nsensor] Setting;
             /// Keyframe times.
             key_time: Vec<T> = "key_time" [Nkey] Key;
             /// Keyframe qpos (nkey × nq).
@@ -1031,7 +1423,21 @@ macro_rules! codes {
         })*
     };
 }
-codes!(JointType, GeomType, TrnType, DynType, GainType, BiasType, WrapType, ObjType, EqType);
+codes!(
+    JointType,
+    GeomType,
+    TrnType,
+    DynType,
+    GainType,
+    BiasType,
+    WrapType,
+    ObjType,
+    EqType,
+    SensorType,
+    SensorDataType,
+    SensorStage,
+    SensorObj
+);
 
 impl WrapType {
     /// MuJoCo's integer code (`mjWRAP_*`).

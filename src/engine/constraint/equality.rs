@@ -259,6 +259,20 @@ fn eq_points<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (V3<T>, V3<T>) {
     )
 }
 
+/// The torque the rotational rows of weld `e` with forces `f` exert on body1 (body2 receives
+/// its opposite): the transpose of the rows' angular-velocity Jacobian applied to `f`,
+/// `½ · torquescale · R1 (e₀ f + e × f)` with `(e₀, e)` the error quaternion `q̄1 ⊗ q0` and `R1`
+/// body2's orientation (see [`weld_rotation_rows`]). What MuJoCo 4.0's `mj_rnePostConstraint`
+/// puts in `cfrc_ext`.
+pub(crate) fn weld_torque<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize, f: &V3<T>) -> V3<T> {
+    let (q0, q1) = weld_quats(m, d, e);
+    let err = quat_mul(&quat_conj(&q1), &q0);
+    let ev = [err[1], err[2], err[3]];
+    let t = add3(&scl3(f, err[0]), &cross(&ev, f));
+    let s = T::c(0.5) * m.eq_data[e][10];
+    scl3(&mat_vec(&quat_to_mat(&q1), &t), s)
+}
+
 /// Orientations `(q0, q1)` a weld aligns: body1's frame times the relative pose (or site1's
 /// frame) and body2's frame (or site2's).
 fn weld_quats<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (Quat<T>, Quat<T>) {

@@ -23,6 +23,7 @@
 
 mod contact;
 mod equality;
+pub(crate) use equality::weld_torque;
 mod friction;
 mod impedance;
 mod islands;

@@ -149,6 +149,7 @@ impl Build<'_> {
             m.geom_adhesion.push(g.adhesion);
             m.geom_fluid.push(geom_fluid(g));
             m.geom_rgba.push(g.rgba.map(|x| x as f32));
+            t.geom_material.push(g.material.is_some());
             t.ngeom += 1;
         }
         Ok(())

@@ -22,6 +22,7 @@ mod geoms;
 mod inertia;
 mod joints;
 mod keyframes;
+mod sensors;
 mod sites;
 mod tendons;
 mod topology;
@@ -157,12 +158,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     b.equalities()?;
     b.check_references()?;
     contacts::compile_contacts(doc, s, &mut b.t, &mut b.m)?;
-    b.t.nsensor = s.nsensor;
     b.t.nuserdata = s.nuserdata;
     b.keyframes()?;
     topology::transmission_targets(&mut b.t);
     b.refuse_spatial_tendon_uses()?;
-    b.sensor_warning();
+    b.sensors()?;
     let Build { mut t, mut m, .. } = b;
     topology::free_rigid_subtrees(&mut t, &m);
     m.topo = Arc::new(t);
@@ -195,21 +195,6 @@ impl Build<'_> {
             }
         }
         Ok(())
-    }
-
-    /// Sensors are counted but not computed yet: say so in `compile_warnings`.
-    fn sensor_warning(&mut self) {
-        let (doc, s, t) = (self.doc, self.s, &mut self.t);
-        if let Some(loc) = &s.first_sensor {
-            let msg = format!(
-                "{} sensor{} not computed: diffmj does not compute sensors yet (sensordata is \
-                 absent)",
-                s.nsensor,
-                if s.nsensor == 1 { " is" } else { "s are" }
-            );
-            let w = err(doc, loc, None, ErrorKind::Unsupported, msg);
-            t.compile_warnings.push(w.to_string());
-        }
     }
 }
 

@@ -13,6 +13,7 @@ impl Build<'_> {
             self.names.add(doc, "site", &st.name, &st.loc)?;
             t.site_bodyid.push(id);
             t.site_name.push(st.name.clone());
+            t.site_type.push(st.stype);
             let mut sq = st.quat;
             quat_normalize(&mut sq);
             m.site_pos.push(st.pos);
@@ -23,6 +24,7 @@ impl Build<'_> {
         for cm in &b.cams {
             self.names.add(doc, "camera", &cm.name, &cm.loc)?;
             t.cam_bodyid.push(id);
+            t.cam_name.push(cm.name.clone());
             let mut cq = cm.quat;
             quat_normalize(&mut cq);
             m.cam_pos.push(cm.pos);
