@@ -288,7 +288,8 @@ fn actuator_transmission_attributes() {
 }
 
 /// What is parsed but not simulated yet must not load silently where it would change the
-/// dynamics: spatial tendons with springs, dampers, armature or actuators, and `alignfree`.
+/// dynamics: spatial tendons with armature (own or reflected by an actuator), and `alignfree`.
+/// Spatial tendons with springs or actuators are simulated and load.
 #[test]
 fn unsupported_dynamics_are_refused() {
     const S: &str = "<mujoco>\n<worldbody>\n<body>\n<joint/><geom size=\"1\"/>\n<site name=\"a\"/><site name=\"b\" pos=\"1 0 0\"/>\n</body>\n</worldbody>\n<tendon>\n";
@@ -296,19 +297,28 @@ fn unsupported_dynamics_are_refused() {
         format!("{S}<spatial name=\"sp\" {attrs}><site site=\"a\"/><site site=\"b\"/></spatial>\n</tendon>\n{rest}</mujoco>")
     };
     check(
-        &spatial("stiffness=\"2\"", ""),
+        &spatial("armature=\"0.1\"", ""),
         ErrorKind::Unsupported,
         9,
         1,
-        "spatial tendon 'sp' with stiffness is not supported yet",
+        "spatial tendon 'sp' with armature is not supported yet",
     );
     check(
-        &spatial("", "<actuator><motor tendon=\"sp\"/></actuator>\n"),
+        &spatial(
+            "",
+            "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n",
+        ),
         ErrorKind::Unsupported,
         9,
         1,
-        "spatial tendon 'sp' with an actuator is not supported yet",
+        "spatial tendon 'sp' with armature is not supported yet",
     );
+    assert!(load_str(&spatial("stiffness=\"2\"", "")).is_ok());
+    assert!(load_str(&spatial(
+        "",
+        "<actuator><motor tendon=\"sp\"/></actuator>\n"
+    ))
+    .is_ok());
     // a spatial tendon that only exists (e.g. for a later sensor) still loads
     assert!(load_str(&spatial("", "")).is_ok());
     check(
@@ -440,10 +450,11 @@ fn adhesion_and_surfacevel() {
 }
 
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
-/// error (never silently simulated differently): spatial tendons that act on the dynamics,
-/// actuator delays, flags whose non-default setting changes MuJoCo's numbers, disabled
-/// actuator groups. A spatial tendon nothing uses, and sensors (not computed yet), load, the
-/// latter with a warning.
+/// error (never silently simulated differently): armature on spatial tendons, actuator delays,
+/// flags whose non-default setting changes MuJoCo's numbers, disabled actuator groups. Spatial
+/// tendons with limits, friction loss, springs, equality constraints and actuators load; a
+/// spatial tendon nothing uses, and sensors (not computed yet), load, the latter with a warning.
+/// Spatial paths MuJoCo rejects are rejected at the offending wrap.
 #[test]
 fn refused_until_supported() {
     let spatial = |attrs: &str, extra: &str| {
@@ -454,29 +465,52 @@ fn refused_until_supported() {
              <site site=\"s1\"/></spatial>\n</tendon>\n{extra}</mujoco>"
         )
     };
-    for (attrs, extra, says) in [
-        ("limited=\"true\" range=\"0 1\"", "", "a limit"),
-        ("frictionloss=\"0.1\"", "", "friction loss"),
-        ("stiffness=\"10\"", "", "stiffness"),
-        (
-            "",
-            "<equality><tendon tendon1=\"t\"/></equality>\n",
-            "an equality constraint",
-        ),
-        (
-            "",
-            "<actuator><motor tendon=\"t\"/></actuator>\n",
-            "an actuator",
-        ),
+    for (attrs, extra) in [
+        ("limited=\"true\" range=\"0 1\"", ""),
+        ("frictionloss=\"0.1\"", ""),
+        ("stiffness=\"10\"", ""),
+        ("", "<equality><tendon tendon1=\"t\"/></equality>\n"),
+        ("", "<actuator><motor tendon=\"t\"/></actuator>\n"),
     ] {
-        check(
-            &spatial(attrs, extra),
-            ErrorKind::Unsupported,
-            7,
-            1,
-            &format!("spatial tendon 't' with {says} is not supported yet"),
-        );
+        let xml = spatial(attrs, extra);
+        assert!(load_str(&xml).is_ok(), "{xml}");
     }
+    check(
+        &spatial("armature=\"0.5\"", ""),
+        ErrorKind::Unsupported,
+        7,
+        1,
+        "spatial tendon 't' with armature is not supported yet",
+    );
+    // MuJoCo's path rules, at the wrap that breaks them
+    let path = |inner: &str| {
+        format!(
+            "<mujoco>\n<worldbody>\n<site name=\"s0\"/><site name=\"s1\" pos=\"1 0 0\"/>\
+             <geom name=\"g\" size=\".1\"/>\n</worldbody>\n<tendon>\n<spatial>\n{inner}\n</spatial>\n\
+             </tendon>\n</mujoco>"
+        )
+    };
+    check(
+        &path("<site site=\"s0\"/><geom geom=\"g\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        18,
+        "geom at pos 1 not bracketed by sites",
+    );
+    check(
+        &path("<site site=\"s0\"/><site site=\"s1\"/><pulley divisor=\"2\"/><pulley divisor=\"2\"/><site site=\"s0\"/><site site=\"s1\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        56,
+        "consecutive pulleys",
+    );
+    check(
+        &path("<site site=\"s0\"/><site site=\"s0\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        1,
+        "site 0 is repeated",
+    );
     let m = load_str(&spatial("", "")).unwrap();
     assert!(m.compile_warnings.is_empty());
     let m = load_str(&spatial("", "<sensor><jointpos joint=\"j\"/></sensor>\n")).unwrap();
