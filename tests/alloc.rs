@@ -2,7 +2,7 @@
 //! warning), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
 //! actuators of every kind, fixed and spatial tendons (site paths, pulleys, sphere and
-//! cylinder wrapping, limits, muscles), and each integrator, and on constraint models (contacts,
+//! cylinder wrapping, limits, muscles, armature), and each integrator, and on constraint models (contacts,
 //! limits, equalities, friction loss, adhesion and surface velocities, adhesion actuators) with
 //! each solver and cone, and with the PBAD integrator (Levenberg–Marquardt).
 
@@ -69,6 +69,7 @@ fn forward_and_step_do_not_allocate() {
         "spatial/cylinder",
         "spatial/uses",
         "spatial/muscle",
+        "spatial/armature",
     ] {
         let mut m = mjcf::load_file(format!("{root}/models/{name}.xml")).unwrap();
         for integ in [

@@ -288,39 +288,52 @@ fn actuator_transmission_attributes() {
 }
 
 /// What is parsed but not simulated yet must not load silently where it would change the
-/// dynamics: spatial tendons with armature (own or reflected by an actuator), and `alignfree`.
-/// Spatial tendons with springs or actuators are simulated and load.
+/// dynamics: armature reflected by an actuator onto a spatial tendon that wraps a geom (MuJoCo
+/// stops at run time), and `alignfree`. Spatial tendons with springs, actuators and armature on
+/// site paths load; the tendon's own armature on a wrapping path is MuJoCo's compile error.
 #[test]
 fn unsupported_dynamics_are_refused() {
     const S: &str = "<mujoco>\n<worldbody>\n<body>\n<joint/><geom size=\"1\"/>\n<site name=\"a\"/><site name=\"b\" pos=\"1 0 0\"/>\n</body>\n</worldbody>\n<tendon>\n";
     let spatial = |attrs: &str, rest: &str| {
         format!("{S}<spatial name=\"sp\" {attrs}><site site=\"a\"/><site site=\"b\"/></spatial>\n</tendon>\n{rest}</mujoco>")
     };
-    check(
-        &spatial("armature=\"0.1\"", ""),
-        ErrorKind::Unsupported,
-        9,
-        1,
-        "spatial tendon 'sp' with armature is not supported yet",
-    );
-    check(
-        &spatial(
-            "",
-            "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n",
-        ),
-        ErrorKind::Unsupported,
-        9,
-        1,
-        "spatial tendon 'sp' with armature is not supported yet",
-    );
+    assert!(load_str(&spatial("armature=\"0.1\"", "")).is_ok());
+    assert!(load_str(&spatial(
+        "",
+        "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n"
+    ))
+    .is_ok());
     assert!(load_str(&spatial("stiffness=\"2\"", "")).is_ok());
     assert!(load_str(&spatial(
         "",
         "<actuator><motor tendon=\"sp\"/></actuator>\n"
     ))
     .is_ok());
-    // a spatial tendon that only exists (e.g. for a later sensor) still loads
-    assert!(load_str(&spatial("", "")).is_ok());
+    let wrapping = |attrs: &str, rest: &str| {
+        format!(
+            "<mujoco>\n<worldbody>\n<site name=\"a\" pos=\"-1 0 0\"/><geom name=\"g\" size=\".1\"/>\n\
+             <body><joint type=\"slide\"/><geom size=\".1\" pos=\"0 0 1\"/><site name=\"b\" pos=\"1 0 0\"/></body>\n\
+             </worldbody>\n<tendon>\n<spatial name=\"sp\" {attrs}><site site=\"a\"/><geom geom=\"g\"/><site site=\"b\"/></spatial>\n\
+             </tendon>\n{rest}</mujoco>"
+        )
+    };
+    check(
+        &wrapping("armature=\"0.1\"", ""),
+        ErrorKind::InvalidValue,
+        7,
+        51,
+        "geom wrapping not supported by tendon armature",
+    );
+    check(
+        &wrapping(
+            "",
+            "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n",
+        ),
+        ErrorKind::Unsupported,
+        7,
+        1,
+        "spatial tendon 'sp' wraps a geom and has armature reflected by an actuator",
+    );
     check(
         &format!("<mujoco>\n<compiler alignfree=\"true\"/>\n<worldbody>\n<body>\n<freejoint/><geom size=\"1\"/>\n{E}"),
         ErrorKind::Unsupported,
@@ -450,9 +463,9 @@ fn adhesion_and_surfacevel() {
 }
 
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
-/// error (never silently simulated differently): armature on spatial tendons, actuator delays,
-/// flags whose non-default setting changes MuJoCo's numbers, disabled actuator groups. Spatial
-/// tendons with limits, friction loss, springs, equality constraints and actuators load; a
+/// error (never silently simulated differently): actuator delays, flags whose non-default
+/// setting changes MuJoCo's numbers, disabled actuator groups. Spatial tendons with limits,
+/// friction loss, springs, armature, equality constraints and actuators load; a
 /// spatial tendon nothing uses, and sensors (not computed yet), load, the latter with a warning.
 /// Spatial paths MuJoCo rejects are rejected at the offending wrap.
 #[test]
@@ -471,17 +484,11 @@ fn refused_until_supported() {
         ("stiffness=\"10\"", ""),
         ("", "<equality><tendon tendon1=\"t\"/></equality>\n"),
         ("", "<actuator><motor tendon=\"t\"/></actuator>\n"),
+        ("armature=\"0.5\"", ""),
     ] {
         let xml = spatial(attrs, extra);
         assert!(load_str(&xml).is_ok(), "{xml}");
     }
-    check(
-        &spatial("armature=\"0.5\"", ""),
-        ErrorKind::Unsupported,
-        7,
-        1,
-        "spatial tendon 't' with armature is not supported yet",
-    );
     // MuJoCo's path rules, at the wrap that breaks them
     let path = |inner: &str| {
         format!(

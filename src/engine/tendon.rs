@@ -21,8 +21,8 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{Model, WrapType};
-use crate::scalar::Scalar;
+use crate::model::{JointType, Model, WrapType};
+use crate::scalar::{Scalar, MINVAL};
 
 use super::inertia::NONE;
 use super::jacobian::{body_last_dof, dof_point_jac};
@@ -217,5 +217,130 @@ pub fn tendon_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             .iter()
             .zip(&d.qvel)
             .fold(T::zero(), |s, (a, b)| s + *a * *b);
+    }
+}
+
+/// `qfrc += a · ten_J (J̇ · qvel)` for every tendon with armature `a` (its own plus what its
+/// actuators reflect; MuJoCo's `mj_tendonBias`): the velocity-product force of the tendon's
+/// inertia `a · Jᵀ J` in `qM`. Fixed tendons have constant Jacobians (`J̇ = 0`) and add nothing;
+/// spatial tendons with armature are paths of sites and pulleys (the compiler refuses armature
+/// on a wrapping tendon, as MuJoCo does).
+pub fn tendon_bias<T: Scalar>(m: &Model<T>, d: &Data<T>, qfrc: &mut [T]) {
+    let nv = m.nv;
+    for t in 0..m.ntendon {
+        let adr = m.tendon_adr[t];
+        if m.tendon_num[t] == 0 || m.wrap_type[adr] == WrapType::Joint {
+            continue;
+        }
+        let (_, _, a) = super::passive::reflected(m, true, t);
+        let a = a + m.tendon_armature[t];
+        if a.is_zero_exact() {
+            continue;
+        }
+        let coef = a * tendon_dot_qvel(m, d, t);
+        if coef.is_zero_exact() {
+            continue;
+        }
+        for (q, j) in qfrc.iter_mut().zip(&d.ten_J[t * nv..(t + 1) * nv]) {
+            *q += coef * *j;
+        }
+    }
+}
+
+/// `J̇ · qvel` of spatial tendon `t` made of sites and pulleys (MuJoCo's `mj_tendonDot` with
+/// `vec = qvel`). For each straight piece `p0 → p1` between two bodies, with unit direction `u`,
+/// length `ℓ` and end velocities `v0`, `v1`: `(J̇₁ − J̇₀)ᵀ u · qvel + (J₁ − J₀)ᵀ u̇ · qvel`, where
+/// `u̇ = (I − u uᵀ)(v1 − v0)/ℓ` and `J̇` is the time derivative of a body point's Jacobian
+/// (MuJoCo's `mj_jacDot`), each piece divided by its branch's divisor.
+fn tendon_dot_qvel<T: Scalar>(m: &Model<T>, d: &Data<T>, t: usize) -> T {
+    let adr = m.tendon_adr[t];
+    let num = m.tendon_num[t];
+    let mut res = T::zero();
+    let mut divisor = T::one();
+    let mut j = 0;
+    while j + 1 < num {
+        let (ty0, ty1) = (m.wrap_type[adr + j], m.wrap_type[adr + j + 1]);
+        if ty0 == WrapType::Pulley || ty1 == WrapType::Pulley {
+            if ty0 == WrapType::Pulley {
+                divisor = m.wrap_prm[adr + j];
+            }
+            j += 1;
+            continue;
+        }
+        let s0 = m.wrap_objid[adr + j] as usize;
+        let s1 = m.wrap_objid[adr + j + 1] as usize;
+        let (b0, b1) = (m.site_bodyid[s0], m.site_bodyid[s1]);
+        if b0 != b1 {
+            let (p0, p1) = (d.site_xpos[s0], d.site_xpos[s1]);
+            let v0 = point_velocity(m, d, &p0, b0);
+            let v1 = point_velocity(m, d, &p1, b1);
+            let mut u = sub3(&p1, &p0);
+            let len = normalize3_mj(&mut u);
+            let mut du = sub3(&v1, &v0);
+            let along = dot3(&u, &du);
+            du = sub3(&du, &scl3(&u, along));
+            let inv = if len.re() > MINVAL {
+                T::one() / len
+            } else {
+                T::zero()
+            };
+            du = scl3(&du, inv);
+            // Σ_k qvel_k [(J̇₁ − J̇₀)_k · u + (J₁ − J₀)_k · u̇]
+            let mut sum = T::zero();
+            for (p, b, sign) in [(&p1, b1, 1.0), (&p0, b0, -1.0)] {
+                let com = d.subtree_com[m.body_rootid[b]];
+                let off = sub3(p, &com);
+                let pv = point_velocity(m, d, p, b);
+                let mut k = body_last_dof(m, b);
+                while k != NONE {
+                    let cdof = &d.cdof[k];
+                    let cdot = dof_cdot(m, d, k);
+                    let ang = [cdof[0], cdof[1], cdof[2]];
+                    let angdot = [cdot[0], cdot[1], cdot[2]];
+                    let c1 = cross(&angdot, &off);
+                    let c2 = cross(&ang, &pv);
+                    let jdot = [
+                        cdot[3] + c1[0] + c2[0],
+                        cdot[4] + c1[1] + c2[1],
+                        cdot[5] + c1[2] + c2[2],
+                    ];
+                    let jp = dof_point_jac(cdof, p, &com).0;
+                    let term = dot3(&jdot, &u) + dot3(&jp, &du);
+                    sum += T::c(sign) * term * d.qvel[k];
+                    k = m.dof_parentid[k];
+                }
+            }
+            res += sum / divisor;
+        }
+        j += 1;
+    }
+    res
+}
+
+/// World-frame linear velocity of the point `p` fixed to body `b`: the body's com-based
+/// velocity moved to `p` (MuJoCo's `mj_objectVelocity` of a site, world frame).
+fn point_velocity<T: Scalar>(m: &Model<T>, d: &Data<T>, p: &V3<T>, b: usize) -> V3<T> {
+    let v = &d.cvel[b];
+    let com = d.subtree_com[m.body_rootid[b]];
+    let off = sub3(p, &com);
+    let w = [v[0], v[1], v[2]];
+    let c = cross(&w, &off);
+    [v[3] + c[0], v[4] + c[1], v[5] + c[2]]
+}
+
+/// Time derivative of dof `k`'s com-based axis as `mj_jacDot` takes it: `cdof_dot`, except for
+/// the rotational dofs of ball and free joints, whose axis turns with their own body:
+/// `cvel[body] × cdof`.
+fn dof_cdot<T: Scalar>(m: &Model<T>, d: &Data<T>, k: usize) -> V6<T> {
+    let j = m.dof_jntid[k];
+    let quat = match m.jnt_type[j] {
+        JointType::Ball => true,
+        JointType::Free => k >= m.jnt_dofadr[j] + 3,
+        _ => false,
+    };
+    if quat {
+        cross_motion(&d.cvel[m.dof_bodyid[k]], &d.cdof[k])
+    } else {
+        d.cdof_dot[k]
     }
 }

@@ -7,7 +7,7 @@ Usage:  python3 tests/golden/generate_spatial.py
 
 Models: models/spatial/*.xml (ours: site paths and pulleys, sphere and cylinder wrapping with
 and without side sites, inside wrapping, limits, friction loss, springs and dampers, motors,
-servos and muscles, a tendon equality) and dm_control's ball_in_cup (models/thirdparty/dm_control,
+servos and muscles, a tendon equality, armature on site paths) and dm_control's ball_in_cup (models/thirdparty/dm_control,
 copied unmodified from the dm_control 1.0.50 wheel). Options applied after loading, to all: solver
 Newton, tolerance 1e-12, iterations 1000, ls_iterations 100 (so that constraint forces are
 defined to rounding).
@@ -25,7 +25,7 @@ File format (json, floats with repr): model, xml, mujoco_version, option {solver
 iterations, ls_iterations}, actuator_lengthrange, tendon_length0, tendon_invweight0, states:
 [{qpos, qvel, ctrl, act, ten_length, ten_J (dense ntendon x nv, row-major), ten_velocity,
 ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos (the first sum(ten_wrapnum) points), actuator_length,
-actuator_moment (dense nu x nv), qfrc_passive, qfrc_actuator, qfrc_constraint, nefc, qacc}],
+actuator_moment (dense nu x nv), qfrc_passive, qfrc_actuator, qfrc_bias, qfrc_constraint, nefc, qacc}],
 rollout {nstep, qpos, qvel, act}.
 """
 import json
@@ -36,7 +36,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ["spatial/sites", "spatial/sphere", "spatial/cylinder", "spatial/uses",
-          "spatial/muscle", "thirdparty/dm_control/ball_in_cup"]
+          "spatial/muscle", "spatial/armature", "thirdparty/dm_control/ball_in_cup"]
 NSTATE = 12
 NSTEP = 500  # 1 s at every model's 0.002 s step
 SEED = 23
@@ -84,6 +84,7 @@ def record(m, d):
         "actuator_moment": dense(m, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
                                  d.moment_colind, m.nu).ravel().tolist(),
         "qfrc_passive": d.qfrc_passive.tolist(), "qfrc_actuator": d.qfrc_actuator.tolist(),
+        "qfrc_bias": d.qfrc_bias.tolist(),
         "qfrc_constraint": d.qfrc_constraint.tolist(), "nefc": int(d.nefc),
         "qacc": d.qacc.tolist(),
     }

@@ -133,29 +133,29 @@ impl Build<'_> {
         Ok(())
     }
 
-    /// Tendon armature on a spatial tendon (its own or reflected by an actuator) is refused:
-    /// MuJoCo adds with it the bias force `a · J (J̇ · qvel)`, which diffmj does not compute
-    /// yet. Every other use of a spatial tendon (springs, dampers, limits, friction loss,
-    /// actuators, equality constraints) is simulated. Reads the compiled tendons and actuators.
+    /// Armature reflected by an actuator onto a spatial tendon that wraps a geom is refused:
+    /// MuJoCo's bias force `a · J (J̇ · qvel)` of tendon armature has no `J̇` for wrapping (MuJoCo
+    /// stops with an error at run time; its compiler already refuses the tendon's own armature
+    /// on such a path, see [`check_spatial_path`]). Reads the compiled tendons and actuators.
     pub(super) fn refuse_spatial_tendon_uses(&self) -> R<()> {
         let (doc, s, t, m) = (self.doc, self.s, &self.t, &self.m);
         for (ti, td) in s.tendons.iter().enumerate() {
-            if !td.spatial {
+            if !td.spatial || !td.wraps.iter().any(|w| w.kind == "geom") {
                 continue;
             }
             let reflected = t.tendon_trn_actuators[ti]
                 .iter()
                 .any(|&u| m.actuator_armature[u] != 0.0);
-            if td.armature != 0.0 || reflected {
+            if reflected {
                 return Err(err(
                     doc,
                     &td.loc,
                     None,
                     ErrorKind::Unsupported,
                     format!(
-                        "spatial tendon '{}' with armature is not supported yet (MuJoCo adds the \
-                         bias force armature · J (J̇ · qvel) of a spatial tendon's armature, which \
-                         is not computed yet)",
+                        "spatial tendon '{}' wraps a geom and has armature reflected by an \
+                         actuator: the armature's bias force needs the time derivative of a \
+                         wrapping tendon's Jacobian, which MuJoCo does not compute either",
                         td.name
                     ),
                 ));
