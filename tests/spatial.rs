@@ -81,6 +81,8 @@ struct Errs {
     /// `qfrc_bias`, with the velocity-product force of tendon armature.
     bias: f64,
     qacc: f64,
+    /// `qfrc_inverse` of `mj_inverse` at the forward's `qacc` (relative to max(1, |ref|)).
+    inverse: f64,
 }
 
 fn check_model(name: &str) -> Errs {
@@ -141,13 +143,18 @@ fn check_model(name: &str) -> Errs {
             .max(max_abs_diff(&d.qfrc_bias, &nums(&s["qfrc_bias"])));
         assert_eq!(d.nefc as f64, s["nefc"].as_f64().unwrap(), "{}", at("nefc"));
         e.qacc = e.qacc.max(rel_err(&d.qacc, &nums(&s["qacc"])));
+        diffmj::inverse(&m, &mut d).unwrap();
+        e.inverse = e
+            .inverse
+            .max(rel_err(&d.qfrc_inverse, &nums(&s["qfrc_inverse"])));
     }
     e
 }
 
 /// Lengths, Jacobians, velocities and path points equal MuJoCo's to 1e-10 (inside wrapping's
 /// contact point to [`TOL_INSIDE`]), and so do the passive and actuator forces they produce;
-/// `qacc` through the constraint solver to 1e-8 (relative to max(1, |qacc|)).
+/// `qacc` through the constraint solver to 1e-8 (relative to max(1, |qacc|)), and so does
+/// `qfrc_inverse` of inverse dynamics at that `qacc`.
 #[test]
 fn forward_matches_mujoco() {
     let mut report = String::new();
@@ -160,6 +167,7 @@ fn forward_matches_mujoco() {
         ];
         let ok = smooth.iter().all(|x| within(*x, TOL_SMOOTH))
             && within(e.qacc, TOL_SOLVER)
+            && within(e.inverse, TOL_SOLVER)
             && within(e.inside, TOL_INSIDE);
         if !ok {
             fail.push(name);
@@ -189,26 +197,31 @@ fn compiled_constants_match_mujoco() {
     }
 }
 
-/// A 1 s rollout (500 steps of 2 ms from state 0, its controls held) ends where MuJoCo's does.
+/// A 1 s rollout (500 steps of 2 ms from state 0, its controls held) ends where MuJoCo's does,
+/// with each integrator (Euler, RK4, implicit, implicitfast: the implicit ones take the tendon
+/// dampers' `−b JᵀJ` into their velocity derivative).
 #[test]
 fn rollout_matches_mujoco() {
     let mut report = String::new();
     let mut fail = Vec::new();
     for name in MODELS {
         let g = golden(name);
-        let m = model(&g);
-        let mut d = Data::new(&m);
-        set_state(&mut d, &g["states"][0]);
-        let r = &g["rollout"];
-        for _ in 0..r["nstep"].as_u64().unwrap() {
-            diffmj::step(&m, &mut d).unwrap();
-        }
-        let eq = rel_err(&d.qpos, &nums(&r["qpos"]));
-        let ev = rel_err(&d.qvel, &nums(&r["qvel"]));
-        let ea = max_abs_diff(&d.act, &nums(&r["act"]));
-        report += &format!("{name}: qpos {eq:.2e} qvel {ev:.2e} act {ea:.2e}\n");
-        if !within(eq.max(ev).max(ea), TOL_SOLVER) {
-            fail.push(name);
+        let mut m = model(&g);
+        for r in g["rollouts"].as_array().unwrap() {
+            m.opt.integrator = integrator(r["integrator"].as_i64().unwrap());
+            let mut d = Data::new(&m);
+            set_state(&mut d, &g["states"][0]);
+            for _ in 0..r["nstep"].as_u64().unwrap() {
+                diffmj::step(&m, &mut d).unwrap();
+            }
+            let eq = rel_err(&d.qpos, &nums(&r["qpos"]));
+            let ev = rel_err(&d.qvel, &nums(&r["qvel"]));
+            let ea = max_abs_diff(&d.act, &nums(&r["act"]));
+            let integ = m.opt.integrator.name();
+            report += &format!("{name} {integ}: qpos {eq:.2e} qvel {ev:.2e} act {ea:.2e}\n");
+            if !within(eq.max(ev).max(ea), TOL_SOLVER) {
+                fail.push(format!("{name} {integ}"));
+            }
         }
     }
     println!("{report}");

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generate golden data for spatial tendons (issue 23 §3): lengths, Jacobians, velocities and
 path points of every tendon, and what the tendons feed (passive forces, actuator lengths and
-moments, constraint forces, qacc), at random states after mj_forward, plus a rollout.
+moments, constraint forces, qacc, inverse dynamics), at random states after mj_forward, plus
+rollouts with every integrator.
 
 Usage:  python3 tests/golden/generate_spatial.py
 
@@ -18,15 +19,17 @@ large ones reach the straight paths), quaternions of ball and free joints replac
 Gaussian 4-vectors, free-joint positions qpos0 + U(-0.1, 0.1); qvel ~ N(0, 1); ctrl uniform in
 the control range (or U(-1, 1)); act U(0, 1).
 
-Rollout: from state 0 with its ctrl held, NSTEP mj_step calls (the model's integrator and
-timestep); records qpos, qvel, act at the end.
+Rollouts: from state 0 with its ctrl held, NSTEP mj_step calls (the model's timestep), with
+the model's integrator and then each other one (Euler, RK4, implicit, implicitfast); records
+qpos, qvel, act at the end. After each forward, mj_inverse at the forward's qacc gives
+qfrc_inverse.
 
 File format (json, floats with repr): model, xml, mujoco_version, option {solver, tolerance,
 iterations, ls_iterations}, actuator_lengthrange, tendon_length0, tendon_invweight0, states:
 [{qpos, qvel, ctrl, act, ten_length, ten_J (dense ntendon x nv, row-major), ten_velocity,
 ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos (the first sum(ten_wrapnum) points), actuator_length,
-actuator_moment (dense nu x nv), qfrc_passive, qfrc_actuator, qfrc_bias, qfrc_constraint, nefc, qacc}],
-rollout {nstep, qpos, qvel, act}.
+actuator_moment (dense nu x nv), qfrc_passive, qfrc_actuator, qfrc_bias, qfrc_constraint, nefc, qacc,
+qfrc_inverse}], rollouts [{integrator (mjtIntegrator int), nstep, qpos, qvel, act}].
 """
 import json
 import os
@@ -40,6 +43,8 @@ MODELS = ["spatial/sites", "spatial/sphere", "spatial/cylinder", "spatial/uses",
 NSTATE = 12
 NSTEP = 500  # 1 s at every model's 0.002 s step
 SEED = 23
+INTEGRATORS = [mujoco.mjtIntegrator.mjINT_EULER, mujoco.mjtIntegrator.mjINT_RK4,
+               mujoco.mjtIntegrator.mjINT_IMPLICIT, mujoco.mjtIntegrator.mjINT_IMPLICITFAST]
 
 
 def dense(m, vals, rownnz, rowadr, colind, nrow):
@@ -107,19 +112,32 @@ def main():
             mujoco.mj_resetData(m, d)
             random_state(m, d, rng, 0.3 if i % 2 == 0 else 1.2)
             mujoco.mj_forward(m, d)
-            states.append(record(m, d))
-        # rollout from state 0
-        mujoco.mj_resetData(m, d)
-        s0 = states[0]
-        d.qpos[:] = s0["qpos"]
-        d.qvel[:] = s0["qvel"]
-        d.ctrl[:] = s0["ctrl"]
-        d.act[:] = s0["act"]
+            rec = record(m, d)
+            # inverse dynamics at the forward's qacc
+            e = mujoco.MjData(m)
+            mujoco.mj_copyData(e, m, d)
+            mujoco.mj_inverse(m, e)
+            rec["qfrc_inverse"] = e.qfrc_inverse.tolist()
+            states.append(rec)
+        # rollouts from state 0, with the model's integrator and with each of the others
         nstep = NSTEP
         assert m.opt.timestep == 0.002
-        for _ in range(nstep):
-            mujoco.mj_step(m, d)
-            assert not any(w.number for w in d.warning), f"{name}: MuJoCo warning"
+        rollouts = []
+        integ0 = m.opt.integrator
+        for integ in [integ0] + [i for i in INTEGRATORS if i != integ0]:
+            m.opt.integrator = integ
+            mujoco.mj_resetData(m, d)
+            s0 = states[0]
+            d.qpos[:] = s0["qpos"]
+            d.qvel[:] = s0["qvel"]
+            d.ctrl[:] = s0["ctrl"]
+            d.act[:] = s0["act"]
+            for _ in range(nstep):
+                mujoco.mj_step(m, d)
+                assert not any(w.number for w in d.warning), f"{name}: MuJoCo warning"
+            rollouts.append({"integrator": int(integ), "nstep": nstep, "qpos": d.qpos.tolist(),
+                             "qvel": d.qvel.tolist(), "act": d.act.tolist()})
+        m.opt.integrator = integ0
         doc = {"model": name, "xml": xml, "mujoco_version": mujoco.__version__,
                "option": {"solver": int(m.opt.solver), "tolerance": m.opt.tolerance,
                           "iterations": m.opt.iterations, "ls_iterations": m.opt.ls_iterations},
@@ -127,8 +145,7 @@ def main():
                "tendon_length0": m.tendon_length0.tolist(),
                "tendon_invweight0": m.tendon_invweight0.tolist(),
                "states": states,
-               "rollout": {"nstep": nstep, "qpos": d.qpos.tolist(), "qvel": d.qvel.tolist(),
-                           "act": d.act.tolist()}}
+               "rollouts": rollouts}
         path = os.path.join(out_dir, name.replace("/", "_") + ".json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=None)
