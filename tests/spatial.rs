@@ -419,3 +419,62 @@ fn seed_tangent(md: &Model<Dual64>, qpos: &[f64], k: usize, out: &mut [f64]) {
         *o = x.eps;
     }
 }
+
+/// Exact transition Jacobians `A = ∂x'/∂x`, `B = ∂x'/∂u` of a step (dual numbers through the
+/// whole pipeline, spatial tendons included) agree with diffmj's centered finite differences
+/// (eps 1e-6) at golden state 0 with every integrator: within 1e-6 relative to
+/// `max(1, |entry|)` without constraint rows, 1e-5 with them (as `tests/derivatives.rs`), on
+/// wrapping tendons with limits, friction loss, springs, servos, muscles, armature, and on
+/// ball_in_cup.
+#[test]
+fn exact_transition_jacobians_match_fd() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    use diffmj::derivatives::fd::FdWorkspace;
+    use diffmj::derivatives::{FdOptions, Transition};
+    use diffmj::model::Integrator;
+    let rel = |a: &[f64], b: &[f64]| -> f64 {
+        let scale = b.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs() / (y.abs().max(1.0) + 1e-4 * scale))
+            .fold(0.0, f64::max)
+    };
+    let mut report = String::new();
+    for name in [
+        "spatial_sphere",
+        "spatial_uses",
+        "spatial_muscle",
+        "spatial_armature",
+        "thirdparty_dm_control_ball_in_cup",
+    ] {
+        let g = golden(name);
+        let m0 = model(&g);
+        for integ in [
+            Integrator::Euler,
+            Integrator::Implicit,
+            Integrator::ImplicitFast,
+            Integrator::Rk4,
+        ] {
+            let mut m = m0.clone();
+            m.opt.integrator = integ;
+            m.opt.tolerance = 0.0;
+            let mut d = Data::new(&m);
+            set_state(&mut d, &g["states"][0]);
+            let opts = FdOptions {
+                eps: 1e-6,
+                centered: true,
+            };
+            let mut fd = Transition::new(&m);
+            FdWorkspace::new(&m)
+                .transition(&m, &d, &opts, &mut fd)
+                .unwrap();
+            let mut ad = Transition::new(&m);
+            let rep = AdWorkspace::new(&m).transition(&m, &d, &mut ad).unwrap();
+            let e = rel(&ad.a, &fd.a).max(rel(&ad.b, &fd.b));
+            let tol = if rep.nefc > 0 { 1e-5 } else { 1e-6 };
+            report += &format!("{name} {} (nefc {}): {e:.1e}\n", integ.name(), rep.nefc);
+            assert!(e <= tol, "{report}");
+        }
+    }
+    println!("{report}");
+}
