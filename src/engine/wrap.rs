@@ -14,8 +14,10 @@
 //! * **Inside wrapping** (side site inside the geom): the path touches the circle from inside at
 //!   one point, where the two straight pieces make equal angles with the normal. That point solves
 //!   `asin(A z) + asin(B z) − 2 asin(z) + G = 0` (`A = r/|p0|`, `B = r/|p1|`, `G` the angle
-//!   `p0`–centre–`p1`) and is found by Newton's method from `z = 1 − 1e-7` (at most 20 steps,
-//!   tolerance 1e-6), as MuJoCo does.
+//!   `p0`–centre–`p1`). MuJoCo 4.0 solves it by Newton's method in the angle `θ` with
+//!   `z = sin θ`, from `θ = π/2` (at most 20 steps, |residual| ≤ 1e-6), which is what this
+//!   does (the published source iterates on `z` from `1 − 1e-7` and lands elsewhere within the
+//!   tolerance; MuJoCo 4.0's iteration was read from its compiled `mju_wrap`).
 //!
 //! For a cylinder the heights of the two tangent points follow the unrolled surface (the
 //! helical piece is straight when the cylinder is unrolled) and the arc length becomes
@@ -29,8 +31,6 @@ use crate::scalar::{Scalar, MINVAL};
 
 /// Newton iterations of the inside wrap.
 const INSIDE_MAXITER: usize = 20;
-/// Starting point of the inside wrap's Newton iteration.
-const INSIDE_ZINIT: f64 = 1.0 - 1e-7;
 /// Convergence tolerance on the inside wrap's residual.
 const INSIDE_TOL: f64 = 1e-6;
 
@@ -224,27 +224,32 @@ fn wrap_inside<T: Scalar>(end: &[T; 4], radius: T) -> Option<[T; 4]> {
         return Some(fallback);
     }
     let g = cos_g.acos();
-    let resid = |z: T| (a_ * z).asin() + (b_ * z).asin() - T::c(2.0) * z.asin() + g;
-    let mut z = T::c(INSIDE_ZINIT);
-    let mut f = resid(z);
+    // Newton's method on the angle θ of z = sin θ, from θ = π/2 (z = 1)
+    let resid = |th: T, z: T| (a_ * z).asin() + (b_ * z).asin() - (th + th) + g;
+    let mut th = T::c(std::f64::consts::FRAC_PI_2);
+    let mut z = T::one();
+    let mut f = a_.asin() + b_.asin() - T::c(std::f64::consts::PI) + g;
     if f.re() > 0.0 {
         return Some(fallback);
     }
     let floor = |x: T| x.select_max(T::c(MINVAL));
     let mut iter = 0;
     while iter < INSIDE_MAXITER && f.re().abs() > INSIDE_TOL {
-        let df = a_ / floor((T::one() - z * z * a_ * a_).sqrt())
-            + b_ / floor((T::one() - z * z * b_ * b_).sqrt())
-            - T::c(2.0) / floor((T::one() - z * z).sqrt());
+        let zz = z * z;
+        let df = (a_ / floor((T::one() - zz * a_ * a_).sqrt())
+            + b_ / floor((T::one() - zz * b_ * b_).sqrt()))
+            * th.cos()
+            - T::c(2.0);
         if df.re() > -MINVAL {
             return Some(fallback);
         }
-        let z1 = z - f / df;
-        if z1.re() > z.re() {
+        let th1 = th - f / df;
+        if th1.re() > th.re() {
             return Some(fallback);
         }
-        z = z1;
-        f = resid(z);
+        th = th1;
+        z = th.sin();
+        f = resid(th, z);
         if f.re() > INSIDE_TOL {
             return Some(fallback);
         }
@@ -256,9 +261,9 @@ fn wrap_inside<T: Scalar>(end: &[T; 4], radius: T) -> Option<[T; 4]> {
 
     // rotate the direction of one endpoint by the contact angle
     let (mut v, ang) = if (end[0] * end[3] - end[1] * end[2]).re() > 0.0 {
-        ([end[0], end[1]], z.asin() - (a_ * z).asin())
+        ([end[0], end[1]], th - (a_ * z).asin())
     } else {
-        ([end[2], end[3]], z.asin() - (b_ * z).asin())
+        ([end[2], end[3]], th - (b_ * z).asin())
     };
     normalize2(&mut v);
     let (s, c) = ang.sin_cos();
