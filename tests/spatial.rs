@@ -24,13 +24,14 @@ fn inside_tendons(name: &str) -> &'static [&'static str] {
     }
 }
 
-const MODELS: [&str; 7] = [
+const MODELS: [&str; 8] = [
     "spatial_sites",
     "spatial_sphere",
     "spatial_cylinder",
     "spatial_uses",
     "spatial_muscle",
     "spatial_armature",
+    "spatial_sides",
     "thirdparty_dm_control_ball_in_cup",
 ];
 

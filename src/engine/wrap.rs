@@ -7,10 +7,11 @@
 //! the geom's radius and the problem is two-dimensional:
 //!
 //! * **Outside wrapping** (no side site, or a side site outside the geom): when the straight
-//!   segment passes through the circle (or, with a side site, lies on the side site's side of the
-//!   centre), the path leaves `x0` along a tangent to the circle, follows the arc and reaches `x1`
-//!   along a second tangent. Of the two tangent pairs, the one nearest the side site wins, or the
-//!   shorter without a side site; a pair whose tangent lines cross is not taken.
+//!   segment passes through the circle (or, with a side site, when the side site is behind the
+//!   circle as seen from the segment), the path leaves `x0` along a tangent to the circle,
+//!   follows the arc and reaches `x1` along a second tangent. Of the two tangent pairs, the one
+//!   going round by the side site wins, or the shorter one without a side site; a pair whose
+//!   tangent lines cross is not taken.
 //! * **Inside wrapping** (side site inside the geom): the path touches the circle from inside at
 //!   one point, where the two straight pieces make equal angles with the normal. That point solves
 //!   `asin(A z) + asin(B z) − 2 asin(z) + G = 0` (`A = r/|p0|`, `B = r/|p1|`, `G` the angle
@@ -117,30 +118,31 @@ fn wrap_circle<T: Scalar>(end: &[T; 4], side: Option<&[T; 2]>, radius: T) -> Opt
     let a = (-(dif[0] * end[0] + dif[1] * end[1]) / dd).clamp_to(T::zero(), T::one());
     let near = [a * dif[0] + end[0], a * dif[1] + end[1]];
     let outside = (near[0] * near[0] + near[1] * near[1]).re() > sqr.re();
-    // a segment that passes outside the circle still wraps, round the far side, when the side
-    // site lies behind the circle as seen from the segment: when the ray from the centre away
-    // from the side point meets the segment, i.e. `−side = a·end0 + b·end1` with a, b ≥ 0
-    // (MuJoCo 4.0's rule, found by probing its wraps: 365 random configurations agree)
-    let behind = side.is_some_and(|s| {
-        let (e, s) = (
-            [end[0].re(), end[1].re(), end[2].re(), end[3].re()],
-            [s[0].re(), s[1].re()],
-        );
-        let det = e[0] * e[3] - e[1] * e[2];
-        if det.abs() < MINVAL {
-            return false;
-        }
-        let a = (-s[0] * e[3] + s[1] * e[2]) / det;
-        let b = (-e[0] * s[1] + e[1] * s[0]) / det;
-        a >= 0.0 && b >= 0.0
+    // MuJoCo 4.0's side rule (read from its compiled `mju_wrap`; the published source compares
+    // the side with the segment's nearest point instead): `turn` is the signed angle from
+    // endpoint 0 to the side point plus that from the side point to endpoint 1. A segment that
+    // passes outside the circle wraps only when going round by the side point differs from the
+    // direct angle between the endpoints by at least π (the side point is behind the circle as
+    // seen from the segment), and the sign of `turn` picks the tangent pair.
+    let e = [end[0].re(), end[1].re(), end[2].re(), end[3].re()];
+    let turn = side.map(|s| {
+        let s = [s[0].re(), s[1].re()];
+        let a0 = (e[0] * s[1] - e[1] * s[0]).atan2(e[0] * s[0] + e[1] * s[1]);
+        let a1 = (s[0] * e[3] - s[1] * e[2]).atan2(s[0] * e[2] + s[1] * e[3]);
+        a0 + a1
     });
-    if outside && !behind {
-        return None;
+    if outside {
+        let turn = turn?;
+        let direct = (e[0] * e[3] - e[1] * e[2]).atan2(e[0] * e[2] + e[1] * e[3]);
+        if (turn - direct).abs() < std::f64::consts::PI {
+            return None;
+        }
     }
 
     let r0 = (sq0 - sqr).sqrt();
     let r1 = (sq1 - sqr).sqrt();
     let mut sol = [[T::zero(); 4]; 2];
+    // without a side site the shorter tangent pair whose lines do not cross wins
     let mut good = [0.0f64; 2];
     for (i, sgn) in [(0usize, 1.0f64), (1, -1.0)] {
         let s = T::c(sgn);
@@ -149,14 +151,8 @@ fn wrap_circle<T: Scalar>(end: &[T; 4], side: Option<&[T; 2]>, radius: T) -> Opt
         t[1] = (end[1] * sqr - s * radius * end[0] * r0) / sq0;
         t[2] = (end[2] * sqr - s * radius * end[3] * r1) / sq1;
         t[3] = (end[3] * sqr + s * radius * end[2] * r1) / sq1;
-        good[i] = if let Some(sd) = side {
-            let mut mid = [t[0] + t[2], t[1] + t[3]];
-            normalize2(&mut mid);
-            (mid[0] * sd[0] + mid[1] * sd[1]).re()
-        } else {
-            let (dx, dy) = (t[0] - t[2], t[1] - t[3]);
-            -(dx * dx + dy * dy).re()
-        };
+        let (dx, dy) = (t[0] - t[2], t[1] - t[3]);
+        good[i] = -(dx * dx + dy * dy).re();
         if segments_cross(
             re2(end[0], end[1]),
             re2(t[0], t[1]),
@@ -166,7 +162,10 @@ fn wrap_circle<T: Scalar>(end: &[T; 4], side: Option<&[T; 2]>, radius: T) -> Opt
             good[i] = -10000.0;
         }
     }
-    let i = if good[0] > good[1] { 0 } else { 1 };
+    let i = match turn {
+        Some(turn) => usize::from(turn > 0.0),
+        None => usize::from(good[0] <= good[1]),
+    };
     let p = sol[i];
     if segments_cross(
         re2(end[0], end[1]),

@@ -8,12 +8,13 @@ Usage:  python3 tests/golden/generate_spatial.py
 
 Models: models/spatial/*.xml (ours: site paths and pulleys, sphere and cylinder wrapping with
 and without side sites, inside wrapping, limits, friction loss, springs and dampers, motors,
-servos and muscles, a tendon equality, armature on site paths) and dm_control's ball_in_cup (models/thirdparty/dm_control,
+servos and muscles, a tendon equality, armature on site paths, side sites all round a cylinder
+and a sphere) and dm_control's ball_in_cup (models/thirdparty/dm_control,
 copied unmodified from the dm_control 1.0.50 wheel). Options applied after loading, to all: solver
 Newton, tolerance 1e-12, iterations 1000, ls_iterations 100 (so that constraint forces are
 defined to rounding).
 
-States: NSTATE per model, from numpy's default_rng(SEED): qpos = qpos0 + U(-s, s) per
+States: NSTATE per model (NSTATE_OF where given), from numpy's default_rng(SEED): qpos = qpos0 + U(-s, s) per
 coordinate with s alternating 0.3 and 1.2 (small states keep the wrapping tendons on their geoms,
 large ones reach the straight paths), quaternions of ball and free joints replaced by normalized
 Gaussian 4-vectors, free-joint positions qpos0 + U(-0.1, 0.1); qvel ~ N(0, 1); ctrl uniform in
@@ -39,8 +40,11 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ["spatial/sites", "spatial/sphere", "spatial/cylinder", "spatial/uses",
-          "spatial/muscle", "spatial/armature", "thirdparty/dm_control/ball_in_cup"]
+          "spatial/muscle", "spatial/armature", "spatial/sides",
+          "thirdparty/dm_control/ball_in_cup"]
 NSTATE = 12
+# side sites all round two geoms: more states, so that the side rule's rarer cases occur
+NSTATE_OF = {"spatial/sides": 24}
 NSTEP = 500  # 1 s at every model's 0.002 s step
 SEED = 23
 INTEGRATORS = [mujoco.mjtIntegrator.mjINT_EULER, mujoco.mjtIntegrator.mjINT_RK4,
@@ -108,7 +112,7 @@ def main():
         d = mujoco.MjData(m)
         rng = np.random.default_rng(SEED)
         states = []
-        for i in range(NSTATE):
+        for i in range(NSTATE_OF.get(name, NSTATE)):
             mujoco.mj_resetData(m, d)
             random_state(m, d, rng, 0.3 if i % 2 == 0 else 1.2)
             mujoco.mj_forward(m, d)
@@ -150,7 +154,7 @@ def main():
         with open(path, "w") as f:
             json.dump(doc, f, indent=None)
         wraps = sum(sum(1 for o in s["wrap_obj"] if o >= 0) for s in states) // 2
-        print(f"{path}: {m.ntendon} tendons, {NSTATE} states ({wraps} wrapped pieces), "
+        print(f"{path}: {m.ntendon} tendons, {len(states)} states ({wraps} wrapped pieces), "
               f"{nstep} steps")
 
 
