@@ -1,7 +1,8 @@
 //! `forward` and `step` on `f64` allocate nothing on the heap (also when they record a
 //! warning), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
-//! actuators of every kind, tendons, and each integrator, and on constraint models (contacts,
+//! actuators of every kind, fixed and spatial tendons (site paths, pulleys, sphere and
+//! cylinder wrapping, limits, muscles, armature), and each integrator, and on constraint models (contacts,
 //! limits, equalities, friction loss, adhesion and surface velocities, adhesion actuators) with
 //! each solver and cone, and with the PBAD integrator (Levenberg–Marquardt).
 
@@ -63,6 +64,12 @@ fn forward_and_step_do_not_allocate() {
         "ball_chain",
         "passive",
         "free_body",
+        "spatial/sites",
+        "spatial/sphere",
+        "spatial/cylinder",
+        "spatial/uses",
+        "spatial/muscle",
+        "spatial/armature",
     ] {
         let mut m = mjcf::load_file(format!("{root}/models/{name}.xml")).unwrap();
         for integ in [

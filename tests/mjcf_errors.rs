@@ -288,29 +288,52 @@ fn actuator_transmission_attributes() {
 }
 
 /// What is parsed but not simulated yet must not load silently where it would change the
-/// dynamics: spatial tendons with springs, dampers, armature or actuators, and `alignfree`.
+/// dynamics: armature reflected by an actuator onto a spatial tendon that wraps a geom (MuJoCo
+/// stops at run time), and `alignfree`. Spatial tendons with springs, actuators and armature on
+/// site paths load; the tendon's own armature on a wrapping path is MuJoCo's compile error.
 #[test]
 fn unsupported_dynamics_are_refused() {
     const S: &str = "<mujoco>\n<worldbody>\n<body>\n<joint/><geom size=\"1\"/>\n<site name=\"a\"/><site name=\"b\" pos=\"1 0 0\"/>\n</body>\n</worldbody>\n<tendon>\n";
     let spatial = |attrs: &str, rest: &str| {
         format!("{S}<spatial name=\"sp\" {attrs}><site site=\"a\"/><site site=\"b\"/></spatial>\n</tendon>\n{rest}</mujoco>")
     };
+    assert!(load_str(&spatial("armature=\"0.1\"", "")).is_ok());
+    assert!(load_str(&spatial(
+        "",
+        "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n"
+    ))
+    .is_ok());
+    assert!(load_str(&spatial("stiffness=\"2\"", "")).is_ok());
+    assert!(load_str(&spatial(
+        "",
+        "<actuator><motor tendon=\"sp\"/></actuator>\n"
+    ))
+    .is_ok());
+    let wrapping = |attrs: &str, rest: &str| {
+        format!(
+            "<mujoco>\n<worldbody>\n<site name=\"a\" pos=\"-1 0 0\"/><geom name=\"g\" size=\".1\"/>\n\
+             <body><joint type=\"slide\"/><geom size=\".1\" pos=\"0 0 1\"/><site name=\"b\" pos=\"1 0 0\"/></body>\n\
+             </worldbody>\n<tendon>\n<spatial name=\"sp\" {attrs}><site site=\"a\"/><geom geom=\"g\"/><site site=\"b\"/></spatial>\n\
+             </tendon>\n{rest}</mujoco>"
+        )
+    };
     check(
-        &spatial("stiffness=\"2\"", ""),
-        ErrorKind::Unsupported,
-        9,
-        1,
-        "spatial tendon 'sp' with stiffness is not supported yet",
+        &wrapping("armature=\"0.1\"", ""),
+        ErrorKind::InvalidValue,
+        7,
+        51,
+        "geom wrapping not supported by tendon armature",
     );
     check(
-        &spatial("", "<actuator><motor tendon=\"sp\"/></actuator>\n"),
+        &wrapping(
+            "",
+            "<actuator><motor tendon=\"sp\" armature=\"0.1\"/></actuator>\n",
+        ),
         ErrorKind::Unsupported,
-        9,
+        7,
         1,
-        "spatial tendon 'sp' with an actuator is not supported yet",
+        "spatial tendon 'sp' wraps a geom and has armature reflected by an actuator",
     );
-    // a spatial tendon that only exists (e.g. for a later sensor) still loads
-    assert!(load_str(&spatial("", "")).is_ok());
     check(
         &format!("<mujoco>\n<compiler alignfree=\"true\"/>\n<worldbody>\n<body>\n<freejoint/><geom size=\"1\"/>\n{E}"),
         ErrorKind::Unsupported,
@@ -440,11 +463,11 @@ fn adhesion_and_surfacevel() {
 }
 
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
-/// error (never silently simulated differently): spatial tendons that act on the dynamics,
-/// actuator delays, flags whose non-default setting changes MuJoCo's numbers, disabled
-/// actuator groups, the sensor types not computed yet, sensor history buffers and sensors on
-/// spatial tendons. A spatial tendon nothing uses loads, and so do computed sensors, without
-/// a warning.
+/// error (never silently simulated differently): actuator delays, flags whose non-default
+/// setting changes MuJoCo's numbers, disabled actuator groups, the sensor types not computed
+/// yet and sensor history buffers. Spatial tendons with limits, friction loss, springs,
+/// armature, equality constraints and actuators load, and so do computed sensors, without a
+/// warning. Spatial paths MuJoCo rejects are rejected at the offending wrap.
 #[test]
 fn refused_until_supported() {
     let spatial = |attrs: &str, extra: &str| {
@@ -455,41 +478,63 @@ fn refused_until_supported() {
              <site site=\"s1\"/></spatial>\n</tendon>\n{extra}</mujoco>"
         )
     };
-    for (attrs, extra, says) in [
-        ("limited=\"true\" range=\"0 1\"", "", "a limit"),
-        ("frictionloss=\"0.1\"", "", "friction loss"),
-        ("stiffness=\"10\"", "", "stiffness"),
-        (
-            "",
-            "<equality><tendon tendon1=\"t\"/></equality>\n",
-            "an equality constraint",
-        ),
-        (
-            "",
-            "<actuator><motor tendon=\"t\"/></actuator>\n",
-            "an actuator",
-        ),
+    for (attrs, extra) in [
+        ("limited=\"true\" range=\"0 1\"", ""),
+        ("frictionloss=\"0.1\"", ""),
+        ("stiffness=\"10\"", ""),
+        ("", "<equality><tendon tendon1=\"t\"/></equality>\n"),
+        ("", "<actuator><motor tendon=\"t\"/></actuator>\n"),
+        ("armature=\"0.5\"", ""),
     ] {
-        check(
-            &spatial(attrs, extra),
-            ErrorKind::Unsupported,
-            7,
-            1,
-            &format!("spatial tendon 't' with {says} is not supported yet"),
-        );
+        let xml = spatial(attrs, extra);
+        assert!(load_str(&xml).is_ok(), "{xml}");
     }
+    // MuJoCo's path rules, at the wrap that breaks them
+    let path = |inner: &str| {
+        format!(
+            "<mujoco>\n<worldbody>\n<site name=\"s0\"/><site name=\"s1\" pos=\"1 0 0\"/>\
+             <geom name=\"g\" size=\".1\"/>\n</worldbody>\n<tendon>\n<spatial>\n{inner}\n</spatial>\n\
+             </tendon>\n</mujoco>"
+        )
+    };
+    check(
+        &path("<site site=\"s0\"/><geom geom=\"g\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        18,
+        "geom at pos 1 not bracketed by sites",
+    );
+    check(
+        &path("<site site=\"s0\"/><site site=\"s1\"/><pulley divisor=\"2\"/><pulley divisor=\"2\"/><site site=\"s0\"/><site site=\"s1\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        56,
+        "consecutive pulleys",
+    );
+    check(
+        &path("<site site=\"s0\"/><site site=\"s0\"/>"),
+        ErrorKind::InvalidValue,
+        7,
+        1,
+        "site 0 is repeated",
+    );
     let m = load_str(&spatial("", "")).unwrap();
     assert!(m.compile_warnings.is_empty());
     let m = load_str(&spatial("", "<sensor><jointpos joint=\"j\"/></sensor>\n")).unwrap();
     assert!(m.compile_warnings.is_empty(), "{:?}", m.compile_warnings);
     assert_eq!((m.nsensor, m.nsensordata), (1, 1));
-    check(
-        &spatial("", "<sensor>\n<tendonpos tendon=\"t\"/></sensor>\n"),
-        ErrorKind::InvalidValue,
-        10,
-        1,
-        "sensors on spatial tendons are not supported yet",
-    );
+    // tendon sensors on a spatial tendon read its length and velocity
+    let m = load_str(&spatial(
+        "",
+        "<sensor>\n<tendonpos tendon=\"t\"/><tendonvel tendon=\"t\"/></sensor>\n",
+    ))
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos.iter_mut().for_each(|q| *q = 0.3);
+    d.qvel.iter_mut().for_each(|v| *v = -0.7);
+    diffmj::forward(&m, &mut d).unwrap();
+    assert!(d.ten_length[0] > 0.0 && d.ten_velocity[0] != 0.0);
+    assert_eq!(d.sensordata[..2], [d.ten_length[0], d.ten_velocity[0]]);
     for (sensor, col, says) in [
         (
             "<rangefinder camera=\"c\"/>",

@@ -76,6 +76,10 @@ data_fields! {
             ten_length: Vec<T> = [Ntendon] Position;
             /// Tendon Jacobians, dense (ntendon × nv).
             ten_J: Vec<T> = [Ntendon x Nv] Position;
+            /// Path points of the spatial tendons (2·nwrap × 3): for each tendon, from
+            /// `ten_wrapadr` on, `ten_wrapnum` points (sites, tangent points on wrapping geoms,
+            /// zeros at pulleys); see `wrap_obj`.
+            wrap_xpos: Vec<V3<T>> = [Nwrap2] Position;
             /// Actuator transmission lengths (nu).
             actuator_length: Vec<T> = [Nu] Position;
             /// Actuator moment arms, dense (nu × nv).
@@ -194,6 +198,15 @@ data_fields! {
             pub contact: Vec<ActiveContact<T>>,
             /// Runtime on/off switch of each equality constraint (neq), initialized from `eq_active0`.
             pub eq_active: Vec<bool>,
+            /// First path point of each tendon in `wrap_obj`, `wrap_xpos` (ntendon; MuJoCo's
+            /// `ten_wrapadr`).
+            pub ten_wrapadr: Vec<usize>,
+            /// Number of path points of each tendon (ntendon; 0 for fixed tendons; MuJoCo's
+            /// `ten_wrapnum`).
+            pub ten_wrapnum: Vec<usize>,
+            /// What each path point is (2·nwrap): −1 a site, −2 a pulley, else the id of the
+            /// wrapping geom the point lies on (MuJoCo's `wrap_obj`).
+            pub wrap_obj: Vec<i32>,
             /// Number of constraint rows.
             pub nefc: usize,
             /// Kind of each row.
@@ -366,6 +379,7 @@ impl<T: Scalar> Data<T> {
             cdof: z6(m.nv),
             ten_length: z(m.ntendon),
             ten_J: z(m.ntendon * m.nv),
+            wrap_xpos: z3(2 * m.nwrap),
             actuator_length: z(m.nu),
             actuator_moment: z(m.nu * m.nv),
             crb: vec![[T::zero(); 10]; m.nbody],
@@ -397,6 +411,9 @@ impl<T: Scalar> Data<T> {
             contact: vec![ActiveContact::default(); ncontact],
             collision_scratch: CollisionScratch::new(m),
             eq_active: m.eq_active0.clone(),
+            ten_wrapadr: vec![0; m.ntendon],
+            ten_wrapnum: vec![0; m.ntendon],
+            wrap_obj: vec![0; 2 * m.nwrap],
             nefc: 0,
             efc_type: vec![ConstraintType::Equality; nefc],
             efc_id: vec![0; nefc],

@@ -29,6 +29,7 @@ pub mod setconst;
 pub mod solver;
 pub mod tendon;
 pub mod timing;
+pub mod wrap;
 
 pub use forward::{forward_skip, Skip};
 pub use integrate::{differentiate_pos, integrate_pos};

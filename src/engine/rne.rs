@@ -129,5 +129,6 @@ pub(crate) fn forces_to_dofs<T: Scalar>(
 pub fn bias<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let mut out = std::mem::take(&mut d.qfrc_bias);
     rne(m, d, None, &mut out);
+    super::tendon::tendon_bias(m, d, &mut out);
     d.qfrc_bias = out;
 }

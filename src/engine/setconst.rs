@@ -34,12 +34,6 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
     } else {
         format!("'{}'", m.actuator_name[u])
     };
-    if (0..m.njnt).any(|j| m.jnt_limited[j]) || (0..m.ntendon).any(|t| m.tendon_limited[t]) {
-        return Err(format!(
-            "actuator {name}: the muscle length range of a model with limits needs the constraint \
-             solver (a later release); give lengthrange explicitly"
-        ));
-    }
     let mut mm = m.clone();
     mm.opt.disableflags = disable::FRICTIONLOSS
         | disable::CONTACT
@@ -338,6 +332,7 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     if m.tendon_lengthspring_auto.iter().any(|&a| a) {
         d.qpos.copy_from_slice(&m.qpos_spring);
         super::kinematics::kinematics(m, &mut d);
+        super::kinematics::com_pos(m, &mut d);
         super::tendon::tendon(m, &mut d);
         for t in 0..m.ntendon {
             if m.tendon_lengthspring_auto[t] {

@@ -36,6 +36,8 @@ pub enum Size {
     Ntendon,
     /// `nwrap`.
     Nwrap,
+    /// `2 × nwrap` (the path points of spatial tendons, `wrap_xpos`, `wrap_obj`).
+    Nwrap2,
     /// `neq`.
     Neq,
     /// `npair`.
@@ -83,6 +85,7 @@ impl Size {
             Size::Nlight => t.nlight,
             Size::Ntendon => t.ntendon,
             Size::Nwrap => t.nwrap,
+            Size::Nwrap2 => 2 * t.nwrap,
             Size::Neq => t.neq,
             Size::Npair => t.npair,
             Size::Nexclude => t.nexclude,

@@ -56,7 +56,7 @@ impl Build<'_> {
                 .map_err(|msg| e(Some(x.objattr), ErrorKind::UndefinedReference, msg))?;
             let (reftype, refid) = resolve(t, &x.reftype, &x.refname)
                 .map_err(|msg| e(Some(x.refattr), ErrorKind::UndefinedReference, msg))?;
-            check(t, x, objtype, objid).map_err(|msg| e(None, ErrorKind::InvalidValue, msg))?;
+            check(t, x, objid).map_err(|msg| e(None, ErrorKind::InvalidValue, msg))?;
             let datatype = x.stype.datatype();
             // (a geom normal sensor's cutoff is the distance up to which it looks)
             if x.cutoff > 0.0
@@ -158,9 +158,8 @@ fn resolve(t: &Topology, kind: &str, name: &str) -> Result<(SensorObj, i32), Str
     }
 }
 
-/// MuJoCo's compiler checks that depend on the object: joint types, limits; and what diffmj
-/// cannot compute (sensors on spatial tendons).
-fn check(t: &Topology, x: &SensorS, o: SensorObj, id: i32) -> Result<(), String> {
+/// MuJoCo's compiler checks that depend on the object: joint types, limits.
+fn check(t: &Topology, x: &SensorS, id: i32) -> Result<(), String> {
     let id = id.max(0) as usize;
     let bad = match x.stype {
         S::JointPos | S::JointVel | S::JointActFrc
@@ -187,9 +186,6 @@ fn check(t: &Topology, x: &SensorS, o: SensorObj, id: i32) -> Result<(), String>
         && x.objname == x.refname
     {
         return Err("1st body/geom must be different from 2nd body/geom".into());
-    }
-    if o == SensorObj::Tendon && t.tendon_spatial[id] {
-        return Err("sensors on spatial tendons are not supported yet".into());
     }
     Ok(())
 }

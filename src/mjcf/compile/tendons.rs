@@ -1,6 +1,7 @@
 //! Tendons: fixed tendons and the wraps of spatial ones.
 
 use super::*;
+use crate::mjcf::spec::TendonS;
 
 impl Build<'_> {
     /// Every tendon and its wraps (joints, sites, geoms, pulleys, resolved by name): writes the
@@ -41,7 +42,11 @@ impl Build<'_> {
                 c.autolimits,
             ));
             m.tendon_actfrcrange.push(td.actfrcrange);
+            if td.spatial {
+                check_spatial_path(doc, td)?;
+            }
             for w in &td.wraps {
+                let mut side = w.prm;
                 let (wt, id) = match w.kind.as_str() {
                     "joint" => (WrapType::Joint, lookup(&t.jnt_name, &w.target)),
                     "site" => (WrapType::Site, lookup(&t.site_name, &w.target)),
@@ -62,8 +67,10 @@ impl Build<'_> {
                                 ));
                             }
                         }
+                        // MuJoCo stores the side site's id (or -1) as the wrap's parameter
+                        side = -1.0;
                         if let Some(ss) = &w.sidesite {
-                            if lookup(&t.site_name, ss).is_none() {
+                            let Some(sid) = lookup(&t.site_name, ss) else {
                                 return Err(err(
                                     doc,
                                     &w.loc,
@@ -71,7 +78,8 @@ impl Build<'_> {
                                     ErrorKind::UndefinedReference,
                                     format!("undefined site '{ss}'"),
                                 ));
-                            }
+                            };
+                            side = sid as f64;
                         }
                         (wt, gid)
                     }
@@ -100,7 +108,7 @@ impl Build<'_> {
                 t.wrap_type.push(wt);
                 t.wrap_objid
                     .push(if id == usize::MAX { -1 } else { id as i32 });
-                m.wrap_prm.push(w.prm);
+                m.wrap_prm.push(side);
                 t.nwrap += 1;
             }
             m.tendon_stiffness.push(td.stiffness);
@@ -125,46 +133,29 @@ impl Build<'_> {
         Ok(())
     }
 
-    /// Spatial tendons are not computed yet (length and Jacobian stay zero): refuse every use
-    /// that would act on the dynamics (springs, dampers, armature, actuators, limits, friction
-    /// loss, tendon equality constraints). Reads the compiled tendons, transmissions and
-    /// equalities.
+    /// Armature reflected by an actuator onto a spatial tendon that wraps a geom is refused:
+    /// MuJoCo's bias force `a · J (J̇ · qvel)` of tendon armature has no `J̇` for wrapping (MuJoCo
+    /// stops with an error at run time; its compiler already refuses the tendon's own armature
+    /// on such a path, see [`check_spatial_path`]). Reads the compiled tendons and actuators.
     pub(super) fn refuse_spatial_tendon_uses(&self) -> R<()> {
-        let (doc, s, t) = (self.doc, self.s, &self.t);
+        let (doc, s, t, m) = (self.doc, self.s, &self.t, &self.m);
         for (ti, td) in s.tendons.iter().enumerate() {
-            if !td.spatial {
+            if !td.spatial || !td.wraps.iter().any(|w| w.kind == "geom") {
                 continue;
             }
-            let in_equality = (0..t.neq).any(|e| {
-                t.eq_type[e] == EqType::Tendon
-                    && (t.eq_obj1id[e] == ti as i32 || t.eq_obj2id[e] == ti as i32)
-            });
-            let use_ = if !t.tendon_trn_actuators[ti].is_empty() {
-                Some("an actuator")
-            } else if td.stiffness != 0.0 || td.stiffnesspoly != [0.0; 2] {
-                Some("stiffness")
-            } else if td.damping != 0.0 || td.dampingpoly != [0.0; 2] {
-                Some("damping")
-            } else if td.armature != 0.0 {
-                Some("armature")
-            } else if t.tendon_limited[ti] {
-                Some("a limit")
-            } else if td.frictionloss != 0.0 {
-                Some("friction loss")
-            } else if in_equality {
-                Some("an equality constraint")
-            } else {
-                None
-            };
-            if let Some(u) = use_ {
+            let reflected = t.tendon_trn_actuators[ti]
+                .iter()
+                .any(|&u| m.actuator_armature[u] != 0.0);
+            if reflected {
                 return Err(err(
                     doc,
                     &td.loc,
                     None,
                     ErrorKind::Unsupported,
                     format!(
-                        "spatial tendon '{}' with {u} is not supported yet (spatial tendon lengths \
-                         are not computed)",
+                        "spatial tendon '{}' wraps a geom and has armature reflected by an \
+                         actuator: the armature's bias force needs the time derivative of a \
+                         wrapping tendon's Jacobian, which MuJoCo does not compute either",
                         td.name
                     ),
                 ));
@@ -172,4 +163,55 @@ impl Build<'_> {
         }
         Ok(())
     }
+}
+
+/// MuJoCo's rules for a spatial tendon's path: no joints; a pulley neither first-after-pulley
+/// nor last; a site with a neighbour that is not a pulley and not repeated right after itself;
+/// a wrapping geom between two sites; no armature with geom wrapping (MuJoCo's own refusal).
+fn check_spatial_path(doc: &Doc, td: &TendonS) -> R<()> {
+    let w = &td.wraps;
+    let n = w.len();
+    let bad = |i: usize, msg: String| Err(err(doc, &w[i].loc, None, ErrorKind::InvalidValue, msg));
+    if n < 2 {
+        return Err(err(
+            doc,
+            &td.loc,
+            None,
+            ErrorKind::InvalidValue,
+            "spatial path must contain at least two objects",
+        ));
+    }
+    let kind = |i: usize| w[i].kind.as_str();
+    for i in 0..n {
+        match kind(i) {
+            "pulley" => {
+                if i > 0 && kind(i - 1) == "pulley" {
+                    return bad(i, format!("consecutive pulleys (pos {i})"));
+                }
+                if i == n - 1 {
+                    return bad(i, "path ends with pulley".into());
+                }
+            }
+            "site" => {
+                let lonely_before = i == 0 || kind(i - 1) == "pulley";
+                let lonely_after = i == n - 1 || kind(i + 1) == "pulley";
+                if lonely_before && lonely_after {
+                    return bad(i, format!("site {i} needs a neighbor that is not a pulley"));
+                }
+                if i + 1 < n && kind(i + 1) == "site" && w[i + 1].target == w[i].target {
+                    return bad(i, format!("site {i} is repeated"));
+                }
+            }
+            "geom" => {
+                if i == 0 || i == n - 1 || kind(i - 1) != "site" || kind(i + 1) != "site" {
+                    return bad(i, format!("geom at pos {i} not bracketed by sites"));
+                }
+                if td.armature > 0.0 {
+                    return bad(i, "geom wrapping not supported by tendon armature".into());
+                }
+            }
+            _ => return bad(i, format!("joint wrap found in spatial path at pos {i}")),
+        }
+    }
+    Ok(())
 }
