@@ -131,6 +131,11 @@ impl AdWorkspace {
             forward::fwd_position(&self.md, &mut self.dd);
             forward::fwd_velocity(&self.md, &mut self.dd);
         }
+        // the sensors of skipped stages keep their nominal values: no derivative parts
+        // (every pass that skips a stage follows passes that skipped it too)
+        for s in self.dd.sensordata.iter_mut() {
+            *s = Dual::c(s.re());
+        }
         let r = self.transition_passes(m, full, &mut report, out);
         self.dd.solver_scratch.solution_given = false;
         r.map(|_| report)
@@ -147,7 +152,7 @@ impl AdWorkspace {
         report: &mut AdReport,
         out: &mut Transition,
     ) -> Result<(), DerivError> {
-        let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
+        let (nv, na, nu, ndx, ns) = (m.nv, m.na, m.nu, out.ndx, out.ns);
         let ncol = na + nu + 2 * nv;
         // column c of the packed order: its input, index and the stages it leaves unchanged
         let column = |c: usize| -> (Input, usize, Skip) {
@@ -199,9 +204,21 @@ impl AdWorkspace {
                 self.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
             }
             let skip = if full { Skip::Nothing } else { skip };
-            step_skip(&self.md, &mut self.dd, skip, true)?;
+            step_skip(&self.md, &mut self.dd, skip, ns == 0)?;
             report.passes += 1;
             report.nefc = report.nefc.max(self.dd.nefc);
+            // C, D: the sensors of the step's forward pass
+            for l in 0..width {
+                let (in_a, j) = target(c0 + l);
+                let (mat, cols) = if in_a {
+                    (&mut out.c, ndx)
+                } else {
+                    (&mut out.d, nu)
+                };
+                for (i, s) in self.dd.sensordata[..ns].iter().enumerate() {
+                    mat[i * cols + j] = s.deriv(l);
+                }
+            }
             for in_a in [true, false] {
                 let (mat, cols) = if in_a {
                     (&mut out.a, ndx)

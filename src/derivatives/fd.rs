@@ -26,6 +26,7 @@ pub struct FdWorkspace {
     minus: Vec<f64>,
     dpos: Vec<f64>,
     col: Vec<f64>,
+    scol: Vec<f64>,
     force: Vec<f64>,
     mass: Vec<f64>,
     mass_plus: Vec<f64>,
@@ -36,20 +37,27 @@ pub struct FdWorkspace {
 /// start included.
 const RESTORE: StateMask = StateMask::INTEGRATION;
 
-/// `(qpos, qvel, act)` of `d` into `out`.
+/// `(qpos, qvel, act)` of `d` into `out`, then `sensordata`.
 fn physics(d: &Data<f64>, out: &mut [f64]) {
-    let (nq, nv) = (d.qpos.len(), d.qvel.len());
+    let (nq, nv, na) = (d.qpos.len(), d.qvel.len(), d.act.len());
     out[..nq].copy_from_slice(&d.qpos);
     out[nq..nq + nv].copy_from_slice(&d.qvel);
-    out[nq + nv..].copy_from_slice(&d.act);
+    out[nq + nv..nq + nv + na].copy_from_slice(&d.act);
+    let ns = out.len() - (nq + nv + na);
+    out[nq + nv + na..].copy_from_slice(&d.sensordata[..ns]);
 }
 
-/// `ds = (s2 ⊖ s1) / h` for physics states `(qpos, qvel, act)`, positions in the tangent space.
-fn state_diff(m: &Model<f64>, ds: &mut [f64], s1: &[f64], s2: &[f64], h: f64) {
+/// `ds = (s2 ⊖ s1) / h` for physics states `(qpos, qvel, act)`, positions in the tangent space,
+/// and `dsens` the difference of the sensor data that follows them.
+fn state_diff(m: &Model<f64>, ds: &mut [f64], dsens: &mut [f64], s1: &[f64], s2: &[f64], h: f64) {
     let (nq, nv) = (m.nq, m.nv);
     differentiate_pos(m, &mut ds[..nv], h, &s1[..nq], &s2[..nq]);
     for (k, o) in ds[nv..].iter_mut().enumerate() {
         *o = (s2[nq + k] - s1[nq + k]) / h;
+    }
+    let a = nq + nv + m.na;
+    for (k, o) in dsens.iter_mut().enumerate() {
+        *o = (s2[a + k] - s1[a + k]) / h;
     }
 }
 
@@ -63,7 +71,7 @@ fn set_column(a: &mut [f64], ncol: usize, j: usize, col: &[f64]) {
 impl FdWorkspace {
     /// Buffers for model `m`.
     pub fn new(m: &Model<f64>) -> Self {
-        let n = m.nq + m.nv + m.na;
+        let n = m.nq + m.nv + m.na + m.nsensordata;
         FdWorkspace {
             d: Data::new(m),
             saved: vec![0.0; Data::state_size(m, RESTORE)],
@@ -72,6 +80,7 @@ impl FdWorkspace {
             minus: vec![0.0; n],
             dpos: vec![0.0; m.nv],
             col: vec![0.0; 2 * m.nv + m.na],
+            scol: vec![0.0; m.nsensordata],
             force: vec![0.0; m.nv],
             mass: vec![0.0; m.nm],
             mass_plus: vec![0.0; m.nm],
@@ -89,7 +98,7 @@ impl FdWorkspace {
         perturb: impl FnOnce(&mut Data<f64>, &mut [f64]),
     ) -> Result<(), DerivError> {
         perturb(&mut self.d, &mut self.dpos);
-        let r = step_skip(m, &mut self.d, skip, true);
+        let r = step_skip(m, &mut self.d, skip, m.nsensordata == 0);
         let out = match which {
             Side::Plus => &mut self.plus,
             Side::Minus => &mut self.minus,
@@ -119,7 +128,7 @@ impl FdWorkspace {
             .expect("sized for the model");
         // the nominal step; afterwards the position and velocity stages hold the nominal
         // state's results (except for RK4 and PBAD, whose steps run the pipeline elsewhere)
-        step_skip(m, &mut self.d, Skip::Nothing, true)?;
+        step_skip(m, &mut self.d, Skip::Nothing, m.nsensordata == 0)?;
         physics(&self.d, &mut self.next);
         self.d
             .set_state(m, &self.saved, RESTORE)
@@ -147,16 +156,19 @@ impl FdWorkspace {
             }
             self.clamped_column(m, fwd, back, eps);
             set_column(&mut out.b, nu, i, &self.col);
+            set_column(&mut out.d, nu, i, &self.scol);
         }
         // activations
         for i in 0..na {
             self.column(m, opts, skip_u, |d, _, s| d.act[i] += s * eps)?;
             set_column(&mut out.a, ndx, 2 * nv + i, &self.col);
+            set_column(&mut out.c, ndx, 2 * nv + i, &self.scol);
         }
         // velocities
         for i in 0..nv {
             self.column(m, opts, skip_v, |d, _, s| d.qvel[i] += s * eps)?;
             set_column(&mut out.a, ndx, nv + i, &self.col);
+            set_column(&mut out.c, ndx, nv + i, &self.scol);
         }
         // positions, on the manifold
         for i in 0..nv {
@@ -166,6 +178,7 @@ impl FdWorkspace {
                 integrate_pos(m, &mut d.qpos, dpos, s * eps);
             })?;
             set_column(&mut out.a, ndx, i, &self.col);
+            set_column(&mut out.c, ndx, i, &self.scol);
         }
         Ok(())
     }
@@ -190,11 +203,35 @@ impl FdWorkspace {
     /// `self.col` from the nudged next states: forward, backward or centered difference.
     fn clamped_column(&mut self, m: &Model<f64>, plus: bool, minus: bool, eps: f64) {
         match (plus, minus) {
-            (true, true) => state_diff(m, &mut self.col, &self.minus, &self.plus, 2.0 * eps),
-            (true, false) => state_diff(m, &mut self.col, &self.next, &self.plus, eps),
-            (false, true) => state_diff(m, &mut self.col, &self.minus, &self.next, eps),
+            (true, true) => state_diff(
+                m,
+                &mut self.col,
+                &mut self.scol,
+                &self.minus,
+                &self.plus,
+                2.0 * eps,
+            ),
+            (true, false) => state_diff(
+                m,
+                &mut self.col,
+                &mut self.scol,
+                &self.next,
+                &self.plus,
+                eps,
+            ),
+            (false, true) => state_diff(
+                m,
+                &mut self.col,
+                &mut self.scol,
+                &self.minus,
+                &self.next,
+                eps,
+            ),
             // a control range narrower than eps: no difference possible
-            (false, false) => self.col.iter_mut().for_each(|x| *x = 0.0),
+            (false, false) => {
+                self.col.iter_mut().for_each(|x| *x = 0.0);
+                self.scol.iter_mut().for_each(|x| *x = 0.0);
+            }
         }
     }
 
@@ -318,7 +355,14 @@ impl FdWorkspace {
                 physics(d, out);
                 Ok(())
             })?;
-            state_diff(m, &mut self.col, &self.minus, &self.plus, width);
+            state_diff(
+                m,
+                &mut self.col,
+                &mut self.scol,
+                &self.minus,
+                &self.plus,
+                width,
+            );
             for i in 0..ndx {
                 dxdp[i * np + j] = self.col[i];
             }

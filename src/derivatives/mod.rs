@@ -17,10 +17,10 @@
 //!   `δx' = A δx + B δu`. The inverse-dynamics Jacobians follow `mjd_inverseFD`, which is
 //!   transposed with respect to that notation: `DfDq` is `nv × nv` with
 //!   `DfDq[i·nv + j] = ∂qfrc_inverse_j / ∂qpos_i` (row `i` is the response to input `i`).
-//! * The sensor Jacobians `C`, `D`, `DsDq`, ... are not computed yet: they are empty
-//!   (`ns = 0`) even for models with sensors (`sensordata` itself is computed by `forward`,
-//!   `step` and `inverse`, on any scalar, so `∂sensordata` is available on dual numbers; the
-//!   derivative workspaces skip the sensor stages).
+//! * **Sensors** `s = sensordata` of the step (computed by its forward pass at the state
+//!   `x`, before the integration, as `mj_step` leaves it): `C = ∂s/∂x` is `ns × ndx` and
+//!   `D = ∂s/∂u` is `ns × nu`, row-major, `ns = nsensordata` (MuJoCo's `mjd_transitionFD`
+//!   C, D). The inverse-dynamics sensor Jacobians (`DsDq`, ...) are not computed yet.
 //!
 //! ```
 //! use diffmj::{derivatives::Transition, mjcf, Data};
@@ -97,7 +97,7 @@ pub struct Transition {
     pub ndx: usize,
     /// `nu`.
     pub nu: usize,
-    /// Rows of `C`, `D`: 0 until the sensor Jacobians are computed.
+    /// Rows of `C`, `D`: `nsensordata`.
     pub ns: usize,
     /// `∂x'/∂x`, `ndx × ndx`, row-major.
     pub a: Vec<f64>,
@@ -112,7 +112,7 @@ pub struct Transition {
 impl Transition {
     /// Zeroed matrices sized for model `m`.
     pub fn new<T>(m: &Model<T>) -> Self {
-        let (ndx, nu, ns) = (2 * m.nv + m.na, m.nu, 0);
+        let (ndx, nu, ns) = (2 * m.nv + m.na, m.nu, m.nsensordata);
         Transition {
             ndx,
             nu,
@@ -126,15 +126,18 @@ impl Transition {
 
     fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
         let ndx = 2 * m.nv + m.na;
+        let ns = m.nsensordata;
         for (name, got, want) in [
             ("A", self.a.len(), ndx * ndx),
             ("B", self.b.len(), ndx * m.nu),
+            ("C", self.c.len(), ns * ndx),
+            ("D", self.d.len(), ns * m.nu),
         ] {
             if got != want {
                 return Err(DerivError::Size(name, got, want));
             }
         }
-        if self.ndx != ndx || self.nu != m.nu {
+        if self.ndx != ndx || self.nu != m.nu || self.ns != ns {
             return Err(DerivError::Size("Transition", self.ndx, ndx));
         }
         Ok(())

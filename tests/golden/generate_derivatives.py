@@ -26,7 +26,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ["cartpole", "acrobot", "actuators", "humanoid_like", "constraints/stacks",
           "constraints/mixed", "constraints/frictionloss", "thirdparty/dm_control/cheetah",
-          "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid"]
+          "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid", "sensors/arm",
+          "sensors/contact"]
 SETTLE = 200
 EPS = 1e-6
 
@@ -72,10 +73,16 @@ def main():
         for centered, suffix in [(False, ""), (True, "_centered")]:
             A = np.zeros((ndx, ndx))
             B = np.zeros((ndx, nu))
+            ns = m.nsensordata
+            C = np.zeros((ns, ndx)) if ns else None
+            D = np.zeros((ns, nu)) if ns else None
             mujoco.mj_setState(m, d, state, sig)
-            mujoco.mjd_transitionFD(m, d, EPS, centered, A, B, None, None)
+            mujoco.mjd_transitionFD(m, d, EPS, centered, A, B, C, D)
             res["A" + suffix] = rows(A)
             res["B" + suffix] = rows(B)
+            if ns:
+                res["C" + suffix] = rows(C)
+                res["D" + suffix] = rows(D)
         # inverse at the forward's acceleration
         mujoco.mj_setState(m, d, state, sig)
         mujoco.mj_forward(m, d)
