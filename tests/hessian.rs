@@ -71,6 +71,17 @@ fn tracking(m: &Model<f64>, d: &Data<f64>) -> QuadraticCost {
     QuadraticCost::diagonal(m, target, &w).unwrap()
 }
 
+/// `e ↦ W e`, the gradient of the tracking cost's `½ eᵀ W e`.
+fn weighted(cost: &QuadraticCost) -> impl Fn(&[f64]) -> Vec<f64> {
+    let w = cost.weight.clone();
+    let n = (w.len() as f64).sqrt().round() as usize;
+    move |e: &[f64]| -> Vec<f64> {
+        (0..n)
+            .map(|i| (0..n).map(|j| w[i * n + j] * e[j]).sum())
+            .collect()
+    }
+}
+
 /// Largest `|a − b|` relative to the largest `|b|`.
 fn rel_err(a: &[f64], b: &[f64]) -> f64 {
     let scale = b.iter().fold(1e-300f64, |s, x| s.max(x.abs()));
@@ -179,13 +190,7 @@ fn hessian_matches_fd_of_exact_gradient() {
                 m.opt.integrator = integ;
                 m.opt.cone = cone;
                 let cost = tracking(&m, &d);
-                let ndx = 2 * m.nv + m.na;
-                let w = cost.weight.clone();
-                let grad_e = move |e: &[f64]| -> Vec<f64> {
-                    (0..ndx)
-                        .map(|i| (0..ndx).map(|j| w[i * ndx + j] * e[j]).sum())
-                        .collect()
-                };
+                let grad_e = weighted(&cost);
                 let mut h = Hessian::new(&m);
                 let rep = HessianWorkspace::new(&m)
                     .transition_hessian(&m, &d, &cost, &mut h)
@@ -436,13 +441,7 @@ fn pbad_refuses_second_order() {
 fn fd_of_gradient_converges_to_exact_hessian() {
     let (m, d) = golden("acrobot");
     let cost = tracking(&m, &d);
-    let ndx = 2 * m.nv + m.na;
-    let w = cost.weight.clone();
-    let grad_e = move |e: &[f64]| -> Vec<f64> {
-        (0..ndx)
-            .map(|i| (0..ndx).map(|j| w[i * ndx + j] * e[j]).sum())
-            .collect()
-    };
+    let grad_e = weighted(&cost);
     let mut h = Hessian::new(&m);
     HessianWorkspace::new(&m)
         .transition_hessian(&m, &d, &cost, &mut h)

@@ -80,7 +80,8 @@ enum Cmd {
         out: String,
     },
     /// Jacobians at a state, in MuJoCo's orientation, as JSON: `A`, `B` of one step
-    /// (`mjd_transitionFD`'s, `C`, `D` empty: sensor Jacobians are not computed yet) and `DfDq`, `DfDv`, `DfDa`
+    /// (`mjd_transitionFD`'s, with the sensor Jacobians `C`, `D`, empty without sensors) and
+    /// `DfDq`, `DfDv`, `DfDa`
     /// of the inverse at the state's `qacc` (the forward's when the state has none), as lists
     /// of rows; per `--param`, its columns `dxdp` (next state) and `dfdp` (inverse force).
     Derivatives {
@@ -459,8 +460,8 @@ fn run_derivatives(
     o.insert("nu".into(), json!(nu));
     o.insert("A".into(), matrix("A", &t.a, ndx, ndx)?);
     o.insert("B".into(), matrix("B", &t.b, ndx, nu)?);
-    o.insert("C".into(), json!([]));
-    o.insert("D".into(), json!([]));
+    o.insert("C".into(), matrix("C", &t.c, t.ns, ndx)?);
+    o.insert("D".into(), matrix("D", &t.d, t.ns, nu)?);
     o.insert("DfDq".into(), matrix("DfDq", &inv.dfdq, nv, nv)?);
     o.insert("DfDv".into(), matrix("DfDv", &inv.dfdv, nv, nv)?);
     o.insert("DfDa".into(), matrix("DfDa", &inv.dfda, nv, nv)?);
