@@ -103,8 +103,8 @@ impl TrajectoryWorkspace {
         self.ws.len()
     }
 
-    /// [`transition_trajectory`] on these buffers: the points are split into one contiguous
-    /// run per thread.
+    /// [`transition_trajectory`] on these buffers: the points are dealt to the threads in
+    /// turn.
     pub fn transitions(
         &mut self,
         m: &Model<f64>,
@@ -134,21 +134,27 @@ impl TrajectoryWorkspace {
             d.ctrl.copy_from_slice(&ctrl[t * m.nu..(t + 1) * m.nu]);
             w.transition(m, d, method, tr)
         };
-        let run = |first: usize, trs: &mut [Transition], ws: &mut (Workspace, Data<f64>)| {
-            trs.iter_mut()
-                .enumerate()
-                .try_for_each(|(k, tr)| point(first + k, tr, ws))
-        };
         if self.ws.len() == 1 || npoint <= 1 {
-            return run(0, out, &mut self.ws[0]);
-        }
-        let per = npoint.div_ceil(self.ws.len());
-        std::thread::scope(|sc| {
-            let handles: Vec<_> = out
-                .chunks_mut(per)
-                .zip(self.ws.iter_mut())
+            let ws = &mut self.ws[0];
+            return out
+                .iter_mut()
                 .enumerate()
-                .map(|(c, (trs, ws))| sc.spawn(move || run(c * per, trs, ws)))
+                .try_for_each(|(t, tr)| point(t, tr, ws));
+        }
+        // points dealt round-robin: neighbouring points cost alike, so each thread gets a fair
+        // share even when the cost changes along the trajectory (contacts appearing)
+        let n = self.ws.len();
+        let mut parts: Vec<Vec<(usize, &mut Transition)>> = (0..n).map(|_| vec![]).collect();
+        for (t, tr) in out.iter_mut().enumerate() {
+            parts[t % n].push((t, tr));
+        }
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .zip(self.ws.iter_mut())
+                .map(|(part, ws)| {
+                    sc.spawn(move || part.into_iter().try_for_each(|(t, tr)| point(t, tr, ws)))
+                })
                 .collect();
             handles
                 .into_iter()
