@@ -8,7 +8,9 @@ use diffmj::derivatives::ad::AdWorkspace;
 use diffmj::derivatives::hessian::{Hessian, HessianWorkspace, LinearCost};
 use diffmj::derivatives::Transition;
 use diffmj::{mjcf, Data};
-use std::time::Instant;
+mod common;
+
+use common::{median, stem, time_us};
 
 fn main() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -43,45 +45,30 @@ fn main() {
         };
         let (mut hw, mut aw) = (HessianWorkspace::new(&m), AdWorkspace::new(&m));
         let (mut h, mut t) = (Hessian::new(&m), Transition::new(&m));
-        let time = |f: &mut dyn FnMut(), n: usize| {
-            let t0 = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            t0.elapsed().as_secs_f64() * 1e6 / n as f64
-        };
         let mut ds = d.clone();
         let mut passes = 0;
         let mut v = [vec![], vec![], vec![]];
         for _ in 0..7 {
-            v[0].push(time(
+            v[0].push(time_us(
                 &mut || {
                     ds.copy_from(&d);
                     diffmj::step(&m, &mut ds).unwrap();
                 },
                 200,
             ));
-            v[1].push(time(
+            v[1].push(time_us(
                 &mut || {
                     aw.transition(&m, &d, &mut t).unwrap();
                 },
                 10,
             ));
-            v[2].push(time(
+            v[2].push(time_us(
                 &mut || passes = hw.transition_hessian(&m, &d, &cost, &mut h).unwrap().passes,
                 2,
             ));
         }
-        let med = |x: &mut Vec<f64>| {
-            x.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            x[x.len() / 2]
-        };
-        let [s, j, hs] = v.map(|mut x| med(&mut x));
-        let name = std::path::Path::new(&path)
-            .file_stem()
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
+        let [s, j, hs] = v.map(|mut x| median(&mut x));
+        let name = stem(&path);
         println!(
             "{name:<16} {:>4} {passes:>7} {s:>10.1} {j:>10.1} {hs:>10.0} {:>9.1} {:>10.0}",
             ndx + m.nu,

@@ -6,7 +6,10 @@
 
 use diffmj::derivatives::{ad::AdWorkspace, fd::FdWorkspace, FdOptions, Transition};
 use diffmj::{mjcf, Data};
-use std::time::Instant;
+
+mod common;
+
+use common::{median, time_us};
 
 fn main() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -44,39 +47,32 @@ fn main() {
             AdWorkspace::new(&m),
             Transition::new(&m),
         );
-        let time = |f: &mut dyn FnMut(), n: usize| {
-            let t0 = Instant::now();
-            for _ in 0..n {
-                f();
-            }
-            t0.elapsed().as_secs_f64() * 1e6 / n as f64
-        };
         let mut ds = d.clone();
         let n = 20;
         let mut v = [vec![], vec![], vec![], vec![]];
         for _ in 0..15 {
-            v[0].push(time(
+            v[0].push(time_us(
                 &mut || {
                     ds.copy_from(&d);
                     diffmj::step(&m, &mut ds).unwrap();
                 },
                 n * 10,
             ));
-            v[3].push(time(
+            v[3].push(time_us(
                 &mut || {
                     ad.transition(&m, &d, &mut t).unwrap();
                 },
                 n,
             ));
             if !only_ad {
-                v[1].push(time(
+                v[1].push(time_us(
                     &mut || {
                         fd.transition(&m, &d, &FdOptions::default(), &mut t)
                             .unwrap()
                     },
                     n,
                 ));
-                v[2].push(time(
+                v[2].push(time_us(
                     &mut || {
                         fd.transition(
                             &m,
@@ -93,14 +89,7 @@ fn main() {
                 ));
             }
         }
-        let med = |v: &mut Vec<f64>| {
-            if v.is_empty() {
-                return f64::NAN;
-            }
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let [st, f, c, a] = v.map(|mut x| med(&mut x));
+        let [st, f, c, a] = v.map(|mut x| median(&mut x));
         let name = path.rsplit('/').next().unwrap().trim_end_matches(".xml");
         println!(
             "{name:14} nv {:3} nefc {:4}  step {st:7.1} us | FD {f:8.1} us ({:5.1} steps) | centered {c:8.1} ({:5.1}) | exact {a:8.1} ({:5.1}) | exact/FD {:.2}",

@@ -8,6 +8,10 @@ use diffmj::rollout::{rollout, RolloutOptions};
 use diffmj::{mjcf, Data, StateMask};
 use std::time::Instant;
 
+mod common;
+
+use common::{median, stem};
+
 fn main() {
     let root = env!("CARGO_MANIFEST_DIR");
     let args: Vec<String> = std::env::args()
@@ -56,16 +60,8 @@ fn main() {
                 times[slot].push(t.elapsed().as_secs_f64());
             }
         }
-        let med = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let (t1, t2) = (med(&mut times[0]), med(&mut times[1]));
-        let name = std::path::Path::new(&path)
-            .file_stem()
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
+        let (t1, t2) = (median(&mut times[0]), median(&mut times[1]));
+        let name = stem(&path);
         println!(
             "{name:12} {nbatch}x{nstep} steps: 1 thread {:.1} ms, 2 threads {:.1} ms, speed-up {:.2}, efficiency {:.0}%",
             t1 * 1e3,

@@ -8,6 +8,10 @@ use diffmj::derivatives::Transition;
 use diffmj::{mjcf, Data, StateMask};
 use std::time::Instant;
 
+mod common;
+
+use common::{median, stem};
+
 fn main() {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut models: Vec<String> = std::env::args()
@@ -52,15 +56,8 @@ fn main() {
                 times[k].push(t0.elapsed().as_secs_f64() * 1e3);
             }
         }
-        let [t1, t2] = times.map(|mut v| {
-            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            v[v.len() / 2]
-        });
-        let name = std::path::Path::new(&path)
-            .file_stem()
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
+        let [t1, t2] = times.map(|mut v| median(&mut v));
+        let name = stem(&path);
         println!(
             "{name:<16} {npoint:>6} {t1:>12.1} {t2:>13.1} {:>10.0}%",
             100.0 * t1 / (2.0 * t2)
