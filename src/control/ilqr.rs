@@ -103,6 +103,26 @@ pub struct Plan {
     pub cost: f64,
 }
 
+impl Plan {
+    /// Control `i` of the plan's policy at step `k` for the state deviation `dx = x ⊖ x̂_k`:
+    /// `û_k,i + K_k,i · dx` (not clamped; `nu` controls per step).
+    pub fn feedback(&self, k: usize, i: usize, nu: usize, dx: &[f64]) -> f64 {
+        let ndx = dx.len();
+        let row = &self.gains[(k * nu + i) * ndx..(k * nu + i + 1) * ndx];
+        self.ctrl[k * nu + i] + row.iter().zip(dx).map(|(g, x)| g * x).sum::<f64>()
+    }
+}
+
+/// The bounds of control `i`: its `ctrlrange` when limited, unbounded otherwise.
+pub fn ctrl_bounds(m: &Model<f64>, i: usize) -> (f64, f64) {
+    if m.actuator_ctrllimited[i] {
+        let [a, b] = m.actuator_ctrlrange[i];
+        (a, b)
+    } else {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+}
+
 /// What an [`ilqr`] run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IlqrStats {
@@ -186,10 +206,7 @@ impl Problem<'_> {
                 let x = self.x(states, t);
                 error(m, x, self.x(&plan.states, t), &mut dx);
                 for i in 0..nu {
-                    let kx: f64 = (0..ndx)
-                        .map(|j| plan.gains[(t * nu + i) * ndx + j] * dx[j])
-                        .sum();
-                    u[i] = plan.ctrl[t * nu + i] + alpha * ff[t * nu + i] + kx;
+                    u[i] = plan.feedback(t, i, nu, &dx) + alpha * ff[t * nu + i];
                 }
             }
             for i in 0..nu {
@@ -259,16 +276,7 @@ pub fn ilqr(
     let horizon = ctrl.len() / nu;
     let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
     let ndx = 2 * m.nv + m.na;
-    let (lo, hi): (Vec<f64>, Vec<f64>) = (0..nu)
-        .map(|i| {
-            if m.actuator_ctrllimited[i] {
-                let [a, b] = m.actuator_ctrlrange[i];
-                (a, b)
-            } else {
-                (f64::NEG_INFINITY, f64::INFINITY)
-            }
-        })
-        .unzip();
+    let (lo, hi): (Vec<f64>, Vec<f64>) = (0..nu).map(|i| ctrl_bounds(m, i)).unzip();
     let p = Problem {
         m,
         d0,

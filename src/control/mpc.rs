@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::cost::{error, Cost};
-use super::ilqr::{ilqr, ControlError, IlqrOptions, Plan};
+use super::ilqr::{ctrl_bounds, ilqr, ControlError, IlqrOptions, Plan};
 use crate::data::Data;
 use crate::model::Model;
 
@@ -99,7 +99,7 @@ impl Mpc {
         ctrl: &mut [f64],
     ) -> Result<MpcStep, ControlError> {
         let start = Instant::now();
-        let (nu, ndx, h) = (m.nu, 2 * m.nv + m.na, self.opts.horizon);
+        let (nu, h) = (m.nu, self.opts.horizon);
         let mut info = MpcStep::default();
         let due = self.plan.is_none() || self.age >= self.opts.replan_every;
         if due {
@@ -127,16 +127,9 @@ impl Mpc {
         x[m.nq + m.nv..].copy_from_slice(&d.act);
         let a = k * p.nstate + 1;
         error(m, &x, &p.states[a..a + nx], &mut self.dx);
-        for i in 0..nu {
-            let fb: f64 = (0..ndx)
-                .map(|j| p.gains[(k * nu + i) * ndx + j] * self.dx[j])
-                .sum();
-            let mut u = p.ctrl[k * nu + i] + fb;
-            if m.actuator_ctrllimited[i] {
-                let [lo, hi] = m.actuator_ctrlrange[i];
-                u = u.clamp(lo, hi);
-            }
-            ctrl[i] = u;
+        for (i, u) in ctrl[..nu].iter_mut().enumerate() {
+            let (lo, hi) = ctrl_bounds(m, i);
+            *u = p.feedback(k, i, nu, &self.dx).clamp(lo, hi);
         }
         if !due {
             info.cost = p.cost;

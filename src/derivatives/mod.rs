@@ -1,7 +1,9 @@
 //! Derivatives of one step and of inverse dynamics: the transition Jacobians `A = ∂x'/∂x`,
 //! `B = ∂x'/∂u` of [`crate::step`] and the Jacobians of [`crate::inverse`], by finite
 //! differences as MuJoCo's `mjd_transitionFD` and `mjd_inverseFD` compute them ([`fd`]), and
-//! exactly, by running the pipeline on dual numbers ([`ad`]).
+//! exactly, by running the pipeline on dual numbers ([`ad`]); along trajectories and over
+//! rollouts ([`trajectory`]); second derivatives of a cost of the next state on hyper-dual
+//! numbers ([`hessian`]).
 //!
 //! # Conventions
 //!
