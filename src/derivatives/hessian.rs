@@ -346,7 +346,11 @@ impl Buffers {
         out: &mut Hessian,
         mut pass: impl FnMut(&mut Self, &[(usize, usize)]) -> Result<Hyper, DerivError>,
     ) -> Result<AdReport, DerivError> {
-        let mut report = AdReport::default();
+        // every pass differentiates the solution of the one f64 forward pass
+        let mut report = AdReport {
+            solver_gradient: solver_gradient(&self.df),
+            ..Default::default()
+        };
         let mut seeds = Vec::with_capacity(2 * HALF);
         // one pass even without variables, for the value
         let starts: Vec<usize> = if n == 0 {
@@ -369,7 +373,6 @@ impl Buffers {
                 let phi = pass(self, &seeds)?;
                 report.passes += 1;
                 report.nefc = report.nefc.max(self.dd.nefc);
-                report.solver_gradient = report.solver_gradient.max(solver_gradient(&self.df));
                 out.value = phi.re();
                 for a in 0..wi {
                     out.grad[i0 + a] = phi.deriv(a);
