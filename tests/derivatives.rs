@@ -65,6 +65,17 @@ fn without_sensors(
     v
 }
 
+/// The transpose of the row-major `rows × cols` matrix `mat`.
+fn transpose(mat: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut t = vec![0.0; mat.len()];
+    for i in 0..rows {
+        for j in 0..cols {
+            t[j * rows + i] = mat[i * cols + j];
+        }
+    }
+    t
+}
+
 /// Largest `|a − b| / (max(1, |b|) + 1e-4 · max|b|)`: relative to each entry, and to the
 /// matrix's scale for entries that are small beside it. A finite difference of entries of
 /// size `S` carries round-off of about `1e-16 · S / eps` = `1e-10 · S` at eps = 1e-6, so two
@@ -193,6 +204,21 @@ fn inverse_fd_matches_mujoco() {
             ];
             eprintln!("{name}{suffix}: DfDq DfDv DfDa DmDq {errs:?}");
             assert!(errs.iter().all(|e| *e <= 1e-5), "{name}{suffix}: {errs:?}");
+            if !act && m.nsensordata > 0 {
+                // DsDq, DsDv, DsDa (nv × ns): sensors as rows for the kinetic-energy filter
+                let (nv, ns) = (m.nv, m.nsensordata);
+                let errs: Vec<f64> = [(&j.dsdq, "DsDq"), (&j.dsdv, "DsDv"), (&j.dsda, "DsDa")]
+                    .iter()
+                    .map(|(ours, key)| {
+                        max_err(
+                            &without_ekinetic(&m, &transpose(ours, nv, ns), nv),
+                            &without_ekinetic(&m, &transpose(&nums(&g[*key]), nv, ns), nv),
+                        )
+                    })
+                    .collect();
+                eprintln!("{name}: DsDq DsDv DsDa {errs:?}");
+                assert!(errs.iter().all(|e| *e <= 1e-5), "{name}: sensors {errs:?}");
+            }
         }
     }
 }
@@ -308,11 +334,27 @@ fn exact_inverse_matches_fd() {
                 FdWorkspace::new(&m)
                     .inverse(&m, &d, &opts, act, &mut fd)
                     .unwrap();
+                // kinetic energy (see `without_ekinetic`) and contact sensors, which switch
+                // between tied contacts under a perturbation
+                let (nv, ns) = (m.nv, m.nsensordata);
+                let skip = [
+                    diffmj::model::SensorType::EKinetic,
+                    diffmj::model::SensorType::Contact,
+                ];
+                let sens = |a: &[f64], b: &[f64]| {
+                    max_err(
+                        &without_sensors(&m, &transpose(a, nv, ns), nv, &skip),
+                        &without_sensors(&m, &transpose(b, nv, ns), nv, &skip),
+                    )
+                };
                 let errs = [
                     max_err(&ad.dfdq, &fd.dfdq),
                     max_err(&ad.dfdv, &fd.dfdv),
                     max_err(&ad.dfda, &fd.dfda),
                     max_err(&ad.dmdq, &fd.dmdq),
+                    sens(&ad.dsdq, &fd.dsdq),
+                    sens(&ad.dsdv, &fd.dsdv),
+                    sens(&ad.dsda, &fd.dsda),
                 ];
                 let label = format!("{name} discrete {discrete} actuation {act}");
                 eprintln!("{label}: {errs:?}");
@@ -569,4 +611,33 @@ fn transition_jacobian_is_in_the_tangent_space() {
             r1 / r2
         );
     }
+}
+
+/// At the model's reference configuration (zero spring displacement, coincident frames:
+/// points where lengths and norms have no derivative) the exact sensor Jacobians are finite
+/// and agree with centered differences (the spring potential's derivative there is 0).
+#[test]
+fn exact_sensor_jacobians_at_the_reference_configuration() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    use diffmj::model::SensorType;
+    let m = diffmj::mjcf::load_file(root().join("models/sensors/arm.xml")).unwrap();
+    let d = Data::new(&m);
+    let mut ad = Transition::new(&m);
+    AdWorkspace::new(&m).transition(&m, &d, &mut ad).unwrap();
+    let mut fd = Transition::new(&m);
+    let opts = FdOptions {
+        eps: 1e-6,
+        centered: true,
+    };
+    FdWorkspace::new(&m)
+        .transition(&m, &d, &opts, &mut fd)
+        .unwrap();
+    assert!(ad.c.iter().chain(&ad.d).all(|x| x.is_finite()));
+    let skip = [SensorType::EKinetic, SensorType::Contact];
+    let ec = max_err(
+        &without_sensors(&m, &ad.c, ad.ndx, &skip),
+        &without_sensors(&m, &fd.c, ad.ndx, &skip),
+    );
+    eprintln!("sensors/arm at qpos0: C {ec:.1e}");
+    assert!(ec <= 1e-5, "C {ec:.2e}");
 }

@@ -81,9 +81,10 @@ enum Cmd {
     },
     /// Jacobians at a state, in MuJoCo's orientation, as JSON: `A`, `B` of one step
     /// (`mjd_transitionFD`'s, with the sensor Jacobians `C`, `D`, empty without sensors) and
-    /// `DfDq`, `DfDv`, `DfDa`
-    /// of the inverse at the state's `qacc` (the forward's when the state has none), as lists
-    /// of rows; per `--param`, its columns `dxdp` (next state) and `dfdp` (inverse force).
+    /// `DfDq`, `DfDv`, `DfDa`, `DsDq`, `DsDv`, `DsDa` (`mjd_inverseFD`'s) of the inverse at the
+    /// state's `qacc` (the forward's when the state has none), as lists of rows; per `--param`,
+    /// its columns `dxdp` (next state), `dsdp` (sensors of the step) and `dfdp` (inverse
+    /// force).
     Derivatives {
         /// MJCF model file.
         model: PathBuf,
@@ -418,9 +419,11 @@ fn run_derivatives(
     };
     let opts = FdOptions { eps, centered };
     let (nv, ndx, nu, np) = (m.nv, 2 * m.nv + m.na, m.nu, params.len());
+    let ns = m.nsensordata;
     let mut t = Transition::new(&m);
     let mut inv = InverseJacobians::new(&m);
     let mut dxdp = vec![0.0; ndx * np];
+    let mut dsdp = vec![0.0; ns * np];
     let mut dfdp = vec![0.0; nv * np];
     // the inverse at the state's qacc, or the forward's
     let mut di = d.clone();
@@ -433,7 +436,7 @@ fn run_derivatives(
         ws.transition(&m, &d, &mut t).map_err(err)?;
         ws.inverse(&m, &di, actuation, &mut inv).map_err(err)?;
         if np > 0 {
-            ws.transition_params(&m, &d, &params, &mut dxdp)
+            ws.transition_params_sensors(&m, &d, &params, &mut dxdp, &mut dsdp)
                 .map_err(err)?;
             ws.inverse_params(&m, &di, &params, actuation, &mut dfdp)
                 .map_err(err)?;
@@ -444,7 +447,7 @@ fn run_derivatives(
         ws.inverse(&m, &di, &opts, actuation, &mut inv)
             .map_err(err)?;
         if np > 0 {
-            ws.transition_params(&m, &d, &params, &opts, &mut dxdp)
+            ws.transition_params_sensors(&m, &d, &params, &opts, &mut dxdp, &mut dsdp)
                 .map_err(err)?;
             ws.inverse_params(&m, &di, &params, &opts, actuation, &mut dfdp)
                 .map_err(err)?;
@@ -465,13 +468,16 @@ fn run_derivatives(
     o.insert("DfDq".into(), matrix("DfDq", &inv.dfdq, nv, nv)?);
     o.insert("DfDv".into(), matrix("DfDv", &inv.dfdv, nv, nv)?);
     o.insert("DfDa".into(), matrix("DfDa", &inv.dfda, nv, nv)?);
+    o.insert("DsDq".into(), matrix("DsDq", &inv.dsdq, nv, ns)?);
+    o.insert("DsDv".into(), matrix("DsDv", &inv.dsdv, nv, ns)?);
+    o.insert("DsDa".into(), matrix("DsDa", &inv.dsda, nv, ns)?);
     let cols: Vec<Value> = params
         .iter()
         .enumerate()
         .map(|(j, p)| {
             let col =
                 |a: &[f64], rows: usize| -> Vec<f64> { (0..rows).map(|i| a[i * np + j]).collect() };
-            json!({"name": p.name, "dxdp": col(&dxdp, ndx), "dsdp": [], "dfdp": col(&dfdp, nv)})
+            json!({"name": p.name, "dxdp": col(&dxdp, ndx), "dsdp": col(&dsdp, ns), "dfdp": col(&dfdp, nv)})
         })
         .collect();
     o.insert("params".into(), Value::Array(cols));

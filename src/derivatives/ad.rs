@@ -20,7 +20,7 @@ use super::{DerivError, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::solver::NSOLVER;
 use crate::engine::{
-    actuation, differentiate_pos, forward, integrate_pos, inverse, step, step_skip, Skip,
+    actuation, differentiate_pos, forward, integrate_pos, inverse, step_skip, Skip,
 };
 use crate::model::{Integrator, Model, Param};
 use crate::scalar::Scalar;
@@ -58,6 +58,8 @@ pub struct AdWorkspace {
     dq: Vec<Dual>,
     qref: Vec<Dual>,
     tan: Vec<Dual>,
+    /// `energy`, `flg_energypos`, `flg_energyvel` of the lifted data.
+    energy: ([f64; 2], bool, bool),
 }
 
 impl AdWorkspace {
@@ -75,6 +77,7 @@ impl AdWorkspace {
             dq: vec![Dual::c(0.0); m.nv],
             qref: vec![Dual::c(0.0); m.nq],
             tan: vec![Dual::c(0.0); m.nv],
+            energy: ([0.0; 2], false, false),
         }
     }
 
@@ -95,9 +98,29 @@ impl AdWorkspace {
         for (l, &x) in self.lifted.iter_mut().zip(&self.state) {
             *l = Dual::c(x);
         }
+        self.energy = (d.energy, d.flg_energypos, d.flg_energyvel);
+        // read by actuator-force sensors in `inverse`, which does not compute them
+        for (x, &f) in self.dd.actuator_force.iter_mut().zip(&d.actuator_force) {
+            *x = Dual::c(f);
+        }
+        for (x, &f) in self.dd.qfrc_actuator.iter_mut().zip(&d.qfrc_actuator) {
+            *x = Dual::c(f);
+        }
         self.dd
             .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
             .expect("sized for the model");
+        self.restore_energy();
+    }
+
+    /// The energies of the lifted data as constants, with its flags: an energy sensor that
+    /// reads a value computed before (MuJoCo's lazy `e_kinetic` in the position stage) then
+    /// has zero derivative, as that value does not depend on the inputs, instead of carrying
+    /// the derivative parts of an earlier pass.
+    fn restore_energy(&mut self) {
+        let (e, pos, vel) = self.energy;
+        self.dd.energy = [Dual::c(e[0]), Dual::c(e[1])];
+        self.dd.flg_energypos = pos;
+        self.dd.flg_energyvel = vel;
     }
 
     /// The exact transition Jacobians `A`, `B` of one step from the state of `d` (the
@@ -180,6 +203,7 @@ impl AdWorkspace {
             self.dd
                 .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
                 .expect("sized for the model");
+            self.restore_energy();
             for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
                 *w = Dual::c(a);
             }
@@ -265,7 +289,7 @@ impl AdWorkspace {
         out: &mut InverseJacobians,
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
-        let (nv, nm) = (m.nv, m.nm);
+        let (nv, nm, ns) = (m.nv, m.nm, m.nsensordata);
         let ncol = 3 * nv;
         let mut report = AdReport::default();
         for k0 in (0..ncol).step_by(CHUNK) {
@@ -298,12 +322,12 @@ impl AdWorkspace {
             report.nefc = report.nefc.max(self.dd.nefc);
             for l in 0..CHUNK.min(ncol - k0) {
                 let k = k0 + l;
-                let (mat, i) = if k < nv {
-                    (&mut out.dfdq, k)
+                let (mat, smat, i) = if k < nv {
+                    (&mut out.dfdq, &mut out.dsdq, k)
                 } else if k < 2 * nv {
-                    (&mut out.dfdv, k - nv)
+                    (&mut out.dfdv, &mut out.dsdv, k - nv)
                 } else {
-                    (&mut out.dfda, k - 2 * nv)
+                    (&mut out.dfda, &mut out.dsda, k - 2 * nv)
                 };
                 for j in 0..nv {
                     let mut f = self.dd.qfrc_inverse[j].deriv(l);
@@ -311,6 +335,9 @@ impl AdWorkspace {
                         f -= self.dd.qfrc_actuator[j].deriv(l);
                     }
                     mat[i * nv + j] = f;
+                }
+                for (j, s) in self.dd.sensordata[..ns].iter().enumerate() {
+                    smat[i * ns + j] = s.deriv(l);
                 }
                 if k < nv {
                     // the inertia matrix in MuJoCo's row order (see qm_to_mujoco)
@@ -348,16 +375,45 @@ impl AdWorkspace {
         params: &[Param],
         dxdp: &mut [f64],
     ) -> Result<AdReport, DerivError> {
-        let (nv, na, np) = (m.nv, m.na, params.len());
+        self.params_step(m, d, params, dxdp, None)
+    }
+
+    /// [`AdWorkspace::transition_params`], and `∂s/∂θ` of the step's sensor data into `dsdp`
+    /// (`nsensordata × params.len()`, row-major: `∂s_i/∂θ_j` at `i·np + j`).
+    pub fn transition_params_sensors(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        dxdp: &mut [f64],
+        dsdp: &mut [f64],
+    ) -> Result<AdReport, DerivError> {
+        self.params_step(m, d, params, dxdp, Some(dsdp))
+    }
+
+    fn params_step(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        dxdp: &mut [f64],
+        mut dsdp: Option<&mut [f64]>,
+    ) -> Result<AdReport, DerivError> {
+        let (nv, na, ns, np) = (m.nv, m.na, m.nsensordata, params.len());
         let ndx = 2 * nv + na;
         if dxdp.len() != ndx * np {
             return Err(DerivError::Size("dxdp", dxdp.len(), ndx * np));
+        }
+        if let Some(s) = &dsdp {
+            if s.len() != ns * np {
+                return Err(DerivError::Size("dsdp", s.len(), ns * np));
+            }
         }
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
             let md = seeded(m, chunk)?;
             self.lift(m, d);
-            step(&md, &mut self.dd)?;
+            step_skip(&md, &mut self.dd, Skip::Nothing, dsdp.is_none())?;
             report.passes += 1;
             report.nefc = report.nefc.max(self.dd.nefc);
             report.solver_gradient = report.solver_gradient.max(solver_gradient(&self.dd));
@@ -372,6 +428,13 @@ impl AdWorkspace {
                 chunk.len(),
                 |l| Some(first + l),
             );
+            if let Some(s) = dsdp.as_deref_mut() {
+                for l in 0..chunk.len() {
+                    for (i, x) in self.dd.sensordata[..ns].iter().enumerate() {
+                        s[i * np + first + l] = x.deriv(l);
+                    }
+                }
+            }
         }
         Ok(report)
     }

@@ -31,6 +31,8 @@ pub struct FdWorkspace {
     mass: Vec<f64>,
     mass_plus: Vec<f64>,
     mass_minus: Vec<f64>,
+    actuator_force: Vec<f64>,
+    qfrc_actuator: Vec<f64>,
 }
 
 /// The state components restored between perturbations: everything a step reads, the warm
@@ -81,10 +83,12 @@ impl FdWorkspace {
             dpos: vec![0.0; m.nv],
             col: vec![0.0; 2 * m.nv + m.na],
             scol: vec![0.0; m.nsensordata],
-            force: vec![0.0; m.nv],
+            force: vec![0.0; m.nv + m.nsensordata],
             mass: vec![0.0; m.nm],
             mass_plus: vec![0.0; m.nm],
             mass_minus: vec![0.0; m.nm],
+            actuator_force: vec![0.0; m.nu],
+            qfrc_actuator: vec![0.0; m.nv],
         }
     }
 
@@ -250,26 +254,37 @@ impl FdWorkspace {
     ) -> Result<(), DerivError> {
         out.check(m)?;
         let eps = opts.checked_eps()?;
-        let (nv, nm) = (m.nv, m.nm);
+        let (nv, nm, ns) = (m.nv, m.nm, m.nsensordata);
         self.d.copy_state_from(d);
         self.d.qacc.copy_from_slice(&d.qacc);
-        // the outputs at the nominal point (forward differences), or at −eps (centered)
-        let force = |m: &Model<f64>, d: &mut Data<f64>, skip: Skip, out: &mut [f64]| {
-            inverse_skip(m, d, skip, true)?;
-            out.copy_from_slice(&d.qfrc_inverse);
+        // the outputs (forces, then sensor data) at the nominal point (forward differences),
+        // or at −eps (centered)
+        // the actuator forces of `d` stay as they are: the sensors that read them (which
+        // `inverse` does not compute) then see the same values at every perturbation, instead
+        // of those of the previous one
+        let (saved_force, saved_qfrc) = (&mut self.actuator_force, &mut self.qfrc_actuator);
+        saved_force.copy_from_slice(&d.actuator_force);
+        saved_qfrc.copy_from_slice(&d.qfrc_actuator);
+        let outputs = |m: &Model<f64>, d: &mut Data<f64>, skip: Skip, out: &mut [f64]| {
+            inverse_skip(m, d, skip, ns == 0)?;
+            out[..nv].copy_from_slice(&d.qfrc_inverse);
+            out[nv..].copy_from_slice(&d.sensordata[..ns]);
             if actuation {
                 actuation::fwd_actuation(m, d);
-                for (f, a) in out.iter_mut().zip(&d.qfrc_actuator) {
+                for (f, a) in out[..nv].iter_mut().zip(&d.qfrc_actuator) {
                     *f -= a;
                 }
+                d.actuator_force.copy_from_slice(saved_force);
+                d.qfrc_actuator.copy_from_slice(saved_qfrc);
             }
             Ok::<(), DerivError>(())
         };
         let q0 = &mut self.saved[..m.nq];
         q0.copy_from_slice(&self.d.qpos);
-        force(m, &mut self.d, Skip::Nothing, &mut self.force)?;
+        outputs(m, &mut self.d, Skip::Nothing, &mut self.force)?;
         qm_to_mujoco(m, &self.d.qM, &mut self.mass);
         let width = if opts.centered { 2.0 * eps } else { eps };
+        let nout = nv + ns;
         // inputs: qacc (skip position and velocity), qvel (skip position), qpos (full)
         for (kind, skip) in [
             (Input::Qacc, Skip::PositionAndVelocity),
@@ -283,7 +298,7 @@ impl FdWorkspace {
                     (-1.0, &mut self.minus, &mut self.mass_minus),
                 ] {
                     if sign < 0.0 && !opts.centered {
-                        f[..nv].copy_from_slice(&self.force);
+                        f[..nout].copy_from_slice(&self.force);
                         mass.copy_from_slice(&self.mass);
                         continue;
                     }
@@ -298,7 +313,7 @@ impl FdWorkspace {
                             integrate_pos(m, &mut d.qpos, &self.dpos, s);
                         }
                     }
-                    let r = force(m, d, skip, &mut f[..nv]);
+                    let r = outputs(m, d, skip, &mut f[..nout]);
                     if kind == Input::Qpos {
                         qm_to_mujoco(m, &d.qM, mass);
                     }
@@ -309,13 +324,16 @@ impl FdWorkspace {
                     }
                     r?;
                 }
-                let dst = match kind {
-                    Input::Qacc => &mut out.dfda,
-                    Input::Qvel => &mut out.dfdv,
-                    Input::Qpos => &mut out.dfdq,
+                let (df, ds) = match kind {
+                    Input::Qacc => (&mut out.dfda, &mut out.dsda),
+                    Input::Qvel => (&mut out.dfdv, &mut out.dsdv),
+                    Input::Qpos => (&mut out.dfdq, &mut out.dsdq),
                 };
                 for j in 0..nv {
-                    dst[i * nv + j] = (self.plus[j] - self.minus[j]) / width;
+                    df[i * nv + j] = (self.plus[j] - self.minus[j]) / width;
+                }
+                for j in 0..ns {
+                    ds[i * ns + j] = (self.plus[nv + j] - self.minus[nv + j]) / width;
                 }
                 if kind == Input::Qpos {
                     for j in 0..nm {
@@ -344,14 +362,47 @@ impl FdWorkspace {
         opts: &FdOptions,
         dxdp: &mut [f64],
     ) -> Result<(), DerivError> {
-        let (nv, np) = (m.nv, params.len());
+        self.params_step(m, d, params, opts, dxdp, None)
+    }
+
+    /// [`FdWorkspace::transition_params`], and `∂s/∂θ` of the step's sensor data into `dsdp`
+    /// (`nsensordata × params.len()`), as
+    /// [`AdWorkspace::transition_params_sensors`](super::ad::AdWorkspace::transition_params_sensors).
+    pub fn transition_params_sensors(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        opts: &FdOptions,
+        dxdp: &mut [f64],
+        dsdp: &mut [f64],
+    ) -> Result<(), DerivError> {
+        self.params_step(m, d, params, opts, dxdp, Some(dsdp))
+    }
+
+    fn params_step(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        params: &[Param],
+        opts: &FdOptions,
+        dxdp: &mut [f64],
+        mut dsdp: Option<&mut [f64]>,
+    ) -> Result<(), DerivError> {
+        let (nv, ns, np) = (m.nv, m.nsensordata, params.len());
         let ndx = 2 * nv + m.na;
         if dxdp.len() != ndx * np {
             return Err(DerivError::Size("dxdp", dxdp.len(), ndx * np));
         }
+        if let Some(s) = &dsdp {
+            if s.len() != ns * np {
+                return Err(DerivError::Size("dsdp", s.len(), ns * np));
+            }
+        }
+        let skip_sensor = dsdp.is_none();
         for (j, p) in params.iter().enumerate() {
             let width = self.param_sides(m, d, p, opts, |mp, d, out| {
-                step_skip(mp, d, Skip::Nothing, true)?;
+                step_skip(mp, d, Skip::Nothing, skip_sensor)?;
                 physics(d, out);
                 Ok(())
             })?;
@@ -365,6 +416,11 @@ impl FdWorkspace {
             );
             for i in 0..ndx {
                 dxdp[i * np + j] = self.col[i];
+            }
+            if let Some(s) = dsdp.as_deref_mut() {
+                for i in 0..ns {
+                    s[i * np + j] = self.scol[i];
+                }
             }
         }
         Ok(())

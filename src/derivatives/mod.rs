@@ -22,7 +22,8 @@
 //! * **Sensors** `s = sensordata` of the step (computed by its forward pass at the state
 //!   `x`, before the integration, as `mj_step` leaves it): `C = ∂s/∂x` is `ns × ndx` and
 //!   `D = ∂s/∂u` is `ns × nu`, row-major, `ns = nsensordata` (MuJoCo's `mjd_transitionFD`
-//!   C, D). The inverse-dynamics sensor Jacobians (`DsDq`, ...) are not computed yet.
+//!   C, D). The inverse-dynamics sensor Jacobians `DsDq`, `DsDv`, `DsDa` (`nv × ns`) are
+//!   those of the sensor data `inverse` computes, transposed as `mjd_inverseFD`'s are.
 //!
 //! ```
 //! use diffmj::{derivatives::Transition, mjcf, Data};
@@ -152,6 +153,8 @@ impl Transition {
 pub struct InverseJacobians {
     /// `nv`.
     pub nv: usize,
+    /// Columns of the sensor Jacobians: `nsensordata`.
+    pub ns: usize,
     /// `∂qfrc_inverse/∂qpos` (tangent), `nv × nv`.
     pub dfdq: Vec<f64>,
     /// `∂qfrc_inverse/∂qvel`, `nv × nv`.
@@ -164,32 +167,48 @@ pub struct InverseJacobians {
     /// `mjd_inverseFD` uses its `M` layout, which leaves out entries it knows to be zero
     /// (`nC ≤ nM` columns); the non-zero values are the same.
     pub dmdq: Vec<f64>,
+    /// `∂sensordata/∂qpos` (tangent), `nv × ns`: `DsDq[i·ns + j] = ∂s_j/∂qpos_i`.
+    pub dsdq: Vec<f64>,
+    /// `∂sensordata/∂qvel`, `nv × ns`.
+    pub dsdv: Vec<f64>,
+    /// `∂sensordata/∂qacc`, `nv × ns`.
+    pub dsda: Vec<f64>,
 }
 
 impl InverseJacobians {
     /// Zeroed matrices sized for model `m`.
     pub fn new<T>(m: &Model<T>) -> Self {
-        let nv = m.nv;
+        let (nv, ns) = (m.nv, m.nsensordata);
         InverseJacobians {
             nv,
+            ns,
             dfdq: vec![0.0; nv * nv],
             dfdv: vec![0.0; nv * nv],
             dfda: vec![0.0; nv * nv],
             dmdq: vec![0.0; nv * m.nm],
+            dsdq: vec![0.0; nv * ns],
+            dsdv: vec![0.0; nv * ns],
+            dsda: vec![0.0; nv * ns],
         }
     }
 
     fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
-        let nv = m.nv;
+        let (nv, ns) = (m.nv, m.nsensordata);
         for (name, got, want) in [
             ("DfDq", self.dfdq.len(), nv * nv),
             ("DfDv", self.dfdv.len(), nv * nv),
             ("DfDa", self.dfda.len(), nv * nv),
             ("DmDq", self.dmdq.len(), nv * m.nm),
+            ("DsDq", self.dsdq.len(), nv * ns),
+            ("DsDv", self.dsdv.len(), nv * ns),
+            ("DsDa", self.dsda.len(), nv * ns),
         ] {
             if got != want {
                 return Err(DerivError::Size(name, got, want));
             }
+        }
+        if self.nv != nv || self.ns != ns {
+            return Err(DerivError::Size("InverseJacobians", self.ns, ns));
         }
         Ok(())
     }

@@ -991,6 +991,13 @@ pub fn energy_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         let x2 = x * x;
         T::c(0.5) * k * x2 + p[0] / T::c(3.0) * x2 * x + p[1] / T::c(4.0) * x2 * x2
     };
+    // the same of the length of a vector, from its square: smooth where the vector vanishes
+    // (the length's derivative does not exist there, that of the potential is 0)
+    let pot_of = |k: T, p: &[T; 2], v: &[T; 3]| {
+        let x2 = dot3(v, v);
+        let x = if x2.re() > 0.0 { x2.sqrt() } else { T::zero() };
+        T::c(0.5) * k * x2 + p[0] / T::c(3.0) * x2 * x + p[1] / T::c(4.0) * x2 * x2
+    };
     if !m.disabled(disable::SPRING) {
         for j in 0..m.njnt {
             let (k, p) = (m.jnt_stiffness[j], &m.jnt_stiffnesspoly[j]);
@@ -1005,7 +1012,7 @@ pub fn energy_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     d.qpos[a + 1] - m.qpos_spring[a + 1],
                     d.qpos[a + 2] - m.qpos_spring[a + 2],
                 ];
-                e += pot(k, p, norm3(&dp));
+                e += pot_of(k, p, &dp);
                 a += 3;
             }
             match ty {
@@ -1017,7 +1024,7 @@ pub fn energy_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         m.qpos_spring[a + 2],
                         m.qpos_spring[a + 3],
                     ];
-                    e += pot(k, p, norm3(&quat_sub(&q, &q0)));
+                    e += pot_of(k, p, &quat_sub(&q, &q0));
                 }
                 JointType::Hinge | JointType::Slide => {
                     e += pot(k, p, d.qpos[a] - m.qpos_spring[a]);

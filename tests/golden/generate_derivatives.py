@@ -8,7 +8,8 @@ Writes tests/golden/derivatives/<model>.json (model path under models/ with "/" 
 {model, mujoco_version, option {integrator, tolerance, iterations, ls_iterations}, eps,
 state (the mjSTATE_INTEGRATION vector of mj_getState), A, B, A_centered, B_centered (row-major
 lists of rows), qacc, DfDq, DfDv, DfDa, DmDq (columns in MuJoCo's sparse M layout, given by
-M_rownnz and M_colind), DfDq_act... (flg_actuation=1)}.
+M_rownnz and M_colind), DfDq_act... (flg_actuation=1), and for models with sensors C, D
+(of the transition) and DsDq, DsDv, DsDa (nv x nsensordata, of the inverse)}.
 
 Solver settings, applied after loading: tolerance 1e-12, iterations 1000, ls_iterations 100,
 ccd_tolerance 1e-15, ccd_iterations 1000 (so each perturbed solve is defined to rounding).
@@ -93,10 +94,16 @@ def main():
             mujoco.mj_forward(m, d)
             DfDq, DfDv, DfDa = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
             DmDq = np.zeros((nv, m.nC))
-            mujoco.mjd_inverseFD(m, d, EPS, act, DfDq, DfDv, DfDa, None, None, None, DmDq)
+            ns = m.nsensordata
+            DsDq, DsDv, DsDa = [np.zeros((nv, ns)) if ns else None for _ in range(3)]
+            mujoco.mjd_inverseFD(m, d, EPS, act, DfDq, DfDv, DfDa, DsDq, DsDv, DsDa, DmDq)
             res["DfDq" + suffix] = rows(DfDq)
             res["DfDv" + suffix] = rows(DfDv)
             res["DfDa" + suffix] = rows(DfDa)
+            if ns and not act:
+                res["DsDq"] = rows(DsDq)
+                res["DsDv"] = rows(DsDv)
+                res["DsDa"] = rows(DsDa)
             if not act:
                 res["DmDq"] = rows(DmDq)
                 res["M_rownnz"] = m.M_rownnz.tolist()
