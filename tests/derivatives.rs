@@ -641,3 +641,38 @@ fn exact_sensor_jacobians_at_the_reference_configuration() {
     eprintln!("sensors/arm at qpos0: C {ec:.1e}");
     assert!(ec <= 1e-5, "C {ec:.2e}");
 }
+
+/// Without the sensor blocks (`Transition::without_sensors`, `InverseJacobians::without_sensors`:
+/// the sensors are not computed), `A`, `B` and the force Jacobians are those of the full call,
+/// bit for bit, by finite differences and exactly.
+#[test]
+fn jacobians_without_sensors_are_the_same() {
+    use diffmj::derivatives::ad::AdWorkspace;
+    for g in goldens() {
+        let (m, mut d) = setup(&g);
+        if m.nsensordata == 0 {
+            continue;
+        }
+        d.qacc.copy_from_slice(&nums(&g["qacc"]));
+        let opts = FdOptions::default();
+        let (mut fdw, mut adw) = (FdWorkspace::new(&m), AdWorkspace::new(&m));
+        let (mut full, mut bare) = (Transition::new(&m), Transition::without_sensors(&m));
+        fdw.transition(&m, &d, &opts, &mut full).unwrap();
+        fdw.transition(&m, &d, &opts, &mut bare).unwrap();
+        assert_eq!((&full.a, &full.b), (&bare.a, &bare.b));
+        adw.transition(&m, &d, &mut full).unwrap();
+        adw.transition(&m, &d, &mut bare).unwrap();
+        assert_eq!((&full.a, &full.b), (&bare.a, &bare.b));
+        assert!(bare.c.is_empty() && bare.d.is_empty());
+        let (mut full, mut bare) = (
+            InverseJacobians::new(&m),
+            InverseJacobians::without_sensors(&m),
+        );
+        fdw.inverse(&m, &d, &opts, false, &mut full).unwrap();
+        fdw.inverse(&m, &d, &opts, false, &mut bare).unwrap();
+        assert_eq!((&full.dfdq, &full.dfdv), (&bare.dfdq, &bare.dfdv));
+        adw.inverse(&m, &d, false, &mut full).unwrap();
+        adw.inverse(&m, &d, false, &mut bare).unwrap();
+        assert_eq!((&full.dfdq, &full.dfda), (&bare.dfdq, &bare.dfda));
+    }
+}

@@ -301,7 +301,9 @@ pub fn ilqr(
         cost: vec![plan.cost],
         ..Default::default()
     };
-    let mut trans: Vec<Transition> = (0..horizon).map(|_| Transition::new(m)).collect();
+    let mut trans: Vec<Transition> = (0..horizon)
+        .map(|_| Transition::without_sensors(m))
+        .collect();
     let mut jac = TrajectoryWorkspace::new(m, d0, opts.threads);
     let mut hess = opts
         .ddp

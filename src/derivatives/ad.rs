@@ -20,7 +20,7 @@ use super::{DerivError, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::solver::NSOLVER;
 use crate::engine::{
-    actuation, differentiate_pos, forward, integrate_pos, inverse, step_skip, Skip,
+    actuation, differentiate_pos, forward, integrate_pos, inverse, inverse_skip, step_skip, Skip,
 };
 use crate::model::{Integrator, Model, Param};
 use crate::scalar::Scalar;
@@ -289,7 +289,7 @@ impl AdWorkspace {
         out: &mut InverseJacobians,
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
-        let (nv, nm, ns) = (m.nv, m.nm, m.nsensordata);
+        let (nv, nm, ns) = (m.nv, m.nm, out.ns);
         let ncol = 3 * nv;
         let mut report = AdReport::default();
         for k0 in (0..ncol).step_by(CHUNK) {
@@ -314,7 +314,7 @@ impl AdWorkspace {
             if any_q {
                 integrate_pos(&self.md, &mut self.dd.qpos, &self.dq, Dual::c(1.0));
             }
-            inverse(&self.md, &mut self.dd)?;
+            inverse_skip(&self.md, &mut self.dd, Skip::Nothing, ns == 0)?;
             if actuation {
                 actuation::fwd_actuation(&self.md, &mut self.dd);
             }

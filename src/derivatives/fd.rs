@@ -33,6 +33,8 @@ pub struct FdWorkspace {
     mass_minus: Vec<f64>,
     actuator_force: Vec<f64>,
     qfrc_actuator: Vec<f64>,
+    /// Whether the current call computes the sensor Jacobians.
+    sensors: bool,
 }
 
 /// The state components restored between perturbations: everything a step reads, the warm
@@ -89,6 +91,7 @@ impl FdWorkspace {
             mass_minus: vec![0.0; m.nm],
             actuator_force: vec![0.0; m.nu],
             qfrc_actuator: vec![0.0; m.nv],
+            sensors: false,
         }
     }
 
@@ -102,7 +105,7 @@ impl FdWorkspace {
         perturb: impl FnOnce(&mut Data<f64>, &mut [f64]),
     ) -> Result<(), DerivError> {
         perturb(&mut self.d, &mut self.dpos);
-        let r = step_skip(m, &mut self.d, skip, m.nsensordata == 0);
+        let r = step_skip(m, &mut self.d, skip, !self.sensors);
         let out = match which {
             Side::Plus => &mut self.plus,
             Side::Minus => &mut self.minus,
@@ -126,18 +129,19 @@ impl FdWorkspace {
         out.check(m)?;
         let eps = opts.checked_eps()?;
         let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
+        self.sensors = out.ns > 0;
         self.d.copy_state_from(d);
         self.d
             .get_state(m, &mut self.saved, RESTORE)
             .expect("sized for the model");
         // the nominal step; afterwards the position and velocity stages hold the nominal
         // state's results (except for RK4 and PBAD, whose steps run the pipeline elsewhere)
-        step_skip(m, &mut self.d, Skip::Nothing, m.nsensordata == 0)?;
+        step_skip(m, &mut self.d, Skip::Nothing, !self.sensors)?;
+        let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
         physics(&self.d, &mut self.next);
         self.d
             .set_state(m, &self.saved, RESTORE)
             .expect("sized for the model");
-        let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
         let (skip_u, skip_v) = if full {
             (Skip::Nothing, Skip::Nothing)
         } else {
@@ -160,19 +164,25 @@ impl FdWorkspace {
             }
             self.clamped_column(m, fwd, back, eps);
             set_column(&mut out.b, nu, i, &self.col);
-            set_column(&mut out.d, nu, i, &self.scol);
+            if self.sensors {
+                set_column(&mut out.d, nu, i, &self.scol);
+            }
         }
         // activations
         for i in 0..na {
             self.column(m, opts, skip_u, |d, _, s| d.act[i] += s * eps)?;
             set_column(&mut out.a, ndx, 2 * nv + i, &self.col);
-            set_column(&mut out.c, ndx, 2 * nv + i, &self.scol);
+            if self.sensors {
+                set_column(&mut out.c, ndx, 2 * nv + i, &self.scol);
+            }
         }
         // velocities
         for i in 0..nv {
             self.column(m, opts, skip_v, |d, _, s| d.qvel[i] += s * eps)?;
             set_column(&mut out.a, ndx, nv + i, &self.col);
-            set_column(&mut out.c, ndx, nv + i, &self.scol);
+            if self.sensors {
+                set_column(&mut out.c, ndx, nv + i, &self.scol);
+            }
         }
         // positions, on the manifold
         for i in 0..nv {
@@ -182,7 +192,9 @@ impl FdWorkspace {
                 integrate_pos(m, &mut d.qpos, dpos, s * eps);
             })?;
             set_column(&mut out.a, ndx, i, &self.col);
-            set_column(&mut out.c, ndx, i, &self.scol);
+            if self.sensors {
+                set_column(&mut out.c, ndx, i, &self.scol);
+            }
         }
         Ok(())
     }
@@ -254,7 +266,7 @@ impl FdWorkspace {
     ) -> Result<(), DerivError> {
         out.check(m)?;
         let eps = opts.checked_eps()?;
-        let (nv, nm, ns) = (m.nv, m.nm, m.nsensordata);
+        let (nv, nm, ns) = (m.nv, m.nm, out.ns);
         self.d.copy_state_from(d);
         self.d.qacc.copy_from_slice(&d.qacc);
         // the outputs (forces, then sensor data) at the nominal point (forward differences),
@@ -281,7 +293,7 @@ impl FdWorkspace {
         };
         let q0 = &mut self.saved[..m.nq];
         q0.copy_from_slice(&self.d.qpos);
-        outputs(m, &mut self.d, Skip::Nothing, &mut self.force)?;
+        outputs(m, &mut self.d, Skip::Nothing, &mut self.force[..nv + ns])?;
         qm_to_mujoco(m, &self.d.qM, &mut self.mass);
         let width = if opts.centered { 2.0 * eps } else { eps };
         let nout = nv + ns;
@@ -298,7 +310,7 @@ impl FdWorkspace {
                     (-1.0, &mut self.minus, &mut self.mass_minus),
                 ] {
                     if sign < 0.0 && !opts.centered {
-                        f[..nout].copy_from_slice(&self.force);
+                        f[..nout].copy_from_slice(&self.force[..nout]);
                         mass.copy_from_slice(&self.mass);
                         continue;
                     }

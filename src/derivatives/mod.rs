@@ -100,7 +100,9 @@ pub struct Transition {
     pub ndx: usize,
     /// `nu`.
     pub nu: usize,
-    /// Rows of `C`, `D`: `nsensordata`.
+    /// Rows of `C`, `D`: `nsensordata`, or 0 when they are not wanted
+    /// ([`Transition::without_sensors`]; the sensors are then not computed, as MuJoCo's
+    /// `mjd_transitionFD` skips them when `C` and `D` are null).
     pub ns: usize,
     /// `∂x'/∂x`, `ndx × ndx`, row-major.
     pub a: Vec<f64>,
@@ -127,9 +129,24 @@ impl Transition {
         }
     }
 
+    /// `A` and `B` only: `C`, `D` empty and the sensors not computed (cheaper on models with
+    /// many sensors, e.g. rangefinders).
+    pub fn without_sensors<T>(m: &Model<T>) -> Self {
+        let (ndx, nu) = (2 * m.nv + m.na, m.nu);
+        Transition {
+            ndx,
+            nu,
+            ns: 0,
+            a: vec![0.0; ndx * ndx],
+            b: vec![0.0; ndx * nu],
+            c: vec![],
+            d: vec![],
+        }
+    }
+
     fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
         let ndx = 2 * m.nv + m.na;
-        let ns = m.nsensordata;
+        let ns = if self.ns == 0 { 0 } else { m.nsensordata };
         for (name, got, want) in [
             ("A", self.a.len(), ndx * ndx),
             ("B", self.b.len(), ndx * m.nu),
@@ -153,7 +170,8 @@ impl Transition {
 pub struct InverseJacobians {
     /// `nv`.
     pub nv: usize,
-    /// Columns of the sensor Jacobians: `nsensordata`.
+    /// Columns of the sensor Jacobians: `nsensordata`, or 0 when they are not wanted
+    /// ([`InverseJacobians::without_sensors`]: the sensors are then not computed).
     pub ns: usize,
     /// `∂qfrc_inverse/∂qpos` (tangent), `nv × nv`.
     pub dfdq: Vec<f64>,
@@ -192,8 +210,26 @@ impl InverseJacobians {
         }
     }
 
+    /// The force and mass Jacobians only: `DsDq`, `DsDv`, `DsDa` empty and the sensors not
+    /// computed.
+    pub fn without_sensors<T>(m: &Model<T>) -> Self {
+        let nv = m.nv;
+        InverseJacobians {
+            nv,
+            ns: 0,
+            dfdq: vec![0.0; nv * nv],
+            dfdv: vec![0.0; nv * nv],
+            dfda: vec![0.0; nv * nv],
+            dmdq: vec![0.0; nv * m.nm],
+            dsdq: vec![],
+            dsdv: vec![],
+            dsda: vec![],
+        }
+    }
+
     fn check<T>(&self, m: &Model<T>) -> Result<(), DerivError> {
-        let (nv, ns) = (m.nv, m.nsensordata);
+        let nv = m.nv;
+        let ns = if self.ns == 0 { 0 } else { m.nsensordata };
         for (name, got, want) in [
             ("DfDq", self.dfdq.len(), nv * nv),
             ("DfDv", self.dfdv.len(), nv * nv),

@@ -226,7 +226,7 @@ pub fn rollout_jacobian_chained(
         return Err(DerivError::Size("ctrl", ctrl.len(), n * nu));
     }
     let mut ws = Workspace::new(m);
-    let mut tr = Transition::new(m);
+    let mut tr = Transition::without_sensors(m);
     let mut x = d.clone();
     let mut tmp = vec![0.0; ndx * ndx.max(nu)];
     // Φ starts as the identity; Γ's columns are filled as the steps go

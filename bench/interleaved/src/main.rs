@@ -205,8 +205,9 @@ fn main() {
     // Jacobian buffers of both engines
     use diffmj::derivatives::{ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians, Transition};
     let (ndx, nv) = (2 * m.nv + m.na, m.nv);
-    let mut tr = Transition::new(&m);
-    let mut inv = InverseJacobians::new(&m);
+    // A, B and the force Jacobians only, as MuJoCo's calls below (null C, D, DsDq, ...)
+    let mut tr = Transition::without_sensors(&m);
+    let mut inv = InverseJacobians::without_sensors(&m);
     let (mut fdw, mut adw) = (FdWorkspace::new(&m), AdWorkspace::new(&m));
     let mut ma = vec![0.0; ndx * ndx];
     let mut mb = vec![0.0; ndx * m.nu.max(1)];
