@@ -140,19 +140,24 @@ impl AdWorkspace {
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
         let mut report = AdReport::default();
-        // the converged acceleration of the state, the warm start of every pass
-        self.df.copy_state_from(d);
-        crate::engine::forward(m, &mut self.df)?;
-        report.solver_gradient = solver_gradient(&self.df);
-        self.lift(m, d);
         let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
+        if may_have_constraints(m) {
+            // the converged acceleration of the state, the warm start of every pass
+            self.df.copy_state_from(d);
+            crate::engine::forward(m, &mut self.df)?;
+            report.solver_gradient = solver_gradient(&self.df);
+        }
+        self.lift(m, d);
         // the passes only differentiate that solution (RK4's later stages solve at other
         // states, where it is only a warm start)
         self.dd.solver_scratch.solution_given = !full;
-        if !full {
-            // nominal position and velocity stages, derivative parts zero
+        // the first pass skips the most: the nominal stages it skips, derivative parts zero
+        let first = CHUNK.min(m.na + m.nu + 2 * m.nv);
+        if !full && first <= m.na + m.nu + m.nv {
             forward::fwd_position(&self.md, &mut self.dd);
-            forward::fwd_velocity(&self.md, &mut self.dd);
+            if first <= m.na + m.nu {
+                forward::fwd_velocity(&self.md, &mut self.dd);
+            }
         }
         // the sensors of skipped stages keep their nominal values: no derivative parts
         // (every pass that skips a stage follows passes that skipped it too)
@@ -520,6 +525,27 @@ pub(crate) fn state_columns(
 fn seeded(m: &Model<f64>, chunk: &[Param]) -> Result<Model<Dual>, DerivError> {
     m.cast_seeded::<Dual>(chunk)
         .map_err(|e| DerivError::Option(e.to_string()))
+}
+
+/// Whether a forward pass of `m` can have constraint rows (equalities, limits, friction
+/// loss or contacts not excluded by the flags): without them no solve needs a warm start.
+fn may_have_constraints(m: &Model<f64>) -> bool {
+    use crate::model::disable;
+    if m.disabled(disable::CONSTRAINT) {
+        return false;
+    }
+    let contacts = !m.disabled(disable::CONTACT)
+        && (m.npair > 0
+            || m.geom_contype
+                .iter()
+                .zip(&m.geom_conaffinity)
+                .any(|(a, b)| a | b != 0));
+    contacts
+        || m.neq > 0
+        || m.jnt_limited.iter().any(|&l| l)
+        || m.tendon_limited.iter().any(|&l| l)
+        || m.dof_frictionloss.iter().any(|&f| f > 0.0)
+        || m.tendon_frictionloss.iter().any(|&f| f > 0.0)
 }
 
 /// The largest final gradient norm of the last constraint solve over the islands.
