@@ -36,6 +36,7 @@ pub mod pbad;
 pub mod rollout;
 pub mod scalar;
 pub mod state;
+pub mod trajopt;
 
 pub use data::Data;
 pub use engine::{forward, forward_skip, inverse, inverse_skip, step, step_skip, SimError, Skip};

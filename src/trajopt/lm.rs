@@ -1,0 +1,582 @@
+//! Levenberg–Marquardt on the configuration trajectory: exact block Jacobians on dual numbers
+//! (in parallel over the steps) and the banded normal equations by faer's sparse Cholesky.
+
+use std::time::Instant;
+
+use faer::linalg::solvers::Solve;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Mat, Side};
+use rayon::prelude::*;
+
+use super::{block_residuals, block_sizes, inverse_model, Scratch, Task, TrajoptError, Window};
+use crate::data::Data;
+use crate::derivatives::ad::{Dual, CHUNK};
+use crate::engine::{differentiate_pos, integrate_pos, step};
+use crate::model::Model;
+use crate::scalar::Scalar;
+
+/// Options of [`solve`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Largest number of iterations (Jacobian evaluations).
+    pub max_iterations: usize,
+    /// Stop when an accepted step lowers the cost by less than `ftol` relative.
+    pub ftol: f64,
+    /// Stop when the gradient's largest entry is below `gtol`.
+    pub gtol: f64,
+    /// Initial damping `λ` of the steps `(JᵀJ + λ diag(JᵀJ)) δ = −Jᵀr` (Marquardt's scaling).
+    pub lambda0: f64,
+    /// Threads for the Jacobians (0: rayon's default).
+    pub threads: usize,
+    /// Largest number of augmented-Lagrangian runs on the unactuated forces.
+    pub outer_iterations: usize,
+    /// Stop the augmented Lagrangian when no unactuated force exceeds this (N or N·m).
+    pub unactuated_tol: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_iterations: 200,
+            ftol: 1e-12,
+            gtol: 1e-10,
+            lambda0: 1e-3,
+            threads: 0,
+            outer_iterations: 20,
+            unactuated_tol: 1e-9,
+        }
+    }
+}
+
+/// What the optimization did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Iterations (Jacobian evaluations), over all runs.
+    pub iterations: usize,
+    /// Levenberg–Marquardt runs (augmented-Lagrangian updates + 1).
+    pub outer_iterations: usize,
+    /// Largest unactuated force after each run.
+    pub max_unactuated: Vec<f64>,
+    /// Cost `½ Σ ‖r‖²` at the start and after each iteration.
+    pub cost: Vec<f64>,
+    /// Largest gradient entry at the end.
+    pub gradient: f64,
+    /// Whether a stopping criterion (not the iteration limit) ended the last run.
+    pub converged: bool,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// An optimized trajectory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    /// `q_0 … q_T`.
+    pub qpos: Vec<Vec<f64>>,
+    /// `v_0 … v_T` (finite differences of the configurations).
+    pub qvel: Vec<Vec<f64>>,
+    /// The generalized force `τ_t` of each step `t < T` (`qfrc_inverse`).
+    pub force: Vec<Vec<f64>>,
+    /// The actuator forces `u_t` that best produce `τ_t`.
+    pub actuator_force: Vec<Vec<f64>>,
+    /// The controls that produce `u_t`, when the actuators can be inverted
+    /// ([`super::controls`]); empty otherwise.
+    pub ctrl: Vec<Vec<f64>>,
+    /// Largest `|τ_t − Rᵀu_t|` over the steps: force the actuators cannot produce.
+    pub max_unactuated: f64,
+    /// Largest tangent-space distance between `q_t` and the forward simulation of `ctrl` from
+    /// the initial state (`NaN` without controls).
+    pub replay_deviation: f64,
+    /// Solver statistics.
+    pub stats: Stats,
+}
+
+/// Per-thread buffers of the Jacobian evaluation.
+struct Worker {
+    d: Data<f64>,
+    s: Scratch<f64>,
+    dd: Data<Dual>,
+    sd: Scratch<Dual>,
+    q: [Vec<Dual>; 3],
+    dq: Vec<Dual>,
+    out: Vec<Dual>,
+}
+
+impl Worker {
+    fn new(m: &Model<f64>, md: &Model<Dual>) -> Self {
+        let zero = || vec![Dual::c(0.0); m.nq];
+        Worker {
+            d: Data::new(m),
+            s: Scratch::new(m),
+            dd: Data::new(md),
+            sd: Scratch::new(m),
+            q: [zero(), zero(), zero()],
+            dq: vec![Dual::c(0.0); m.nv],
+            out: vec![],
+        }
+    }
+}
+
+/// One residual block: its first variable (`k` of `q_k`, `k ≥ 1`), number of variables, the
+/// residuals and the row-major Jacobian (`rows × nvar·nv`).
+#[derive(Clone, Debug, Default)]
+struct Block {
+    first: usize,
+    nvars: usize,
+    r: Vec<f64>,
+    j: Vec<f64>,
+}
+
+/// The window of block `t` over the trajectory `q` (`T + 1` configurations).
+fn window(q: &[Vec<f64>], t: usize) -> (Option<&[f64]>, &[f64], Option<&[f64]>) {
+    let prev = (t > 0).then(|| q[t - 1].as_slice());
+    let next = q.get(t + 1).map(|x| x.as_slice());
+    (prev, q[t].as_slice(), next)
+}
+
+/// Residuals (and with `jac` their Jacobian) of block `t`.
+#[allow(clippy::too_many_arguments)]
+fn eval_block(
+    m: &Model<f64>,
+    md: &Model<Dual>,
+    task: &Task,
+    q: &[Vec<f64>],
+    shift: &[f64],
+    t: usize,
+    w: &mut Worker,
+    b: &mut Block,
+    jac: bool,
+) -> Result<(), TrajoptError> {
+    let (nv, horizon) = (m.nv, task.horizon);
+    let (prev, cur, next) = window(q, t);
+    let rows = b.r.len();
+    block_residuals(
+        m,
+        &mut w.d,
+        task,
+        t,
+        &Window { prev, cur, next },
+        shift,
+        &mut w.s,
+        &mut b.r,
+    )?;
+    if !jac || rows == 0 {
+        return Ok(());
+    }
+    // the decision variables q_1 … q_T in the window t−1, t, t+1
+    let first = t.saturating_sub(1).max(1);
+    let last = (t + 1).min(horizon);
+    let ncol = (last + 1 - first) * nv;
+    b.first = first;
+    b.nvars = last + 1 - first;
+    b.j.resize(rows * ncol, 0.0);
+    w.out.resize(rows, Dual::c(0.0));
+    for c0 in (0..ncol).step_by(CHUNK) {
+        let width = CHUNK.min(ncol - c0);
+        // slot s of the window holds q_{t−1+s}
+        for s in 0..3 {
+            let k = (t + s).wrapping_sub(1);
+            if k > horizon {
+                continue;
+            }
+            for (x, &y) in w.q[s].iter_mut().zip(&q[k]) {
+                *x = Dual::c(y);
+            }
+            if k < first {
+                continue;
+            }
+            let mut seeded = false;
+            w.dq.iter_mut().for_each(|x| *x = Dual::c(0.0));
+            for l in 0..width {
+                let c = c0 + l;
+                if c / nv + first == k {
+                    w.dq[c % nv] = Dual::seeded(0.0, l);
+                    seeded = true;
+                }
+            }
+            if seeded {
+                integrate_pos(md, &mut w.q[s], &w.dq, Dual::c(1.0));
+            }
+        }
+        let [qp, qc, qn] = &w.q;
+        let win = Window {
+            prev: (t > 0).then_some(qp.as_slice()),
+            cur: qc.as_slice(),
+            next: (t < horizon).then_some(qn.as_slice()),
+        };
+        block_residuals(md, &mut w.dd, task, t, &win, shift, &mut w.sd, &mut w.out)?;
+        for (r, x) in w.out.iter().enumerate() {
+            for l in 0..width {
+                b.j[r * ncol + c0 + l] = x.deriv(l);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What every Levenberg–Marquardt run of one [`solve`] shares.
+struct Ctx<'a> {
+    mi: Model<f64>,
+    md: Model<Dual>,
+    task: &'a Task,
+    sizes: Vec<usize>,
+    pool: rayon::ThreadPool,
+}
+
+impl Ctx<'_> {
+    /// Residuals (and Jacobians) of every block at `q`, in parallel.
+    fn evaluate(
+        &self,
+        q: &[Vec<f64>],
+        shifts: &[Vec<f64>],
+        blocks: &mut [Block],
+        jac: bool,
+    ) -> Result<(), TrajoptError> {
+        let (mi, md, task) = (&self.mi, &self.md, self.task);
+        self.pool.install(|| {
+            blocks.par_iter_mut().enumerate().try_for_each_init(
+                || Worker::new(mi, md),
+                |w, (t, b)| {
+                    let shift = shifts.get(t).map_or(&[][..], |x| x.as_slice());
+                    eval_block(mi, md, task, q, shift, t, w, b, jac)
+                },
+            )
+        })
+    }
+}
+
+fn cost_of(blocks: &[Block]) -> f64 {
+    0.5 * blocks.iter().flat_map(|b| &b.r).map(|x| x * x).sum::<f64>()
+}
+
+/// Minimize the task's cost over `q_1 … q_T` from `init` (`T + 1` configurations; `q_0` is
+/// the task's; default: standing still at `q_0`). Returns the trajectory with its forces,
+/// controls and replay deviation.
+///
+/// With an [`Term::Unactuated`](super::Term::Unactuated) term, the unactuated forces are
+/// driven to zero by an augmented Lagrangian: after each Levenberg–Marquardt run the term's
+/// residual is shifted by the multipliers' update `μ_t ← μ_t + w f_t`, until the largest
+/// unactuated force is below [`Options::unactuated_tol`] (or after
+/// [`Options::outer_iterations`] runs).
+pub fn solve(
+    m: &Model<f64>,
+    task: &Task,
+    init: Option<&[Vec<f64>]>,
+    opts: &Options,
+) -> Result<Solution, TrajoptError> {
+    let start = Instant::now();
+    task.check(m)?;
+    let mi = inverse_model(m)?;
+    let md = mi.cast::<Dual>();
+    let (nv, horizon) = (m.nv, task.horizon);
+    let mut q: Vec<Vec<f64>> = match init {
+        Some(x) => {
+            if x.len() != horizon + 1 || x.iter().any(|v| v.len() != m.nq) {
+                return Err(TrajoptError::Task(format!(
+                    "the initial trajectory must hold {} configurations of {} entries",
+                    horizon + 1,
+                    m.nq
+                )));
+            }
+            x.to_vec()
+        }
+        None => vec![task.qpos0.clone(); horizon + 1],
+    };
+    q[0].clone_from(&task.qpos0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| TrajoptError::Task(format!("threads: {e}")))?;
+    let ctx = Ctx {
+        sizes: block_sizes(&mi, task),
+        mi,
+        md,
+        task,
+        pool,
+    };
+    let unactuated = task
+        .terms
+        .iter()
+        .any(|t| matches!(t, super::Term::Unactuated { .. }));
+    let mut shifts: Vec<Vec<f64>> = vec![];
+    let mut stats = Stats::default();
+    let probe = Task {
+        terms: vec![super::Term::Unactuated { weight: 1.0 }],
+        ..task.clone()
+    };
+    let mut w = Worker::new(&ctx.mi, &ctx.md);
+    let mut f = vec![0.0; nv];
+    for outer in 0..opts.outer_iterations.max(1) {
+        stats.outer_iterations = outer + 1;
+        lm(&ctx, &mut q, &shifts, opts, &mut stats)?;
+        if !unactuated {
+            break;
+        }
+        // the unactuated forces without shift; their multiplier update
+        let mut worst = 0.0f64;
+        shifts.resize(horizon, vec![0.0; nv]);
+        for t in 0..horizon {
+            let (prev, cur, next) = window(&q, t);
+            block_residuals(
+                &ctx.mi,
+                &mut w.d,
+                &probe,
+                t,
+                &Window { prev, cur, next },
+                &[],
+                &mut w.s,
+                &mut f,
+            )?;
+            for (x, &y) in shifts[t].iter_mut().zip(&f) {
+                *x += y;
+                worst = worst.max(y.abs());
+            }
+        }
+        stats.max_unactuated.push(worst);
+        if worst <= opts.unactuated_tol {
+            break;
+        }
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    finish(m, &ctx.mi, task, q, stats)
+}
+
+/// One Levenberg–Marquardt run from `q` (updated in place) with the unactuated shifts
+/// `shifts`; statistics accumulate in `stats`.
+fn lm(
+    ctx: &Ctx<'_>,
+    q: &mut Vec<Vec<f64>>,
+    shifts: &[Vec<f64>],
+    opts: &Options,
+    stats: &mut Stats,
+) -> Result<(), TrajoptError> {
+    let (nv, horizon) = (ctx.mi.nv, ctx.task.horizon);
+    let mut blocks: Vec<Block> = ctx
+        .sizes
+        .iter()
+        .map(|&n| Block {
+            r: vec![0.0; n],
+            ..Default::default()
+        })
+        .collect();
+    let n = horizon * nv;
+    let bw = 3 * nv - 1;
+    let mut band = vec![0.0; n * (bw + 1)];
+    let mut grad = vec![0.0; n];
+    let mut symbolic: Option<SymbolicLlt<usize>> = None;
+    let mut triplets: Vec<Triplet<usize, usize, f64>> = Vec::new();
+    ctx.evaluate(q, shifts, &mut blocks, true)?;
+    let mut cost = cost_of(&blocks);
+    stats.cost.push(cost);
+    stats.converged = false;
+    let mut lambda = -1.0;
+    let mut nu = 2.0;
+    let mut trial = q.clone();
+    let mut trial_blocks = blocks.clone();
+    let mut need_jac = false;
+    for _ in 0..opts.max_iterations {
+        if need_jac {
+            ctx.evaluate(q, shifts, &mut blocks, true)?;
+        }
+        stats.iterations += 1;
+        // JᵀJ (lower band) and Jᵀr
+        band.iter_mut().for_each(|x| *x = 0.0);
+        grad.iter_mut().for_each(|x| *x = 0.0);
+        for b in &blocks {
+            let ncol = b.nvars * nv;
+            let g0 = (b.first.max(1) - 1) * nv;
+            for (ri, &rv) in b.r.iter().enumerate() {
+                let row = &b.j[ri * ncol..(ri + 1) * ncol];
+                for (i, &ji) in row.iter().enumerate() {
+                    if ji == 0.0 {
+                        continue;
+                    }
+                    grad[g0 + i] += ji * rv;
+                    for (k, &jk) in row[..=i].iter().enumerate() {
+                        band[(g0 + i) * (bw + 1) + (i - k)] += ji * jk;
+                    }
+                }
+            }
+        }
+        stats.gradient = grad.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+        if stats.gradient <= opts.gtol {
+            stats.converged = true;
+            break;
+        }
+        let dmax = (0..n).map(|i| band[i * (bw + 1)]).fold(0.0f64, f64::max);
+        if lambda < 0.0 {
+            lambda = opts.lambda0;
+        }
+        // damped steps until one lowers the cost
+        let mut accepted = false;
+        for _ in 0..60 {
+            let floor = 1e-12 * dmax.max(1e-300);
+            triplets.clear();
+            for i in 0..n {
+                for o in 0..=bw.min(i) {
+                    let mut v = band[i * (bw + 1) + o];
+                    if o == 0 {
+                        v += lambda * v.max(floor);
+                    }
+                    triplets.push(Triplet::new(i, i - o, v));
+                }
+            }
+            let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets)
+                .map_err(|e| TrajoptError::Linalg(format!("{e:?}")))?;
+            if symbolic.is_none() {
+                symbolic = Some(
+                    SymbolicLlt::try_new(a.symbolic(), Side::Lower)
+                        .map_err(|e| TrajoptError::Linalg(format!("{e:?}")))?,
+                );
+            }
+            let sym = symbolic.clone().expect("set above");
+            let step = match Llt::try_new_with_symbolic(sym, a.as_ref(), Side::Lower) {
+                Ok(llt) => {
+                    let mut rhs = Mat::from_fn(n, 1, |i, _| -grad[i]);
+                    llt.solve_in_place(rhs.as_mut());
+                    Some((0..n).map(|i| rhs[(i, 0)]).collect::<Vec<f64>>())
+                }
+                Err(_) => None,
+            };
+            let Some(delta) = step else {
+                lambda *= nu;
+                nu *= 2.0;
+                continue;
+            };
+            for t in 1..=horizon {
+                trial[t].copy_from_slice(&q[t]);
+                integrate_pos(&ctx.mi, &mut trial[t], &delta[(t - 1) * nv..t * nv], 1.0);
+            }
+            // predicted decrease ½ δᵀ(λ D δ − g)
+            let mut pred = 0.0;
+            for i in 0..n {
+                let dii = band[i * (bw + 1)].max(floor);
+                pred += 0.5 * delta[i] * (lambda * dii * delta[i] - grad[i]);
+            }
+            let ok = ctx
+                .evaluate(&trial, shifts, &mut trial_blocks, false)
+                .is_ok();
+            let new_cost = if ok {
+                cost_of(&trial_blocks)
+            } else {
+                f64::INFINITY
+            };
+            if new_cost.is_finite() && new_cost < cost {
+                let rho = (cost - new_cost) / pred.max(1e-300);
+                lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
+                nu = 2.0;
+                let small = cost - new_cost <= opts.ftol * cost;
+                std::mem::swap(q, &mut trial);
+                cost = new_cost;
+                stats.cost.push(cost);
+                accepted = true;
+                if small {
+                    stats.converged = true;
+                }
+                break;
+            }
+            lambda *= nu;
+            nu *= 2.0;
+        }
+        need_jac = true;
+        if !accepted || stats.converged {
+            stats.converged |= !accepted;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Forces, controls and the replay of the optimized trajectory.
+fn finish(
+    m: &Model<f64>,
+    mi: &Model<f64>,
+    task: &Task,
+    q: Vec<Vec<f64>>,
+    stats: Stats,
+) -> Result<Solution, TrajoptError> {
+    let (nv, nu, horizon) = (m.nv, m.nu, task.horizon);
+    let mut d = Data::new(mi);
+    let mut s = Scratch::<f64>::new(mi);
+    let mut qvel = vec![task.qvel0.clone()];
+    let (mut force, mut uforce, mut ctrl) = (vec![], vec![], vec![]);
+    let mut max_unact = 0.0f64;
+    let mut ctrl_ok = true;
+    // the dynamics terms of an effort-only task, to read u and τ
+    let probe = Task {
+        terms: vec![super::Term::Effort { weight: 1.0 }],
+        ..task.clone()
+    };
+    let mut r = vec![0.0; nu];
+    for t in 0..horizon {
+        let (prev, cur, next) = window(&q, t);
+        block_residuals(
+            mi,
+            &mut d,
+            &probe,
+            t,
+            &Window { prev, cur, next },
+            &[],
+            &mut s,
+            &mut r,
+        )?;
+        let mut v = vec![0.0; nv];
+        differentiate_pos(mi, &mut v, mi.opt.timestep, cur, next.expect("t < T"));
+        qvel.push(v);
+        for i in 0..nv {
+            let mut f = d.qfrc_inverse[i];
+            for a in 0..nu {
+                f -= d.actuator_moment[a * nv + i] * r[a];
+            }
+            max_unact = max_unact.max(f.abs());
+        }
+        force.push(d.qfrc_inverse.clone());
+        uforce.push(r.clone());
+        let mut c = vec![0.0; nu];
+        if ctrl_ok && super::controls(mi, &d, &r, &mut c).is_ok() {
+            ctrl.push(c);
+        } else {
+            ctrl_ok = false;
+        }
+    }
+    if !ctrl_ok {
+        ctrl.clear();
+    }
+    let replay_deviation = if ctrl_ok {
+        replay(m, task, &q, &ctrl)?
+    } else {
+        f64::NAN
+    };
+    Ok(Solution {
+        qpos: q,
+        qvel,
+        force,
+        actuator_force: uforce,
+        ctrl,
+        max_unactuated: max_unact,
+        replay_deviation,
+        stats,
+    })
+}
+
+/// Largest tangent distance between `q_t` and the forward simulation of `ctrl` from the
+/// task's initial state.
+pub(crate) fn replay(
+    m: &Model<f64>,
+    task: &Task,
+    q: &[Vec<f64>],
+    ctrl: &[Vec<f64>],
+) -> Result<f64, TrajoptError> {
+    let mut d = Data::new(m);
+    d.qpos.copy_from_slice(&task.qpos0);
+    d.qvel.copy_from_slice(&task.qvel0);
+    let mut dev = 0.0f64;
+    let mut diff = vec![0.0; m.nv];
+    for (t, c) in ctrl.iter().enumerate() {
+        d.ctrl.copy_from_slice(c);
+        step(m, &mut d)?;
+        differentiate_pos(m, &mut diff, 1.0, &q[t + 1], &d.qpos);
+        dev = dev.max(diff.iter().fold(0.0f64, |s, x| s.max(x.abs())));
+    }
+    Ok(dev)
+}

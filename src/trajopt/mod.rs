@@ -1,0 +1,486 @@
+//! Trajectory optimization through contact by inverse dynamics (space-time optimization,
+//! Todorov 2014; MuJoCo's "Inverse dynamics" section): the decision variables are the
+//! configurations `q_1 … q_T` (the initial state `q_0, v_0` is given); velocities and
+//! accelerations are the finite differences of the model's integrator,
+//!
+//! `v_t = (q_t ⊖ q_{t−1}) / h` (`v_0` given), `a_t = (v_{t+1} − v_t) / h`,
+//!
+//! and MuJoCo's discrete inverse dynamics (the `invdiscrete` flag) gives the generalized force
+//! `τ_t` each step needs, contact forces included in closed form. A step of the simulator from
+//! `(q_t, v_t)` under `τ_t` lands exactly on `q_{t+1}`, so a trajectory whose forces the
+//! actuators can produce is replayed by forward simulation.
+//!
+//! The cost is a sum of least-squares [`Term`]s (actuator effort, forces the actuators cannot
+//! produce, configuration, velocity and site targets). [`solve`] minimizes it by
+//! Levenberg–Marquardt on the exact Jacobian: each step's residuals depend on
+//! `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline on dual numbers
+//! (computed for all steps in parallel), and the block-pentadiagonal normal equations are
+//! factored by faer's sparse Cholesky with the symbolic analysis done once.
+//!
+//! **Updates** are in the tangent space: `q_t ← q_t ⊕ δ_t` (`mj_integratePos`), so ball and free
+//! joints stay on their manifold. **Effort** is the actuator force `u` (N or N·m at the
+//! actuator) that best produces `τ` through the transmission, `u = argmin ‖Rᵀu − τ‖` with the
+//! moment matrix `R` (`actuator_moment`); the rest, `τ − Rᵀu`, is the unactuated force.
+//!
+//! ```
+//! use diffmj::trajopt::{solve, Options, Task, Term};
+//! let m = diffmj::mjcf::load_str(r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+//!   <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="1"/></body>
+//!   </worldbody><actuator><motor joint="x"/></actuator></mujoco>"#).unwrap();
+//! // from rest at 0 to rest at 1 in 50 steps, with the least effort
+//! let task = Task::new(&m, 50)
+//!     .with(Term::Effort { weight: 1.0 })
+//!     .with(Term::Qpos { time: 50, target: vec![1.0], weight: vec![1e8] })
+//!     .with(Term::Qvel { time: 50, target: vec![0.0], weight: vec![1e8] });
+//! let sol = solve(&m, &task, None, &Options::default()).unwrap();
+//! assert!((sol.qpos[50][0] - 1.0).abs() < 1e-3);
+//! // the controls reproduce the motion in forward simulation
+//! assert!(sol.replay_deviation < 1e-9);
+//! ```
+
+mod lm;
+
+pub use lm::{solve, Options, Solution, Stats};
+
+use crate::data::Data;
+use crate::engine::{differentiate_pos, forward, inverse, SimError};
+use crate::model::{enable, BiasType, DynType, GainType, Model};
+use crate::scalar::Scalar;
+
+/// One least-squares term of the cost `½ Σ ‖r‖²` (weights multiply the squared residuals).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    /// `weight · ‖u_t‖²` at every step `t < T`: the actuator forces that best produce `τ_t`.
+    Effort {
+        /// Weight.
+        weight: f64,
+    },
+    /// `weight · ‖τ_t − Rᵀu_t‖²` at every step `t < T`: the generalized force the actuators
+    /// cannot produce (a floating base's, an unactuated joint's). Make it heavy.
+    Unactuated {
+        /// Weight.
+        weight: f64,
+    },
+    /// `Σ_i weight_i (q_t ⊖ target)_i²` at step `time` (`1 ≤ time ≤ T`), in the tangent space.
+    Qpos {
+        /// Step.
+        time: usize,
+        /// `nq` target configuration.
+        target: Vec<f64>,
+        /// `nv` weights.
+        weight: Vec<f64>,
+    },
+    /// `Σ_i weight_i (v_t − target)_i²` at step `time` (`1 ≤ time ≤ T`).
+    Qvel {
+        /// Step.
+        time: usize,
+        /// `nv` target velocity.
+        target: Vec<f64>,
+        /// `nv` weights.
+        weight: Vec<f64>,
+    },
+    /// `weight · ‖site_xpos − target‖²` of site `site` at step `time` (`1 ≤ time ≤ T`).
+    SitePos {
+        /// Step.
+        time: usize,
+        /// Site index.
+        site: usize,
+        /// World position.
+        target: [f64; 3],
+        /// Weight.
+        weight: f64,
+    },
+}
+
+/// A trajectory-optimization problem: horizon, initial state and cost terms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    /// Steps `T` (the trajectory has `T + 1` configurations).
+    pub horizon: usize,
+    /// Initial configuration `q_0` (`nq`).
+    pub qpos0: Vec<f64>,
+    /// Initial velocity `v_0` (`nv`).
+    pub qvel0: Vec<f64>,
+    /// The cost.
+    pub terms: Vec<Term>,
+}
+
+impl Task {
+    /// A task of `horizon` steps from the model's reference configuration at rest, no terms.
+    pub fn new<T: Scalar>(m: &Model<T>, horizon: usize) -> Self {
+        Task {
+            horizon,
+            qpos0: m.qpos0.iter().map(|x| x.re()).collect(),
+            qvel0: vec![0.0; m.nv],
+            terms: vec![],
+        }
+    }
+
+    /// The task with `term` added.
+    pub fn with(mut self, term: Term) -> Self {
+        self.terms.push(term);
+        self
+    }
+
+    /// Whether the task is consistent with model `m`.
+    fn check<T: Scalar>(&self, m: &Model<T>) -> Result<(), TrajoptError> {
+        let bad = |s: String| Err(TrajoptError::Task(s));
+        if self.horizon == 0 {
+            return bad("the horizon must be at least one step".into());
+        }
+        if self.qpos0.len() != m.nq || self.qvel0.len() != m.nv {
+            return bad(format!(
+                "initial state has {} qpos and {} qvel entries, the model {} and {}",
+                self.qpos0.len(),
+                self.qvel0.len(),
+                m.nq,
+                m.nv
+            ));
+        }
+        if self.qpos0.iter().chain(&self.qvel0).any(|x| !x.is_finite()) {
+            return bad("the initial state is not finite".into());
+        }
+        for (k, term) in self.terms.iter().enumerate() {
+            let w_ok = |w: f64| w.is_finite() && w >= 0.0;
+            let ok = match term {
+                Term::Effort { weight } | Term::Unactuated { weight } => w_ok(*weight),
+                Term::Qpos {
+                    time,
+                    target,
+                    weight,
+                } => {
+                    (1..=self.horizon).contains(time)
+                        && target.len() == m.nq
+                        && weight.len() == m.nv
+                        && weight.iter().all(|w| w_ok(*w))
+                        && target.iter().all(|x| x.is_finite())
+                }
+                Term::Qvel {
+                    time,
+                    target,
+                    weight,
+                } => {
+                    (1..=self.horizon).contains(time)
+                        && target.len() == m.nv
+                        && weight.len() == m.nv
+                        && weight.iter().all(|w| w_ok(*w))
+                        && target.iter().all(|x| x.is_finite())
+                }
+                Term::SitePos {
+                    time,
+                    site,
+                    target,
+                    weight,
+                } => {
+                    (1..=self.horizon).contains(time)
+                        && *site < m.nsite
+                        && w_ok(*weight)
+                        && target.iter().all(|x| x.is_finite())
+                }
+            };
+            if !ok {
+                return bad(format!(
+                    "term {k} ({term:?}) does not fit the model or the horizon {}",
+                    self.horizon
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a trajectory could not be optimized.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrajoptError {
+    /// The task does not fit the model.
+    #[error("trajopt: {0}")]
+    Task(String),
+    /// The model cannot be optimized this way.
+    #[error("trajopt: {0}")]
+    Unsupported(String),
+    /// Inverse dynamics or a replay failed (a non-finite state).
+    #[error("trajopt: {0}")]
+    Sim(#[from] SimError),
+    /// The normal equations could not be factored.
+    #[error("trajopt: linear algebra: {0}")]
+    Linalg(String),
+}
+
+/// The model prepared for the residuals: `invdiscrete` on (the discrete inverse of its
+/// integrator); refused for integrators without one (RK4).
+pub(crate) fn inverse_model(m: &Model<f64>) -> Result<Model<f64>, TrajoptError> {
+    if !crate::engine::integrate::has_one_step_matrix(m.opt.integrator) {
+        return Err(TrajoptError::Unsupported(format!(
+            "the {} integrator has no discrete inverse; use Euler, implicit or implicitfast",
+            m.opt.integrator.name()
+        )));
+    }
+    let mut mi = m.clone();
+    mi.opt.enableflags |= enable::INVDISCRETE;
+    Ok(mi)
+}
+
+/// Sizes of the residual blocks: block `t` (`0 ≤ t ≤ T`) holds the dynamics terms of step `t`
+/// (for `t < T`) and the target terms at time `t`.
+pub(crate) fn block_sizes<T: Scalar>(m: &Model<T>, task: &Task) -> Vec<usize> {
+    let mut n = vec![0; task.horizon + 1];
+    for term in &task.terms {
+        match term {
+            Term::Effort { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
+            Term::Unactuated { .. } => (0..task.horizon).for_each(|t| n[t] += m.nv),
+            Term::Qpos { time, .. } | Term::Qvel { time, .. } => n[*time] += m.nv,
+            Term::SitePos { time, .. } => n[*time] += 3,
+        }
+    }
+    n
+}
+
+/// Scratch of one residual-block evaluation.
+#[derive(Clone, Debug)]
+pub(crate) struct Scratch<T> {
+    v: Vec<T>,
+    vnext: Vec<T>,
+    u: Vec<T>,
+    rrt: Vec<T>,
+    dead: Vec<bool>,
+}
+
+impl<T: Scalar> Scratch<T> {
+    pub(crate) fn new<S>(m: &Model<S>) -> Self {
+        Scratch {
+            v: vec![T::zero(); m.nv],
+            vnext: vec![T::zero(); m.nv],
+            u: vec![T::zero(); m.nu],
+            rrt: vec![T::zero(); m.nu * m.nu],
+            dead: vec![false; m.nu],
+        }
+    }
+}
+
+/// The configurations a block reads: `q_{t−1}` (absent at `t = 0`), `q_t`, `q_{t+1}` (absent at
+/// `t = T`).
+pub(crate) struct Window<'a, T> {
+    pub prev: Option<&'a [T]>,
+    pub cur: &'a [T],
+    pub next: Option<&'a [T]>,
+}
+
+/// The residuals of block `t` at the configurations `w` into `out` (its size from
+/// [`block_sizes`]); `d` is left at step `t`'s inverse dynamics (or kinematics at `t = T`).
+/// `m` has `invdiscrete` set ([`inverse_model`]). `shift` (`nv`, or empty) is the augmented
+/// Lagrangian's shift `μ_t / w` of the unactuated force.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn block_residuals<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    task: &Task,
+    t: usize,
+    w: &Window<'_, T>,
+    shift: &[f64],
+    s: &mut Scratch<T>,
+    out: &mut [T],
+) -> Result<(), SimError> {
+    let (nv, nu) = (m.nv, m.nu);
+    let h = m.opt.timestep;
+    // v_t
+    match w.prev {
+        Some(p) => differentiate_pos(m, &mut s.v, h, p, w.cur),
+        None => {
+            for (v, &x) in s.v.iter_mut().zip(&task.qvel0) {
+                *v = T::c(x);
+            }
+        }
+    }
+    d.qpos.copy_from_slice(w.cur);
+    d.qvel.copy_from_slice(&s.v);
+    if let Some(n) = w.next {
+        differentiate_pos(m, &mut s.vnext, h, w.cur, n);
+        for i in 0..nv {
+            d.qacc[i] = (s.vnext[i] - s.v[i]) / h;
+        }
+        inverse(m, d)?;
+    } else {
+        forward::position_smooth(m, d);
+    }
+    let mut k = 0;
+    let dynamics = w.next.is_some();
+    let mut effort_done = false;
+    for term in &task.terms {
+        match term {
+            Term::Effort { weight } | Term::Unactuated { weight } if dynamics => {
+                if !effort_done {
+                    actuator_forces(m, d, s);
+                    effort_done = true;
+                }
+                let sw = T::c(weight.sqrt());
+                if matches!(term, Term::Effort { .. }) {
+                    for a in 0..nu {
+                        out[k + a] = sw * s.u[a];
+                    }
+                    k += nu;
+                } else {
+                    for i in 0..nv {
+                        let mut f = d.qfrc_inverse[i];
+                        for a in 0..nu {
+                            f -= d.actuator_moment[a * nv + i] * s.u[a];
+                        }
+                        if let Some(&x) = shift.get(i) {
+                            f += T::c(x);
+                        }
+                        out[k + i] = sw * f;
+                    }
+                    k += nv;
+                }
+            }
+            Term::Qpos {
+                time,
+                target,
+                weight,
+            } if *time == t => {
+                let tgt: Vec<T> = target.iter().map(|&x| T::c(x)).collect();
+                differentiate_pos(m, &mut out[k..k + nv], T::one(), &tgt, w.cur);
+                for i in 0..nv {
+                    out[k + i] *= T::c(weight[i].sqrt());
+                }
+                k += nv;
+            }
+            Term::Qvel {
+                time,
+                target,
+                weight,
+            } if *time == t => {
+                for i in 0..nv {
+                    out[k + i] = T::c(weight[i].sqrt()) * (s.v[i] - T::c(target[i]));
+                }
+                k += nv;
+            }
+            Term::SitePos {
+                time,
+                site,
+                target,
+                weight,
+            } if *time == t => {
+                let sw = T::c(weight.sqrt());
+                for c in 0..3 {
+                    out[k + c] = sw * (d.site_xpos[*site][c] - T::c(target[c]));
+                }
+                k += 3;
+            }
+            _ => {}
+        }
+    }
+    debug_assert_eq!(k, out.len());
+    Ok(())
+}
+
+/// `s.u = argmin ‖Rᵀu − τ‖`: the normal equations `R Rᵀ u = R τ` by Cholesky, with actuators
+/// that cannot act at this configuration (a zero row of `R`) given no force.
+fn actuator_forces<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut Scratch<T>) {
+    let (nv, nu) = (m.nv, m.nu);
+    let r = &d.actuator_moment;
+    for a in 0..nu {
+        let mut rt = T::zero();
+        for i in 0..nv {
+            rt += r[a * nv + i] * d.qfrc_inverse[i];
+        }
+        s.u[a] = rt;
+        for b in 0..=a {
+            let mut x = T::zero();
+            for i in 0..nv {
+                x += r[a * nv + i] * r[b * nv + i];
+            }
+            s.rrt[a * nu + b] = x;
+        }
+    }
+    // in-place Cholesky of the lower triangle, then two triangular solves
+    let g = &mut s.rrt;
+    let mut scale = 0.0f64;
+    for a in 0..nu {
+        scale = scale.max(g[a * nu + a].re());
+    }
+    let tiny = 1e-12 * scale.max(1e-300);
+    let dead = &mut s.dead;
+    for j in 0..nu {
+        dead[j] = false;
+        let mut djj = g[j * nu + j];
+        for k in 0..j {
+            djj -= g[j * nu + k] * g[j * nu + k];
+        }
+        if djj.re() <= tiny {
+            // a dependent or powerless actuator: no force
+            dead[j] = true;
+            g[j * nu + j] = T::one();
+            for i in j + 1..nu {
+                g[i * nu + j] = T::zero();
+            }
+            continue;
+        }
+        let l = djj.sqrt();
+        g[j * nu + j] = l;
+        for i in j + 1..nu {
+            let mut x = g[i * nu + j];
+            for k in 0..j {
+                x -= g[i * nu + k] * g[j * nu + k];
+            }
+            g[i * nu + j] = x / l;
+        }
+    }
+    for i in 0..nu {
+        if dead[i] {
+            s.u[i] = T::zero();
+            continue;
+        }
+        let mut x = s.u[i];
+        for k in 0..i {
+            x -= g[i * nu + k] * s.u[k];
+        }
+        s.u[i] = x / g[i * nu + i];
+    }
+    for i in (0..nu).rev() {
+        if dead[i] {
+            continue;
+        }
+        let mut x = s.u[i];
+        for k in i + 1..nu {
+            x -= g[k * nu + i] * s.u[k];
+        }
+        s.u[i] = x / g[i * nu + i];
+    }
+}
+
+/// The controls that produce actuator forces `u` at the state of `d` (actuator lengths and
+/// velocities computed): `ctrl = (u − bias) / gain` for actuators without activation dynamics
+/// whose gain is fixed and whose bias is none or affine, clamped to a limited `ctrlrange`.
+pub(crate) fn controls(
+    m: &Model<f64>,
+    d: &Data<f64>,
+    u: &[f64],
+    ctrl: &mut [f64],
+) -> Result<(), TrajoptError> {
+    for a in 0..m.nu {
+        if m.actuator_dyntype[a] != DynType::None || m.actuator_gaintype[a] != GainType::Fixed {
+            return Err(TrajoptError::Unsupported(format!(
+                "actuator {a}: controls are recovered for actuators without activation dynamics \
+                 and with a fixed gain only"
+            )));
+        }
+        let b = &m.actuator_biasprm[a];
+        let bias = match m.actuator_biastype[a] {
+            BiasType::None => 0.0,
+            BiasType::Affine => b[0] + b[1] * d.actuator_length[a] + b[2] * d.actuator_velocity[a],
+            _ => {
+                return Err(TrajoptError::Unsupported(format!(
+                    "actuator {a}: muscle and user biases are not inverted"
+                )))
+            }
+        };
+        let g = m.actuator_gainprm[a][0];
+        let mut c = if g != 0.0 { (u[a] - bias) / g } else { 0.0 };
+        if m.actuator_ctrllimited[a] {
+            let [lo, hi] = m.actuator_ctrlrange[a];
+            c = c.clamp(lo, hi);
+        }
+        ctrl[a] = c;
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Trajectory optimization by inverse dynamics: a double integrator's minimum-effort motion
+//! against the dense least-squares solution of the same problem written in the controls (forward
+//! dynamics, an independent formulation), a cart-pole swing-up whose controls replay the
+//! optimized motion in forward simulation, and refused inputs.
+
+use diffmj::model::Integrator;
+use diffmj::trajopt::{solve, Options, Task, Term, TrajoptError};
+use diffmj::{mjcf, Model};
+
+fn double_integrator() -> Model<f64> {
+    mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+        <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
+        </worldbody><actuator><motor joint="x" gear="1"/></actuator></mujoco>"#,
+    )
+    .unwrap()
+}
+
+/// Rest at 0 to (soft) rest at 1: the optimal forces equal those of the dense least-squares
+/// problem in the forces, `x_T = x_0 + h T v_0 + (h²/m) Σ (T − t) u_t`, `v_T = v_0 + (h/m) Σ u_t`.
+#[test]
+fn double_integrator_matches_the_dense_solution() {
+    let m = double_integrator();
+    let (n, h, mass) = (60usize, 0.01, 2.0);
+    let (we, wx, wv) = (1.0, 1e4, 1e2);
+    let task = Task::new(&m, n)
+        .with(Term::Effort { weight: we })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![1.0],
+            weight: vec![wx],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0],
+            weight: vec![wv],
+        });
+    let sol = solve(&m, &task, None, &Options::default()).unwrap();
+    // dense reference: minimize we‖u‖² + wx (x_T − 1)² + wv v_T²
+    let mut a = nalgebra::DMatrix::<f64>::zeros(n + 2, n);
+    let mut b = nalgebra::DVector::<f64>::zeros(n + 2);
+    for t in 0..n {
+        a[(t, t)] = we.sqrt();
+        a[(n, t)] = wx.sqrt() * h * h / mass * (n - t) as f64;
+        a[(n + 1, t)] = wv.sqrt() * h / mass;
+    }
+    b[n] = wx.sqrt();
+    let u = (a.transpose() * &a)
+        .cholesky()
+        .unwrap()
+        .solve(&(a.transpose() * b));
+    let err = (0..n)
+        .map(|t| (sol.actuator_force[t][0] - u[t]).abs())
+        .fold(0.0, f64::max);
+    let scale = u.amax();
+    eprintln!(
+        "double integrator: {} iterations, max |u − u_dense| {err:.2e} (scale {scale:.2e}), replay {:.1e}",
+        sol.stats.iterations, sol.replay_deviation
+    );
+    assert!(sol.stats.converged);
+    assert!(err <= 1e-8 * scale, "{err:.3e}");
+    // the controls reproduce the motion in forward simulation
+    assert!(sol.replay_deviation <= 1e-9, "{}", sol.replay_deviation);
+}
+
+/// Cart-pole swing-up from hanging down, from a straight-line guess: the unactuated hinge gets
+/// no force, the pole ends upright, and the controls replay the motion within 1e-6.
+#[test]
+fn cartpole_swing_up_replays() {
+    // free controls for this test: the swing-up needs more than the model's ±10 N
+    let xml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/cartpole.xml"))
+        .unwrap()
+        .replace(r#"ctrllimited="true""#, r#"ctrllimited="false""#);
+    let mut m = mjcf::load_str(&xml).unwrap();
+    m.opt.integrator = Integrator::Euler;
+    let n = 150;
+    let mut task = Task::new(&m, n);
+    task.qpos0 = vec![0.0, std::f64::consts::PI];
+    task = task
+        .with(Term::Effort { weight: 1e-2 })
+        .with(Term::Unactuated { weight: 1e4 })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![0.0, 0.0],
+            weight: vec![1e3, 1e3],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0, 0.0],
+            weight: vec![1e2, 1e2],
+        });
+    let init: Vec<Vec<f64>> = (0..=n)
+        .map(|t| vec![0.0, std::f64::consts::PI * (1.0 - t as f64 / n as f64)])
+        .collect();
+    let sol = solve(&m, &task, Some(&init), &Options::default()).unwrap();
+    let last = &sol.qpos[n];
+    eprintln!(
+        "cartpole: {} iterations ({} runs, unactuated {:.1e}) in {:.2} s, cost {:.3e} -> {:.3e}, final {last:?}, max unactuated {:.2e}, replay {:.2e}",
+        sol.stats.iterations,
+        sol.stats.outer_iterations,
+        sol.stats.max_unactuated.iter().fold(0.0f64, |a, b| a.max(*b)),
+        sol.stats.seconds,
+        sol.stats.cost[0],
+        sol.stats.cost.last().unwrap(),
+        sol.max_unactuated,
+        sol.replay_deviation
+    );
+    assert!(sol.stats.converged);
+    assert!(last[1].abs() < 2e-2 && last[0].abs() < 2e-2, "{last:?}");
+    assert!(sol.max_unactuated < 1e-3, "{}", sol.max_unactuated);
+    assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
+}
+
+#[test]
+fn bad_tasks_are_refused() {
+    let mut m = double_integrator();
+    let task = Task::new(&m, 10).with(Term::Qpos {
+        time: 11,
+        target: vec![1.0],
+        weight: vec![1.0],
+    });
+    assert!(matches!(
+        solve(&m, &task, None, &Options::default()),
+        Err(TrajoptError::Task(_))
+    ));
+    m.opt.integrator = Integrator::Rk4;
+    let task = Task::new(&m, 10).with(Term::Effort { weight: 1.0 });
+    assert!(matches!(
+        solve(&m, &task, None, &Options::default()),
+        Err(TrajoptError::Unsupported(_))
+    ));
+}
