@@ -114,6 +114,28 @@ enum Cmd {
         #[arg(long, default_value = "-")]
         out: String,
     },
+    /// Optimize a trajectory by inverse dynamics (`diffmj::trajopt`) for the task in a JSON
+    /// file and write it as CSV (time, qpos…, qvel…, ctrl…; the last row's controls are
+    /// empty); prints a JSON summary (iterations, cost, largest unactuated force, replay
+    /// deviation, wall time). Task: `{"horizon": T, "qpos0": [...], "qvel0": [...],
+    /// "init": "still"|"linear", "terms": [{"effort": {"weight": w}}, {"unactuated": {...}},
+    /// {"qpos": {"time": t, "target": [...], "weight": [...]}}, {"qvel": {...}},
+    /// {"site": {"time": t, "site": NAME, "target": [x, y, z], "weight": w}}],
+    /// "options": {"max_iterations": N, "threads": N, ...}}`; "linear" interpolates from
+    /// `qpos0` to the last `qpos` target.
+    Trajopt {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON task file.
+        #[arg(long)]
+        task: PathBuf,
+        /// Output CSV (`-` for stdout).
+        #[arg(long, default_value = "trajectory.csv")]
+        out: String,
+    },
     /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
     /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
     /// one (`stages_us`, like MuJoCo's timers).
@@ -484,6 +506,183 @@ fn run_derivatives(
     Ok(format!("{}\n", Value::Object(o)))
 }
 
+/// A JSON array of numbers of length `n`.
+fn num_array(v: &Value, what: &str, n: usize) -> Res<Vec<f64>> {
+    let a: Option<Vec<f64>> = v
+        .as_array()
+        .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>());
+    match a {
+        Some(a) if a.len() == n => Ok(a),
+        _ => Err(format!("{what}: expected a list of {n} numbers, got {v}")),
+    }
+}
+
+/// A trajectory-optimization task, its initial guess and the solver options.
+type TaskFile = (
+    diffmj::trajopt::Task,
+    Option<Vec<Vec<f64>>>,
+    diffmj::trajopt::Options,
+);
+
+/// The task of `diffmj trajopt` from its JSON text, and the initial guess.
+fn read_task(m: &Model<f64>, v: &Value) -> Res<TaskFile> {
+    use diffmj::trajopt::{Options, Task, Term};
+    let horizon = v["horizon"]
+        .as_u64()
+        .ok_or("task: \"horizon\" (a number of steps) is required")? as usize;
+    let mut task = Task::new(m, horizon);
+    if !v["qpos0"].is_null() {
+        task.qpos0 = num_array(&v["qpos0"], "task qpos0", m.nq)?;
+    }
+    if !v["qvel0"].is_null() {
+        task.qvel0 = num_array(&v["qvel0"], "task qvel0", m.nv)?;
+    }
+    let weight = |t: &Value, k: usize| -> Res<f64> {
+        t["weight"]
+            .as_f64()
+            .ok_or_else(|| format!("task term {k}: \"weight\" must be a number"))
+    };
+    let time = |t: &Value, k: usize| -> Res<usize> {
+        t["time"]
+            .as_u64()
+            .map(|x| x as usize)
+            .ok_or_else(|| format!("task term {k}: \"time\" must be a step number"))
+    };
+    let terms = v["terms"]
+        .as_array()
+        .ok_or("task: \"terms\" must be a list")?;
+    for (k, term) in terms.iter().enumerate() {
+        let obj = term
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .ok_or_else(|| format!("task term {k}: expected {{\"KIND\": {{...}}}}, got {term}"))?;
+        let (kind, t) = obj.iter().next().expect("one entry");
+        let term = match kind.as_str() {
+            "effort" => Term::Effort {
+                weight: weight(t, k)?,
+            },
+            "unactuated" => Term::Unactuated {
+                weight: weight(t, k)?,
+            },
+            "qpos" => Term::Qpos {
+                time: time(t, k)?,
+                target: num_array(&t["target"], &format!("task term {k} target"), m.nq)?,
+                weight: num_array(&t["weight"], &format!("task term {k} weight"), m.nv)?,
+            },
+            "qvel" => Term::Qvel {
+                time: time(t, k)?,
+                target: num_array(&t["target"], &format!("task term {k} target"), m.nv)?,
+                weight: num_array(&t["weight"], &format!("task term {k} weight"), m.nv)?,
+            },
+            "site" => {
+                let name = t["site"]
+                    .as_str()
+                    .ok_or_else(|| format!("task term {k}: \"site\" must be a site name"))?;
+                let site = m
+                    .site_name
+                    .iter()
+                    .position(|n| n == name)
+                    .ok_or_else(|| format!("task term {k}: no site named '{name}'"))?;
+                let p = num_array(&t["target"], &format!("task term {k} target"), 3)?;
+                Term::SitePos {
+                    time: time(t, k)?,
+                    site,
+                    target: [p[0], p[1], p[2]],
+                    weight: weight(t, k)?,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site)"
+                ))
+            }
+        };
+        task.terms.push(term);
+    }
+    let init = match v["init"].as_str().unwrap_or("still") {
+        "still" => None,
+        "linear" => {
+            let goal = task
+                .terms
+                .iter()
+                .rev()
+                .find_map(|t| match t {
+                    Term::Qpos { target, .. } => Some(target.clone()),
+                    _ => None,
+                })
+                .ok_or("task: \"init\": \"linear\" needs a qpos term")?;
+            let mut q = vec![];
+            for t in 0..=horizon {
+                let s = t as f64 / horizon.max(1) as f64;
+                // straight in the tangent space from qpos0 to the goal
+                let mut dq = vec![0.0; m.nv];
+                diffmj::engine::differentiate_pos(m, &mut dq, 1.0, &task.qpos0, &goal);
+                let mut x = task.qpos0.clone();
+                diffmj::engine::integrate_pos(m, &mut x, &dq, s);
+                q.push(x);
+            }
+            Some(q)
+        }
+        other => return Err(format!("task: unknown init '{other}' (still, linear)")),
+    };
+    let mut opts = Options::default();
+    if let Some(o) = v["options"].as_object() {
+        for (k, x) in o {
+            let num = x
+                .as_f64()
+                .ok_or_else(|| format!("task option {k}: expected a number"))?;
+            match k.as_str() {
+                "max_iterations" => opts.max_iterations = num as usize,
+                "outer_iterations" => opts.outer_iterations = num as usize,
+                "threads" => opts.threads = num as usize,
+                "ftol" => opts.ftol = num,
+                "gtol" => opts.gtol = num,
+                "lambda0" => opts.lambda0 = num,
+                "unactuated_tol" => opts.unactuated_tol = num,
+                _ => return Err(format!("task: unknown option '{k}'")),
+            }
+        }
+    }
+    Ok((task, init, opts))
+}
+
+fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<String> {
+    let m = load_with(model, options)?;
+    let (t, init, opts) =
+        read_task(&m, &read_json(task)?).map_err(|e| format!("{}: {e}", task.display()))?;
+    let sol = diffmj::trajopt::solve(&m, &t, init.as_deref(), &opts).map_err(|e| e.to_string())?;
+    let h = m.opt.timestep;
+    let mut csv = String::new();
+    let mut header = vec!["time".to_string()];
+    header.extend((0..m.nq).map(|i| format!("qpos{i}")));
+    header.extend((0..m.nv).map(|i| format!("qvel{i}")));
+    header.extend((0..m.nu).map(|i| format!("ctrl{i}")));
+    csv.push_str(&(header.join(",") + "\n"));
+    for k in 0..=t.horizon {
+        let mut row: Vec<String> = vec![format!("{}", k as f64 * h)];
+        row.extend(sol.qpos[k].iter().map(|x| format!("{x}")));
+        row.extend(sol.qvel[k].iter().map(|x| format!("{x}")));
+        match sol.ctrl.get(k) {
+            Some(c) => row.extend(c.iter().map(|x| format!("{x}"))),
+            None => row.extend((0..m.nu).map(|_| String::new())),
+        }
+        csv.push_str(&(row.join(",") + "\n"));
+    }
+    write_out(out, &csv)?;
+    let finite = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    Ok(json!({
+        "iterations": sol.stats.iterations,
+        "augmented_lagrangian_runs": sol.stats.outer_iterations,
+        "converged": sol.stats.converged,
+        "initial_cost": sol.stats.cost[0],
+        "final_cost": sol.stats.cost.last(),
+        "max_unactuated": sol.max_unactuated,
+        "replay_deviation": finite(sol.replay_deviation),
+        "seconds": sol.stats.seconds,
+    })
+    .to_string())
+}
+
 fn run(cli: Cli) -> Res<()> {
     match cli.cmd {
         Cmd::Info { model } => {
@@ -517,6 +716,15 @@ fn run(cli: Cli) -> Res<()> {
             threads,
             &out,
         )?,
+        Cmd::Trajopt {
+            model,
+            options,
+            task,
+            out,
+        } => {
+            let summary = run_trajopt(&model, &options, &task, &out)?;
+            println!("{summary}");
+        }
         Cmd::Derivatives {
             model,
             options,
@@ -706,6 +914,59 @@ mod tests {
         assert!(e.contains(":1:"), "{e}");
         std::fs::write(&p, "1,2\n3,inf\n").unwrap();
         assert!(read_ctrl(&p, 2).unwrap_err().contains("not finite"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `trajopt` reads a task file, writes the trajectory (whose controls replay it) and a
+    /// summary; a malformed task is an error that names the term.
+    #[test]
+    fn trajopt_task_file() {
+        let dir = std::env::temp_dir().join(format!("diffmj-cli-trajopt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("m.xml");
+        std::fs::write(
+            &model,
+            r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+            <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="1"/>
+            <site name="tip"/></body></worldbody>
+            <actuator><motor joint="x" gear="2"/></actuator></mujoco>"#,
+        )
+        .unwrap();
+        let task = dir.join("t.json");
+        std::fs::write(
+            &task,
+            r#"{"horizon": 40, "init": "linear", "terms": [
+                {"effort": {"weight": 1}},
+                {"qpos": {"time": 40, "target": [0.5], "weight": [1e8]}},
+                {"qvel": {"time": 40, "target": [0], "weight": [1e6]}},
+                {"site": {"time": 20, "site": "tip", "target": [0.25, 0, 0], "weight": 1}}]}"#,
+        )
+        .unwrap();
+        let out = dir.join("traj.csv");
+        let summary: Value =
+            serde_json::from_str(&run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap())
+                .unwrap();
+        assert_eq!(summary["converged"], json!(true), "{summary}");
+        assert!(
+            summary["replay_deviation"].as_f64().unwrap() < 1e-9,
+            "{summary}"
+        );
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "time,qpos0,qvel0,ctrl0");
+        assert_eq!(lines.len(), 42);
+        let last: Vec<f64> = lines[41]
+            .split(',')
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert!((last[1] - 0.5).abs() < 1e-3, "{last:?}");
+        std::fs::write(&task, r#"{"horizon": 5, "terms": [{"qpos": {"time": 5}}]}"#).unwrap();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("term 0 target"), "{e}");
+        std::fs::write(&task, r#"{"horizon": 5, "terms": [{"push": {}}]}"#).unwrap();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("unknown kind 'push'"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
