@@ -442,6 +442,71 @@ fn unidentifiable_solref_is_flagged() {
     assert!(!u.note[1].is_empty());
 }
 
+/// A fit that ends in a local minimum is not reported with intervals when the noise level is
+/// known: the box's whole-rollout sensor error from the wrong start (MuJoCo data, noise-free,
+/// stated noise 1e-4) stops far from the truth; its residuals are many times the noise, so
+/// every parameter carries the note and no interval. The same problem from step 1's start
+/// (inverse dynamics) keeps its intervals.
+#[test]
+fn local_minimum_with_known_noise_has_no_interval() {
+    let m = model("box");
+    let specs = |start: [f64; 2]| {
+        vec![
+            ParamSpec::new(&m, "geom floor friction[0]")
+                .unwrap()
+                .initial(start[0])
+                .bounds(0.01, 3.0)
+                .log(),
+            ParamSpec::new(&m, "geom floor solref[0]")
+                .unwrap()
+                .initial(start[1])
+                .bounds(0.003, 0.5)
+                .log(),
+        ]
+    };
+    let est = Estimator::Shooting {
+        segment_steps: 600,
+        target: Target::Sensors,
+    };
+    let p = Problem::new(&m, specs([0.3, 0.03]), golden(&m, "box"), est)
+        .unwrap()
+        .noise_std(1e-4)
+        .unwrap();
+    let f = fit(&p, &FitOptions::default()).unwrap();
+    let u = &f.uncertainty;
+    let truth = [0.6, 0.02];
+    let worst = (0..2)
+        .map(|j| ((f.estimate[j] - truth[j]) / truth[j]).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "local minimum: worst rel. error {worst:.2e}, reduced chi2 {:?}, {:?}",
+        u.reduced_chi2, u.note
+    );
+    assert!(
+        worst > 1e-2,
+        "this start was expected to stop away from the truth"
+    );
+    assert!(u.reduced_chi2.unwrap() > 10.0);
+    assert!(u.interval.iter().all(Option::is_none) && u.std_error.iter().all(Option::is_none));
+    assert!(u.note.iter().all(|n| n.contains("stated noise")));
+    // near the truth (noise-free data, so the residuals are far below the stated noise)
+    let p = Problem::new(
+        &m,
+        specs([0.61, 0.0202]),
+        golden(&m, "box"),
+        Estimator::inverse(),
+    )
+    .unwrap()
+    .noise_std(1e-4)
+    .unwrap();
+    let f = fit(&p, &FitOptions::default()).unwrap();
+    assert!(
+        f.uncertainty.interval.iter().all(Option::is_some),
+        "{:?}",
+        f.uncertainty.note
+    );
+}
+
 /// Calibration of the intervals: 20 seeds of Gaussian noise on the pendulum's angle sensor
 /// (diffmj data, damping and friction loss fitted by multiple shooting on the sensor). The
 /// 95% intervals must hold the truth in at least 17 seeds, and the spread of the estimates

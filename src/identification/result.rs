@@ -18,7 +18,11 @@
 //!   of the data Jacobian is zero, or below `1e-10` of the largest column), or when it lies
 //!   in a nearly collinear direction (a singular value of the data's `Jₛ` below `1e-8` of the
 //!   largest, and the parameter's weight in that direction above 0.1). Its standard error and
-//!   interval are then not given (`None`); neither are any when the fit did not converge.
+//!   interval are then not given (`None`); neither are any when the fit did not converge,
+//!   nor when a noise level was stated and the residuals exceed it: a reduced chi-square
+//!   `‖r_data‖²/(m − n)` (residuals in units of the noise) above `1.25 + 5 √(2/(m − n))`
+//!   (five standard deviations of its distribution, plus a quarter for a noise level known
+//!   only roughly) means a local minimum or a model that cannot explain the data.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -84,6 +88,9 @@ pub struct Uncertainty {
     pub sigma2: f64,
     /// Degrees of freedom `m − n` of the data residuals.
     pub dof: usize,
+    /// With a stated noise level: `‖r_data‖² / (m − n)` in units of it (about 1 when the
+    /// model explains the data up to the noise).
+    pub reduced_chi2: Option<f64>,
     /// Covariance of the parameter values, `n × n` (rows of `NaN` for parameters that are
     /// not identifiable).
     pub covariance: DMatrix<f64>,
@@ -325,10 +332,23 @@ pub fn uncertainty(
             }
         }
     }
+    // with a stated noise level, residuals far above it mean a local minimum or a model
+    // mismatch: the local analysis does not describe the estimate
+    let chi2 = (dof > 0 && problem.known_noise().is_some())
+        .then(|| r.rows(0, m).norm_squared() / dof as f64);
+    let chi2_limit = 1.25 + 5.0 * (2.0 / dof.max(1) as f64).sqrt();
+    let misfit = chi2.is_some_and(|c| c > chi2_limit);
     let mut std_error = vec![None; n];
     let mut interval = vec![None; n];
     for j in 0..n {
-        if identifiable[j] && converged && cov[(j, j)].is_finite() {
+        if misfit && note[j].is_empty() {
+            note[j] = format!(
+                "the residuals are {:.3} times the stated noise variance (limit {:.3}): a local minimum or a model mismatch, no interval",
+                chi2.unwrap_or(f64::NAN),
+                chi2_limit
+            );
+        }
+        if identifiable[j] && converged && !misfit && cov[(j, j)].is_finite() {
             let se = cov[(j, j)].max(0.0).sqrt();
             std_error[j] = Some(se);
             interval[j] = Some(if specs[j].log {
@@ -348,6 +368,7 @@ pub fn uncertainty(
     Uncertainty {
         sigma2,
         dof,
+        reduced_chi2: chi2,
         covariance: cov,
         std_error,
         interval,
