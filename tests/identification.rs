@@ -442,6 +442,52 @@ fn unidentifiable_solref_is_flagged() {
     assert!(!u.note[1].is_empty());
 }
 
+/// A prior and several trajectories: the pendulum's damping and friction loss from two
+/// trajectories (MuJoCo's golden one and a diffmj one from another angle, evaluated together),
+/// with a prior on the floor's solref, which the data cannot see: the estimate sits on the
+/// prior's nominal value and it is still flagged as not identifiable from the data (the
+/// identifiability test reads the data rows only).
+#[test]
+fn prior_and_several_trajectories() {
+    let m = model("pendulum");
+    let mut data = golden(&m, "pendulum");
+    let mut d = Data::new(&m);
+    d.qpos[0] = -0.7;
+    d.qvel[0] = 2.0;
+    data.push(Trajectory::simulate(&m, &d, 300, |_, _, _| {}, "second").unwrap());
+    let specs = vec![
+        ParamSpec::new(&m, "joint hinge damping")
+            .unwrap()
+            .initial(0.01)
+            .bounds(0.0, 5.0),
+        ParamSpec::new(&m, "joint hinge frictionloss")
+            .unwrap()
+            .initial(0.0)
+            .bounds(0.0, 5.0),
+        ParamSpec::new(&m, "geom floor solref[0]")
+            .unwrap()
+            .initial(0.05)
+            .bounds(0.002, 1.0)
+            .prior(0.03, 0.01),
+    ];
+    let p = Problem::new(&m, specs, data, Estimator::inverse()).unwrap();
+    assert_eq!(p.nresidual(), 600 + 300 + 1);
+    let f = fit(&p, &FitOptions::default()).unwrap();
+    assert!(f.converged, "{}", f.termination);
+    assert!(
+        (f.estimate[0] - 0.03).abs() < 1e-4 * 0.03,
+        "{}",
+        f.estimate[0]
+    );
+    assert!(
+        (f.estimate[1] - 0.08).abs() < 1e-4 * 0.08,
+        "{}",
+        f.estimate[1]
+    );
+    assert!((f.estimate[2] - 0.03).abs() < 1e-12, "{}", f.estimate[2]);
+    assert!(!f.uncertainty.identifiable[2]);
+}
+
 /// A fit that ends in a local minimum is not reported with intervals when the noise level is
 /// known: the box's whole-rollout sensor error from the wrong start (MuJoCo data, noise-free,
 /// stated noise 1e-4) stops far from the truth; its residuals are many times the noise, so
