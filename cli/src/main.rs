@@ -155,6 +155,10 @@ enum Cmd {
         /// `measured` (the data's qfrc columns).
         #[arg(long, default_value = "actuators")]
         forces: String,
+        /// Accelerations of the inverse method from a smoothing derivative filter over
+        /// 2W+1 rows (for measured data) instead of the integrator's discrete ones.
+        #[arg(long, value_name = "W")]
+        smooth: Option<usize>,
         /// Known measurement noise standard deviation (residuals are divided by it and the
         /// covariance uses it instead of the residual variance).
         #[arg(long = "noise-std")]
@@ -553,7 +557,7 @@ fn numbers_and_words<'a>(what: &str, text: &'a str) -> Res<(f64, f64, Vec<&'a st
 /// the result JSON.
 fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     use diffmj::identification::{
-        fit, Estimator, FitOptions, Forces, ParamSpec, Problem, Target, Trajectory,
+        fit, Acceleration, Estimator, FitOptions, Forces, ParamSpec, Problem, Target, Trajectory,
     };
     let Cmd::Sysid {
         model,
@@ -566,6 +570,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         target,
         segment_steps,
         forces,
+        smooth,
         noise_std,
         max_iters,
         out,
@@ -615,6 +620,10 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     };
     let estimator = match method.as_str() {
         "inverse" => Estimator::Inverse {
+            accel: match smooth {
+                None => Acceleration::Discrete,
+                Some(w) => Acceleration::Smoothed { half_window: w },
+            },
             forces: match forces.as_str() {
                 "actuators" => Forces::Actuators,
                 "measured" => Forces::Measured,

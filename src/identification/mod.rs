@@ -13,7 +13,8 @@
 //!     the discrete acceleration of the model's integrator (MuJoCo's `invdiscrete`, so data a
 //!     simulator generated is matched exactly) and `τ_k` the measured generalized actuation:
 //!     `qfrc_actuator` from the recorded controls (its own parameters differentiable too) or
-//!     the data's `qfrc` columns. The contact forces are explicit functions of the motion and
+//!     the data's `qfrc` columns. For measured data, [`Acceleration::Smoothed`] takes `a_k`
+//!     from a smoothing derivative filter of the velocities instead. The contact forces are explicit functions of the motion and
 //!     the parameters (Todorov 2014's analytic inverse), so the residual is smooth in them.
 //!   * [`Estimator::OneStep`] — one-step prediction error: from each measured state, one step,
 //!     compared with the next measured state (tangent-space difference) or with the sensors.
@@ -261,6 +262,25 @@ pub enum Forces {
     Measured,
 }
 
+/// Where the equation-error estimator's accelerations come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acceleration {
+    /// `a_k = (v_{k+1} − v_k)/h` read as the discrete acceleration of the model's integrator
+    /// (MuJoCo's `invdiscrete`; Euler, implicit and implicitfast): data a simulator wrote is
+    /// matched exactly.
+    Discrete,
+    /// For measured data: the slope of a least-squares line through the `2w + 1` velocities
+    /// around row `k` (the Savitzky–Golay derivative filter of degree 1 or 2, which coincide
+    /// for the centre point: `a_k = Σ_{j=−w..w} j v_{k+j} / (h Σ j²)`), used as the continuous
+    /// acceleration (no `invdiscrete`, any integrator). It averages noise over the window at
+    /// the price of a bias of order `h·w` times the acceleration's rate of change; the first
+    /// and last `w` rows have no residual.
+    Smoothed {
+        /// Half-width `w ≥ 1` of the window, in rows.
+        half_window: usize,
+    },
+}
+
 /// The residual being fitted (see the [module doc](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Estimator {
@@ -268,6 +288,8 @@ pub enum Estimator {
     Inverse {
         /// The measured actuation.
         forces: Forces,
+        /// The accelerations.
+        accel: Acceleration,
     },
     /// One-step prediction error.
     OneStep {
@@ -284,10 +306,12 @@ pub enum Estimator {
 }
 
 impl Estimator {
-    /// Equation error with the actuation computed from the recorded controls.
+    /// Equation error with the actuation computed from the recorded controls and the
+    /// integrator's discrete accelerations.
     pub fn inverse() -> Self {
         Estimator::Inverse {
             forces: Forces::Actuators,
+            accel: Acceleration::Discrete,
         }
     }
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
-use super::{Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
+use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
 use crate::data::Data;
 use crate::derivatives::ad::{Dual, CHUNK};
 use crate::engine::{actuation, differentiate_pos, integrate, inverse, step};
@@ -87,6 +87,17 @@ impl Problem {
         }
         let mut base = m.clone();
         match estimator {
+            Estimator::Inverse {
+                accel: Acceleration::Smoothed { half_window },
+                ..
+            } => {
+                if half_window == 0 {
+                    return Err(SysIdError::Estimator(
+                        "the smoothed acceleration needs a half window of at least 1 row".into(),
+                    ));
+                }
+                base.opt.enableflags &= !enable::INVDISCRETE;
+            }
             Estimator::Inverse { .. } => {
                 if !integrate::has_one_step_matrix(base.opt.integrator) {
                     return Err(SysIdError::Estimator(format!(
@@ -165,10 +176,26 @@ impl Problem {
                     }
                 }
             }
-            if estimator
-                == (Estimator::Inverse {
-                    forces: Forces::Measured,
-                })
+            if let Estimator::Inverse {
+                accel: Acceleration::Smoothed { half_window },
+                ..
+            } = estimator
+            {
+                if t.nrow < 2 * half_window + 1 {
+                    return Err(SysIdError::Data {
+                        what: t.name.clone(),
+                        msg: format!(
+                            "{} rows, fewer than the smoothing window of {}",
+                            t.nrow,
+                            2 * half_window + 1
+                        ),
+                    });
+                }
+            }
+            if let Estimator::Inverse {
+                forces: Forces::Measured,
+                ..
+            } = estimator
             {
                 match &t.qfrc {
                     Some(s) if s.len() == t.nrow * nv => {}
@@ -184,7 +211,14 @@ impl Problem {
         let mut units = Vec::new();
         let mut offset = 0;
         for (i, t) in data.iter().enumerate() {
-            let nstep = t.nrow - 1;
+            // the rows with a residual: s0..nstep
+            let (s0, nstep) = match estimator {
+                Estimator::Inverse {
+                    accel: Acceleration::Smoothed { half_window: w },
+                    ..
+                } => (w, t.nrow - w),
+                _ => (0, t.nrow - 1),
+            };
             let (width, per_row) = match estimator {
                 Estimator::Inverse { .. } => (ROWS_PER_UNIT, nv),
                 Estimator::OneStep { target } => (ROWS_PER_UNIT, per_row(m, target)),
@@ -193,7 +227,7 @@ impl Problem {
                     target,
                 } => (segment_steps, per_row(m, target)),
             };
-            let mut s = 0;
+            let mut s = s0;
             while s < nstep {
                 let e = (s + width).min(nstep);
                 let len = (e - s) * per_row;
@@ -426,13 +460,29 @@ impl Problem {
             }
         };
         match self.estimator {
-            Estimator::Inverse { forces } => {
+            Estimator::Inverse { forces, accel } => {
                 for (i, k) in (u.start..u.end).enumerate() {
                     set_row(d, k, true);
                     let ih = T::one() / m.opt.timestep;
-                    for j in 0..nv {
-                        let dv = t.qvel[(k + 1) * nv + j] - t.qvel[k * nv + j];
-                        d.qacc[j] = T::c(dv) * ih;
+                    match accel {
+                        Acceleration::Discrete => {
+                            for j in 0..nv {
+                                let dv = t.qvel[(k + 1) * nv + j] - t.qvel[k * nv + j];
+                                d.qacc[j] = T::c(dv) * ih;
+                            }
+                        }
+                        Acceleration::Smoothed { half_window: w } => {
+                            // slope of the least-squares line through v_{k-w..k+w}
+                            let den: f64 = (1..=w).map(|j| 2.0 * (j * j) as f64).sum();
+                            for j in 0..nv {
+                                let mut num = 0.0;
+                                for l in 1..=w {
+                                    num += l as f64
+                                        * (t.qvel[(k + l) * nv + j] - t.qvel[(k - l) * nv + j]);
+                                }
+                                d.qacc[j] = T::c(num / den) * ih;
+                            }
+                        }
                     }
                     inverse(m, d).map_err(|e| sim(k, e))?;
                     let o = &mut out[i * nv..(i + 1) * nv];
