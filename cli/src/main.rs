@@ -169,6 +169,10 @@ enum Cmd {
         /// Output JSON (`-` for stdout, the default).
         #[arg(long, default_value = "-")]
         out: String,
+        /// Write PNG plots into this directory: cost per iteration (`sysid_cost.png`),
+        /// parameter convergence (`sysid_params.png`), final residuals (`sysid_residuals.png`).
+        #[arg(long)]
+        plots: Option<PathBuf>,
     },
     /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
     /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
@@ -574,6 +578,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         noise_std,
         max_iters,
         out,
+        plots,
     } = cmd
     else {
         return Err("internal: not a sysid command".into());
@@ -691,6 +696,9 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
             f.initial[j], f.estimate[j]
         );
     }
+    if let Some(dir) = &plots {
+        sysid_plots(dir, &f).map_err(|e| format!("--plots {}: {e}", dir.display()))?;
+    }
     let n = f.names.len();
     let corr: Vec<Value> = (0..n)
         .map(|a| Value::Array((0..n).map(|b| finite(u.correlation[(a, b)])).collect()))
@@ -718,6 +726,125 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
             serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?
         ),
     )
+}
+
+/// The PNG plots of `sysid --plots DIR` (see its help).
+fn sysid_plots(
+    dir: &Path,
+    f: &diffmj::identification::Fit,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    // the bundled font; registering it twice (tests) is harmless
+    let _ = plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        include_bytes!("../../assets/DejaVuSans.ttf"),
+    );
+    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+    // cost per iteration, log scale
+    let path = dir.join("sysid_cost.png");
+    let root = BitMapBackend::new(&path, (800, 450)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let c = &f.cost_history;
+    let lo = c
+        .iter()
+        .cloned()
+        .filter(|x| *x > 0.0)
+        .fold(f64::MAX, f64::min)
+        .min(1.0);
+    let hi = c.iter().cloned().fold(0.0, f64::max).max(lo * 10.0);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("cost ½‖r‖² per iteration", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..(c.len().max(2) - 1) as f64, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_label_formatter(&|y| format!("{y:.0e}"))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        c.iter().enumerate().map(|(i, &y)| (i as f64, y.max(lo))),
+        BLUE.stroke_width(2),
+    ))?;
+    root.present()?;
+    // parameters relative to their final values
+    let path = dir.join("sysid_params.png");
+    let root = BitMapBackend::new(&path, (800, 450)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let rel: Vec<Vec<f64>> = (0..f.estimate.len())
+        .map(|j| {
+            f.param_history
+                .iter()
+                .map(|th| {
+                    let e = f.estimate[j];
+                    if e != 0.0 {
+                        th[j] / e
+                    } else {
+                        th[j]
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let (lo, hi) = rel
+        .iter()
+        .flatten()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let pad = 0.05 * (hi - lo).max(1e-9);
+    let n = f.param_history.len().max(2) - 1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "parameters / final estimate, per iteration",
+            ("sans-serif", 20),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..n as f64, lo - pad..hi + pad)?;
+    chart.configure_mesh().x_desc("iteration").draw()?;
+    for (j, r) in rel.iter().enumerate() {
+        let color = colors[j % colors.len()];
+        chart
+            .draw_series(LineSeries::new(
+                r.iter().enumerate().map(|(i, &y)| (i as f64, y)),
+                color.stroke_width(2),
+            ))?
+            .label(f.names[j].clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    root.present()?;
+    // final residuals
+    let path = dir.join("sysid_residuals.png");
+    let root = BitMapBackend::new(&path, (800, 400)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let r = &f.residuals;
+    let lim = r.iter().fold(0.0f64, |a, x| a.max(x.abs())).max(1e-300);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("final residuals", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..r.len().max(1) as f64, -lim..lim)?;
+    chart
+        .configure_mesh()
+        .x_desc("residual index")
+        .y_label_formatter(&|y| format!("{y:.1e}"))
+        .draw()?;
+    chart.draw_series(
+        r.iter()
+            .enumerate()
+            .map(|(i, &y)| Circle::new((i as f64, y), 1, BLUE.filled())),
+    )?;
+    root.present()?;
+    Ok(())
 }
 
 fn run(cli: Cli) -> Res<()> {
@@ -1014,8 +1141,16 @@ mod tests {
             "inverse",
             "--out",
             out.to_str().unwrap(),
+            "--plots",
+            dir.to_str().unwrap(),
         ]))
         .unwrap();
+        for png in ["sysid_cost.png", "sysid_params.png", "sysid_residuals.png"] {
+            assert!(
+                std::fs::metadata(dir.join(png)).unwrap().len() > 1000,
+                "{png}"
+            );
+        }
         let r = read_json(&out).unwrap();
         let p = &r["parameters"];
         let est = p[0]["estimate"].as_f64().unwrap();
