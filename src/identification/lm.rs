@@ -48,6 +48,9 @@ pub struct BoundedLm {
     pub cost_history: Vec<f64>,
     /// The point (solver coordinates) at the start and after each iteration.
     pub param_history: Vec<DVector<f64>>,
+    /// Which convergence test stopped the solver: `gradient`, `step`, `cost`, `zero cost` or
+    /// `rounding` (see the [module doc](self)).
+    pub converged_by: Option<&'static str>,
 }
 
 impl BoundedLm {
@@ -65,6 +68,7 @@ impl BoundedLm {
             done: None,
             cost_history: Vec::new(),
             param_history: Vec::new(),
+            converged_by: None,
         }
     }
 
@@ -76,8 +80,8 @@ impl BoundedLm {
         )
     }
 
-    fn converged(&mut self, why: &str) -> TerminationStatus {
-        let _ = why;
+    fn converged(&mut self, why: &'static str) -> TerminationStatus {
+        self.converged_by = Some(why);
         TerminationStatus::Terminated(TerminationReason::SolverConverged)
     }
 }
@@ -125,6 +129,7 @@ where
         self.lambda = self.lambda0;
         self.nu = 2.0;
         self.done = None;
+        self.converged_by = None;
         self.cost_history = vec![c];
         self.param_history = vec![z0.clone()];
         Ok((state.param(z0).residuals(r).cost(c), None))

@@ -48,7 +48,7 @@ pub struct Problem {
     specs: Vec<ParamSpec>,
     data: Vec<Trajectory>,
     estimator: Estimator,
-    noise_std: f64,
+    noise_std: Option<f64>,
     units: Vec<Unit>,
     ndata: usize,
     nprior: usize,
@@ -247,7 +247,7 @@ impl Problem {
             specs,
             data,
             estimator,
-            noise_std: 1.0,
+            noise_std: None,
             units,
             ndata: offset,
             nprior,
@@ -265,13 +265,13 @@ impl Problem {
                 "noise standard deviation must be positive and finite, got {std}"
             )));
         }
-        self.noise_std = std;
+        self.noise_std = Some(std);
         Ok(self)
     }
 
     /// The known noise standard deviation, when one was given.
     pub fn known_noise(&self) -> Option<f64> {
-        (self.noise_std != 1.0).then_some(self.noise_std)
+        self.noise_std
     }
 
     /// The parameters.
@@ -434,7 +434,7 @@ impl Problem {
     ) -> Result<(), SysIdError> {
         let t = &self.data[u.traj];
         let (nq, nv, na, nu) = (m.nq, m.nv, m.na, m.nu);
-        let w = 1.0 / self.noise_std;
+        let w = 1.0 / self.noise_std.unwrap_or(1.0);
         let d = &mut s.d;
         d.reset(m);
         let sim = |k: usize, e: crate::engine::SimError| SysIdError::Sim {

@@ -125,7 +125,7 @@ pub struct Fit {
     pub iterations: u64,
     /// Whether the solver met a convergence test (not the iteration limit or a stall).
     pub converged: bool,
-    /// argmin's termination reason, as text.
+    /// argmin's termination reason, as text, with the convergence test that fired.
     pub termination: String,
     /// Final cost `½‖r‖²`.
     pub final_cost: f64,
@@ -203,12 +203,15 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
         TerminationStatus::Terminated(TerminationReason::SolverConverged)
             | TerminationStatus::Terminated(TerminationReason::TargetCostReached)
     );
-    let termination = match &status {
-        TerminationStatus::Terminated(r) => r.text().to_string(),
-        TerminationStatus::NotTerminated => "not terminated".into(),
-    };
     let iterations = state.get_iter();
     let solver = res.solver();
+    let termination = match (&status, solver.converged_by) {
+        (TerminationStatus::Terminated(r), Some(why)) if converged => {
+            format!("{} ({why} test)", r.text())
+        }
+        (TerminationStatus::Terminated(r), _) => r.text().to_string(),
+        (TerminationStatus::NotTerminated, _) => "not terminated".into(),
+    };
     let z = solver
         .param_history
         .last()
