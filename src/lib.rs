@@ -28,6 +28,7 @@ pub mod control;
 pub mod data;
 pub mod derivatives;
 pub mod engine;
+pub mod identification;
 pub mod io;
 pub mod math;
 pub mod mjcf;

@@ -1,0 +1,617 @@
+//! The identification problem: the residual vector of an [`Estimator`] over every trajectory
+//! and its exact Jacobian with respect to the solver's coordinates `z` (see
+//! [`ParamSpec::to_z`]).
+//!
+//! One code path, generic over the scalar type, computes the residuals: on `f64` for the
+//! value, on [`Dual`] (the model lifted by [`Model::cast_seeded`] with up to [`CHUNK`]
+//! parameters as directions) for the value and `∂r/∂θ` at once; more parameters take more
+//! passes. The derived constants follow the parameters as recompiling the model would. The
+//! work is split into units (blocks of rows, or shooting segments) evaluated on rayon's
+//! threads, each into its own slice of the residual vector, so the result does not depend on
+//! the thread count.
+//!
+//! Residual layout: the trajectories in order; within one, the rows (or segments) in order,
+//! each contributing `nv` entries (inverse), `2 nv + na` (states) or `nsensordata`
+//! (sensors); then one entry per parameter with a prior. Data residuals are divided by
+//! `noise_std`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+
+use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
+use crate::data::Data;
+use crate::derivatives::ad::{Dual, CHUNK};
+use crate::engine::{actuation, differentiate_pos, integrate, inverse, step};
+use crate::model::{enable, Model};
+use crate::scalar::Scalar;
+
+/// Rows per unit of work for the row-wise estimators (inverse, one-step).
+const ROWS_PER_UNIT: usize = 64;
+
+/// A unit of work: rows `start..end` of trajectory `traj` (for shooting: one segment
+/// starting at `start`, stepping to `end`), with `len` residuals.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    traj: usize,
+    start: usize,
+    end: usize,
+    len: usize,
+}
+
+/// Model, parameters, data and estimator of one identification (see the
+/// [module doc](self)). Implements argmin's `Operator` (residuals) and `Jacobian`.
+#[derive(Debug)]
+pub struct Problem {
+    base: Model<f64>,
+    specs: Vec<ParamSpec>,
+    data: Vec<Trajectory>,
+    estimator: Estimator,
+    noise_std: Option<f64>,
+    units: Vec<Unit>,
+    ndata: usize,
+    nprior: usize,
+    /// Residual evaluations (f64 passes) so far.
+    pub residual_evals: AtomicUsize,
+    /// Jacobian evaluations so far.
+    pub jacobian_evals: AtomicUsize,
+}
+
+impl Problem {
+    /// The problem of fitting `specs` to `data` with `estimator` on model `m` (the parameters
+    /// not identified keep their values in `m`). Checks the settings, the data against the
+    /// model and the estimator, and that consecutive rows are one timestep apart.
+    pub fn new(
+        m: &Model<f64>,
+        specs: Vec<ParamSpec>,
+        data: Vec<Trajectory>,
+        estimator: Estimator,
+    ) -> Result<Self, SysIdError> {
+        if specs.is_empty() {
+            return Err(SysIdError::Estimator("no parameter to identify".into()));
+        }
+        if data.is_empty() {
+            return Err(SysIdError::Estimator("no trajectory given".into()));
+        }
+        for s in &specs {
+            s.check()?;
+        }
+        for (i, a) in specs.iter().enumerate() {
+            if specs[..i].iter().any(|b| b.param.slots == a.param.slots) {
+                return Err(SysIdError::Spec {
+                    name: a.param.name.clone(),
+                    msg: "given twice".into(),
+                });
+            }
+        }
+        let mut base = m.clone();
+        match estimator {
+            Estimator::Inverse {
+                accel: Acceleration::Smoothed { half_window },
+                ..
+            } => {
+                if half_window == 0 {
+                    return Err(SysIdError::Estimator(
+                        "the smoothed acceleration needs a half window of at least 1 row".into(),
+                    ));
+                }
+                base.opt.enableflags &= !enable::INVDISCRETE;
+            }
+            Estimator::Inverse { .. } => {
+                if !integrate::has_one_step_matrix(base.opt.integrator) {
+                    return Err(SysIdError::Estimator(format!(
+                        "the inverse-dynamics estimator reads the data's accelerations as discrete ones (invdiscrete), which the {} integrator does not support; use onestep or shooting",
+                        base.opt.integrator.name()
+                    )));
+                }
+                base.opt.enableflags |= enable::INVDISCRETE;
+            }
+            Estimator::Shooting {
+                segment_steps: 0, ..
+            } => {
+                return Err(SysIdError::Estimator(
+                    "segment_steps must be at least 1".into(),
+                ))
+            }
+            _ => {}
+        }
+        let (nv, na, ns) = (m.nv, m.na, m.nsensordata);
+        let h = m.opt.timestep;
+        for t in &data {
+            let sizes = [
+                ("time", t.time.len(), t.nrow),
+                ("qpos", t.qpos.len(), t.nrow * m.nq),
+                ("qvel", t.qvel.len(), t.nrow * nv),
+                ("act", t.act.len(), t.nrow * na),
+                ("ctrl", t.ctrl.len(), t.nrow * m.nu),
+            ];
+            for (what, got, want) in sizes {
+                if got != want {
+                    return Err(SysIdError::Data {
+                        what: t.name.clone(),
+                        msg: format!("{what} has {got} values, expected {want}"),
+                    });
+                }
+            }
+            if t.nrow < 2 {
+                return Err(SysIdError::Data {
+                    what: t.name.clone(),
+                    msg: "fewer than 2 rows".into(),
+                });
+            }
+            for k in 0..t.nrow - 1 {
+                let dt = t.time[k + 1] - t.time[k];
+                if (dt - h).abs() > 1e-6 * h {
+                    return Err(SysIdError::Data {
+                        what: format!("{} row {}", t.name, k + 1),
+                        msg: format!(
+                            "rows must be one model timestep ({h}) apart, this one is {dt} after the previous"
+                        ),
+                    });
+                }
+            }
+            let need_sensor = matches!(
+                estimator,
+                Estimator::OneStep {
+                    target: Target::Sensors
+                } | Estimator::Shooting {
+                    target: Target::Sensors,
+                    ..
+                }
+            );
+            if need_sensor {
+                if ns == 0 {
+                    return Err(SysIdError::Estimator(
+                        "the sensor target needs a model with sensors".into(),
+                    ));
+                }
+                match &t.sensor {
+                    Some(s) if s.len() == t.nrow * ns => {}
+                    _ => {
+                        return Err(SysIdError::Data {
+                            what: t.name.clone(),
+                            msg: format!("the sensor target needs the {ns} sensor columns"),
+                        })
+                    }
+                }
+            }
+            if let Estimator::Inverse {
+                accel: Acceleration::Smoothed { half_window },
+                ..
+            } = estimator
+            {
+                if t.nrow < 2 * half_window + 1 {
+                    return Err(SysIdError::Data {
+                        what: t.name.clone(),
+                        msg: format!(
+                            "{} rows, fewer than the smoothing window of {}",
+                            t.nrow,
+                            2 * half_window + 1
+                        ),
+                    });
+                }
+            }
+            if let Estimator::Inverse {
+                forces: Forces::Measured,
+                ..
+            } = estimator
+            {
+                match &t.qfrc {
+                    Some(s) if s.len() == t.nrow * nv => {}
+                    _ => {
+                        return Err(SysIdError::Data {
+                            what: t.name.clone(),
+                            msg: format!("measured forces need the {nv} qfrc columns"),
+                        })
+                    }
+                }
+            }
+        }
+        let mut units = Vec::new();
+        let mut offset = 0;
+        for (i, t) in data.iter().enumerate() {
+            // the rows with a residual: s0..nstep
+            let (s0, nstep) = match estimator {
+                Estimator::Inverse {
+                    accel: Acceleration::Smoothed { half_window: w },
+                    ..
+                } => (w, t.nrow - w),
+                _ => (0, t.nrow - 1),
+            };
+            let (width, per_row) = match estimator {
+                Estimator::Inverse { .. } => (ROWS_PER_UNIT, nv),
+                Estimator::OneStep { target } => (ROWS_PER_UNIT, per_row(m, target)),
+                Estimator::Shooting {
+                    segment_steps,
+                    target,
+                } => (segment_steps, per_row(m, target)),
+            };
+            let mut s = s0;
+            while s < nstep {
+                let e = (s + width).min(nstep);
+                let len = (e - s) * per_row;
+                units.push(Unit {
+                    traj: i,
+                    start: s,
+                    end: e,
+                    len,
+                });
+                offset += len;
+                s = e;
+            }
+        }
+        let nprior = specs.iter().filter(|s| s.prior.is_some()).count();
+        Ok(Problem {
+            base,
+            specs,
+            data,
+            estimator,
+            noise_std: None,
+            units,
+            ndata: offset,
+            nprior,
+            residual_evals: AtomicUsize::new(0),
+            jacobian_evals: AtomicUsize::new(0),
+        })
+    }
+
+    /// With the data residuals divided by `std` (the measurement noise's standard deviation):
+    /// the cost is then a log-likelihood and the covariance uses this variance instead of
+    /// the one estimated from the residuals (see [`super::Uncertainty`]).
+    pub fn noise_std(mut self, std: f64) -> Result<Self, SysIdError> {
+        if !(std > 0.0 && std.is_finite()) {
+            return Err(SysIdError::Estimator(format!(
+                "noise standard deviation must be positive and finite, got {std}"
+            )));
+        }
+        self.noise_std = Some(std);
+        Ok(self)
+    }
+
+    /// The known noise standard deviation, when one was given.
+    pub fn known_noise(&self) -> Option<f64> {
+        self.noise_std
+    }
+
+    /// The parameters.
+    pub fn specs(&self) -> &[ParamSpec] {
+        &self.specs
+    }
+
+    /// The trajectories.
+    pub fn data(&self) -> &[Trajectory] {
+        &self.data
+    }
+
+    /// The estimator.
+    pub fn estimator(&self) -> Estimator {
+        self.estimator
+    }
+
+    /// Number of data residuals (without the prior rows).
+    pub fn ndata(&self) -> usize {
+        self.ndata
+    }
+
+    /// Number of residuals (data, then one per prior).
+    pub fn nresidual(&self) -> usize {
+        self.ndata + self.nprior
+    }
+
+    /// The starting point in solver coordinates.
+    pub fn z0(&self) -> DVector<f64> {
+        DVector::from_iterator(
+            self.specs.len(),
+            self.specs.iter().map(|s| s.to_z(s.initial)),
+        )
+    }
+
+    /// Bounds in solver coordinates (`ln` of the bounds with log scaling; `ln 0 = −∞`).
+    pub fn z_bounds(&self) -> (DVector<f64>, DVector<f64>) {
+        let n = self.specs.len();
+        let lo = DVector::from_fn(n, |i, _| {
+            let s = &self.specs[i];
+            if s.log && s.lower <= 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                s.to_z(s.lower)
+            }
+        });
+        let hi = DVector::from_fn(n, |i, _| self.specs[i].to_z(self.specs[i].upper));
+        (lo, hi)
+    }
+
+    /// Parameter values at solver coordinates `z`.
+    pub fn theta(&self, z: &DVector<f64>) -> Vec<f64> {
+        self.specs
+            .iter()
+            .zip(z.iter())
+            .map(|(s, &z)| s.to_theta(z).clamp(s.lower, s.upper))
+            .collect()
+    }
+
+    /// The model with the parameters at values `theta` (derived constants recomputed).
+    pub fn model_at(&self, theta: &[f64]) -> Model<f64> {
+        let mut m = self.base.clone();
+        let values: Vec<_> = self
+            .specs
+            .iter()
+            .zip(theta)
+            .map(|(s, &v)| (s.param.clone(), v))
+            .collect();
+        m.set_params(&values);
+        m
+    }
+
+    /// The residual vector at solver coordinates `z`.
+    pub fn residuals(&self, z: &DVector<f64>) -> Result<DVector<f64>, SysIdError> {
+        self.residual_evals.fetch_add(1, Ordering::Relaxed);
+        let theta = self.theta(z);
+        let m = self.model_at(&theta);
+        let mut r = vec![0.0; self.nresidual()];
+        self.evaluate(&m, &mut r[..self.ndata])?;
+        self.prior_rows(&theta, z, &mut r, None);
+        Ok(DVector::from_vec(r))
+    }
+
+    /// The residual vector and its exact Jacobian `∂r/∂z` (`nresidual × nparam`) at `z`.
+    pub fn residuals_jacobian(
+        &self,
+        z: &DVector<f64>,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), SysIdError> {
+        self.jacobian_evals.fetch_add(1, Ordering::Relaxed);
+        let theta = self.theta(z);
+        let m = self.model_at(&theta);
+        let (nr, np) = (self.nresidual(), self.specs.len());
+        let mut r = vec![0.0; nr];
+        let mut jac = DMatrix::zeros(nr, np);
+        let mut rd = vec![Dual::c(0.0); self.ndata];
+        let params: Vec<_> = self.specs.iter().map(|s| s.param.clone()).collect();
+        for (c, chunk) in params.chunks(CHUNK).enumerate() {
+            let md = m.cast_seeded::<Dual>(chunk)?;
+            self.evaluate(&md, &mut rd)?;
+            for (l, _) in chunk.iter().enumerate() {
+                let j = c * CHUNK + l;
+                let dz = self.specs[j].dtheta_dz(z[j]);
+                for (i, x) in rd.iter().enumerate() {
+                    jac[(i, j)] = x.deriv(l) * dz;
+                }
+            }
+            if c == 0 {
+                for (ri, x) in r.iter_mut().zip(&rd) {
+                    *ri = x.re();
+                }
+            }
+        }
+        self.prior_rows(&theta, z, &mut r, Some(&mut jac));
+        Ok((DVector::from_vec(r), jac))
+    }
+
+    /// The prior residuals `(θ − nominal)/σ` after the data rows, and their Jacobian rows.
+    fn prior_rows(
+        &self,
+        theta: &[f64],
+        z: &DVector<f64>,
+        r: &mut [f64],
+        mut jac: Option<&mut DMatrix<f64>>,
+    ) {
+        let mut row = self.ndata;
+        for (j, s) in self.specs.iter().enumerate() {
+            if let Some(p) = s.prior {
+                r[row] = (theta[j] - p.nominal) / p.std;
+                if let Some(jac) = jac.as_deref_mut() {
+                    jac[(row, j)] = s.dtheta_dz(z[j]) / p.std;
+                }
+                row += 1;
+            }
+        }
+    }
+
+    /// The data residuals of model `m` (on `f64` or duals) into `out` (`ndata`), the units
+    /// on rayon's threads.
+    fn evaluate<T: Scalar>(&self, m: &Model<T>, out: &mut [T]) -> Result<(), SysIdError> {
+        let mut slices = Vec::with_capacity(self.units.len());
+        let mut rest = out;
+        for u in &self.units {
+            let (a, b) = rest.split_at_mut(u.len);
+            slices.push(a);
+            rest = b;
+        }
+        slices
+            .into_par_iter()
+            .zip(self.units.par_iter())
+            .try_for_each_init(|| Scratch::new(m), |s, (o, u)| self.unit(m, s, u, o))
+    }
+
+    /// The residuals of one unit of work.
+    fn unit<T: Scalar>(
+        &self,
+        m: &Model<T>,
+        s: &mut Scratch<T>,
+        u: &Unit,
+        out: &mut [T],
+    ) -> Result<(), SysIdError> {
+        let t = &self.data[u.traj];
+        let (nq, nv, na, nu) = (m.nq, m.nv, m.na, m.nu);
+        let w = 1.0 / self.noise_std.unwrap_or(1.0);
+        let d = &mut s.d;
+        d.reset(m);
+        let sim = |k: usize, e: crate::engine::SimError| SysIdError::Sim {
+            what: format!("{} row {k}", t.name),
+            msg: e.to_string(),
+        };
+        // set the measured state of row k (and its controls)
+        let set_row = |d: &mut Data<T>, k: usize, state: bool| {
+            if state {
+                d.time = T::c(t.time[k]);
+                for (x, &v) in d.qpos.iter_mut().zip(&t.qpos[k * nq..(k + 1) * nq]) {
+                    *x = T::c(v);
+                }
+                for (x, &v) in d.qvel.iter_mut().zip(&t.qvel[k * nv..(k + 1) * nv]) {
+                    *x = T::c(v);
+                }
+                for (x, &v) in d.act.iter_mut().zip(&t.act[k * na..(k + 1) * na]) {
+                    *x = T::c(v);
+                }
+            }
+            for (x, &v) in d.ctrl.iter_mut().zip(&t.ctrl[k * nu..(k + 1) * nu]) {
+                *x = T::c(v);
+            }
+        };
+        match self.estimator {
+            Estimator::Inverse { forces, accel } => {
+                for (i, k) in (u.start..u.end).enumerate() {
+                    set_row(d, k, true);
+                    let ih = T::one() / m.opt.timestep;
+                    match accel {
+                        Acceleration::Discrete => {
+                            for j in 0..nv {
+                                let dv = t.qvel[(k + 1) * nv + j] - t.qvel[k * nv + j];
+                                d.qacc[j] = T::c(dv) * ih;
+                            }
+                        }
+                        Acceleration::Smoothed { half_window: w } => {
+                            // slope of the least-squares line through v_{k-w..k+w}
+                            let den: f64 = (1..=w).map(|j| 2.0 * (j * j) as f64).sum();
+                            for j in 0..nv {
+                                let mut num = 0.0;
+                                for l in 1..=w {
+                                    num += l as f64
+                                        * (t.qvel[(k + l) * nv + j] - t.qvel[(k - l) * nv + j]);
+                                }
+                                d.qacc[j] = T::c(num / den) * ih;
+                            }
+                        }
+                    }
+                    inverse(m, d).map_err(|e| sim(k, e))?;
+                    let o = &mut out[i * nv..(i + 1) * nv];
+                    match forces {
+                        Forces::Actuators => {
+                            actuation::fwd_actuation(m, d);
+                            for j in 0..nv {
+                                o[j] = (d.qfrc_inverse[j] - d.qfrc_actuator[j]) * T::c(w);
+                            }
+                        }
+                        Forces::Measured => {
+                            let q = t.qfrc.as_ref().expect("checked in Problem::new");
+                            for j in 0..nv {
+                                o[j] = (d.qfrc_inverse[j] - T::c(q[k * nv + j])) * T::c(w);
+                            }
+                        }
+                    }
+                }
+            }
+            Estimator::OneStep { target } => {
+                let per = per_row(m, target);
+                for (i, k) in (u.start..u.end).enumerate() {
+                    set_row(d, k, true);
+                    step(m, d).map_err(|e| sim(k, e))?;
+                    let o = &mut out[i * per..(i + 1) * per];
+                    compare(m, d, t, k, k + 1, target, w, &mut s.qref, o);
+                }
+            }
+            Estimator::Shooting { target, .. } => {
+                let per = per_row(m, target);
+                set_row(d, u.start, true);
+                for (i, k) in (u.start..u.end).enumerate() {
+                    set_row(d, k, false);
+                    step(m, d).map_err(|e| sim(k, e))?;
+                    let o = &mut out[i * per..(i + 1) * per];
+                    compare(m, d, t, k, k + 1, target, w, &mut s.qref, o);
+                }
+            }
+        }
+        if let Some(i) = out.iter().position(|x| !x.re().is_finite()) {
+            return Err(SysIdError::Sim {
+                what: format!("{} rows {}..{}", t.name, u.start, u.end),
+                msg: format!("residual {i} is not finite"),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Residuals per row of a prediction-error target.
+fn per_row<T>(m: &Model<T>, target: Target) -> usize {
+    match target {
+        Target::States => 2 * m.nv + m.na,
+        Target::Sensors => m.nsensordata,
+    }
+}
+
+/// After a step from row `k`: the sensors of that step against row `k`'s, or the next state
+/// against row `next`'s (`qpos` as the tangent `qpos_pred ⊖ qpos_meas`), times `w`.
+#[allow(clippy::too_many_arguments)]
+fn compare<T: Scalar>(
+    m: &Model<T>,
+    d: &Data<T>,
+    t: &Trajectory,
+    k: usize,
+    next: usize,
+    target: Target,
+    w: f64,
+    qref: &mut [T],
+    o: &mut [T],
+) {
+    let (nq, nv, na, ns) = (m.nq, m.nv, m.na, m.nsensordata);
+    let w = T::c(w);
+    match target {
+        Target::Sensors => {
+            let sm = t.sensor.as_ref().expect("checked in Problem::new");
+            for j in 0..ns {
+                o[j] = (d.sensordata[j] - T::c(sm[k * ns + j])) * w;
+            }
+        }
+        Target::States => {
+            for (r, &v) in qref.iter_mut().zip(&t.qpos[next * nq..(next + 1) * nq]) {
+                *r = T::c(v);
+            }
+            differentiate_pos(m, &mut o[..nv], T::one(), qref, &d.qpos);
+            for j in 0..nv {
+                o[j] *= w;
+                o[nv + j] = (d.qvel[j] - T::c(t.qvel[next * nv + j])) * w;
+            }
+            for j in 0..na {
+                o[2 * nv + j] = (d.act[j] - T::c(t.act[next * na + j])) * w;
+            }
+        }
+    }
+}
+
+/// Per-thread buffers.
+struct Scratch<T> {
+    d: Data<T>,
+    qref: Vec<T>,
+}
+
+impl<T: Scalar> Scratch<T> {
+    fn new(m: &Model<T>) -> Self {
+        Scratch {
+            d: Data::new(m),
+            qref: vec![T::zero(); m.nq],
+        }
+    }
+}
+
+fn to_argmin(e: SysIdError) -> argmin::core::Error {
+    argmin::core::Error::new(e)
+}
+
+impl argmin::core::Operator for Problem {
+    type Param = DVector<f64>;
+    type Output = DVector<f64>;
+    fn apply(&self, z: &DVector<f64>) -> Result<DVector<f64>, argmin::core::Error> {
+        self.residuals(z).map_err(to_argmin)
+    }
+}
+
+impl argmin::core::Jacobian for Problem {
+    type Param = DVector<f64>;
+    type Jacobian = DMatrix<f64>;
+    fn jacobian(&self, z: &DVector<f64>) -> Result<DMatrix<f64>, argmin::core::Error> {
+        self.residuals_jacobian(z)
+            .map(|(_, j)| j)
+            .map_err(to_argmin)
+    }
+}
