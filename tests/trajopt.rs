@@ -130,3 +130,60 @@ fn bad_tasks_are_refused() {
         Err(TrajoptError::Unsupported(_))
     ));
 }
+
+/// The argmin form of a task: its gradient equals central differences of its cost, and argmin's
+/// L-BFGS on it (the baseline) ends no lower than Levenberg–Marquardt, which the test reports.
+#[test]
+fn argmin_problem_gradient_and_lbfgs_baseline() {
+    use argmin::core::{CostFunction, Executor, Gradient, State};
+    use argmin::solver::linesearch::MoreThuenteLineSearch;
+    use argmin::solver::quasinewton::LBFGS;
+    use diffmj::trajopt::ArgminProblem;
+    let m = double_integrator();
+    let n = 30;
+    let task = Task::new(&m, n)
+        .with(Term::Effort { weight: 1.0 })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![0.2],
+            weight: vec![1e2],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0],
+            weight: vec![1e1],
+        });
+    let p = ArgminProblem::new(&m, &task, 1).unwrap();
+    let init: Vec<Vec<f64>> = (0..=n).map(|t| vec![0.2 * t as f64 / n as f64]).collect();
+    let x0 = p.x_of(&init);
+    let g = p.gradient(&x0).unwrap();
+    let mut worst = 0.0f64;
+    for i in 0..x0.len() {
+        let h = 1e-6;
+        let (mut a, mut b) = (x0.clone(), x0.clone());
+        a[i] += h;
+        b[i] -= h;
+        let fd = (p.cost(&a).unwrap() - p.cost(&b).unwrap()) / (2.0 * h);
+        worst = worst.max((fd - g[i]).abs() / g.amax());
+    }
+    assert!(worst < 1e-6, "gradient vs central differences: {worst:.2e}");
+    let lm = solve(&m, &task, Some(&init), &Options::default()).unwrap();
+    let solver = LBFGS::new(MoreThuenteLineSearch::new(), 10)
+        .with_tolerance_grad(1e-8)
+        .unwrap();
+    let res = Executor::new(p, solver)
+        .configure(|s| s.param(x0).max_iters(2000))
+        .run()
+        .unwrap();
+    let lbfgs_cost = res.state().get_best_cost();
+    let lm_cost = *lm.stats.cost.last().unwrap();
+    eprintln!(
+        "gradient check {worst:.1e}; LM: {} iterations, cost {lm_cost:.6e}; L-BFGS: {} iterations, cost {lbfgs_cost:.6e}",
+        lm.stats.iterations,
+        res.state().get_iter()
+    );
+    assert!(
+        lm_cost <= lbfgs_cost * (1.0 + 1e-9),
+        "{lm_cost} vs {lbfgs_cost}"
+    );
+}

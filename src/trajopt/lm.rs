@@ -661,3 +661,101 @@ mod tests {
         }
     }
 }
+
+/// The task as an argmin problem for its gradient-based solvers (L-BFGS: the baseline the
+/// Levenberg–Marquardt solver is compared with): the cost `½ Σ ‖r‖²` and its exact gradient
+/// `Jᵀr` over `x = (q_1, …, q_T)` stacked (`T·nq` entries). Models with ball or free joints are
+/// refused (their quaternions would leave the unit sphere).
+pub struct ArgminProblem<'a> {
+    ctx: Ctx<'a>,
+    q0: Vec<f64>,
+}
+
+impl<'a> ArgminProblem<'a> {
+    /// The problem of `task` on `m`, evaluated on `threads` threads (0: rayon's default).
+    pub fn new(m: &Model<f64>, task: &'a Task, threads: usize) -> Result<Self, TrajoptError> {
+        task.check(m)?;
+        if m.nq != m.nv {
+            return Err(TrajoptError::Unsupported(
+                "the argmin problem takes hinge and slide joints only (no ball or free joints)"
+                    .into(),
+            ));
+        }
+        let mi = inverse_model(m)?;
+        let md = mi.cast::<Dual>();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| TrajoptError::Task(format!("threads: {e}")))?;
+        Ok(ArgminProblem {
+            ctx: Ctx {
+                sizes: block_sizes(&mi, task),
+                mi,
+                md,
+                task,
+                pool,
+            },
+            q0: task.qpos0.clone(),
+        })
+    }
+
+    /// `x` of a trajectory `q_0 … q_T` (`q_0` dropped).
+    pub fn x_of(&self, q: &[Vec<f64>]) -> nalgebra::DVector<f64> {
+        nalgebra::DVector::from_iterator(
+            self.ctx.task.horizon * self.q0.len(),
+            q[1..].iter().flatten().copied(),
+        )
+    }
+
+    /// The trajectory `q_0 … q_T` of `x`.
+    pub fn trajectory(&self, x: &nalgebra::DVector<f64>) -> Vec<Vec<f64>> {
+        let nq = self.q0.len();
+        std::iter::once(self.q0.clone())
+            .chain(x.as_slice().chunks(nq).map(|c| c.to_vec()))
+            .collect()
+    }
+
+    fn blocks(&self, x: &nalgebra::DVector<f64>, jac: bool) -> Result<Vec<Block>, TrajoptError> {
+        let mut blocks: Vec<Block> = self
+            .ctx
+            .sizes
+            .iter()
+            .map(|&n| Block {
+                r: vec![0.0; n],
+                ..Default::default()
+            })
+            .collect();
+        self.ctx
+            .evaluate(&self.trajectory(x), &[], &mut blocks, jac)?;
+        Ok(blocks)
+    }
+}
+
+impl argmin::core::CostFunction for ArgminProblem<'_> {
+    type Param = nalgebra::DVector<f64>;
+    type Output = f64;
+
+    fn cost(&self, x: &Self::Param) -> Result<f64, argmin::core::Error> {
+        Ok(cost_of(&self.blocks(x, false)?))
+    }
+}
+
+impl argmin::core::Gradient for ArgminProblem<'_> {
+    type Param = nalgebra::DVector<f64>;
+    type Gradient = nalgebra::DVector<f64>;
+
+    fn gradient(&self, x: &Self::Param) -> Result<Self::Gradient, argmin::core::Error> {
+        let nv = self.q0.len();
+        let mut g = nalgebra::DVector::zeros(x.len());
+        for b in &self.blocks(x, true)? {
+            let ncol = b.nvars * nv;
+            let g0 = (b.first.max(1) - 1) * nv;
+            for (ri, &rv) in b.r.iter().enumerate() {
+                for (i, &ji) in b.j[ri * ncol..(ri + 1) * ncol].iter().enumerate() {
+                    g[g0 + i] += ji * rv;
+                }
+            }
+        }
+        Ok(g)
+    }
+}
