@@ -581,87 +581,6 @@ pub(crate) fn replay(
     Ok(dev)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::Integrator;
-    use crate::trajopt::Term;
-
-    /// The exact block Jacobians equal central differences of the residuals (contact model).
-    #[test]
-    fn block_jacobians_match_finite_differences() {
-        let mut m = crate::mjcf::load_file(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/models/thirdparty/gymnasium/hopper.xml"
-        ))
-        .unwrap();
-        m.opt.integrator = Integrator::Euler;
-        m.opt.timestep = 0.01;
-        let mut d = Data::new(&m);
-        for _ in 0..100 {
-            step(&m, &mut d).unwrap();
-        }
-        let n = 6;
-        let mut task = Task::new(&m, n);
-        task.qpos0 = d.qpos.clone();
-        task.qvel0 = d.qvel.clone();
-        task = task
-            .with(Term::Effort { weight: 1.0 })
-            .with(Term::Unactuated { weight: 1.0 });
-        let q: Vec<Vec<f64>> = (0..=n)
-            .map(|t| {
-                let mut q = d.qpos.clone();
-                q[0] += 0.05 * t as f64;
-                q[3] += 0.02 * t as f64;
-                q
-            })
-            .collect();
-        let mi = inverse_model(&m).unwrap();
-        let md = mi.cast::<Dual>();
-        let sizes = block_sizes(&mi, &task);
-        let mut w = Worker::new(&mi, &md);
-        let nv = m.nv;
-        for t in 0..n {
-            let mut b = Block {
-                r: vec![0.0; sizes[t]],
-                ..Default::default()
-            };
-            eval_block(&mi, &md, &task, &q, &[], t, &mut w, &mut b, true).unwrap();
-            let ncol = b.nvars * nv;
-            let mut worst = 0.0f64;
-            let scale = b.j.iter().fold(0.0f64, |s, x| s.max(x.abs()));
-            for c in 0..ncol {
-                let k = b.first + c / nv;
-                let mut col = [vec![], vec![]];
-                for (side, h) in [(0, -1e-6), (1, 1e-6)] {
-                    let mut qq = q.clone();
-                    let mut dq = vec![0.0; nv];
-                    dq[c % nv] = h;
-                    integrate_pos(&mi, &mut qq[k], &dq, 1.0);
-                    let mut bb = Block {
-                        r: vec![0.0; sizes[t]],
-                        ..Default::default()
-                    };
-                    eval_block(&mi, &md, &task, &qq, &[], t, &mut w, &mut bb, false).unwrap();
-                    col[side] = bb.r;
-                }
-                for r in 0..sizes[t] {
-                    let fd = (col[1][r] - col[0][r]) / 2e-6;
-                    worst = worst.max((fd - b.j[r * ncol + c]).abs());
-                }
-            }
-            eprintln!(
-                "block {t}: nefc {} worst {worst:.2e} scale {scale:.2e}",
-                w.d.nefc
-            );
-            assert!(
-                worst <= 1e-6 * scale,
-                "block {t}: {worst:.3e} (scale {scale:.3e})"
-            );
-        }
-    }
-}
-
 /// The task as an argmin problem for its gradient-based solvers (L-BFGS: the baseline the
 /// Levenberg–Marquardt solver is compared with): the cost `½ Σ ‖r‖²` and its exact gradient
 /// `Jᵀr` over `x = (q_1, …, q_T)` stacked (`T·nq` entries). Models with ball or free joints are
@@ -757,5 +676,86 @@ impl argmin::core::Gradient for ArgminProblem<'_> {
             }
         }
         Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Integrator;
+    use crate::trajopt::Term;
+
+    /// The exact block Jacobians equal central differences of the residuals (contact model).
+    #[test]
+    fn block_jacobians_match_finite_differences() {
+        let mut m = crate::mjcf::load_file(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/thirdparty/gymnasium/hopper.xml"
+        ))
+        .unwrap();
+        m.opt.integrator = Integrator::Euler;
+        m.opt.timestep = 0.01;
+        let mut d = Data::new(&m);
+        for _ in 0..100 {
+            step(&m, &mut d).unwrap();
+        }
+        let n = 6;
+        let mut task = Task::new(&m, n);
+        task.qpos0 = d.qpos.clone();
+        task.qvel0 = d.qvel.clone();
+        task = task
+            .with(Term::Effort { weight: 1.0 })
+            .with(Term::Unactuated { weight: 1.0 });
+        let q: Vec<Vec<f64>> = (0..=n)
+            .map(|t| {
+                let mut q = d.qpos.clone();
+                q[0] += 0.05 * t as f64;
+                q[3] += 0.02 * t as f64;
+                q
+            })
+            .collect();
+        let mi = inverse_model(&m).unwrap();
+        let md = mi.cast::<Dual>();
+        let sizes = block_sizes(&mi, &task);
+        let mut w = Worker::new(&mi, &md);
+        let nv = m.nv;
+        for t in 0..n {
+            let mut b = Block {
+                r: vec![0.0; sizes[t]],
+                ..Default::default()
+            };
+            eval_block(&mi, &md, &task, &q, &[], t, &mut w, &mut b, true).unwrap();
+            let ncol = b.nvars * nv;
+            let mut worst = 0.0f64;
+            let scale = b.j.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+            for c in 0..ncol {
+                let k = b.first + c / nv;
+                let mut col = [vec![], vec![]];
+                for (side, h) in [(0, -1e-6), (1, 1e-6)] {
+                    let mut qq = q.clone();
+                    let mut dq = vec![0.0; nv];
+                    dq[c % nv] = h;
+                    integrate_pos(&mi, &mut qq[k], &dq, 1.0);
+                    let mut bb = Block {
+                        r: vec![0.0; sizes[t]],
+                        ..Default::default()
+                    };
+                    eval_block(&mi, &md, &task, &qq, &[], t, &mut w, &mut bb, false).unwrap();
+                    col[side] = bb.r;
+                }
+                for r in 0..sizes[t] {
+                    let fd = (col[1][r] - col[0][r]) / 2e-6;
+                    worst = worst.max((fd - b.j[r * ncol + c]).abs());
+                }
+            }
+            eprintln!(
+                "block {t}: nefc {} worst {worst:.2e} scale {scale:.2e}",
+                w.d.nefc
+            );
+            assert!(
+                worst <= 1e-6 * scale,
+                "block {t}: {worst:.3e} (scale {scale:.3e})"
+            );
+        }
     }
 }
