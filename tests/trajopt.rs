@@ -187,3 +187,54 @@ fn argmin_problem_gradient_and_lbfgs_baseline() {
         "{lm_cost} vs {lbfgs_cost}"
     );
 }
+
+/// Acrobot swing-up (only the elbow actuated, controls unlimited) from hanging down and a
+/// straight-line guess: upright at the end, no shoulder torque left (augmented Lagrangian),
+/// and the recovered controls replay the motion within 1e-6.
+#[test]
+fn acrobot_swing_up_replays() {
+    let xml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/acrobot.xml"))
+        .unwrap()
+        .replace(r#"ctrllimited="true""#, r#"ctrllimited="false""#);
+    let mut m = mjcf::load_str(&xml).unwrap();
+    m.opt.integrator = Integrator::Euler;
+    let n = 300;
+    let mut task = Task::new(&m, n);
+    task.qpos0 = vec![std::f64::consts::PI, 0.0];
+    task = task
+        .with(Term::Effort { weight: 1e-2 })
+        .with(Term::Unactuated { weight: 10.0 })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![0.0, 0.0],
+            weight: vec![1e5, 1e5],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0, 0.0],
+            weight: vec![1e4, 1e4],
+        });
+    let init: Vec<Vec<f64>> = (0..=n)
+        .map(|t| vec![std::f64::consts::PI * (1.0 - t as f64 / n as f64), 0.0])
+        .collect();
+    let opts = Options {
+        max_iterations: 300,
+        outer_iterations: 30,
+        unactuated_tol: 1e-8,
+        ..Default::default()
+    };
+    let sol = solve(&m, &task, Some(&init), &opts).unwrap();
+    let last = &sol.qpos[n];
+    let umax = sol.ctrl.iter().fold(0.0f64, |a, c| a.max(c[0].abs()));
+    eprintln!(
+        "acrobot: {} iterations ({} runs) in {:.2} s, final {last:?}, max unactuated {:.2e}, replay {:.2e}, max |ctrl| {umax:.2}",
+        sol.stats.iterations,
+        sol.stats.outer_iterations,
+        sol.stats.seconds,
+        sol.max_unactuated,
+        sol.replay_deviation
+    );
+    assert!(last[0].abs() < 1e-2 && last[1].abs() < 1e-2, "{last:?}");
+    assert!(sol.max_unactuated < 1e-8, "{}", sol.max_unactuated);
+    assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
+}

@@ -39,7 +39,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             max_iterations: 200,
-            ftol: 1e-12,
+            ftol: 1e-15,
             gtol: 1e-10,
             lambda0: 1e-3,
             threads: 0,
