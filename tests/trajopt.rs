@@ -238,3 +238,26 @@ fn acrobot_swing_up_replays() {
     assert!(sol.max_unactuated < 1e-8, "{}", sol.max_unactuated);
     assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
 }
+
+/// Forces beyond the actuators' range are reported: the clamped controls are counted and the
+/// replay departs from the optimized motion.
+#[test]
+fn clamped_controls_are_reported() {
+    let m = mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+        <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
+        </worldbody><actuator><motor joint="x" ctrllimited="true" ctrlrange="-1 1"/>
+        </actuator></mujoco>"#,
+    )
+    .unwrap();
+    let task = Task::new(&m, 30)
+        .with(Term::Effort { weight: 1.0 })
+        .with(Term::Qpos {
+            time: 30,
+            target: vec![1.0],
+            weight: vec![1e6],
+        });
+    let sol = solve(&m, &task, None, &Options::default()).unwrap();
+    assert!(sol.ctrl_clamped > 0);
+    assert!(sol.replay_deviation > 0.1, "{}", sol.replay_deviation);
+}

@@ -117,8 +117,8 @@ enum Cmd {
     /// Optimize a trajectory by inverse dynamics (`diffmj::trajopt`) for the task in a JSON
     /// file and write it as CSV (time, qpos…, qvel…, ctrl…; the last row's controls are
     /// empty); prints a JSON summary (iterations, cost, largest unactuated force, replay
-    /// deviation, wall time). Task: `{"horizon": T, "qpos0": [...], "qvel0": [...],
-    /// "init": "still"|"linear", "terms": [{"effort": {"weight": w}}, {"unactuated": {...}},
+    /// deviation, controls clamped to their range, wall time). Task: `{"horizon": T,
+    /// "qpos0": [...], "qvel0": [...], "init": "still"|"linear", "terms": [{"effort": {"weight": w}}, {"unactuated": {...}},
     /// {"qpos": {"time": t, "target": [...], "weight": [...]}}, {"qvel": {...}},
     /// {"site": {"time": t, "site": NAME, "target": [x, y, z], "weight": w}}],
     /// "options": {"max_iterations": N, "threads": N, ...}}`; "linear" interpolates from
@@ -738,6 +738,7 @@ fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<
         "initial_cost": sol.stats.cost[0],
         "final_cost": sol.stats.cost.last(),
         "max_unactuated": sol.max_unactuated,
+        "ctrl_clamped": sol.ctrl_clamped,
         "replay_deviation": finite(sol.replay_deviation),
         "seconds": sol.stats.seconds,
     })
@@ -1350,6 +1351,7 @@ mod tests {
             summary["replay_deviation"].as_f64().unwrap() < 1e-9,
             "{summary}"
         );
+        assert_eq!(summary["ctrl_clamped"], json!(0), "{summary}");
         let csv = std::fs::read_to_string(&out).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "time,qpos0,qvel0,ctrl0");

@@ -84,6 +84,9 @@ pub struct Solution {
     pub ctrl: Vec<Vec<f64>>,
     /// Largest `|τ_t − Rᵀu_t|` over the steps: force the actuators cannot produce.
     pub max_unactuated: f64,
+    /// Controls (entries over all steps) clamped to their `ctrlrange`: with any, the forces
+    /// the trajectory needs exceed the actuators' and the replay departs from it.
+    pub ctrl_clamped: usize,
     /// Largest tangent-space distance between `q_t` and the forward simulation of `ctrl` from
     /// the initial state (`NaN` without controls).
     pub replay_deviation: f64,
@@ -502,6 +505,7 @@ fn finish(
     let (mut force, mut uforce, mut ctrl) = (vec![], vec![], vec![]);
     let mut max_unact = 0.0f64;
     let mut ctrl_ok = true;
+    let mut clamped = 0;
     // the dynamics terms of an effort-only task, to read u and τ
     let probe = Task {
         terms: vec![super::Term::Effort { weight: 1.0 }],
@@ -533,10 +537,12 @@ fn finish(
         force.push(d.qfrc_inverse.clone());
         uforce.push(r.clone());
         let mut c = vec![0.0; nu];
-        if ctrl_ok && super::controls(mi, &d, &r, &mut c).is_ok() {
-            ctrl.push(c);
-        } else {
-            ctrl_ok = false;
+        match super::controls(mi, &d, &r, &mut c) {
+            Ok(k) if ctrl_ok => {
+                clamped += k;
+                ctrl.push(c);
+            }
+            _ => ctrl_ok = false,
         }
     }
     if !ctrl_ok {
@@ -554,6 +560,7 @@ fn finish(
         actuator_force: uforce,
         ctrl,
         max_unactuated: max_unact,
+        ctrl_clamped: clamped,
         replay_deviation,
         stats,
     })

@@ -450,13 +450,15 @@ fn actuator_forces<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut Scratch<T>) {
 
 /// The controls that produce actuator forces `u` at the state of `d` (actuator lengths and
 /// velocities computed): `ctrl = (u − bias) / gain` for actuators without activation dynamics
-/// whose gain is fixed and whose bias is none or affine, clamped to a limited `ctrlrange`.
+/// whose gain is fixed and whose bias is none or affine, clamped to a limited `ctrlrange`;
+/// returns how many were clamped.
 pub(crate) fn controls(
     m: &Model<f64>,
     d: &Data<f64>,
     u: &[f64],
     ctrl: &mut [f64],
-) -> Result<(), TrajoptError> {
+) -> Result<usize, TrajoptError> {
+    let mut clamped = 0;
     for a in 0..m.nu {
         if m.actuator_dyntype[a] != DynType::None || m.actuator_gaintype[a] != GainType::Fixed {
             return Err(TrajoptError::Unsupported(format!(
@@ -478,9 +480,11 @@ pub(crate) fn controls(
         let mut c = if g != 0.0 { (u[a] - bias) / g } else { 0.0 };
         if m.actuator_ctrllimited[a] {
             let [lo, hi] = m.actuator_ctrlrange[a];
-            c = c.clamp(lo, hi);
+            let inside = c.clamp(lo, hi);
+            clamped += usize::from(inside != c);
+            c = inside;
         }
         ctrl[a] = c;
     }
-    Ok(())
+    Ok(clamped)
 }
