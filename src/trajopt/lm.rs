@@ -227,6 +227,17 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Zeroed residual blocks of the task's sizes.
+    fn new_blocks(&self) -> Vec<Block> {
+        self.sizes
+            .iter()
+            .map(|&n| Block {
+                r: vec![0.0; n],
+                ..Default::default()
+            })
+            .collect()
+    }
+
     /// Residuals (and Jacobians) of every block at `q`, in parallel.
     fn evaluate(
         &self,
@@ -354,14 +365,7 @@ fn lm(
     stats: &mut Stats,
 ) -> Result<(), TrajoptError> {
     let (nv, horizon) = (ctx.mi.nv, ctx.task.horizon);
-    let mut blocks: Vec<Block> = ctx
-        .sizes
-        .iter()
-        .map(|&n| Block {
-            r: vec![0.0; n],
-            ..Default::default()
-        })
-        .collect();
+    let mut blocks = ctx.new_blocks();
     let n = horizon * nv;
     let bw = 3 * nv - 1;
     let mut band = vec![0.0; n * (bw + 1)];
@@ -642,15 +646,7 @@ impl<'a> ArgminProblem<'a> {
     }
 
     fn blocks(&self, x: &nalgebra::DVector<f64>, jac: bool) -> Result<Vec<Block>, TrajoptError> {
-        let mut blocks: Vec<Block> = self
-            .ctx
-            .sizes
-            .iter()
-            .map(|&n| Block {
-                r: vec![0.0; n],
-                ..Default::default()
-            })
-            .collect();
+        let mut blocks = self.ctx.new_blocks();
         self.ctx
             .evaluate(&self.trajectory(x), &[], &mut blocks, jac)?;
         Ok(blocks)

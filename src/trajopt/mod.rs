@@ -15,7 +15,7 @@
 //! Levenberg–Marquardt on the exact Jacobian: each step's residuals depend on
 //! `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline on dual numbers
 //! (computed for all steps in parallel), and the block-pentadiagonal normal equations are
-//! factored by faer's sparse Cholesky with the symbolic analysis done once.
+//! factored by faer's sparse Cholesky with the symbolic analysis done once per run.
 //!
 //! **Updates** are in the tangent space: `q_t ← q_t ⊕ δ_t` (`mj_integratePos`), so ball and free
 //! joints stay on their manifold. **Effort** is the actuator force `u` (N or N·m at the
