@@ -7,7 +7,7 @@ mod common;
 
 use common::root;
 use diffmj::control::cost::{Cost, StateCost};
-use diffmj::control::ilqr::{ilqr, IlqrOptions};
+use diffmj::control::ilqr::{ilqr, ilqr_from_policy, IlqrOptions};
 use diffmj::derivatives::ad::AdWorkspace;
 use diffmj::derivatives::Transition;
 use diffmj::{mjcf, Data, Model};
@@ -233,4 +233,70 @@ fn cartpole_swings_up() {
         assert!(last[1].abs() < 0.05, "pole at {:.3}", last[1]);
         assert!(last.iter().all(|x| x.abs() < 0.2), "{last:?}");
     }
+}
+
+/// A plan's own policy from its own initial state reproduces it: the first rollout of
+/// `ilqr_from_policy` costs exactly the plan's cost. Shifted by `k` steps and started from the
+/// plan's state `k`, the policy's rollout retraces the plan's states `k…` to rounding.
+#[test]
+fn warm_start_from_a_policy_retraces_the_plan() {
+    let m = mjcf::load_file(root().join("models/cartpole.xml")).unwrap();
+    let mut d = Data::new(&m);
+    d.qpos[1] = std::f64::consts::PI;
+    let goal = vec![0.0; 4];
+    let cost = Cost {
+        running: Some(StateCost {
+            goal: goal.clone(),
+            weight: vec![0.1, 1.0, 0.01, 0.01],
+            wrap_hinges: true,
+        }),
+        terminal: Some(StateCost {
+            goal,
+            weight: vec![10.0, 100.0, 10.0, 10.0],
+            wrap_hinges: true,
+        }),
+        control_weight: vec![0.01],
+        control_ref: vec![0.0],
+    };
+    let horizon = 120;
+    let (plan, _) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &IlqrOptions::default()).unwrap();
+    let once = IlqrOptions {
+        max_iterations: 0,
+        ..Default::default()
+    };
+    let (_, stats) = ilqr_from_policy(&m, &d, &cost, &plan, &once).unwrap();
+    assert!(
+        (stats.cost[0] - plan.cost).abs() <= 1e-12 * plan.cost,
+        "{stats:?}"
+    );
+    // 30 steps on, with the plan's state there as the start
+    let k = 30;
+    let ns = plan.nstate;
+    let shifted = plan.shifted(k, horizon, m.nu);
+    assert_eq!(shifted.ctrl.len(), horizon);
+    assert_eq!(shifted.ctrl[horizon - 1], plan.ctrl[horizon - 1]);
+    d.set_state(
+        &m,
+        &plan.states[k * ns..(k + 1) * ns],
+        diffmj::StateMask::FULLPHYSICS,
+    )
+    .unwrap();
+    let (p2, _) = ilqr_from_policy(&m, &d, &cost, &shifted, &once).unwrap();
+    let err = (0..=horizon - k)
+        .flat_map(|t| {
+            let (a, b) = (
+                &p2.states[t * ns + 1..(t + 1) * ns],
+                &plan.states[(t + k) * ns + 1..(t + k + 1) * ns],
+            );
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .collect::<Vec<_>>()
+        })
+        .fold(0.0, f64::max);
+    assert!(err < 1e-9, "{err:.2e}");
+    // a mismatched plan is refused
+    let mut bad = plan.clone();
+    bad.gains.pop();
+    assert!(ilqr_from_policy(&m, &d, &cost, &bad, &once).is_err());
 }

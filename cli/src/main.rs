@@ -3,6 +3,10 @@
 //! layer over the library: options by [`diffmj::model::Options::set`], states and outputs by
 //! [`diffmj::io`], batches by [`diffmj::rollout`], timers by [`diffmj::engine::timing`].
 
+mod control;
+mod plot;
+mod task;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use diffmj::data::fields::Stage;
 use diffmj::engine::timing::{median_us, stage_times};
@@ -135,6 +139,71 @@ enum Cmd {
         /// Output CSV (`-` for stdout).
         #[arg(long, default_value = "trajectory.csv")]
         out: String,
+    },
+    /// Optimize the controls of a task (the JSON format of `trajopt`: terms without a
+    /// "time" are running costs, at "time" = horizon terminal; options in "ilqr") by iLQR or
+    /// DDP from zero controls, and write the plan as CSV (time, qpos…, qvel…, act…, ctrl…;
+    /// the last row's controls are empty); prints a JSON summary (iterations, costs, the final
+    /// state's largest error on the weighted coordinates, derivative and total seconds).
+    Ilqr {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON task file.
+        #[arg(long)]
+        task: PathBuf,
+        /// Transition Jacobians: `ad` (exact) or `fd` (forward differences).
+        #[arg(long, default_value = "ad")]
+        jacobian: String,
+        /// Full DDP (the second-order dynamics terms) instead of iLQR.
+        #[arg(long)]
+        ddp: bool,
+        /// Initial controls (default: zero): a CSV as for `rollout --ctrl`, or a trajectory
+        /// that `trajopt`, `ilqr` or `mpc` wrote (its ctrl columns); the last row repeats.
+        #[arg(long)]
+        init: Option<PathBuf>,
+        /// Output CSV (`-` for stdout).
+        #[arg(long, default_value = "plan.csv")]
+        out: String,
+        /// Write PNG plots into this directory: `ilqr_cost.png`, `ilqr_qpos.png`,
+        /// `ilqr_ctrl.png`.
+        #[arg(long)]
+        plots: Option<PathBuf>,
+    },
+    /// Model-predictive control of a task (the format of `ilqr`, with "mpc": {"horizon",
+    /// "replan_every", "iterations", "seconds"}): an offline iLQR plan, then the loop closed on
+    /// the simulator for --seconds, replanning from each measured state; writes the run as
+    /// CSV and prints a JSON summary (replans, final goal error, real-time factor).
+    Mpc {
+        /// MJCF model file.
+        model: PathBuf,
+        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// JSON task file.
+        #[arg(long)]
+        task: PathBuf,
+        /// Transition Jacobians: `ad` (exact) or `fd` (forward differences).
+        #[arg(long, default_value = "ad")]
+        jacobian: String,
+        /// Simulated seconds.
+        #[arg(long)]
+        seconds: f64,
+        /// Random generalized-force pulses (0.1 s every second, each dof uniform in ±F): one
+        /// F for every dof or `F0,F1,…` (nv values).
+        #[arg(long, value_name = "F[,F…]")]
+        perturb: Option<String>,
+        /// Seed of the pulses.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output CSV (`-` for stdout).
+        #[arg(long, default_value = "mpc.csv")]
+        out: String,
+        /// Write PNG plots into this directory: `mpc_qpos.png`, `mpc_ctrl.png`.
+        #[arg(long)]
+        plots: Option<PathBuf>,
     },
     /// System identification: fit model parameters to measured trajectories (CSV in the
     /// format `rollout` writes, with optional ctrl<i>, sensor<i> and qfrc<i> columns) with exact
@@ -270,10 +339,14 @@ fn write_out(out: &str, text: &str) -> Res<()> {
 /// Controls from CSV, one row of `nu` numbers per step. A first line that names columns
 /// (its first field is not a number) is a header; any other line that does not parse is an
 /// error with its line number.
+/// Rows of `nu` controls from a CSV: rows of `nu` numbers (a first row of names is a header),
+/// or, when the header names `ctrl0…`, those columns of a wider table (the trajectories
+/// `trajopt`, `ilqr` and `mpc` write; a row with empty controls, their last, is skipped).
 fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     let mut first = true;
+    let mut columns: Option<Vec<usize>> = None;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -286,6 +359,20 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
                 .is_some_and(|f| f.parse::<f64>().is_err() && !f.is_empty());
         first = false;
         if header {
+            let named: Option<Vec<usize>> = (0..nu)
+                .map(|i| fields.iter().position(|f| *f == format!("ctrl{i}")))
+                .collect();
+            columns = named.filter(|_| nu > 0);
+            continue;
+        }
+        let fields: Vec<&str> = match &columns {
+            Some(c) => c
+                .iter()
+                .map(|&k| fields.get(k).copied().unwrap_or(""))
+                .collect(),
+            None => fields,
+        };
+        if columns.is_some() && fields.iter().all(|f| f.is_empty()) {
             continue;
         }
         let vals: Vec<f64> = fields
@@ -568,149 +655,11 @@ fn run_derivatives(
 }
 
 /// A JSON array of numbers of length `n`.
-fn num_array(v: &Value, what: &str, n: usize) -> Res<Vec<f64>> {
-    let a: Option<Vec<f64>> = v
-        .as_array()
-        .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>());
-    match a {
-        Some(a) if a.len() == n => Ok(a),
-        _ => Err(format!("{what}: expected a list of {n} numbers, got {v}")),
-    }
-}
-
-/// A trajectory-optimization task, its initial guess and the solver options.
-type TaskFile = (
-    diffmj::trajopt::Task,
-    Option<Vec<Vec<f64>>>,
-    diffmj::trajopt::Options,
-);
-
-/// The task of `diffmj trajopt` from its JSON text, and the initial guess.
-fn read_task(m: &Model<f64>, v: &Value) -> Res<TaskFile> {
-    use diffmj::trajopt::{Options, Task, Term};
-    let horizon = v["horizon"]
-        .as_u64()
-        .ok_or("task: \"horizon\" (a number of steps) is required")? as usize;
-    let mut task = Task::new(m, horizon);
-    if !v["qpos0"].is_null() {
-        task.qpos0 = num_array(&v["qpos0"], "task qpos0", m.nq)?;
-    }
-    if !v["qvel0"].is_null() {
-        task.qvel0 = num_array(&v["qvel0"], "task qvel0", m.nv)?;
-    }
-    let weight = |t: &Value, k: usize| -> Res<f64> {
-        t["weight"]
-            .as_f64()
-            .ok_or_else(|| format!("task term {k}: \"weight\" must be a number"))
-    };
-    let time = |t: &Value, k: usize| -> Res<usize> {
-        t["time"]
-            .as_u64()
-            .map(|x| x as usize)
-            .ok_or_else(|| format!("task term {k}: \"time\" must be a step number"))
-    };
-    let terms = v["terms"]
-        .as_array()
-        .ok_or("task: \"terms\" must be a list")?;
-    for (k, term) in terms.iter().enumerate() {
-        let obj = term
-            .as_object()
-            .filter(|o| o.len() == 1)
-            .ok_or_else(|| format!("task term {k}: expected {{\"KIND\": {{...}}}}, got {term}"))?;
-        let (kind, t) = obj.iter().next().expect("one entry");
-        let term = match kind.as_str() {
-            "effort" => Term::Effort {
-                weight: weight(t, k)?,
-            },
-            "unactuated" => Term::Unactuated {
-                weight: weight(t, k)?,
-            },
-            "qpos" => Term::Qpos {
-                time: time(t, k)?,
-                target: num_array(&t["target"], &format!("task term {k} target"), m.nq)?,
-                weight: num_array(&t["weight"], &format!("task term {k} weight"), m.nv)?,
-            },
-            "qvel" => Term::Qvel {
-                time: time(t, k)?,
-                target: num_array(&t["target"], &format!("task term {k} target"), m.nv)?,
-                weight: num_array(&t["weight"], &format!("task term {k} weight"), m.nv)?,
-            },
-            "site" => {
-                let name = t["site"]
-                    .as_str()
-                    .ok_or_else(|| format!("task term {k}: \"site\" must be a site name"))?;
-                let site = m
-                    .site_name
-                    .iter()
-                    .position(|n| n == name)
-                    .ok_or_else(|| format!("task term {k}: no site named '{name}'"))?;
-                let p = num_array(&t["target"], &format!("task term {k} target"), 3)?;
-                Term::SitePos {
-                    time: time(t, k)?,
-                    site,
-                    target: [p[0], p[1], p[2]],
-                    weight: weight(t, k)?,
-                }
-            }
-            other => {
-                return Err(format!(
-                    "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site)"
-                ))
-            }
-        };
-        task.terms.push(term);
-    }
-    let init = match v["init"].as_str().unwrap_or("still") {
-        "still" => None,
-        "linear" => {
-            let goal = task
-                .terms
-                .iter()
-                .rev()
-                .find_map(|t| match t {
-                    Term::Qpos { target, .. } => Some(target.clone()),
-                    _ => None,
-                })
-                .ok_or("task: \"init\": \"linear\" needs a qpos term")?;
-            let mut q = vec![];
-            for t in 0..=horizon {
-                let s = t as f64 / horizon.max(1) as f64;
-                // straight in the tangent space from qpos0 to the goal
-                let mut dq = vec![0.0; m.nv];
-                diffmj::engine::differentiate_pos(m, &mut dq, 1.0, &task.qpos0, &goal);
-                let mut x = task.qpos0.clone();
-                diffmj::engine::integrate_pos(m, &mut x, &dq, s);
-                q.push(x);
-            }
-            Some(q)
-        }
-        other => return Err(format!("task: unknown init '{other}' (still, linear)")),
-    };
-    let mut opts = Options::default();
-    if let Some(o) = v["options"].as_object() {
-        for (k, x) in o {
-            let num = x
-                .as_f64()
-                .ok_or_else(|| format!("task option {k}: expected a number"))?;
-            match k.as_str() {
-                "max_iterations" => opts.max_iterations = num as usize,
-                "outer_iterations" => opts.outer_iterations = num as usize,
-                "threads" => opts.threads = num as usize,
-                "ftol" => opts.ftol = num,
-                "gtol" => opts.gtol = num,
-                "lambda0" => opts.lambda0 = num,
-                "unactuated_tol" => opts.unactuated_tol = num,
-                _ => return Err(format!("task: unknown option '{k}'")),
-            }
-        }
-    }
-    Ok((task, init, opts))
-}
-
 fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<String> {
     let m = load_with(model, options)?;
-    let (t, init, opts) =
-        read_task(&m, &read_json(task)?).map_err(|e| format!("{}: {e}", task.display()))?;
+    let (t, init, opts) = task::TaskSpec::parse(&m, &read_json(task)?)
+        .and_then(|spec| spec.trajopt(&m))
+        .map_err(|e| format!("{}: {e}", task.display()))?;
     let sol = diffmj::trajopt::solve(&m, &t, init.as_deref(), &opts).map_err(|e| e.to_string())?;
     let h = m.opt.timestep;
     let mut csv = String::new();
@@ -939,94 +888,47 @@ fn sysid_plots(
     dir: &Path,
     f: &diffmj::identification::Fit,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    use plot::{lines, Series};
     use plotters::prelude::*;
     std::fs::create_dir_all(dir)?;
-    // the bundled font; registering it twice (tests) is harmless
-    let _ = plotters::style::register_font(
-        "sans-serif",
-        FontStyle::Normal,
-        include_bytes!("../../assets/DejaVuSans.ttf"),
-    );
-    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
-    // cost per iteration, log scale
-    let path = dir.join("sysid_cost.png");
-    let root = BitMapBackend::new(&path, (800, 450)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let c = &f.cost_history;
-    let lo = c
-        .iter()
-        .cloned()
-        .filter(|x| *x > 0.0)
-        .fold(f64::MAX, f64::min)
-        .min(1.0);
-    let hi = c.iter().cloned().fold(0.0, f64::max).max(lo * 10.0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption("cost ½‖r‖² per iteration", ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..(c.len().max(2) - 1) as f64, (lo..hi).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("iteration")
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    chart.draw_series(LineSeries::new(
-        c.iter().enumerate().map(|(i, &y)| (i as f64, y.max(lo))),
-        BLUE.stroke_width(2),
-    ))?;
-    root.present()?;
+    let per_iteration = |v: Vec<f64>| {
+        v.into_iter()
+            .enumerate()
+            .map(|(i, y)| (i as f64, y))
+            .collect()
+    };
+    lines(
+        &dir.join("sysid_cost.png"),
+        "cost ½‖r‖² per iteration",
+        "iteration",
+        &[Series {
+            label: String::new(),
+            points: per_iteration(f.cost_history.clone()),
+        }],
+        true,
+    )?;
     // parameters relative to their final values
-    let path = dir.join("sysid_params.png");
-    let root = BitMapBackend::new(&path, (800, 450)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let rel: Vec<Vec<f64>> = (0..f.estimate.len())
+    let rel: Vec<Series> = (0..f.estimate.len())
         .map(|j| {
-            f.param_history
-                .iter()
-                .map(|th| {
-                    let e = f.estimate[j];
-                    if e != 0.0 {
-                        th[j] / e
-                    } else {
-                        th[j]
-                    }
-                })
-                .collect()
+            let e = f.estimate[j];
+            Series {
+                label: f.names[j].clone(),
+                points: per_iteration(
+                    f.param_history
+                        .iter()
+                        .map(|th| if e != 0.0 { th[j] / e } else { th[j] })
+                        .collect(),
+                ),
+            }
         })
         .collect();
-    let (lo, hi) = rel
-        .iter()
-        .flatten()
-        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let pad = 0.05 * (hi - lo).max(1e-9);
-    let n = f.param_history.len().max(2) - 1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "parameters / final estimate, per iteration",
-            ("sans-serif", 20),
-        )
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..n as f64, lo - pad..hi + pad)?;
-    chart.configure_mesh().x_desc("iteration").draw()?;
-    for (j, r) in rel.iter().enumerate() {
-        let color = colors[j % colors.len()];
-        chart
-            .draw_series(LineSeries::new(
-                r.iter().enumerate().map(|(i, &y)| (i as f64, y)),
-                color.stroke_width(2),
-            ))?
-            .label(f.names[j].clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()?;
-    root.present()?;
+    lines(
+        &dir.join("sysid_params.png"),
+        "parameters / final estimate, per iteration",
+        "iteration",
+        &rel,
+        false,
+    )?;
     // final residuals
     let path = dir.join("sysid_residuals.png");
     let root = BitMapBackend::new(&path, (800, 400)).into_drawing_area();
@@ -1096,6 +998,60 @@ fn run(cli: Cli) -> Res<()> {
             let summary = run_trajopt(&model, &options, &task, &out)?;
             println!("{summary}");
         }
+        Cmd::Ilqr {
+            model,
+            options,
+            task,
+            jacobian,
+            ddp,
+            init,
+            out,
+            plots,
+        } => {
+            let init = init
+                .map(|p| -> Res<Vec<Vec<f64>>> {
+                    let nu = load_with(&model, &options)?.nu;
+                    read_ctrl(&p, nu)
+                })
+                .transpose()?;
+            println!(
+                "{}",
+                control::run_ilqr(
+                    &model,
+                    &options,
+                    &task,
+                    &jacobian,
+                    ddp,
+                    init.as_deref(),
+                    &out,
+                    plots.as_deref()
+                )?
+            )
+        }
+        Cmd::Mpc {
+            model,
+            options,
+            task,
+            jacobian,
+            seconds,
+            perturb,
+            seed,
+            out,
+            plots,
+        } => println!(
+            "{}",
+            control::run_mpc(
+                &model,
+                &options,
+                &task,
+                &jacobian,
+                seconds,
+                perturb.as_deref(),
+                seed,
+                &out,
+                plots.as_deref()
+            )?
+        ),
         Cmd::Derivatives {
             model,
             options,

@@ -113,6 +113,39 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The plan `k` steps later over `horizon` steps: states, controls and gains from step
+    /// `k` on, the last control and gains repeated (and the last state) past its end.
+    pub fn shifted(&self, k: usize, horizon: usize, nu: usize) -> Plan {
+        let ns = self.nstate;
+        let ndx = if self.horizon > 0 {
+            self.gains.len() / (self.horizon * nu)
+        } else {
+            0
+        };
+        let mut p = Plan {
+            horizon,
+            nstate: ns,
+            states: Vec::with_capacity((horizon + 1) * ns),
+            ctrl: Vec::with_capacity(horizon * nu),
+            gains: Vec::with_capacity(horizon * nu * ndx),
+            cost: self.cost,
+        };
+        for t in 0..=horizon {
+            let s = (t + k).min(self.horizon);
+            p.states
+                .extend_from_slice(&self.states[s * ns..(s + 1) * ns]);
+            if t < horizon {
+                let s = (t + k).min(self.horizon - 1);
+                p.ctrl.extend_from_slice(&self.ctrl[s * nu..(s + 1) * nu]);
+                p.gains
+                    .extend_from_slice(&self.gains[s * nu * ndx..(s + 1) * nu * ndx]);
+            }
+        }
+        p
+    }
+}
+
 /// The bounds of control `i`: its `ctrlrange` when limited, unbounded otherwise.
 pub fn ctrl_bounds(m: &Model<f64>, i: usize) -> (f64, f64) {
     if m.actuator_ctrllimited[i] {
@@ -264,6 +297,43 @@ pub fn ilqr(
     ctrl: &[f64],
     opts: &IlqrOptions,
 ) -> Result<(Plan, IlqrStats), ControlError> {
+    run(m, d0, cost, ctrl, None, opts)
+}
+
+/// [`ilqr`] from a policy instead of controls: the first rollout applies
+/// `u_t = û_t + K_t (x_t ⊖ x̂_t)` of `warm` (its states, controls and gains, e.g. the previous
+/// plan of a receding horizon shifted by [`Plan::shifted`]), so a start from a state near,
+/// not on, `warm`'s trajectory follows it instead of drifting away open-loop.
+pub fn ilqr_from_policy(
+    m: &Model<f64>,
+    d0: &Data<f64>,
+    cost: &Cost,
+    warm: &Plan,
+    opts: &IlqrOptions,
+) -> Result<(Plan, IlqrStats), ControlError> {
+    let ndx = 2 * m.nv + m.na;
+    let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
+    let h = warm.horizon;
+    if warm.nstate != nstate
+        || warm.states.len() != (h + 1) * nstate
+        || warm.ctrl.len() != h * m.nu
+        || warm.gains.len() != h * m.nu * ndx
+    {
+        return Err(ControlError::Invalid(
+            "warm-start plan: sizes do not fit the model".into(),
+        ));
+    }
+    run(m, d0, cost, &warm.ctrl, Some(warm), opts)
+}
+
+fn run(
+    m: &Model<f64>,
+    d0: &Data<f64>,
+    cost: &Cost,
+    ctrl: &[f64],
+    policy: Option<&Plan>,
+    opts: &IlqrOptions,
+) -> Result<(Plan, IlqrStats), ControlError> {
     let start = Instant::now();
     cost.check(m)?;
     let nu = m.nu;
@@ -296,7 +366,13 @@ pub fn ilqr(
         gains: vec![0.0; horizon * nu * ndx],
         cost: 0.0,
     };
-    plan.cost = p.rollout(None, &mut plan.ctrl, &mut plan.states, &mut d)?;
+    let zero = vec![0.0; ctrl.len()];
+    plan.cost = p.rollout(
+        policy.map(|w| (w, &zero[..], 0.0)),
+        &mut plan.ctrl,
+        &mut plan.states,
+        &mut d,
+    )?;
     let mut stats = IlqrStats {
         cost: vec![plan.cost],
         ..Default::default()

@@ -1,12 +1,13 @@
 //! Model-predictive control: a receding-horizon loop around [`ilqr`]. At every replanning
 //! step the plan is re-optimized from the current state, warm-started from the previous plan
-//! shifted by the steps that elapsed (the last control repeated), within a time budget;
+//! shifted by the steps that elapsed (the last step repeated): its first rollout follows the
+//! previous policy, feedback gains included ([`ilqr_from_policy`]), within a time budget;
 //! between replans the plan's feedback gains act on the deviation from its trajectory.
 
 use std::time::Instant;
 
 use super::cost::{error, Cost};
-use super::ilqr::{ctrl_bounds, ilqr, ControlError, IlqrOptions, Plan};
+use super::ilqr::{ctrl_bounds, ilqr, ilqr_from_policy, ControlError, IlqrOptions, Plan};
 use crate::data::Data;
 use crate::model::Model;
 
@@ -103,15 +104,17 @@ impl Mpc {
         let mut info = MpcStep::default();
         let due = self.plan.is_none() || self.age >= self.opts.replan_every;
         if due {
-            // the previous controls shifted by the elapsed steps, the last one repeated
-            let mut warm = vec![0.0; h * nu];
-            if let Some(p) = &self.plan {
-                for t in 0..h {
-                    let s = (t + self.age).min(p.horizon - 1);
-                    warm[t * nu..(t + 1) * nu].copy_from_slice(&p.ctrl[s * nu..(s + 1) * nu]);
-                }
-            }
-            let (plan, stats) = ilqr(m, d, &self.cost, &warm, &self.opts.ilqr)?;
+            // the previous policy shifted by the elapsed steps (its last step repeated)
+            let (plan, stats) = match &self.plan {
+                Some(p) => ilqr_from_policy(
+                    m,
+                    d,
+                    &self.cost,
+                    &p.shifted(self.age, h, nu),
+                    &self.opts.ilqr,
+                )?,
+                None => ilqr(m, d, &self.cost, &vec![0.0; h * nu], &self.opts.ilqr)?,
+            };
             info.replanned = true;
             info.iterations = stats.iterations;
             info.cost = plan.cost;

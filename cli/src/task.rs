@@ -1,0 +1,476 @@
+//! Task files: one JSON format for `trajopt`, `ilqr` and `mpc`.
+//!
+//! ```json
+//! {"horizon": 150, "qpos0": [0, 3.14159], "qvel0": [0, 0], "init": "still",
+//!  "terms": [{"effort": {"weight": 0.01}},
+//!            {"unactuated": {"weight": 1e4}},
+//!            {"qpos": {"time": 150, "target": [0, 0], "weight": [1e3, 1e3]}},
+//!            {"qvel": {"time": 150, "target": [0, 0], "weight": [1e2, 1e2]}},
+//!            {"qpos": {"target": [0, 0], "weight": [0.1, 1]}},
+//!            {"site": {"time": 150, "site": "tip", "target": [0, 0, 1], "weight": 10}}],
+//!  "wrap_hinges": true,
+//!  "options": {...}, "ilqr": {...}, "mpc": {...}}
+//! ```
+//!
+//! Weights multiply squared residuals in a cost `½ Σ w r²`. `trajopt` needs a `time` on every
+//! `qpos`, `qvel` and `site` term and reads `"options"`; `ilqr` and `mpc` read a term without
+//! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
+//! their options from `"ilqr"` and `"mpc"`.
+
+use diffmj::control::cost::{Cost, StateCost};
+use diffmj::control::ilqr::IlqrOptions;
+use diffmj::control::mpc::MpcOptions;
+use diffmj::model::{GainType, Model};
+use serde_json::{Map, Value};
+
+type Res<T> = Result<T, String>;
+
+/// `trajopt`'s task, initial guess (`qpos` per step) and options.
+pub type TrajoptTask = (
+    diffmj::trajopt::Task,
+    Option<Vec<Vec<f64>>>,
+    diffmj::trajopt::Options,
+);
+
+/// One term of a task file.
+#[derive(Clone, Debug)]
+pub enum TermSpec {
+    /// `weight · ‖u‖²` on the actuator forces.
+    Effort { weight: f64 },
+    /// `weight · ‖τ − Rᵀu‖²`, the force the actuators cannot produce (trajopt only).
+    Unactuated { weight: f64 },
+    /// `Σ w_i (q ⊖ target)_i²` at `time` (every step without one).
+    Qpos {
+        time: Option<usize>,
+        target: Vec<f64>,
+        weight: Vec<f64>,
+    },
+    /// `Σ w_i (v − target)_i²` at `time` (every step without one).
+    Qvel {
+        time: Option<usize>,
+        target: Vec<f64>,
+        weight: Vec<f64>,
+    },
+    /// `weight · ‖site_xpos − target‖²` at `time`.
+    Site {
+        time: Option<usize>,
+        site: usize,
+        target: [f64; 3],
+        weight: f64,
+    },
+}
+
+/// A parsed task file.
+#[derive(Clone, Debug)]
+pub struct TaskSpec {
+    /// Steps `T`.
+    pub horizon: usize,
+    /// Initial position (the model's `qpos0` when missing).
+    pub qpos0: Vec<f64>,
+    /// Initial velocity (zero when missing).
+    pub qvel0: Vec<f64>,
+    /// `"still"` or `"linear"` (the initial guess of `trajopt`).
+    pub init: String,
+    /// The terms, in file order.
+    pub terms: Vec<TermSpec>,
+    /// Measure hinge angles modulo 2π in the state costs of `ilqr`/`mpc`.
+    pub wrap_hinges: bool,
+    /// `trajopt`'s solver options.
+    pub options: Map<String, Value>,
+    /// `ilqr`'s options.
+    pub ilqr: Map<String, Value>,
+    /// `mpc`'s options.
+    pub mpc: Map<String, Value>,
+}
+
+/// `n` numbers from a JSON list.
+pub fn num_array(v: &Value, what: &str, n: usize) -> Res<Vec<f64>> {
+    let a: Option<Vec<f64>> = v
+        .as_array()
+        .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>());
+    match a {
+        Some(a) if a.len() == n => Ok(a),
+        _ => Err(format!("{what}: expected a list of {n} numbers, got {v}")),
+    }
+}
+
+const KEYS: [&str; 9] = [
+    "horizon",
+    "qpos0",
+    "qvel0",
+    "init",
+    "terms",
+    "wrap_hinges",
+    "options",
+    "ilqr",
+    "mpc",
+];
+
+impl TaskSpec {
+    /// Reads a task from its JSON value; sizes are checked against `m`.
+    pub fn parse(m: &Model<f64>, v: &Value) -> Res<TaskSpec> {
+        let obj = v.as_object().ok_or("task: expected a JSON object")?;
+        if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(format!(
+                "task: unknown key '{k}' (known: {})",
+                KEYS.join(", ")
+            ));
+        }
+        let horizon = v["horizon"]
+            .as_u64()
+            .filter(|&h| h > 0)
+            .ok_or("task: \"horizon\" (a positive number of steps) is required")?
+            as usize;
+        let qpos0 = match &v["qpos0"] {
+            Value::Null => m.qpos0.clone(),
+            x => num_array(x, "task qpos0", m.nq)?,
+        };
+        let qvel0 = match &v["qvel0"] {
+            Value::Null => vec![0.0; m.nv],
+            x => num_array(x, "task qvel0", m.nv)?,
+        };
+        let init = v["init"].as_str().unwrap_or("still").to_string();
+        let wrap_hinges = match &v["wrap_hinges"] {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            x => {
+                return Err(format!(
+                    "task: \"wrap_hinges\" must be true or false, got {x}"
+                ))
+            }
+        };
+        let section = |key: &str| -> Res<Map<String, Value>> {
+            match &v[key] {
+                Value::Null => Ok(Map::new()),
+                Value::Object(o) => Ok(o.clone()),
+                x => Err(format!("task: \"{key}\" must be an object, got {x}")),
+            }
+        };
+        let mut terms = vec![];
+        let list = v["terms"]
+            .as_array()
+            .ok_or("task: \"terms\" must be a list")?;
+        for (k, term) in list.iter().enumerate() {
+            terms.push(parse_term(m, horizon, k, term)?);
+        }
+        Ok(TaskSpec {
+            horizon,
+            qpos0,
+            qvel0,
+            init,
+            terms,
+            wrap_hinges,
+            options: section("options")?,
+            ilqr: section("ilqr")?,
+            mpc: section("mpc")?,
+        })
+    }
+
+    /// The task of `diffmj::trajopt`, its initial guess and solver options.
+    pub fn trajopt(&self, m: &Model<f64>) -> Res<TrajoptTask> {
+        use diffmj::trajopt::{Options, Task, Term};
+        let mut task = Task::new(m, self.horizon);
+        task.qpos0 = self.qpos0.clone();
+        task.qvel0 = self.qvel0.clone();
+        for (k, t) in self.terms.iter().enumerate() {
+            let at = |time: &Option<usize>| {
+                time.ok_or_else(|| format!("task term {k}: trajopt needs a \"time\" on this term"))
+            };
+            task.terms.push(match t {
+                TermSpec::Effort { weight } => Term::Effort { weight: *weight },
+                TermSpec::Unactuated { weight } => Term::Unactuated { weight: *weight },
+                TermSpec::Qpos {
+                    time,
+                    target,
+                    weight,
+                } => Term::Qpos {
+                    time: at(time)?,
+                    target: target.clone(),
+                    weight: weight.clone(),
+                },
+                TermSpec::Qvel {
+                    time,
+                    target,
+                    weight,
+                } => Term::Qvel {
+                    time: at(time)?,
+                    target: target.clone(),
+                    weight: weight.clone(),
+                },
+                TermSpec::Site {
+                    time,
+                    site,
+                    target,
+                    weight,
+                } => Term::SitePos {
+                    time: at(time)?,
+                    site: *site,
+                    target: *target,
+                    weight: *weight,
+                },
+            });
+        }
+        let init = match self.init.as_str() {
+            "still" => None,
+            "linear" => {
+                let goal = task
+                    .terms
+                    .iter()
+                    .rev()
+                    .find_map(|t| match t {
+                        Term::Qpos { target, .. } => Some(target.clone()),
+                        _ => None,
+                    })
+                    .ok_or("task: \"init\": \"linear\" needs a qpos term")?;
+                // straight in the tangent space from qpos0 to the goal
+                let mut dq = vec![0.0; m.nv];
+                diffmj::engine::differentiate_pos(m, &mut dq, 1.0, &task.qpos0, &goal);
+                let q = (0..=self.horizon)
+                    .map(|t| {
+                        let mut x = task.qpos0.clone();
+                        diffmj::engine::integrate_pos(
+                            m,
+                            &mut x,
+                            &dq,
+                            t as f64 / self.horizon as f64,
+                        );
+                        x
+                    })
+                    .collect();
+                Some(q)
+            }
+            other => return Err(format!("task: unknown init '{other}' (still, linear)")),
+        };
+        let mut opts = Options::default();
+        for (k, x) in &self.options {
+            let num = number(k, x)?;
+            match k.as_str() {
+                "max_iterations" => opts.max_iterations = count(k, num)?,
+                "outer_iterations" => opts.outer_iterations = count(k, num)?,
+                "threads" => opts.threads = count(k, num)?,
+                "ftol" => opts.ftol = num,
+                "gtol" => opts.gtol = num,
+                "lambda0" => opts.lambda0 = num,
+                "unactuated_tol" => opts.unactuated_tol = num,
+                _ => return Err(format!("task: unknown trajopt option '{k}'")),
+            }
+        }
+        Ok((task, init, opts))
+    }
+
+    /// The cost of `ilqr`/`mpc` (running terms: no `time`; terminal: `time = horizon`), and
+    /// the terms it leaves out with the reason (`unactuated`: a simulated rollout has no
+    /// unactuated force). Effort on a fixed-gain actuator weighs its force `gain · ctrl`, as
+    /// `trajopt`'s does; on other gain types, `ctrl` itself.
+    pub fn cost(&self, m: &Model<f64>) -> Res<(Cost, Vec<String>)> {
+        let (nq, nv, na) = (m.nq, m.nv, m.na);
+        let blank = || StateCost {
+            goal: [m.qpos0.clone(), vec![0.0; nv + na]].concat(),
+            weight: vec![0.0; 2 * nv + na],
+            wrap_hinges: self.wrap_hinges,
+        };
+        let (mut running, mut terminal) = (None::<StateCost>, None::<StateCost>);
+        let mut cost = Cost {
+            running: None,
+            terminal: None,
+            control_weight: vec![0.0; m.nu],
+            control_ref: vec![0.0; m.nu],
+        };
+        let mut ignored = vec![];
+        for (k, t) in self.terms.iter().enumerate() {
+            let slot = |time: &Option<usize>| -> Res<bool> {
+                match time {
+                    None => Ok(false),
+                    Some(t) if *t == self.horizon => Ok(true),
+                    Some(t) => Err(format!(
+                        "task term {k}: ilqr/mpc costs are running (no \"time\") or terminal \
+                         (\"time\" = horizon = {}), not at step {t}",
+                        self.horizon
+                    )),
+                }
+            };
+            let (target, weight, off, time) = match t {
+                TermSpec::Effort { weight } => {
+                    for i in 0..m.nu {
+                        let g = match m.actuator_gaintype[i] {
+                            GainType::Fixed => m.actuator_gainprm[i][0],
+                            _ => 1.0,
+                        };
+                        cost.control_weight[i] += weight * g * g;
+                    }
+                    continue;
+                }
+                TermSpec::Unactuated { .. } => {
+                    ignored.push(format!(
+                        "term {k} (unactuated): zero by construction in a simulated rollout"
+                    ));
+                    continue;
+                }
+                TermSpec::Site { .. } => {
+                    return Err(format!(
+                        "task term {k}: site terms are not available to ilqr/mpc yet (use qpos)"
+                    ))
+                }
+                TermSpec::Qpos {
+                    time,
+                    target,
+                    weight,
+                } => (target, weight, 0, time),
+                TermSpec::Qvel {
+                    time,
+                    target,
+                    weight,
+                } => (target, weight, nv, time),
+            };
+            let s = if slot(time)? {
+                terminal.get_or_insert_with(blank)
+            } else {
+                running.get_or_insert_with(blank)
+            };
+            if off == 0 {
+                s.goal[..nq].copy_from_slice(target);
+            } else {
+                s.goal[nq..nq + nv].copy_from_slice(target);
+            }
+            for (w, add) in s.weight[off..off + nv].iter_mut().zip(weight) {
+                *w += add;
+            }
+        }
+        cost.running = running;
+        cost.terminal = terminal;
+        Ok((cost, ignored))
+    }
+
+    /// `ilqr`'s options from the `"ilqr"` section.
+    pub fn ilqr_options(&self) -> Res<IlqrOptions> {
+        ilqr_options(&self.ilqr, IlqrOptions::default())
+    }
+
+    /// `mpc`'s options from the `"mpc"` section: `horizon` (default: the task's),
+    /// `replan_every`, and the per-replan iLQR options `iterations` and `seconds`.
+    pub fn mpc_options(&self) -> Res<MpcOptions> {
+        let mut o = MpcOptions {
+            horizon: self.horizon,
+            ..Default::default()
+        };
+        let mut rest = Map::new();
+        for (k, x) in &self.mpc {
+            match k.as_str() {
+                "horizon" => o.horizon = count(k, number(k, x)?)?,
+                "replan_every" => o.replan_every = count(k, number(k, x)?)?,
+                _ => {
+                    rest.insert(k.clone(), x.clone());
+                }
+            }
+        }
+        o.ilqr = ilqr_options(&rest, o.ilqr)?;
+        Ok(o)
+    }
+}
+
+fn number(k: &str, x: &Value) -> Res<f64> {
+    x.as_f64()
+        .ok_or_else(|| format!("task option {k}: expected a number, got {x}"))
+}
+
+fn count(k: &str, x: f64) -> Res<usize> {
+    if x >= 0.0 && x.fract() == 0.0 {
+        Ok(x as usize)
+    } else {
+        Err(format!("task option {k}: expected a whole number, got {x}"))
+    }
+}
+
+/// iLQR options from a JSON object over `base`.
+fn ilqr_options(o: &Map<String, Value>, mut base: IlqrOptions) -> Res<IlqrOptions> {
+    for (k, x) in o {
+        if k == "ddp" {
+            base.ddp = x
+                .as_bool()
+                .ok_or_else(|| format!("task option ddp: expected true or false, got {x}"))?;
+            continue;
+        }
+        let num = number(k, x)?;
+        match k.as_str() {
+            "max_iterations" | "iterations" => base.max_iterations = count(k, num)?,
+            "tolerance" => base.tolerance = num,
+            "gradient_tolerance" => base.gradient_tolerance = num,
+            "threads" => base.threads = count(k, num)?,
+            "mu_init" => base.mu_init = num,
+            "seconds" | "max_seconds" => base.max_seconds = num,
+            _ => return Err(format!("task: unknown ilqr option '{k}'")),
+        }
+    }
+    Ok(base)
+}
+
+fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<TermSpec> {
+    let obj = term
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .ok_or_else(|| format!("task term {k}: expected {{\"KIND\": {{...}}}}, got {term}"))?;
+    let (kind, t) = obj.iter().next().expect("one entry");
+    let weight = || -> Res<f64> {
+        t["weight"]
+            .as_f64()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| format!("task term {k}: \"weight\" must be a non-negative number"))
+    };
+    let time = || -> Res<Option<usize>> {
+        match &t["time"] {
+            Value::Null => Ok(None),
+            x => x
+                .as_u64()
+                .map(|x| x as usize)
+                .filter(|&x| (1..=horizon).contains(&x))
+                .map(Some)
+                .ok_or_else(|| {
+                    format!("task term {k}: \"time\" must be a step in 1..={horizon}, got {x}")
+                }),
+        }
+    };
+    let weights = |n| -> Res<Vec<f64>> {
+        let w = num_array(&t["weight"], &format!("task term {k} weight"), n)?;
+        if w.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            Ok(w)
+        } else {
+            Err(format!("task term {k}: weights must be non-negative"))
+        }
+    };
+    Ok(match kind.as_str() {
+        "effort" => TermSpec::Effort { weight: weight()? },
+        "unactuated" => TermSpec::Unactuated { weight: weight()? },
+        "qpos" => TermSpec::Qpos {
+            time: time()?,
+            target: num_array(&t["target"], &format!("task term {k} target"), m.nq)?,
+            weight: weights(m.nv)?,
+        },
+        "qvel" => TermSpec::Qvel {
+            time: time()?,
+            target: num_array(&t["target"], &format!("task term {k} target"), m.nv)?,
+            weight: weights(m.nv)?,
+        },
+        "site" => {
+            let name = t["site"]
+                .as_str()
+                .ok_or_else(|| format!("task term {k}: \"site\" must be a site name"))?;
+            let site = m
+                .site_name
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| format!("task term {k}: no site named '{name}'"))?;
+            let p = num_array(&t["target"], &format!("task term {k} target"), 3)?;
+            TermSpec::Site {
+                time: time()?,
+                site,
+                target: [p[0], p[1], p[2]],
+                weight: weight()?,
+            }
+        }
+        other => {
+            return Err(format!(
+                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site)"
+            ))
+        }
+    })
+}
