@@ -188,6 +188,7 @@ pub fn run_ilqr(
         "initial_cost": stats.cost[0],
         "final_cost": plan.cost,
         "final_goal_error": goal_error(&m, &cost, plan_x(&m, &plan, spec.horizon)),
+        "jacobian_passes": stats.jacobian_passes,
         "derivative_seconds": stats.derivative_seconds,
         "seconds": stats.total_seconds,
         "ignored_terms": ignored,
@@ -201,12 +202,15 @@ pub struct Perturbation {
     scale: Vec<f64>,
     every: f64,
     duration: f64,
+    /// No pulse starts at or after this time.
+    until: f64,
     state: u64,
 }
 
 impl Perturbation {
-    /// From `--perturb F` (every dof) or `F0,F1,…` (`nv` values), 0.1 s pulses every second.
-    pub fn parse(text: &str, nv: usize, seed: u64) -> Res<Perturbation> {
+    /// From `--perturb F` (every dof) or `F0,F1,…` (`nv` values), 0.1 s pulses every second,
+    /// the last one starting before `until`.
+    pub fn parse(text: &str, nv: usize, seed: u64, until: f64) -> Res<Perturbation> {
         let v: Vec<f64> = text
             .split(',')
             .map(|s| s.trim().parse::<f64>())
@@ -228,6 +232,7 @@ impl Perturbation {
             scale,
             every: 1.0,
             duration: 0.1,
+            until,
             state: seed ^ 0x9e37_79b9_7f4a_7c15,
         })
     }
@@ -245,7 +250,7 @@ impl Perturbation {
     pub fn apply(&mut self, time: f64, h: f64, qfrc: &mut [f64]) {
         let phase = (time + 0.5 * h).rem_euclid(self.every);
         let start = 0.5 * self.every;
-        if phase >= start && phase - h < start {
+        if phase >= start && phase - h < start && time < self.until {
             for (i, f) in qfrc.iter_mut().enumerate() {
                 *f = self.scale[i] * self.uniform();
             }
@@ -267,6 +272,7 @@ pub fn run_mpc(
     jacobian: &str,
     seconds: f64,
     perturb: Option<&str>,
+    perturb_until: Option<f64>,
     seed: u64,
     out: &str,
     plots: Option<&Path>,
@@ -282,7 +288,7 @@ pub fn run_mpc(
         .map_err(|e| format!("{}: {e}", task.display()))?;
     mo.ilqr = with_flags(mo.ilqr, jacobian, false)?;
     let mut push = perturb
-        .map(|p| Perturbation::parse(p, m.nv, seed))
+        .map(|p| Perturbation::parse(p, m.nv, seed, perturb_until.unwrap_or(f64::INFINITY)))
         .transpose()?;
     // an offline plan over the task horizon to start from (the receding horizon may be
     // shorter: its first replans continue along this plan)
@@ -490,8 +496,8 @@ mod tests {
         std::fs::write(&task, r#"{"horizon": 10, "terms": []}"#).unwrap();
         let e = run_ilqr(&model, &[], &task, "exact", false, None, out, None).unwrap_err();
         assert!(e.contains("--jacobian"), "{e}");
-        assert!(Perturbation::parse("1,2,3", 2, 0).is_err());
-        assert!(Perturbation::parse("-1", 2, 0).is_err());
+        assert!(Perturbation::parse("1,2,3", 2, 0, 1.0).is_err());
+        assert!(Perturbation::parse("-1", 2, 0, 1.0).is_err());
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -511,6 +517,7 @@ mod tests {
                 "ad",
                 4.0,
                 Some("5,0.05"),
+                None,
                 3,
                 out.to_str().unwrap(),
                 None,

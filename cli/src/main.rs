@@ -195,6 +195,9 @@ enum Cmd {
         /// F for every dof or `F0,F1,…` (nv values).
         #[arg(long, value_name = "F[,F…]")]
         perturb: Option<String>,
+        /// No pulse starts at or after this time (s); default: pulses through the whole run.
+        #[arg(long = "perturb-until", value_name = "T")]
+        perturb_until: Option<f64>,
         /// Seed of the pulses.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -1035,6 +1038,7 @@ fn run(cli: Cli) -> Res<()> {
             jacobian,
             seconds,
             perturb,
+            perturb_until,
             seed,
             out,
             plots,
@@ -1047,6 +1051,7 @@ fn run(cli: Cli) -> Res<()> {
                 &jacobian,
                 seconds,
                 perturb.as_deref(),
+                perturb_until,
                 seed,
                 &out,
                 plots.as_deref()

@@ -169,6 +169,9 @@ pub struct IlqrStats {
     pub cost: Vec<f64>,
     /// Regularization `μ` at each iteration.
     pub mu: Vec<f64>,
+    /// Evaluations of the transition Jacobians along the whole horizon (one per accepted
+    /// step, plus the first).
+    pub jacobian_passes: usize,
     /// Seconds spent on Jacobians (and DDP Hessians), in the backward passes, in the forward
     /// passes, and in total.
     pub derivative_seconds: f64,
@@ -408,6 +411,7 @@ fn run(
                 &mut trans,
             )?;
             stats.derivative_seconds += t0.elapsed().as_secs_f64();
+            stats.jacobian_passes += 1;
             need_jacobians = false;
         }
         // backward pass, raising μ until it succeeds
