@@ -194,21 +194,11 @@ fn cartpole_swings_up() {
     let m = mjcf::load_file(root().join("models/cartpole.xml")).unwrap();
     let mut d = Data::new(&m);
     d.qpos[1] = std::f64::consts::PI;
-    let goal = vec![0.0; 4];
-    let cost = Cost {
-        running: Some(StateCost {
-            goal: goal.clone(),
-            weight: vec![0.1, 0.1, 0.01, 0.01],
-            wrap_hinges: false,
-        }),
-        terminal: Some(StateCost {
-            goal,
-            weight: vec![100.0, 1000.0, 100.0, 100.0],
-            wrap_hinges: false,
-        }),
-        control_weight: vec![0.01],
-        control_ref: vec![0.0],
-    };
+    let cost = upright(
+        vec![0.1, 0.1, 0.01, 0.01],
+        vec![100.0, 1000.0, 100.0, 100.0],
+        false,
+    );
     let horizon = 150;
     for ddp in [false, true] {
         let opts = IlqrOptions {
@@ -235,6 +225,25 @@ fn cartpole_swings_up() {
     }
 }
 
+/// The cart-pole's cost toward upright at rest: running and terminal weights, control 0.01.
+fn upright(running: Vec<f64>, terminal: Vec<f64>, wrap_hinges: bool) -> Cost {
+    let goal = vec![0.0; 4];
+    Cost {
+        running: Some(StateCost {
+            goal: goal.clone(),
+            weight: running,
+            wrap_hinges,
+        }),
+        terminal: Some(StateCost {
+            goal,
+            weight: terminal,
+            wrap_hinges,
+        }),
+        control_weight: vec![0.01],
+        control_ref: vec![0.0],
+    }
+}
+
 /// A plan's own policy from its own initial state reproduces it: the first rollout of
 /// `ilqr_from_policy` costs exactly the plan's cost. Shifted by `k` steps and started from the
 /// plan's state `k`, the policy's rollout retraces the plan's states `k…` to rounding.
@@ -243,21 +252,11 @@ fn warm_start_from_a_policy_retraces_the_plan() {
     let m = mjcf::load_file(root().join("models/cartpole.xml")).unwrap();
     let mut d = Data::new(&m);
     d.qpos[1] = std::f64::consts::PI;
-    let goal = vec![0.0; 4];
-    let cost = Cost {
-        running: Some(StateCost {
-            goal: goal.clone(),
-            weight: vec![0.1, 1.0, 0.01, 0.01],
-            wrap_hinges: true,
-        }),
-        terminal: Some(StateCost {
-            goal,
-            weight: vec![10.0, 100.0, 10.0, 10.0],
-            wrap_hinges: true,
-        }),
-        control_weight: vec![0.01],
-        control_ref: vec![0.0],
-    };
+    let cost = upright(
+        vec![0.1, 1.0, 0.01, 0.01],
+        vec![10.0, 100.0, 10.0, 10.0],
+        true,
+    );
     let horizon = 120;
     let (plan, _) = ilqr(&m, &d, &cost, &vec![0.0; horizon], &IlqrOptions::default()).unwrap();
     let once = IlqrOptions {

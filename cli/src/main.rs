@@ -146,17 +146,8 @@ enum Cmd {
     /// the last row's controls are empty); prints a JSON summary (iterations, costs, the final
     /// state's largest error on the weighted coordinates, derivative and total seconds).
     Ilqr {
-        /// MJCF model file.
-        model: PathBuf,
-        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// JSON task file.
-        #[arg(long)]
-        task: PathBuf,
-        /// Transition Jacobians: `ad` (exact) or `fd` (forward differences).
-        #[arg(long, default_value = "ad")]
-        jacobian: String,
+        #[command(flatten)]
+        t: TaskArgs,
         /// Full DDP (the second-order dynamics terms) instead of iLQR.
         #[arg(long)]
         ddp: bool,
@@ -177,17 +168,8 @@ enum Cmd {
     /// the simulator for --seconds, replanning from each measured state; writes the run as
     /// CSV and prints a JSON summary (replans, final goal error, real-time factor).
     Mpc {
-        /// MJCF model file.
-        model: PathBuf,
-        /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
-        #[arg(long = "option", value_name = "KEY=VALUE")]
-        options: Vec<String>,
-        /// JSON task file.
-        #[arg(long)]
-        task: PathBuf,
-        /// Transition Jacobians: `ad` (exact) or `fd` (forward differences).
-        #[arg(long, default_value = "ad")]
-        jacobian: String,
+        #[command(flatten)]
+        t: TaskArgs,
         /// Simulated seconds.
         #[arg(long)]
         seconds: f64,
@@ -285,6 +267,22 @@ enum Cmd {
         #[arg(long, default_value_t = 2000)]
         steps: usize,
     },
+}
+
+/// The model, options, task file and Jacobians of `ilqr` and `mpc`.
+#[derive(clap::Args)]
+struct TaskArgs {
+    /// MJCF model file.
+    model: PathBuf,
+    /// Override an option of the model, `KEY=VALUE` (repeatable), as for `rollout`.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// JSON task file.
+    #[arg(long)]
+    task: PathBuf,
+    /// Transition Jacobians: `ad` (exact) or `fd` (forward differences).
+    #[arg(long, default_value = "ad")]
+    jacobian: String,
 }
 
 /// The options, state and output of `forward` and `inverse`.
@@ -1002,10 +1000,7 @@ fn run(cli: Cli) -> Res<()> {
             println!("{summary}");
         }
         Cmd::Ilqr {
-            model,
-            options,
-            task,
-            jacobian,
+            t,
             ddp,
             init,
             out,
@@ -1013,17 +1008,17 @@ fn run(cli: Cli) -> Res<()> {
         } => {
             let init = init
                 .map(|p| -> Res<Vec<Vec<f64>>> {
-                    let nu = load_with(&model, &options)?.nu;
+                    let nu = load_with(&t.model, &t.options)?.nu;
                     read_ctrl(&p, nu)
                 })
                 .transpose()?;
             println!(
                 "{}",
                 control::run_ilqr(
-                    &model,
-                    &options,
-                    &task,
-                    &jacobian,
+                    &t.model,
+                    &t.options,
+                    &t.task,
+                    &t.jacobian,
                     ddp,
                     init.as_deref(),
                     &out,
@@ -1032,10 +1027,7 @@ fn run(cli: Cli) -> Res<()> {
             )
         }
         Cmd::Mpc {
-            model,
-            options,
-            task,
-            jacobian,
+            t,
             seconds,
             perturb,
             perturb_until,
@@ -1045,10 +1037,10 @@ fn run(cli: Cli) -> Res<()> {
         } => println!(
             "{}",
             control::run_mpc(
-                &model,
-                &options,
-                &task,
-                &jacobian,
+                &t.model,
+                &t.options,
+                &t.task,
+                &t.jacobian,
                 seconds,
                 perturb.as_deref(),
                 perturb_until,
