@@ -349,6 +349,33 @@ impl ParamHandle {
 pub struct Data {
     model: Py<Model>,
     inner: RsData<f64>,
+    /// Jacobian workspaces, built on first use for the model they were made for (a
+    /// `set_param` gives the model a new buffer, and the workspaces are rebuilt)
+    ws: Option<Workspaces>,
+}
+
+struct Workspaces {
+    model: *const RsModel<f64>,
+    ad: AdWorkspace,
+    fd: FdWorkspace,
+}
+
+// SAFETY: `model` is only compared, never dereferenced
+unsafe impl Send for Workspaces {}
+unsafe impl Sync for Workspaces {}
+
+impl Workspaces {
+    fn get<'a>(slot: &'a mut Option<Workspaces>, m: &Arc<RsModel<f64>>) -> &'a mut Workspaces {
+        let key = Arc::as_ptr(m);
+        if slot.as_ref().is_none_or(|w| w.model != key) {
+            *slot = Some(Workspaces {
+                model: key,
+                ad: AdWorkspace::new(m),
+                fd: FdWorkspace::new(m),
+            });
+        }
+        slot.as_mut().expect("just set")
+    }
 }
 
 impl Data {
@@ -373,6 +400,7 @@ impl Data {
         Data {
             model: model.unbind(),
             inner,
+            ws: None,
         }
     }
 
@@ -488,6 +516,7 @@ impl Data {
         Data {
             model: self.model.clone_ref(py),
             inner,
+            ws: None,
         }
     }
 
@@ -595,6 +624,7 @@ impl Data {
         }
         self.model = model;
         self.inner = inner;
+        self.ws = None;
         Ok(())
     }
 
@@ -718,19 +748,21 @@ fn transition_jacobian<'py>(
     sensors: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let exact = check_method(method)?;
+    check_same(py, model, data)?;
     let m = model.borrow().inner.clone();
-    let d = data.borrow();
+    let mut d = data.borrow_mut();
     let mut t = if sensors {
         Transition::new(&m)
     } else {
         Transition::without_sensors(&m)
     };
-    let dd = &d.inner;
+    let Data { inner: dd, ws, .. } = &mut *d;
+    let w = Workspaces::get(ws, &m);
     py.detach(|| {
         if exact {
-            AdWorkspace::new(&m).transition(&m, dd, &mut t).map(|_| ())
+            w.ad.transition(&m, dd, &mut t).map(|_| ())
         } else {
-            FdWorkspace::new(&m).transition(&m, dd, &FdOptions { eps, centered }, &mut t)
+            w.fd.transition(&m, dd, &FdOptions { eps, centered }, &mut t)
         }
     })
     .map_err(sim_err)?;
@@ -762,19 +794,21 @@ fn inverse_jacobian<'py>(
     actuation: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let exact = check_method(method)?;
+    check_same(py, model, data)?;
     let m = model.borrow().inner.clone();
-    let d = data.borrow();
+    let mut d = data.borrow_mut();
     let mut j = if sensors {
         InverseJacobians::new(&m)
     } else {
         InverseJacobians::without_sensors(&m)
     };
-    let dd = &d.inner;
+    let Data { inner: dd, ws, .. } = &mut *d;
+    let w = Workspaces::get(ws, &m);
     py.detach(|| {
         if exact {
-            AdWorkspace::new(&m).inverse(&m, dd, actuation, &mut j).map(|_| ())
+            w.ad.inverse(&m, dd, actuation, &mut j).map(|_| ())
         } else {
-            FdWorkspace::new(&m).inverse(&m, dd, &FdOptions { eps, centered }, actuation, &mut j)
+            w.fd.inverse(&m, dd, &FdOptions { eps, centered }, actuation, &mut j)
         }
     })
     .map_err(sim_err)?;
@@ -817,6 +851,7 @@ fn parameter_jacobian<'py>(
         .collect::<PyResult<Vec<Param>>>()?;
     let m = mb.inner.clone();
     drop(mb);
+    check_same(py, model, data)?;
     let d = data.borrow();
     let (ndx, np, ns) = (2 * m.nv + m.na, ps.len(), m.nsensordata);
     let mut dxdp = vec![0.0; ndx * np];
