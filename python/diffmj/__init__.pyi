@@ -4,6 +4,8 @@ from ._diffmj import (
     DiffmjError as DiffmjError,
     MjcfError as MjcfError,
     Model as Model,
+    Mpc as Mpc,
+    ilqr as ilqr,
     ParamHandle as ParamHandle,
     SimulationError as SimulationError,
     inverse_jacobian as inverse_jacobian,
@@ -12,6 +14,7 @@ from ._diffmj import (
     mj_step as mj_step,
     parameter_jacobian as parameter_jacobian,
     rollout as rollout,
+    sysid as sysid,
     transition_jacobian as transition_jacobian,
 )
 

@@ -123,3 +123,56 @@ def parameter_jacobian(
 def mj_step(model: Model, data: Data, nstep: int = 1) -> None: ...
 def mj_forward(model: Model, data: Data) -> None: ...
 def mj_inverse(model: Model, data: Data) -> None: ...
+
+class IlqrResult:
+    """What ``ilqr`` returns (a ``types.SimpleNamespace``)."""
+    states: _F
+    ctrl: _F
+    gains: _F
+    cost: float
+    horizon: int
+    iterations: int
+    converged: bool
+    reason: str
+    cost_history: _F
+    mu_history: _F
+    seconds: float
+    derivative_seconds: float
+
+def ilqr(
+    model: Model, data: Data, ctrl: _ArrayLike,
+    running_weight: Optional[Sequence[float]] = None,
+    terminal_weight: Optional[Sequence[float]] = None,
+    control_weight: Optional[Sequence[float]] = None,
+    goal: Optional[Sequence[float]] = None,
+    terminal_goal: Optional[Sequence[float]] = None,
+    control_ref: Optional[Sequence[float]] = None,
+    wrap_hinges: bool = True, max_iterations: int = 200, tolerance: float = 1e-7,
+    method: str = "ad", eps: float = 1e-6, centered: bool = False, ddp: bool = False,
+    threads: int = 0, max_seconds: float = ...,
+) -> IlqrResult: ...
+
+class Mpc:
+    """Model-predictive control around iLQR."""
+    def __init__(
+        self, model: Model, horizon: int = 100, replan_every: int = 1,
+        running_weight: Optional[Sequence[float]] = None,
+        terminal_weight: Optional[Sequence[float]] = None,
+        control_weight: Optional[Sequence[float]] = None,
+        goal: Optional[Sequence[float]] = None,
+        terminal_goal: Optional[Sequence[float]] = None,
+        control_ref: Optional[Sequence[float]] = None,
+        wrap_hinges: bool = True, max_iterations: int = 3, method: str = "ad",
+        threads: int = 0, max_seconds: float = ...,
+    ) -> None: ...
+    def warm_start(self, result: Any) -> None: ...
+    def control(self, data: Data) -> _F: ...
+    @property
+    def last_step(self) -> Tuple[bool, int, float, float]: ...
+    def plan(self) -> Optional[Any]: ...
+
+def sysid(
+    model: Model, params: Sequence[Tuple[Any, ...]], trajectories: Sequence[Dict[str, _ArrayLike]],
+    estimator: str = "inverse", target: str = "states", segment_steps: int = 10,
+    max_iters: int = 100,
+) -> Any: ...

@@ -930,6 +930,9 @@ fn _diffmj(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transition_jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(inverse_jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(parameter_jacobian, m)?)?;
+    m.add_function(wrap_pyfunction!(control_py::ilqr, m)?)?;
+    m.add_class::<control_py::Mpc>()?;
+    m.add_function(wrap_pyfunction!(sysid_py::sysid, m)?)?;
     m.add_function(wrap_pyfunction!(mj_step, m)?)?;
     m.add_function(wrap_pyfunction!(mj_forward, m)?)?;
     m.add_function(wrap_pyfunction!(mj_inverse, m)?)?;
@@ -948,4 +951,465 @@ fn _diffmj(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STATE_MASKS", states)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// iLQR and MPC
+
+mod control_py {
+    use super::*;
+    use diffmj::control::cost::{Cost, StateCost};
+    use diffmj::control::ilqr::{ilqr as rs_ilqr, IlqrOptions, IlqrStats, Plan};
+    use diffmj::control::mpc::{Mpc as RsMpc, MpcOptions};
+    use diffmj::derivatives::trajectory::Method;
+
+    fn vec_or(v: Option<Vec<f64>>, n: usize, what: &str, default: f64) -> PyResult<Vec<f64>> {
+        let v = v.unwrap_or_else(|| vec![default; n]);
+        if v.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "{what} has {} entries, expected {n}",
+                v.len()
+            )));
+        }
+        Ok(v)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn make_cost(
+        m: &RsModel<f64>,
+        running_weight: Option<Vec<f64>>,
+        terminal_weight: Option<Vec<f64>>,
+        control_weight: Option<Vec<f64>>,
+        goal: Option<Vec<f64>>,
+        terminal_goal: Option<Vec<f64>>,
+        control_ref: Option<Vec<f64>>,
+        wrap_hinges: bool,
+    ) -> PyResult<Cost> {
+        let ndx = 2 * m.nv + m.na;
+        let ngoal = m.nq + m.nv + m.na;
+        let mut g = vec_or(goal, ngoal, "goal (qpos, qvel, act)", 0.0)?;
+        if g.len() == ngoal && m.nq > 0 && g.iter().all(|x| *x == 0.0) {
+            // the default goal is the reference configuration at rest
+            g[..m.nq].copy_from_slice(&m.qpos0);
+        }
+        let gf = match terminal_goal {
+            Some(v) => vec_or(Some(v), ngoal, "terminal_goal", 0.0)?,
+            None => g.clone(),
+        };
+        let running = running_weight
+            .map(|w| {
+                vec_or(Some(w), ndx, "running_weight (2nv + na)", 0.0).map(|weight| StateCost {
+                    goal: g.clone(),
+                    weight,
+                    wrap_hinges,
+                })
+            })
+            .transpose()?;
+        let terminal = terminal_weight
+            .map(|w| {
+                vec_or(Some(w), ndx, "terminal_weight (2nv + na)", 0.0).map(|weight| StateCost {
+                    goal: gf.clone(),
+                    weight,
+                    wrap_hinges,
+                })
+            })
+            .transpose()?;
+        Ok(Cost {
+            running,
+            terminal,
+            control_weight: vec_or(control_weight, m.nu, "control_weight (nu)", 0.0)?,
+            control_ref: vec_or(control_ref, m.nu, "control_ref (nu)", 0.0)?,
+        })
+    }
+
+    pub(super) fn method_of(method: &str, eps: f64, centered: bool) -> PyResult<Method> {
+        Ok(if check_method(method)? {
+            Method::Ad
+        } else {
+            Method::Fd(FdOptions { eps, centered })
+        })
+    }
+
+    fn namespace<'py>(py: Python<'py>, kw: Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+    }
+
+    fn plan_dict<'py>(py: Python<'py>, m: &RsModel<f64>, p: &Plan) -> PyResult<Bound<'py, PyDict>> {
+        let (nu, ndx) = (m.nu, 2 * m.nv + m.na);
+        let kw = PyDict::new(py);
+        kw.set_item("states", mat(py, p.states.clone(), p.horizon + 1, p.nstate)?)?;
+        kw.set_item("ctrl", mat(py, p.ctrl.clone(), p.horizon, nu)?)?;
+        kw.set_item(
+            "gains",
+            PyArray1::from_vec(py, p.gains.clone()).reshape([p.horizon, nu, ndx])?,
+        )?;
+        kw.set_item("cost", p.cost)?;
+        kw.set_item("horizon", p.horizon)?;
+        Ok(kw)
+    }
+
+    fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
+        kw.set_item("iterations", s.iterations)?;
+        kw.set_item("converged", s.converged)?;
+        kw.set_item("reason", s.reason.clone())?;
+        kw.set_item("cost_history", PyArray1::from_vec(kw.py(), s.cost.clone()))?;
+        kw.set_item("mu_history", PyArray1::from_vec(kw.py(), s.mu.clone()))?;
+        kw.set_item("seconds", s.total_seconds)?;
+        kw.set_item("derivative_seconds", s.derivative_seconds)?;
+        Ok(())
+    }
+
+    /// iLQR (or DDP with `ddp=True`) with control bounds from `ctrlrange`, on exact
+    /// (`method="ad"`) or finite-difference Jacobians, from the state of `data` and the initial
+    /// controls `ctrl` (`(T, nu)`). The cost is `Σ_t ½‖x_t ⊖ goal‖²_Q + ½‖u_t − u_ref‖²_R +
+    /// ½‖x_T ⊖ terminal_goal‖²_Qf` with diagonal weights over the `2nv + na` tangent
+    /// coordinates (`running_weight`, `terminal_weight`) and the `nu` controls
+    /// (`control_weight`); `goal` is `(qpos, qvel, act)` (default: `qpos0` at rest), hinge
+    /// angles compared modulo 2π with `wrap_hinges`. Returns a namespace with `states`
+    /// (`(T+1, nstate)`, FULLPHYSICS), `ctrl` (`(T, nu)`), `gains` (`(T, nu, ndx)`), `cost`,
+    /// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`.
+    #[pyfunction]
+    #[pyo3(signature = (model, data, ctrl, running_weight = None, terminal_weight = None,
+        control_weight = None, goal = None, terminal_goal = None, control_ref = None,
+        wrap_hinges = true, max_iterations = 200, tolerance = 1e-7, method = "ad",
+        eps = 1e-6, centered = false, ddp = false, threads = 0, max_seconds = f64::INFINITY))]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ilqr<'py>(
+        py: Python<'py>,
+        model: &Bound<'py, Model>,
+        data: &Bound<'py, Data>,
+        ctrl: PyReadonlyArrayDyn<'py, f64>,
+        running_weight: Option<Vec<f64>>,
+        terminal_weight: Option<Vec<f64>>,
+        control_weight: Option<Vec<f64>>,
+        goal: Option<Vec<f64>>,
+        terminal_goal: Option<Vec<f64>>,
+        control_ref: Option<Vec<f64>>,
+        wrap_hinges: bool,
+        max_iterations: usize,
+        tolerance: f64,
+        method: &str,
+        eps: f64,
+        centered: bool,
+        ddp: bool,
+        threads: usize,
+        max_seconds: f64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        check_same(py, model, data)?;
+        let m = model.borrow().inner.clone();
+        let cost = make_cost(
+            &m,
+            running_weight,
+            terminal_weight,
+            control_weight,
+            goal,
+            terminal_goal,
+            control_ref,
+            wrap_hinges,
+        )?;
+        let opts = IlqrOptions {
+            max_iterations,
+            tolerance,
+            method: method_of(method, eps, centered)?,
+            ddp,
+            threads,
+            max_seconds,
+            ..Default::default()
+        };
+        let u: Vec<f64> = ctrl.as_array().iter().copied().collect();
+        let d = data.borrow();
+        let dd = &d.inner;
+        let (plan, stats) = py
+            .detach(|| rs_ilqr(&m, dd, &cost, &u, &opts))
+            .map_err(sim_err)?;
+        let kw = plan_dict(py, &m, &plan)?;
+        stats_into(&kw, &stats)?;
+        namespace(py, kw)
+    }
+
+    /// Model-predictive control around iLQR: `Mpc(model, horizon=100, replan_every=1, ...)`
+    /// with the cost arguments of `diffmj.ilqr` and the iLQR budget of one replan
+    /// (`max_iterations`, `max_seconds`). `control(data)` returns the controls to apply at the
+    /// state of `data` (replanning when due, then the plan's feedback policy);
+    /// `warm_start(result)` starts from an `ilqr` result.
+    #[pyclass(module = "diffmj._diffmj", unsendable)]
+    pub struct Mpc {
+        inner: RsMpc,
+        model: Py<Model>,
+        /// the last control step's report
+        last: (bool, usize, f64, f64),
+    }
+
+    #[pymethods]
+    impl Mpc {
+        #[new]
+        #[pyo3(signature = (model, horizon = 100, replan_every = 1, running_weight = None,
+            terminal_weight = None, control_weight = None, goal = None, terminal_goal = None,
+            control_ref = None, wrap_hinges = true, max_iterations = 3, method = "ad",
+            threads = 0, max_seconds = f64::INFINITY))]
+        #[allow(clippy::too_many_arguments)]
+        fn py_new(
+            model: Bound<'_, Model>,
+            horizon: usize,
+            replan_every: usize,
+            running_weight: Option<Vec<f64>>,
+            terminal_weight: Option<Vec<f64>>,
+            control_weight: Option<Vec<f64>>,
+            goal: Option<Vec<f64>>,
+            terminal_goal: Option<Vec<f64>>,
+            control_ref: Option<Vec<f64>>,
+            wrap_hinges: bool,
+            max_iterations: usize,
+            method: &str,
+            threads: usize,
+            max_seconds: f64,
+        ) -> PyResult<Self> {
+            let m = model.borrow().inner.clone();
+            let cost = make_cost(
+                &m,
+                running_weight,
+                terminal_weight,
+                control_weight,
+                goal,
+                terminal_goal,
+                control_ref,
+                wrap_hinges,
+            )?;
+            let opts = MpcOptions {
+                horizon,
+                replan_every,
+                ilqr: IlqrOptions {
+                    max_iterations,
+                    method: method_of(method, 1e-6, false)?,
+                    threads,
+                    max_seconds,
+                    ..Default::default()
+                },
+            };
+            let inner = RsMpc::new(&m, cost, opts).map_err(val_err)?;
+            Ok(Mpc {
+                inner,
+                model: model.unbind(),
+                last: (false, 0, 0.0, 0.0),
+            })
+        }
+
+        /// Start from a plan: the result of `diffmj.ilqr` (its `states`, `ctrl`, `gains`,
+        /// `cost`) over this controller's horizon.
+        fn warm_start(&mut self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
+            let m = self.model.borrow(py).inner.clone();
+            let flat = |name: &str| -> PyResult<Vec<f64>> {
+                let a = result.getattr(name)?;
+                let a = py_numpy(py)?.getattr("ravel")?.call1((a,))?;
+                a.extract()
+            };
+            let states = flat("states")?;
+            let ctrl = flat("ctrl")?;
+            let gains = flat("gains")?;
+            let horizon = ctrl.len() / m.nu.max(1);
+            let nstate = states.len() / (horizon + 1);
+            self.inner.warm_start(Plan {
+                horizon,
+                nstate,
+                states,
+                ctrl,
+                gains,
+                cost: result.getattr("cost")?.extract()?,
+            });
+            Ok(())
+        }
+
+        /// The controls (`nu`) to apply at the state of `data`.
+        fn control<'py>(
+            &mut self,
+            py: Python<'py>,
+            data: &Bound<'py, Data>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let m = self.model.borrow(py).inner.clone();
+            let d = data.borrow();
+            let mut u = vec![0.0; m.nu];
+            let info = self.inner.control(&m, &d.inner, &mut u).map_err(sim_err)?;
+            self.last = (info.replanned, info.iterations, info.cost, info.seconds);
+            Ok(PyArray1::from_vec(py, u))
+        }
+
+        /// The last `control` call's report: `(replanned, iterations, cost, seconds)`.
+        #[getter]
+        fn last_step(&self) -> (bool, usize, f64, f64) {
+            self.last
+        }
+
+        /// The current plan as an `ilqr`-style namespace, or None before the first replan.
+        fn plan<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+            let m = self.model.borrow(py).inner.clone();
+            match self.inner.plan() {
+                None => Ok(None),
+                Some(p) => Ok(Some(namespace(py, plan_dict(py, &m, p)?)?)),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// System identification
+
+mod sysid_py {
+    use super::*;
+    use diffmj::identification::{
+        fit, Estimator, FitOptions, ParamSpec, Problem, Target, Trajectory,
+    };
+
+    fn rows(
+        t: &Bound<'_, PyAny>,
+        key: &str,
+        nrow: Option<usize>,
+        ncol: usize,
+    ) -> PyResult<Option<Vec<f64>>> {
+        let item = match t.get_item(key) {
+            Ok(v) if !v.is_none() => v,
+            _ => return Ok(None),
+        };
+        let np = py_numpy(t.py())?;
+        let flat: Vec<f64> = np
+            .getattr("ravel")?
+            .call1((np.getattr("asarray")?.call1((item, "float64"))?,))?
+            .extract()?;
+        if let Some(n) = nrow {
+            if flat.len() != n * ncol {
+                return Err(PyValueError::new_err(format!(
+                    "trajectory {key:?} has {} entries, expected {n} rows x {ncol}",
+                    flat.len()
+                )));
+            }
+        }
+        Ok(Some(flat))
+    }
+
+    fn trajectory(m: &RsModel<f64>, t: &Bound<'_, PyAny>, i: usize) -> PyResult<Trajectory> {
+        let qpos = rows(t, "qpos", None, m.nq)?
+            .ok_or_else(|| PyValueError::new_err("a trajectory needs 'qpos'"))?;
+        let nrow = qpos.len() / m.nq.max(1);
+        let time = match rows(t, "time", Some(nrow), 1)? {
+            Some(v) => v,
+            None => (0..nrow).map(|k| k as f64 * m.opt.timestep).collect(),
+        };
+        let qvel = rows(t, "qvel", Some(nrow), m.nv)?
+            .ok_or_else(|| PyValueError::new_err("a trajectory needs 'qvel'"))?;
+        Ok(Trajectory {
+            name: format!("trajectory {i}"),
+            nrow,
+            time,
+            qpos,
+            qvel,
+            act: rows(t, "act", Some(nrow), m.na)?.unwrap_or_else(|| vec![0.0; nrow * m.na]),
+            ctrl: rows(t, "ctrl", Some(nrow), m.nu)?.unwrap_or_else(|| vec![0.0; nrow * m.nu]),
+            sensor: rows(t, "sensordata", Some(nrow), m.nsensordata)?,
+            qfrc: rows(t, "qfrc", Some(nrow), m.nv)?,
+        })
+    }
+
+    /// System identification: fit model parameters to measured trajectories with exact
+    /// Jacobians and a bounded Levenberg–Marquardt.
+    ///
+    /// `params` is a list of `(text, initial, lower, upper)` or `(text, initial, lower, upper,
+    /// log)` (log scaling for positive parameters). `trajectories` is a list of dicts of arrays
+    /// with rows one timestep apart: `qpos` `(N, nq)`, `qvel` `(N, nv)` (required), and
+    /// optionally `time`, `act`, `ctrl` (the applied controls), `sensordata`, `qfrc` (measured
+    /// generalized actuation). `estimator`: `"inverse"` (equation error through inverse
+    /// dynamics, rollout-free), `"onestep"` (one-step prediction) or `"shooting"` (multiple
+    /// shooting with `segment_steps`); `target`: `"states"` or `"sensors"` for the last two.
+    /// Returns a namespace: `names`, `initial`, `estimate`, `cost_history`, `param_history`,
+    /// `iterations`, `converged`, `termination`, `final_cost`, `wall_time`, `std_error`,
+    /// `interval` (95%), `covariance`, `correlation`, `singular_values`, `identifiable`,
+    /// `notes`.
+    #[pyfunction]
+    #[pyo3(signature = (model, params, trajectories, estimator = "inverse", target = "states",
+        segment_steps = 10, max_iters = 100))]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sysid<'py>(
+        py: Python<'py>,
+        model: &Bound<'py, Model>,
+        params: Vec<Bound<'py, PyTuple>>,
+        trajectories: Vec<Bound<'py, PyAny>>,
+        estimator: &str,
+        target: &str,
+        segment_steps: usize,
+        max_iters: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let m = model.borrow().inner.clone();
+        let mut specs = Vec::new();
+        for p in &params {
+            let text: String = p.get_item(0)?.extract()?;
+            let mut s = ParamSpec::new(&m, &text).map_err(val_err)?;
+            if p.len() > 1 {
+                s = s.initial(p.get_item(1)?.extract()?);
+            }
+            if p.len() > 3 {
+                s = s.bounds(p.get_item(2)?.extract()?, p.get_item(3)?.extract()?);
+            }
+            if p.len() > 4 && p.get_item(4)?.extract::<bool>()? {
+                s = s.log();
+            }
+            specs.push(s);
+        }
+        let data = trajectories
+            .iter()
+            .enumerate()
+            .map(|(i, t)| trajectory(&m, t, i))
+            .collect::<PyResult<Vec<_>>>()?;
+        let target = match target {
+            "states" => Target::States,
+            "sensors" => Target::Sensors,
+            _ => return Err(PyValueError::new_err("target must be \"states\" or \"sensors\"")),
+        };
+        let est = match estimator {
+            "inverse" => Estimator::inverse(),
+            "onestep" => Estimator::OneStep { target },
+            "shooting" => Estimator::Shooting {
+                segment_steps,
+                target,
+            },
+            _ => {
+                return Err(PyValueError::new_err(
+                    "estimator must be \"inverse\", \"onestep\" or \"shooting\"",
+                ))
+            }
+        };
+        let problem = Problem::new(&m, specs, data, est).map_err(val_err)?;
+        let opts = FitOptions {
+            max_iters,
+            ..Default::default()
+        };
+        let f = py.detach(|| fit(&problem, &opts)).map_err(sim_err)?;
+        let np_ = f.names.len();
+        let u = &f.uncertainty;
+        let kw = PyDict::new(py);
+        kw.set_item("names", f.names.clone())?;
+        kw.set_item("initial", PyArray1::from_vec(py, f.initial.clone()))?;
+        kw.set_item("estimate", PyArray1::from_vec(py, f.estimate.clone()))?;
+        kw.set_item("cost_history", PyArray1::from_vec(py, f.cost_history.clone()))?;
+        let ph: Vec<f64> = f.param_history.iter().flatten().copied().collect();
+        kw.set_item("param_history", mat(py, ph, f.param_history.len(), np_)?)?;
+        kw.set_item("iterations", f.iterations)?;
+        kw.set_item("converged", f.converged)?;
+        kw.set_item("termination", f.termination.clone())?;
+        kw.set_item("final_cost", f.final_cost)?;
+        kw.set_item("wall_time", f.wall_time)?;
+        kw.set_item("std_error", u.std_error.clone())?;
+        kw.set_item("interval", u.interval.clone())?;
+        let cov: Vec<f64> = (0..np_)
+            .flat_map(|i| (0..np_).map(move |j| (i, j)))
+            .map(|(i, j)| u.covariance[(i, j)])
+            .collect();
+        kw.set_item("covariance", mat(py, cov, np_, np_)?)?;
+        let cor: Vec<f64> = (0..np_)
+            .flat_map(|i| (0..np_).map(move |j| (i, j)))
+            .map(|(i, j)| u.correlation[(i, j)])
+            .collect();
+        kw.set_item("correlation", mat(py, cor, np_, np_)?)?;
+        kw.set_item("singular_values", PyArray1::from_vec(py, u.singular_values.clone()))?;
+        kw.set_item("identifiable", u.identifiable.clone())?;
+        kw.set_item("notes", u.note.clone())?;
+        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+    }
 }

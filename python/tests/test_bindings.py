@@ -237,3 +237,49 @@ def test_errors_are_exceptions_with_positions():
     d.qvel[0] = np.nan
     with pytest.raises(diffmj.SimulationError):
         d.step()
+
+
+def test_ilqr_swings_the_cartpole_up_and_mpc_balances():
+    m = diffmj.Model.from_xml_path(CARTPOLE)
+    d = diffmj.Data(m)
+    d.qpos[1] = np.pi  # hanging down
+    goal = [0.0, 0.0, 0.0, 0.0]
+    T = 150
+    r = diffmj.ilqr(m, d, np.zeros((T, m.nu)), running_weight=[0.1, 0.1, 0.01, 0.01],
+                    terminal_weight=[100, 1000, 100, 100], control_weight=[0.01], goal=goal)
+    assert r.states.shape == (T + 1, d.state_size()) and r.ctrl.shape == (T, 1)
+    assert r.gains.shape == (T, 1, 4)
+    assert r.cost < r.cost_history[0]
+    angle = r.states[-1, 2]
+    assert abs(np.remainder(angle + np.pi, 2 * np.pi) - np.pi) < 0.05
+    # the plan's controls replay it
+    out = diffmj.rollout(m, d.get_state()[None], r.ctrl[None])
+    np.testing.assert_allclose(out[0, -1], r.states[-1], atol=1e-9)
+    # MPC holds it upright from near the top
+    mpc = diffmj.Mpc(m, horizon=50, running_weight=[0.1, 1, 0.01, 0.01],
+                     terminal_weight=[10, 100, 10, 10], control_weight=[0.01], goal=goal)
+    d.reset()
+    d.qpos[1] = 0.2
+    for _ in range(200):
+        d.ctrl[:] = mpc.control(d)
+        d.step()
+    assert abs(d.qpos[1]) < 0.05
+    assert mpc.plan() is not None
+
+
+def test_sysid_recovers_a_mass_from_simulated_data():
+    m = diffmj.Model.from_xml_path(str(MODELS / "sysid" / "spring_mass.xml"))
+    truth = m.get_param('body "mass" mass')
+    d = diffmj.Data(m)
+    d.qpos[0] = 0.1
+    N = 200
+    qpos, qvel, ctrl = np.zeros((N, m.nq)), np.zeros((N, m.nv)), np.zeros((N, m.nu))
+    for k in range(N):
+        qpos[k], qvel[k] = d.qpos, d.qvel
+        d.ctrl[0] = ctrl[k, 0] = 3.0 * np.sin(5.0 * d.time)
+        d.step()
+    traj = dict(qpos=qpos, qvel=qvel, ctrl=ctrl)
+    r = diffmj.sysid(m, [('body "mass" mass', 2.0, 0.1, 10.0, True)], [traj])
+    assert r.converged
+    assert abs(r.estimate[0] - truth) < 1e-8 * truth
+    assert r.names == ['body "mass" mass'] and r.covariance.shape == (1, 1)
