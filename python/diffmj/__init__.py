@@ -31,6 +31,7 @@ from ._diffmj import (  # noqa: F401
     parameter_jacobian,
     rollout,
     sysid,
+    trajopt,
     transition_jacobian,
 )
 
@@ -60,5 +61,6 @@ __all__ = [
     "parameter_jacobian",
     "rollout",
     "sysid",
+    "trajopt",
     "transition_jacobian",
 ]

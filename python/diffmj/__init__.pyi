@@ -15,6 +15,7 @@ from ._diffmj import (
     parameter_jacobian as parameter_jacobian,
     rollout as rollout,
     sysid as sysid,
+    trajopt as trajopt,
     transition_jacobian as transition_jacobian,
 )
 

@@ -176,3 +176,9 @@ def sysid(
     estimator: str = "inverse", target: str = "states", segment_steps: int = 10,
     max_iters: int = 100,
 ) -> Any: ...
+
+def trajopt(
+    model: Model, horizon: int, terms: Sequence[Dict[str, Any]],
+    qpos0: Optional[Sequence[float]] = None, qvel0: Optional[Sequence[float]] = None,
+    init: Optional[_ArrayLike] = None, max_iterations: Optional[int] = None, threads: int = 0,
+) -> Any: ...

@@ -283,3 +283,22 @@ def test_sysid_recovers_a_mass_from_simulated_data():
     assert r.converged
     assert abs(r.estimate[0] - truth) < 1e-8 * truth
     assert r.names == ['body "mass" mass'] and r.covariance.shape == (1, 1)
+
+
+def test_trajopt_cartpole_swing_up_replays():
+    xml = open(CARTPOLE).read().replace('ctrllimited="true"', 'ctrllimited="false"')
+    m = diffmj.Model.from_xml_string(xml)
+    m.set_option("integrator", "Euler")
+    n = 150
+    terms = [
+        {"type": "effort", "weight": 1e-2},
+        {"type": "unactuated", "weight": 1e4},
+        {"type": "qpos", "time": n, "target": [0.0, 0.0], "weight": [1e3, 1e3]},
+        {"type": "qvel", "time": n, "target": [0.0, 0.0], "weight": [1e2, 1e2]},
+    ]
+    init = np.stack([[0.0, np.pi * (1 - t / n)] for t in range(n + 1)])
+    r = diffmj.trajopt(m, n, terms, qpos0=[0.0, np.pi], init=init)
+    assert r.converged
+    assert r.qpos.shape == (n + 1, 2) and r.ctrl.shape == (n, 1)
+    assert np.abs(r.qpos[-1]).max() < 2e-2
+    assert r.max_unactuated < 1e-3 and r.replay_deviation < 1e-6
