@@ -1,0 +1,1544 @@
+//! Python bindings of diffmj (`import diffmj`): the compiled module `diffmj._diffmj`, which the
+//! pure-Python package `diffmj` re-exports. Every array crosses as a numpy array of `float64`
+//! in MuJoCo's layout and orientation; every Rust error becomes a Python exception carrying the
+//! Rust message.
+
+use std::sync::Arc;
+
+use diffmj::derivatives::{
+    ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians, Transition,
+};
+use diffmj::model::param::Param;
+use diffmj::{Data as RsData, Model as RsModel, StateMask};
+use numpy::ndarray::{ArrayView1, ArrayView2};
+use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+pyo3::create_exception!(
+    _diffmj,
+    DiffmjError,
+    pyo3::exceptions::PyException,
+    "Base class of diffmj's errors."
+);
+pyo3::create_exception!(
+    _diffmj,
+    MjcfError,
+    DiffmjError,
+    "An MJCF model could not be read or compiled; the message starts with file:line:column."
+);
+pyo3::create_exception!(
+    _diffmj,
+    SimulationError,
+    DiffmjError,
+    "The simulation diverged or failed (non-finite state, solver failure, ...)."
+);
+
+fn sim_err(e: impl std::fmt::Display) -> PyErr {
+    SimulationError::new_err(e.to_string())
+}
+fn val_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Where a model came from, kept so that it pickles: the MJCF text and, for a file, its path
+/// (includes and relative asset paths resolve from it).
+#[derive(Clone)]
+struct Source {
+    xml: String,
+    path: Option<String>,
+}
+
+/// A compiled MJCF model (MuJoCo's `mjModel`).
+///
+/// Build with `Model.from_xml_path(path)` or `Model.from_xml_string(xml)`. The counts (`nq`,
+/// `nv`, `nu`, `na`, `nbody`, ...) are attributes, and every real field of `mjModel` is an
+/// attribute under its MuJoCo name (`body_mass`, `geom_friction`, `dof_damping`,
+/// `opt.timestep` as `opt_timestep`), returned as a read-only numpy copy of shape
+/// `(rows, cols)` (or `(rows,)` for one column). Change parameters through handles
+/// (`model.param('geom "floor" friction[0]')`, `model.set_param(...)`) so that the constants
+/// MuJoCo derives at compile time follow, or through `opt_timestep`-style option setters.
+#[pyclass(module = "diffmj._diffmj")]
+pub struct Model {
+    inner: Arc<RsModel<f64>>,
+    source: Source,
+    /// parameter texts and values set since loading (reapplied on unpickling)
+    overrides: Vec<(String, f64)>,
+}
+
+impl Model {
+    fn load(source: Source) -> PyResult<Self> {
+        let m = match &source.path {
+            Some(p) => diffmj::mjcf::load_file(p),
+            None => diffmj::mjcf::load_str(&source.xml),
+        }
+        .map_err(|e| MjcfError::new_err(e.to_string()))?;
+        Ok(Model {
+            inner: Arc::new(m),
+            source,
+            overrides: Vec::new(),
+        })
+    }
+
+    fn resolve(&self, p: &Bound<'_, PyAny>) -> PyResult<Param> {
+        if let Ok(h) = p.cast::<ParamHandle>() {
+            return Ok(h.borrow().param.clone());
+        }
+        let text: String = p.extract()?;
+        self.inner.param(&text).map_err(val_err)
+    }
+}
+
+fn shape_of(rows: usize, cols: usize, one_col_flat: bool) -> Vec<usize> {
+    if cols == 1 && one_col_flat {
+        vec![rows]
+    } else {
+        vec![rows, cols]
+    }
+}
+
+fn to_array<'py>(py: Python<'py>, v: Vec<f64>, rows: usize, cols: usize) -> Bound<'py, PyAny> {
+    let a = PyArray1::from_vec(py, v);
+    let shape = shape_of(rows, cols, true);
+    a.reshape(shape).expect("sizes agree").into_any()
+}
+
+fn mask_of(mask: u32) -> StateMask {
+    StateMask(mask)
+}
+
+#[pymethods]
+impl Model {
+    /// Load and compile an MJCF file. Errors raise `MjcfError` with `file:line:column`.
+    #[staticmethod]
+    fn from_xml_path(path: std::path::PathBuf) -> PyResult<Self> {
+        let xml = std::fs::read_to_string(&path)
+            .map_err(|e| MjcfError::new_err(format!("{}: {e}", path.display())))?;
+        Model::load(Source {
+            xml,
+            path: Some(path.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// Compile an MJCF document given as a string (errors report the file as `<string>`).
+    #[staticmethod]
+    fn from_xml_string(xml: String) -> PyResult<Self> {
+        Model::load(Source { xml, path: None })
+    }
+
+    /// The MJCF text the model was compiled from.
+    #[getter]
+    fn xml(&self) -> &str {
+        &self.source.xml
+    }
+
+    /// A parameter handle from its text `KIND NAME FIELD[INDEX]`, e.g. `body "torso" mass`,
+    /// `geom "floor" friction[0]`, `joint "hinge" damping`, `option gravity[2]`.
+    fn param(&self, text: &str) -> PyResult<ParamHandle> {
+        let p = self.inner.param(text).map_err(val_err)?;
+        Ok(ParamHandle { param: p })
+    }
+
+    /// The current value of a parameter (a handle or its text).
+    fn get_param(&self, p: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let p = self.resolve(p)?;
+        Ok(self.inner.get_param(&p))
+    }
+
+    /// Set a parameter (a handle or its text); the derived constants follow, as recompiling the
+    /// model with the new value would give. A `Data` made from this model sees the change.
+    fn set_param(&mut self, p: &Bound<'_, PyAny>, value: f64) -> PyResult<()> {
+        let p = self.resolve(p)?;
+        Arc::make_mut(&mut self.inner).set_param(&p, value);
+        self.overrides.push((p.name.clone(), value));
+        Ok(())
+    }
+
+    /// The count named `name` (`"nq"`, `"nbody"`, ...).
+    fn size(&self, name: &str) -> PyResult<usize> {
+        self.inner
+            .size(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no model size named {name:?}")))
+    }
+
+    /// The id of the element of `kind` (`body`, `joint`, `geom`, `site`, `tendon`, `actuator`,
+    /// `key`, `equality`) named `name` (MuJoCo's `mj_name2id`), or -1.
+    fn name2id(&self, kind: &str, name: &str) -> PyResult<i64> {
+        let m = &self.inner;
+        let names: &Vec<String> = match kind {
+            "body" => &m.body_name,
+            "joint" | "jnt" => &m.jnt_name,
+            "geom" => &m.geom_name,
+            "site" => &m.site_name,
+            "tendon" => &m.tendon_name,
+            "actuator" => &m.actuator_name,
+            "key" | "keyframe" => &m.key_name,
+            "equality" | "eq" => &m.eq_name,
+            _ => return Err(PyValueError::new_err(format!("unknown kind {kind:?}"))),
+        };
+        Ok(names
+            .iter()
+            .position(|n| n == name)
+            .map_or(-1, |i| i as i64))
+    }
+
+    /// The names of every real and integer field (the attributes under MuJoCo names).
+    fn field_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = RsModel::<f64>::all_fields()
+            .map(|f| f.name.replace('.', "_"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A field of `mjModel` by name (`opt.timestep` or `opt_timestep`), as a read-only copy.
+    fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let m = &self.inner;
+        let dotted = name.replacen("opt_", "opt.", 1);
+        for nm in [name, dotted.as_str()] {
+            if let Some(info) = RsModel::<f64>::all_fields().find(|f| f.name == nm) {
+                let (rows, cols) = (info.rows.of(m), info.cols.of(m));
+                let arr = if let Some(v) = m.field(nm) {
+                    to_array(py, v.to_vec(), rows, cols)
+                } else if let Some(v) = m.int_field(nm) {
+                    let a = PyArray1::from_vec(py, v);
+                    a.reshape(shape_of(rows, cols, true))?.into_any()
+                } else {
+                    continue;
+                };
+                if nm.starts_with("opt.") && rows * cols == 1 {
+                    return Ok(arr.call_method1("item", ())?);
+                }
+                arr.setattr("flags", PyDict::new(py)).ok();
+                arr.getattr("flags")?.setattr("writeable", false)?;
+                return Ok(arr);
+            }
+        }
+        if let Some(n) = m.size(name) {
+            return Ok(n.into_pyobject(py)?.into_any());
+        }
+        Err(PyKeyError::new_err(format!("mjModel has no field {name:?}")))
+    }
+
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, name).map_err(|_| {
+            pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'Model' object has no attribute {name:?}"
+            ))
+        })
+    }
+
+    /// `opt.timestep` (writable).
+    #[getter]
+    fn get_opt_timestep(&self) -> f64 {
+        self.inner.opt.timestep
+    }
+    #[setter]
+    fn set_opt_timestep(&mut self, h: f64) -> PyResult<()> {
+        self.set_option("timestep", &h.to_string())
+    }
+
+    /// Set any `<option>` attribute or `<flag>` by name as in MJCF (`"solver", "CG"`,
+    /// `"cone", "elliptic"`, `"gravity", "0 0 -1.62"`, `"contact", "disable"`,
+    /// `"integrator", "implicitfast"`, ...).
+    fn set_option(&mut self, key: &str, value: &str) -> PyResult<()> {
+        let m = Arc::make_mut(&mut self.inner);
+        m.opt.set(key, value).map_err(val_err)?;
+        self.overrides.push((format!("\u{0}option {key}={value}"), 0.0));
+        Ok(())
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            [
+                self.source.xml.clone().into_pyobject(py)?.into_any(),
+                self.source.path.clone().into_pyobject(py)?.into_any(),
+                self.overrides.clone().into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+
+    fn __getnewargs__(&self) -> (String,) {
+        (String::new(),)
+    }
+
+    #[new]
+    #[pyo3(signature = (xml = String::new()))]
+    fn py_new(xml: String) -> PyResult<Self> {
+        if xml.is_empty() {
+            // only for unpickling: __setstate__ fills it in
+            return Model::from_xml_string("<mujoco/>".into());
+        }
+        Model::from_xml_string(xml)
+    }
+
+    fn __setstate__(&mut self, state: (String, Option<String>, Vec<(String, f64)>)) -> PyResult<()> {
+        let (xml, path, overrides) = state;
+        // the file may have moved: compile the stored text unless the file is still the same
+        let from_file = path
+            .as_ref()
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|t| t == xml));
+        let mut fresh = Model::load(Source {
+            xml,
+            path: if from_file { path } else { None },
+        })?;
+        for (k, v) in overrides {
+            if let Some(opt) = k.strip_prefix('\u{0}') {
+                let kv = opt.trim_start_matches("option ");
+                let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+                fresh.set_option(key, value)?;
+            } else {
+                let p = fresh.inner.param(&k).map_err(val_err)?;
+                Arc::make_mut(&mut fresh.inner).set_param(&p, v);
+                fresh.overrides.push((k, v));
+            }
+        }
+        *self = fresh;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let m = &self.inner;
+        format!(
+            "<diffmj.Model {:?}: nq={} nv={} nu={} na={} nbody={}>",
+            m.name, m.nq, m.nv, m.nu, m.na, m.nbody
+        )
+    }
+}
+
+/// A model parameter resolved from `KIND NAME FIELD[INDEX]`: one real value written into one
+/// or more model entries (`model.param(text)`). Used by `Model.get_param`/`set_param`,
+/// `parameter_jacobian` and the system identification.
+#[pyclass(module = "diffmj._diffmj", frozen)]
+#[derive(Clone)]
+pub struct ParamHandle {
+    param: Param,
+}
+
+#[pymethods]
+impl ParamHandle {
+    /// Canonical text, e.g. `geom "floor" friction[0]`.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.param.name
+    }
+    /// The model entries the value is written to: `(field, flat index, scale)`.
+    #[getter]
+    fn slots(&self) -> Vec<(String, usize, f64)> {
+        self.param
+            .slots
+            .iter()
+            .map(|s| (s.field.to_string(), s.index, s.scale))
+            .collect()
+    }
+    fn __repr__(&self) -> String {
+        format!("<diffmj.Param {}>", self.param.name)
+    }
+}
+
+/// Simulation state and every derived quantity (MuJoCo's `mjData`), for one model.
+///
+/// Every `mjData` array is an attribute under its MuJoCo name (`qpos`, `qvel`, `ctrl`,
+/// `xpos`, `qacc`, `sensordata`, `efc_force`, ...). Fixed-size arrays are numpy views of the
+/// Rust buffers (no copy; writes go into the simulation, as with MuJoCo's bindings); the
+/// constraint arrays (`efc_*`, whose row count changes from step to step) are copies of the
+/// `nefc` rows in use.
+#[pyclass(module = "diffmj._diffmj")]
+pub struct Data {
+    model: Py<Model>,
+    inner: RsData<f64>,
+    /// Jacobian workspaces, built on first use for the model they were made for (a
+    /// `set_param` gives the model a new buffer, and the workspaces are rebuilt)
+    ws: Option<Workspaces>,
+}
+
+struct Workspaces {
+    model: *const RsModel<f64>,
+    ad: AdWorkspace,
+    fd: FdWorkspace,
+}
+
+// SAFETY: `model` is only compared, never dereferenced
+unsafe impl Send for Workspaces {}
+unsafe impl Sync for Workspaces {}
+
+impl Workspaces {
+    fn get<'a>(slot: &'a mut Option<Workspaces>, m: &Arc<RsModel<f64>>) -> &'a mut Workspaces {
+        let key = Arc::as_ptr(m);
+        if slot.as_ref().is_none_or(|w| w.model != key) {
+            *slot = Some(Workspaces {
+                model: key,
+                ad: AdWorkspace::new(m),
+                fd: FdWorkspace::new(m),
+            });
+        }
+        slot.as_mut().expect("just set")
+    }
+}
+
+impl Data {
+    fn with_model<R>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&RsModel<f64>, &mut RsData<f64>) -> R,
+    ) -> R {
+        let m = self.model.borrow(py).inner.clone();
+        f(&m, &mut self.inner)
+    }
+}
+
+const DATA_STATE: &[&str] = &["time"];
+
+#[pymethods]
+impl Data {
+    /// A fresh `mjData` for `model`, at the model's reference configuration.
+    #[new]
+    fn py_new(model: Bound<'_, Model>) -> Self {
+        let inner = RsData::new(&model.borrow().inner);
+        Data {
+            model: model.unbind(),
+            inner,
+            ws: None,
+        }
+    }
+
+    /// The model this data belongs to.
+    #[getter]
+    fn model(&self, py: Python<'_>) -> Py<Model> {
+        self.model.clone_ref(py)
+    }
+
+    /// Simulation time (writable).
+    #[getter]
+    fn get_time(&self) -> f64 {
+        self.inner.time
+    }
+    #[setter]
+    fn set_time(&mut self, t: f64) {
+        self.inner.time = t;
+    }
+
+    /// Number of active contacts after the last forward pass.
+    #[getter]
+    fn ncon(&self) -> usize {
+        self.inner.ncon
+    }
+
+    /// Number of constraint rows after the last forward pass.
+    #[getter]
+    fn nefc(&self) -> usize {
+        self.inner.nefc
+    }
+
+    /// Advance the simulation by `nstep` steps (MuJoCo's `mj_step`).
+    #[pyo3(signature = (nstep = 1))]
+    fn step(&mut self, py: Python<'_>, nstep: usize) -> PyResult<()> {
+        let m = self.model.borrow(py).inner.clone();
+        let d = &mut self.inner;
+        py.detach(|| {
+            for _ in 0..nstep {
+                diffmj::step(&m, d)?;
+            }
+            Ok::<_, diffmj::SimError>(())
+        })
+        .map_err(sim_err)
+    }
+
+    /// Forward dynamics at the current state (MuJoCo's `mj_forward`): fills every derived
+    /// quantity (`qacc`, `xpos`, `efc_force`, `sensordata`, ...) without integrating.
+    fn forward(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.with_model(py, |m, d| diffmj::forward(m, d)).map_err(sim_err)
+    }
+
+    /// Inverse dynamics (MuJoCo's `mj_inverse`): `qfrc_inverse` from `qpos`, `qvel`, `qacc`.
+    fn inverse(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.with_model(py, |m, d| diffmj::inverse(m, d)).map_err(sim_err)
+    }
+
+    /// Reset to the model's reference configuration (MuJoCo's `mj_resetData`).
+    fn reset(&mut self, py: Python<'_>) {
+        self.with_model(py, |m, d| d.reset(m))
+    }
+
+    /// Reset to keyframe `key`, an index or a name (MuJoCo's `mj_resetDataKeyframe`).
+    fn reset_keyframe(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ok = if let Ok(i) = key.extract::<usize>() {
+            self.with_model(py, |m, d| d.reset_keyframe(m, i))
+        } else {
+            let name: String = key.extract()?;
+            self.with_model(py, |m, d| d.reset_keyframe_named(m, &name))
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(PyKeyError::new_err(format!("no keyframe {key}")))
+        }
+    }
+
+    /// The state components selected by `mask` (MuJoCo's `mjtState` bits; `diffmj.State`),
+    /// in `mj_getState`'s order, as a new array.
+    #[pyo3(signature = (mask = StateMask::FULLPHYSICS.0))]
+    fn get_state<'py>(&mut self, py: Python<'py>, mask: u32) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let m = self.model.borrow(py).inner.clone();
+        let mut x = vec![0.0; RsData::state_size(&m, mask_of(mask))];
+        self.inner.get_state(&m, &mut x, mask_of(mask)).map_err(val_err)?;
+        Ok(PyArray1::from_vec(py, x))
+    }
+
+    /// Set the state components selected by `mask` from `state` (MuJoCo's `mj_setState`).
+    #[pyo3(signature = (state, mask = StateMask::FULLPHYSICS.0))]
+    fn set_state(&mut self, py: Python<'_>, state: PyReadonlyArrayDyn<'_, f64>, mask: u32) -> PyResult<()> {
+        let m = self.model.borrow(py).inner.clone();
+        let x = state.as_slice()?;
+        self.inner.set_state(&m, x, mask_of(mask)).map_err(val_err)
+    }
+
+    /// The size of the state selected by `mask` (MuJoCo's `mj_stateSize`).
+    #[pyo3(signature = (mask = StateMask::FULLPHYSICS.0))]
+    fn state_size(&self, py: Python<'_>, mask: u32) -> usize {
+        RsData::state_size(&self.model.borrow(py).inner, mask_of(mask))
+    }
+
+    /// The dense `nv × nv` inertia matrix (MuJoCo's `mj_fullM`) after a forward pass.
+    fn full_m<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let m = self.model.borrow(py).inner.clone();
+        let v = self.inner.full_m(&m);
+        Ok(PyArray1::from_vec(py, v).reshape([m.nv, m.nv])?)
+    }
+
+    /// A copy of this data (state and derived quantities), for the same model.
+    fn copy(&self, py: Python<'_>) -> Data {
+        let m = self.model.borrow(py).inner.clone();
+        let mut inner = RsData::new(&m);
+        inner.copy_from(&self.inner);
+        Data {
+            model: self.model.clone_ref(py),
+            inner,
+            ws: None,
+        }
+    }
+
+    /// The names of every `mjData` array (the attributes).
+    fn field_names(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = RsData::<f64>::FIELDS.iter().map(|f| f.name).collect();
+        v.extend_from_slice(DATA_STATE);
+        v
+    }
+
+    fn __getattr__<'py>(slf: Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let info = RsData::<f64>::FIELDS
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| {
+                pyo3::exceptions::PyAttributeError::new_err(format!(
+                    "'Data' object has no attribute {name:?}"
+                ))
+            })?;
+        let mut this = slf.borrow_mut();
+        let model = this.model.borrow(py).inner.clone();
+        let nefc = this.inner.nefc;
+        let efc = info.rows == diffmj::model::fields::Size::Nefc;
+        let rows = if efc { nefc } else { info.rows.of(&model) };
+        let cols = info.cols.of(&model);
+        let flat = match this.inner.field_mut(name) {
+            Some(v) => v,
+            None => {
+                return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                    "mjData field {name:?} is not a real array"
+                )))
+            }
+        };
+        if efc || flat.len() != rows * cols {
+            let v = flat.to_vec();
+            let n = v.len();
+            let (r, c) = if rows * cols == n { (rows, cols) } else { (n, 1) };
+            return Ok(to_array(py, v, r, c));
+        }
+        let ptr = flat.as_mut_ptr();
+        drop(this);
+        let owner = slf.into_any();
+        // SAFETY: the buffer belongs to the Data object, which the array keeps alive as its
+        // base; fixed-size buffers are allocated once in Data::new and never reallocated
+        // (copy_from, reset and set_state write in place).
+        unsafe {
+            if cols == 1 {
+                let view = ArrayView1::from_shape_ptr(rows, ptr);
+                Ok(PyArray1::borrow_from_array(&view, owner).into_any())
+            } else {
+                let view = ArrayView2::from_shape_ptr((rows, cols), ptr);
+                Ok(PyArray2::borrow_from_array(&view, owner).into_any())
+            }
+        }
+    }
+
+    fn __setattr__(slf: Bound<'_, Self>, name: &str, value: Bound<'_, PyAny>) -> PyResult<()> {
+        if name == "time" {
+            slf.borrow_mut().inner.time = value.extract()?;
+            return Ok(());
+        }
+        let arr = Data::__getattr__(slf.clone(), name)?;
+        if RsData::<f64>::FIELDS
+            .iter()
+            .any(|f| f.name == name && f.rows == diffmj::model::fields::Size::Nefc)
+        {
+            return Err(PyValueError::new_err(format!(
+                "{name} is a constraint array (a copy); it cannot be assigned"
+            )));
+        }
+        let np = py_numpy(slf.py())?;
+        np.getattr("copyto")?.call1((arr, value))?;
+        Ok(())
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let m = self.model.borrow(py).inner.clone();
+        let mask = StateMask::INTEGRATION;
+        let mut x = vec![0.0; RsData::state_size(&m, mask)];
+        self.inner.get_state(&m, &mut x, mask).map_err(val_err)?;
+        PyTuple::new(
+            py,
+            [
+                self.model.clone_ref(py).into_any(),
+                x.into_pyobject(py)?.into_any().unbind(),
+                self.inner.qacc.clone().into_pyobject(py)?.into_any().unbind(),
+            ],
+        )
+    }
+
+    fn __getnewargs__(&self, py: Python<'_>) -> (Py<Model>,) {
+        (self.model.clone_ref(py),)
+    }
+
+    fn __setstate__(&mut self, py: Python<'_>, state: (Py<Model>, Vec<f64>, Vec<f64>)) -> PyResult<()> {
+        let (model, x, qacc) = state;
+        let m = model.borrow(py).inner.clone();
+        let mut inner = RsData::new(&m);
+        inner
+            .set_state(&m, &x, StateMask::INTEGRATION)
+            .map_err(val_err)?;
+        if qacc.len() == inner.qacc.len() {
+            inner.qacc.copy_from_slice(&qacc);
+        }
+        self.model = model;
+        self.inner = inner;
+        self.ws = None;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<diffmj.Data t={} ncon={} nefc={}>",
+            self.inner.time, self.inner.ncon, self.inner.nefc
+        )
+    }
+}
+
+fn py_numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("numpy")
+}
+
+fn model_of(py: Python<'_>, data: &Bound<'_, Data>) -> Arc<RsModel<f64>> {
+    data.borrow().model.borrow(py).inner.clone()
+}
+
+/// Batch rollouts on threads with the GIL released (MuJoCo's `mujoco.rollout` layout).
+///
+/// `initial_state` is `(nbatch, nstate)` (or `(nstate,)`) with the components of `state_mask`
+/// (default FULLPHYSICS, `mj_getState`'s layout); `control` is `(nbatch, nstep, ncontrol)`
+/// (or `(nstep, ncontrol)`, shared by the batch, or `None`) with the components of
+/// `control_mask` (default CTRL). Returns the states after each step,
+/// `(nbatch, nstep, nstate)`. A diverging rollout raises `SimulationError` naming it.
+#[pyfunction]
+#[pyo3(signature = (model, initial_state, control = None, nstep = None, threads = 0,
+                    state_mask = StateMask::FULLPHYSICS.0, control_mask = StateMask::CTRL.0))]
+#[allow(clippy::too_many_arguments)]
+fn rollout<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, Model>,
+    initial_state: PyReadonlyArrayDyn<'py, f64>,
+    control: Option<PyReadonlyArrayDyn<'py, f64>>,
+    nstep: Option<usize>,
+    threads: usize,
+    state_mask: u32,
+    control_mask: u32,
+) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let m = model.borrow().inner.clone();
+    let nstate = RsData::state_size(&m, mask_of(state_mask));
+    let ncontrol = RsData::state_size(&m, mask_of(control_mask));
+    let x0 = initial_state.as_array().iter().copied().collect::<Vec<f64>>();
+    if nstate == 0 || x0.len() % nstate != 0 {
+        return Err(PyValueError::new_err(format!(
+            "initial_state has {} entries, not a multiple of nstate = {nstate}",
+            x0.len()
+        )));
+    }
+    let nbatch = x0.len() / nstate;
+    let (ctrl, nstep) = match control {
+        None => (
+            Vec::new(),
+            nstep.ok_or_else(|| PyValueError::new_err("nstep is needed without control"))?,
+        ),
+        Some(c) => {
+            let shape = c.shape().to_vec();
+            let v: Vec<f64> = c.as_array().iter().copied().collect();
+            let per = ncontrol.max(1);
+            let k = match shape.len() {
+                3 => shape[1],
+                2 => shape[0],
+                _ => v.len() / per / nbatch.max(1),
+            };
+            if let Some(n) = nstep {
+                if n != k {
+                    return Err(PyValueError::new_err(format!(
+                        "nstep = {n} but control has {k} steps"
+                    )));
+                }
+            }
+            if shape.len() == 2 && nbatch > 1 {
+                // one control sequence for every rollout
+                (v.repeat(nbatch), k)
+            } else {
+                (v, k)
+            }
+        }
+    };
+    let opts = diffmj::rollout::RolloutOptions {
+        state_mask: mask_of(state_mask),
+        control_mask: mask_of(control_mask),
+        threads,
+    };
+    let mut out = vec![0.0; nbatch * nstep * nstate];
+    py.detach(|| diffmj::rollout::rollout(&m, &x0, &ctrl, nstep, &opts, &mut out))
+        .map_err(sim_err)?;
+    Ok(PyArray1::from_vec(py, out).reshape([nbatch, nstep, nstate])?)
+}
+
+fn mat<'py>(py: Python<'py>, v: Vec<f64>, r: usize, c: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    Ok(PyArray1::from_vec(py, v).reshape([r, c])?)
+}
+
+fn check_method(method: &str) -> PyResult<bool> {
+    match method {
+        "ad" => Ok(true),
+        "fd" => Ok(false),
+        _ => Err(PyValueError::new_err(format!(
+            "method must be \"ad\" (exact, dual numbers) or \"fd\" (finite differences), got {method:?}"
+        ))),
+    }
+}
+
+/// The transition Jacobians of one step from the state of `data` (which is not changed), in
+/// `mujoco.mjd_transitionFD`'s orientation: `A = ∂x'/∂x` (`ndx × ndx`, `ndx = 2nv + na`,
+/// positions in the tangent space), `B = ∂x'/∂u` (`ndx × nu`), and with `sensors=True` also
+/// `C = ∂s/∂x`, `D = ∂s/∂u`. `method="ad"` is exact (dual numbers, through contacts);
+/// `method="fd"` takes finite differences of size `eps` (forward, or `centered`) as
+/// `mjd_transitionFD` does. Returns `(A, B)` or `(A, B, C, D)`.
+#[pyfunction]
+#[pyo3(signature = (model, data, method = "ad", eps = 1e-6, centered = false, sensors = false))]
+fn transition_jacobian<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, Model>,
+    data: &Bound<'py, Data>,
+    method: &str,
+    eps: f64,
+    centered: bool,
+    sensors: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let exact = check_method(method)?;
+    check_same(py, model, data)?;
+    let m = model.borrow().inner.clone();
+    let mut d = data.borrow_mut();
+    let mut t = if sensors {
+        Transition::new(&m)
+    } else {
+        Transition::without_sensors(&m)
+    };
+    let Data { inner: dd, ws, .. } = &mut *d;
+    let w = Workspaces::get(ws, &m);
+    py.detach(|| {
+        if exact {
+            w.ad.transition(&m, dd, &mut t).map(|_| ())
+        } else {
+            w.fd.transition(&m, dd, &FdOptions { eps, centered }, &mut t)
+        }
+    })
+    .map_err(sim_err)?;
+    let (ndx, nu, ns) = (t.ndx, t.nu, t.ns);
+    let mut parts = vec![mat(py, t.a, ndx, ndx)?, mat(py, t.b, ndx, nu)?];
+    if sensors {
+        parts.push(mat(py, t.c, ns, ndx)?);
+        parts.push(mat(py, t.d, ns, nu)?);
+    }
+    PyTuple::new(py, parts)
+}
+
+/// The Jacobians of inverse dynamics at the state and `qacc` of `data`, in
+/// `mujoco.mjd_inverseFD`'s orientation (row `i` is the response to input `i`): a dict with
+/// `DfDq`, `DfDv`, `DfDa` (`nv × nv`), `DmDq` (`nv × nM`, diffmj's sparse `M` layout) and with
+/// `sensors=True` `DsDq`, `DsDv`, `DsDa` (`nv × nsensordata`). With `actuation`,
+/// `qfrc_actuator` is subtracted from `qfrc_inverse` (MuJoCo's `flg_actuation`).
+#[pyfunction]
+#[pyo3(signature = (model, data, method = "ad", eps = 1e-6, centered = false, sensors = false, actuation = false))]
+#[allow(clippy::too_many_arguments)]
+fn inverse_jacobian<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, Model>,
+    data: &Bound<'py, Data>,
+    method: &str,
+    eps: f64,
+    centered: bool,
+    sensors: bool,
+    actuation: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let exact = check_method(method)?;
+    check_same(py, model, data)?;
+    let m = model.borrow().inner.clone();
+    let mut d = data.borrow_mut();
+    let mut j = if sensors {
+        InverseJacobians::new(&m)
+    } else {
+        InverseJacobians::without_sensors(&m)
+    };
+    let Data { inner: dd, ws, .. } = &mut *d;
+    let w = Workspaces::get(ws, &m);
+    py.detach(|| {
+        if exact {
+            w.ad.inverse(&m, dd, actuation, &mut j).map(|_| ())
+        } else {
+            w.fd.inverse(&m, dd, &FdOptions { eps, centered }, actuation, &mut j)
+        }
+    })
+    .map_err(sim_err)?;
+    let (nv, ns) = (m.nv, j.ns);
+    let out = PyDict::new(py);
+    out.set_item("DfDq", mat(py, j.dfdq, nv, nv)?)?;
+    out.set_item("DfDv", mat(py, j.dfdv, nv, nv)?)?;
+    out.set_item("DfDa", mat(py, j.dfda, nv, nv)?)?;
+    out.set_item("DmDq", mat(py, j.dmdq, nv, m.nm)?)?;
+    if sensors {
+        out.set_item("DsDq", mat(py, j.dsdq, nv, ns)?)?;
+        out.set_item("DsDv", mat(py, j.dsdv, nv, ns)?)?;
+        out.set_item("DsDa", mat(py, j.dsda, nv, ns)?)?;
+    }
+    Ok(out)
+}
+
+/// The derivative of the next state of one step with respect to model parameters:
+/// `∂x'/∂θ`, `ndx × len(params)` (next state in the tangent space, as the rows of `A`).
+/// `params` are handles or texts (`'geom "floor" friction[0]'`, `'geom "box" solref[0]'`).
+/// With `sensors=True` returns `(dxdp, dsdp)` with `dsdp = ∂sensordata/∂θ`.
+#[pyfunction]
+#[pyo3(signature = (model, data, params, method = "ad", eps = 1e-6, centered = false, sensors = false))]
+#[allow(clippy::too_many_arguments)]
+fn parameter_jacobian<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, Model>,
+    data: &Bound<'py, Data>,
+    params: Vec<Bound<'py, PyAny>>,
+    method: &str,
+    eps: f64,
+    centered: bool,
+    sensors: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let exact = check_method(method)?;
+    let mb = model.borrow();
+    let ps = params
+        .iter()
+        .map(|p| mb.resolve(p))
+        .collect::<PyResult<Vec<Param>>>()?;
+    let m = mb.inner.clone();
+    drop(mb);
+    check_same(py, model, data)?;
+    let d = data.borrow();
+    let (ndx, np, ns) = (2 * m.nv + m.na, ps.len(), m.nsensordata);
+    let mut dxdp = vec![0.0; ndx * np];
+    let mut dsdp = vec![0.0; ns * np];
+    let dd = &d.inner;
+    py.detach(|| {
+        let opts = FdOptions { eps, centered };
+        match (exact, sensors) {
+            (true, false) => AdWorkspace::new(&m)
+                .transition_params(&m, dd, &ps, &mut dxdp)
+                .map(|_| ()),
+            (true, true) => AdWorkspace::new(&m)
+                .transition_params_sensors(&m, dd, &ps, &mut dxdp, &mut dsdp)
+                .map(|_| ()),
+            (false, false) => {
+                FdWorkspace::new(&m).transition_params(&m, dd, &ps, &opts, &mut dxdp)
+            }
+            (false, true) => FdWorkspace::new(&m)
+                .transition_params_sensors(&m, dd, &ps, &opts, &mut dxdp, &mut dsdp),
+        }
+    })
+    .map_err(sim_err)?;
+    let a = mat(py, dxdp, ndx, np)?.into_any();
+    if sensors {
+        let s = mat(py, dsdp, ns, np)?.into_any();
+        Ok(PyTuple::new(py, [a, s])?.into_any())
+    } else {
+        Ok(a)
+    }
+}
+
+/// MuJoCo-style free functions: `mj_step(model, data, nstep=1)`.
+#[pyfunction]
+#[pyo3(signature = (model, data, nstep = 1))]
+fn mj_step(py: Python<'_>, model: &Bound<'_, Model>, data: &Bound<'_, Data>, nstep: usize) -> PyResult<()> {
+    check_same(py, model, data)?;
+    data.borrow_mut().step(py, nstep)
+}
+
+/// `mj_forward(model, data)`.
+#[pyfunction]
+fn mj_forward(py: Python<'_>, model: &Bound<'_, Model>, data: &Bound<'_, Data>) -> PyResult<()> {
+    check_same(py, model, data)?;
+    data.borrow_mut().forward(py)
+}
+
+/// `mj_inverse(model, data)`.
+#[pyfunction]
+fn mj_inverse(py: Python<'_>, model: &Bound<'_, Model>, data: &Bound<'_, Data>) -> PyResult<()> {
+    check_same(py, model, data)?;
+    data.borrow_mut().inverse(py)
+}
+
+fn check_same(py: Python<'_>, model: &Bound<'_, Model>, data: &Bound<'_, Data>) -> PyResult<()> {
+    let same = data.borrow().model.bind(py).is(model);
+    if same || Arc::ptr_eq(&model_of(py, data), &model.borrow().inner) {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(
+            "data was made for another model (diffmj.Data(model) binds its model)",
+        ))
+    }
+}
+
+/// The compiled part of diffmj; use `import diffmj`.
+#[pymodule]
+fn _diffmj(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Model>()?;
+    m.add_class::<Data>()?;
+    m.add_class::<ParamHandle>()?;
+    m.add("DiffmjError", py.get_type::<DiffmjError>())?;
+    m.add("MjcfError", py.get_type::<MjcfError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(rollout, m)?)?;
+    m.add_function(wrap_pyfunction!(transition_jacobian, m)?)?;
+    m.add_function(wrap_pyfunction!(inverse_jacobian, m)?)?;
+    m.add_function(wrap_pyfunction!(parameter_jacobian, m)?)?;
+    m.add_function(wrap_pyfunction!(control_py::ilqr, m)?)?;
+    m.add_class::<control_py::Mpc>()?;
+    m.add_function(wrap_pyfunction!(sysid_py::sysid, m)?)?;
+    m.add_function(wrap_pyfunction!(trajopt_py::trajopt, m)?)?;
+    m.add_function(wrap_pyfunction!(mj_step, m)?)?;
+    m.add_function(wrap_pyfunction!(mj_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(mj_inverse, m)?)?;
+    let states = PyDict::new(py);
+    for (mask, name) in StateMask::COMPONENTS {
+        states.set_item(name.to_uppercase(), mask.0)?;
+    }
+    for (name, mask) in [
+        ("PHYSICS", StateMask::PHYSICS),
+        ("FULLPHYSICS", StateMask::FULLPHYSICS),
+        ("USER", StateMask::USER),
+        ("INTEGRATION", StateMask::INTEGRATION),
+    ] {
+        states.set_item(name, mask.0)?;
+    }
+    m.add("STATE_MASKS", states)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// iLQR and MPC
+
+mod control_py {
+    use super::*;
+    use diffmj::control::cost::{Cost, StateCost};
+    use diffmj::control::ilqr::{ilqr as rs_ilqr, IlqrOptions, IlqrStats, Plan};
+    use diffmj::control::mpc::{Mpc as RsMpc, MpcOptions};
+    use diffmj::derivatives::trajectory::Method;
+
+    fn vec_or(v: Option<Vec<f64>>, n: usize, what: &str, default: f64) -> PyResult<Vec<f64>> {
+        let v = v.unwrap_or_else(|| vec![default; n]);
+        if v.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "{what} has {} entries, expected {n}",
+                v.len()
+            )));
+        }
+        Ok(v)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn make_cost(
+        m: &RsModel<f64>,
+        running_weight: Option<Vec<f64>>,
+        terminal_weight: Option<Vec<f64>>,
+        control_weight: Option<Vec<f64>>,
+        goal: Option<Vec<f64>>,
+        terminal_goal: Option<Vec<f64>>,
+        control_ref: Option<Vec<f64>>,
+        wrap_hinges: bool,
+    ) -> PyResult<Cost> {
+        let ndx = 2 * m.nv + m.na;
+        let ngoal = m.nq + m.nv + m.na;
+        let mut g = vec_or(goal, ngoal, "goal (qpos, qvel, act)", 0.0)?;
+        if g.len() == ngoal && m.nq > 0 && g.iter().all(|x| *x == 0.0) {
+            // the default goal is the reference configuration at rest
+            g[..m.nq].copy_from_slice(&m.qpos0);
+        }
+        let gf = match terminal_goal {
+            Some(v) => vec_or(Some(v), ngoal, "terminal_goal", 0.0)?,
+            None => g.clone(),
+        };
+        let running = running_weight
+            .map(|w| {
+                vec_or(Some(w), ndx, "running_weight (2nv + na)", 0.0).map(|weight| StateCost {
+                    goal: g.clone(),
+                    weight,
+                    wrap_hinges,
+                })
+            })
+            .transpose()?;
+        let terminal = terminal_weight
+            .map(|w| {
+                vec_or(Some(w), ndx, "terminal_weight (2nv + na)", 0.0).map(|weight| StateCost {
+                    goal: gf.clone(),
+                    weight,
+                    wrap_hinges,
+                })
+            })
+            .transpose()?;
+        Ok(Cost {
+            running,
+            terminal,
+            control_weight: vec_or(control_weight, m.nu, "control_weight (nu)", 0.0)?,
+            control_ref: vec_or(control_ref, m.nu, "control_ref (nu)", 0.0)?,
+        })
+    }
+
+    pub(super) fn method_of(method: &str, eps: f64, centered: bool) -> PyResult<Method> {
+        Ok(if check_method(method)? {
+            Method::Ad
+        } else {
+            Method::Fd(FdOptions { eps, centered })
+        })
+    }
+
+    fn namespace<'py>(py: Python<'py>, kw: Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+    }
+
+    fn plan_dict<'py>(py: Python<'py>, m: &RsModel<f64>, p: &Plan) -> PyResult<Bound<'py, PyDict>> {
+        let (nu, ndx) = (m.nu, 2 * m.nv + m.na);
+        let kw = PyDict::new(py);
+        kw.set_item("states", mat(py, p.states.clone(), p.horizon + 1, p.nstate)?)?;
+        kw.set_item("ctrl", mat(py, p.ctrl.clone(), p.horizon, nu)?)?;
+        kw.set_item(
+            "gains",
+            PyArray1::from_vec(py, p.gains.clone()).reshape([p.horizon, nu, ndx])?,
+        )?;
+        kw.set_item("cost", p.cost)?;
+        kw.set_item("horizon", p.horizon)?;
+        Ok(kw)
+    }
+
+    fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
+        kw.set_item("iterations", s.iterations)?;
+        kw.set_item("converged", s.converged)?;
+        kw.set_item("reason", s.reason.clone())?;
+        kw.set_item("cost_history", PyArray1::from_vec(kw.py(), s.cost.clone()))?;
+        kw.set_item("mu_history", PyArray1::from_vec(kw.py(), s.mu.clone()))?;
+        kw.set_item("seconds", s.total_seconds)?;
+        kw.set_item("derivative_seconds", s.derivative_seconds)?;
+        Ok(())
+    }
+
+    /// iLQR (or DDP with `ddp=True`) with control bounds from `ctrlrange`, on exact
+    /// (`method="ad"`) or finite-difference Jacobians, from the state of `data` and the initial
+    /// controls `ctrl` (`(T, nu)`). The cost is `Σ_t ½‖x_t ⊖ goal‖²_Q + ½‖u_t − u_ref‖²_R +
+    /// ½‖x_T ⊖ terminal_goal‖²_Qf` with diagonal weights over the `2nv + na` tangent
+    /// coordinates (`running_weight`, `terminal_weight`) and the `nu` controls
+    /// (`control_weight`); `goal` is `(qpos, qvel, act)` (default: `qpos0` at rest), hinge
+    /// angles compared modulo 2π with `wrap_hinges`. Returns a namespace with `states`
+    /// (`(T+1, nstate)`, FULLPHYSICS), `ctrl` (`(T, nu)`), `gains` (`(T, nu, ndx)`), `cost`,
+    /// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`.
+    #[pyfunction]
+    #[pyo3(signature = (model, data, ctrl, running_weight = None, terminal_weight = None,
+        control_weight = None, goal = None, terminal_goal = None, control_ref = None,
+        wrap_hinges = true, max_iterations = 200, tolerance = 1e-7, method = "ad",
+        eps = 1e-6, centered = false, ddp = false, threads = 0, max_seconds = f64::INFINITY))]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ilqr<'py>(
+        py: Python<'py>,
+        model: &Bound<'py, Model>,
+        data: &Bound<'py, Data>,
+        ctrl: PyReadonlyArrayDyn<'py, f64>,
+        running_weight: Option<Vec<f64>>,
+        terminal_weight: Option<Vec<f64>>,
+        control_weight: Option<Vec<f64>>,
+        goal: Option<Vec<f64>>,
+        terminal_goal: Option<Vec<f64>>,
+        control_ref: Option<Vec<f64>>,
+        wrap_hinges: bool,
+        max_iterations: usize,
+        tolerance: f64,
+        method: &str,
+        eps: f64,
+        centered: bool,
+        ddp: bool,
+        threads: usize,
+        max_seconds: f64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        check_same(py, model, data)?;
+        let m = model.borrow().inner.clone();
+        let cost = make_cost(
+            &m,
+            running_weight,
+            terminal_weight,
+            control_weight,
+            goal,
+            terminal_goal,
+            control_ref,
+            wrap_hinges,
+        )?;
+        let opts = IlqrOptions {
+            max_iterations,
+            tolerance,
+            method: method_of(method, eps, centered)?,
+            ddp,
+            threads,
+            max_seconds,
+            ..Default::default()
+        };
+        let u: Vec<f64> = ctrl.as_array().iter().copied().collect();
+        let d = data.borrow();
+        let dd = &d.inner;
+        let (plan, stats) = py
+            .detach(|| rs_ilqr(&m, dd, &cost, &u, &opts))
+            .map_err(sim_err)?;
+        let kw = plan_dict(py, &m, &plan)?;
+        stats_into(&kw, &stats)?;
+        namespace(py, kw)
+    }
+
+    /// Model-predictive control around iLQR: `Mpc(model, horizon=100, replan_every=1, ...)`
+    /// with the cost arguments of `diffmj.ilqr` and the iLQR budget of one replan
+    /// (`max_iterations`, `max_seconds`). `control(data)` returns the controls to apply at the
+    /// state of `data` (replanning when due, then the plan's feedback policy);
+    /// `warm_start(result)` starts from an `ilqr` result.
+    #[pyclass(module = "diffmj._diffmj", unsendable)]
+    pub struct Mpc {
+        inner: RsMpc,
+        model: Py<Model>,
+        /// the last control step's report
+        last: (bool, usize, f64, f64),
+    }
+
+    #[pymethods]
+    impl Mpc {
+        #[new]
+        #[pyo3(signature = (model, horizon = 100, replan_every = 1, running_weight = None,
+            terminal_weight = None, control_weight = None, goal = None, terminal_goal = None,
+            control_ref = None, wrap_hinges = true, max_iterations = 3, method = "ad",
+            threads = 0, max_seconds = f64::INFINITY))]
+        #[allow(clippy::too_many_arguments)]
+        fn py_new(
+            model: Bound<'_, Model>,
+            horizon: usize,
+            replan_every: usize,
+            running_weight: Option<Vec<f64>>,
+            terminal_weight: Option<Vec<f64>>,
+            control_weight: Option<Vec<f64>>,
+            goal: Option<Vec<f64>>,
+            terminal_goal: Option<Vec<f64>>,
+            control_ref: Option<Vec<f64>>,
+            wrap_hinges: bool,
+            max_iterations: usize,
+            method: &str,
+            threads: usize,
+            max_seconds: f64,
+        ) -> PyResult<Self> {
+            let m = model.borrow().inner.clone();
+            let cost = make_cost(
+                &m,
+                running_weight,
+                terminal_weight,
+                control_weight,
+                goal,
+                terminal_goal,
+                control_ref,
+                wrap_hinges,
+            )?;
+            let opts = MpcOptions {
+                horizon,
+                replan_every,
+                ilqr: IlqrOptions {
+                    max_iterations,
+                    method: method_of(method, 1e-6, false)?,
+                    threads,
+                    max_seconds,
+                    ..Default::default()
+                },
+            };
+            let inner = RsMpc::new(&m, cost, opts).map_err(val_err)?;
+            Ok(Mpc {
+                inner,
+                model: model.unbind(),
+                last: (false, 0, 0.0, 0.0),
+            })
+        }
+
+        /// Start from a plan: the result of `diffmj.ilqr` (its `states`, `ctrl`, `gains`,
+        /// `cost`) over this controller's horizon.
+        fn warm_start(&mut self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
+            let m = self.model.borrow(py).inner.clone();
+            let flat = |name: &str| -> PyResult<Vec<f64>> {
+                let a = result.getattr(name)?;
+                let a = py_numpy(py)?.getattr("ravel")?.call1((a,))?;
+                a.extract()
+            };
+            let states = flat("states")?;
+            let ctrl = flat("ctrl")?;
+            let gains = flat("gains")?;
+            let horizon = ctrl.len() / m.nu.max(1);
+            let nstate = states.len() / (horizon + 1);
+            self.inner.warm_start(Plan {
+                horizon,
+                nstate,
+                states,
+                ctrl,
+                gains,
+                cost: result.getattr("cost")?.extract()?,
+            });
+            Ok(())
+        }
+
+        /// The controls (`nu`) to apply at the state of `data`.
+        fn control<'py>(
+            &mut self,
+            py: Python<'py>,
+            data: &Bound<'py, Data>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let m = self.model.borrow(py).inner.clone();
+            let d = data.borrow();
+            let mut u = vec![0.0; m.nu];
+            let info = self.inner.control(&m, &d.inner, &mut u).map_err(sim_err)?;
+            self.last = (info.replanned, info.iterations, info.cost, info.seconds);
+            Ok(PyArray1::from_vec(py, u))
+        }
+
+        /// The last `control` call's report: `(replanned, iterations, cost, seconds)`.
+        #[getter]
+        fn last_step(&self) -> (bool, usize, f64, f64) {
+            self.last
+        }
+
+        /// The current plan as an `ilqr`-style namespace, or None before the first replan.
+        fn plan<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+            let m = self.model.borrow(py).inner.clone();
+            match self.inner.plan() {
+                None => Ok(None),
+                Some(p) => Ok(Some(namespace(py, plan_dict(py, &m, p)?)?)),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// System identification
+
+mod sysid_py {
+    use super::*;
+    use diffmj::identification::{
+        fit, Estimator, FitOptions, ParamSpec, Problem, Target, Trajectory,
+    };
+
+    fn rows(
+        t: &Bound<'_, PyAny>,
+        key: &str,
+        nrow: Option<usize>,
+        ncol: usize,
+    ) -> PyResult<Option<Vec<f64>>> {
+        let item = match t.get_item(key) {
+            Ok(v) if !v.is_none() => v,
+            _ => return Ok(None),
+        };
+        let np = py_numpy(t.py())?;
+        let flat: Vec<f64> = np
+            .getattr("ravel")?
+            .call1((np.getattr("asarray")?.call1((item, "float64"))?,))?
+            .extract()?;
+        if let Some(n) = nrow {
+            if flat.len() != n * ncol {
+                return Err(PyValueError::new_err(format!(
+                    "trajectory {key:?} has {} entries, expected {n} rows x {ncol}",
+                    flat.len()
+                )));
+            }
+        }
+        Ok(Some(flat))
+    }
+
+    fn trajectory(m: &RsModel<f64>, t: &Bound<'_, PyAny>, i: usize) -> PyResult<Trajectory> {
+        let qpos = rows(t, "qpos", None, m.nq)?
+            .ok_or_else(|| PyValueError::new_err("a trajectory needs 'qpos'"))?;
+        let nrow = qpos.len() / m.nq.max(1);
+        let time = match rows(t, "time", Some(nrow), 1)? {
+            Some(v) => v,
+            None => (0..nrow).map(|k| k as f64 * m.opt.timestep).collect(),
+        };
+        let qvel = rows(t, "qvel", Some(nrow), m.nv)?
+            .ok_or_else(|| PyValueError::new_err("a trajectory needs 'qvel'"))?;
+        Ok(Trajectory {
+            name: format!("trajectory {i}"),
+            nrow,
+            time,
+            qpos,
+            qvel,
+            act: rows(t, "act", Some(nrow), m.na)?.unwrap_or_else(|| vec![0.0; nrow * m.na]),
+            ctrl: rows(t, "ctrl", Some(nrow), m.nu)?.unwrap_or_else(|| vec![0.0; nrow * m.nu]),
+            sensor: rows(t, "sensordata", Some(nrow), m.nsensordata)?,
+            qfrc: rows(t, "qfrc", Some(nrow), m.nv)?,
+        })
+    }
+
+    /// System identification: fit model parameters to measured trajectories with exact
+    /// Jacobians and a bounded Levenberg–Marquardt.
+    ///
+    /// `params` is a list of `(text, initial, lower, upper)` or `(text, initial, lower, upper,
+    /// log)` (log scaling for positive parameters). `trajectories` is a list of dicts of arrays
+    /// with rows one timestep apart: `qpos` `(N, nq)`, `qvel` `(N, nv)` (required), and
+    /// optionally `time`, `act`, `ctrl` (the applied controls), `sensordata`, `qfrc` (measured
+    /// generalized actuation). `estimator`: `"inverse"` (equation error through inverse
+    /// dynamics, rollout-free), `"onestep"` (one-step prediction) or `"shooting"` (multiple
+    /// shooting with `segment_steps`); `target`: `"states"` or `"sensors"` for the last two.
+    /// Returns a namespace: `names`, `initial`, `estimate`, `cost_history`, `param_history`,
+    /// `iterations`, `converged`, `termination`, `final_cost`, `wall_time`, `std_error`,
+    /// `interval` (95%), `covariance`, `correlation`, `singular_values`, `identifiable`,
+    /// `notes`.
+    #[pyfunction]
+    #[pyo3(signature = (model, params, trajectories, estimator = "inverse", target = "states",
+        segment_steps = 10, max_iters = 100))]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sysid<'py>(
+        py: Python<'py>,
+        model: &Bound<'py, Model>,
+        params: Vec<Bound<'py, PyTuple>>,
+        trajectories: Vec<Bound<'py, PyAny>>,
+        estimator: &str,
+        target: &str,
+        segment_steps: usize,
+        max_iters: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let m = model.borrow().inner.clone();
+        let mut specs = Vec::new();
+        for p in &params {
+            let text: String = p.get_item(0)?.extract()?;
+            let mut s = ParamSpec::new(&m, &text).map_err(val_err)?;
+            if p.len() > 1 {
+                s = s.initial(p.get_item(1)?.extract()?);
+            }
+            if p.len() > 3 {
+                s = s.bounds(p.get_item(2)?.extract()?, p.get_item(3)?.extract()?);
+            }
+            if p.len() > 4 && p.get_item(4)?.extract::<bool>()? {
+                s = s.log();
+            }
+            specs.push(s);
+        }
+        let data = trajectories
+            .iter()
+            .enumerate()
+            .map(|(i, t)| trajectory(&m, t, i))
+            .collect::<PyResult<Vec<_>>>()?;
+        let target = match target {
+            "states" => Target::States,
+            "sensors" => Target::Sensors,
+            _ => return Err(PyValueError::new_err("target must be \"states\" or \"sensors\"")),
+        };
+        let est = match estimator {
+            "inverse" => Estimator::inverse(),
+            "onestep" => Estimator::OneStep { target },
+            "shooting" => Estimator::Shooting {
+                segment_steps,
+                target,
+            },
+            _ => {
+                return Err(PyValueError::new_err(
+                    "estimator must be \"inverse\", \"onestep\" or \"shooting\"",
+                ))
+            }
+        };
+        let problem = Problem::new(&m, specs, data, est).map_err(val_err)?;
+        let opts = FitOptions {
+            max_iters,
+            ..Default::default()
+        };
+        let f = py.detach(|| fit(&problem, &opts)).map_err(sim_err)?;
+        let np_ = f.names.len();
+        let u = &f.uncertainty;
+        let kw = PyDict::new(py);
+        kw.set_item("names", f.names.clone())?;
+        kw.set_item("initial", PyArray1::from_vec(py, f.initial.clone()))?;
+        kw.set_item("estimate", PyArray1::from_vec(py, f.estimate.clone()))?;
+        kw.set_item("cost_history", PyArray1::from_vec(py, f.cost_history.clone()))?;
+        let ph: Vec<f64> = f.param_history.iter().flatten().copied().collect();
+        kw.set_item("param_history", mat(py, ph, f.param_history.len(), np_)?)?;
+        kw.set_item("iterations", f.iterations)?;
+        kw.set_item("converged", f.converged)?;
+        kw.set_item("termination", f.termination.clone())?;
+        kw.set_item("final_cost", f.final_cost)?;
+        kw.set_item("wall_time", f.wall_time)?;
+        kw.set_item("std_error", u.std_error.clone())?;
+        kw.set_item("interval", u.interval.clone())?;
+        let cov: Vec<f64> = (0..np_)
+            .flat_map(|i| (0..np_).map(move |j| (i, j)))
+            .map(|(i, j)| u.covariance[(i, j)])
+            .collect();
+        kw.set_item("covariance", mat(py, cov, np_, np_)?)?;
+        let cor: Vec<f64> = (0..np_)
+            .flat_map(|i| (0..np_).map(move |j| (i, j)))
+            .map(|(i, j)| u.correlation[(i, j)])
+            .collect();
+        kw.set_item("correlation", mat(py, cor, np_, np_)?)?;
+        kw.set_item("singular_values", PyArray1::from_vec(py, u.singular_values.clone()))?;
+        kw.set_item("identifiable", u.identifiable.clone())?;
+        kw.set_item("notes", u.note.clone())?;
+        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trajectory optimization
+
+mod trajopt_py {
+    use super::*;
+    use diffmj::trajopt::{solve, Options};
+    use diffmj::trajopt::{Task, Term};
+
+    fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
+        let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+            t.get_item(k)?
+                .ok_or_else(|| PyValueError::new_err(format!("trajopt term needs {k:?}")))
+        };
+        let kind: String = get("type")?.extract()?;
+        Ok(match kind.as_str() {
+            "effort" => Term::Effort {
+                weight: get("weight")?.extract()?,
+            },
+            "unactuated" => Term::Unactuated {
+                weight: get("weight")?.extract()?,
+            },
+            "qpos" => Term::Qpos {
+                time: get("time")?.extract()?,
+                target: get("target")?.extract()?,
+                weight: get("weight")?.extract()?,
+            },
+            "qvel" => Term::Qvel {
+                time: get("time")?.extract()?,
+                target: get("target")?.extract()?,
+                weight: get("weight")?.extract()?,
+            },
+            "site_pos" => Term::SitePos {
+                time: get("time")?.extract()?,
+                site: get("site")?.extract()?,
+                target: get("target")?.extract()?,
+                weight: get("weight")?.extract()?,
+            },
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos)"
+                )))
+            }
+        })
+    }
+
+    /// Trajectory optimization by inverse dynamics: the configurations `q_1 … q_T` are the
+    /// decision variables, MuJoCo's discrete inverse dynamics gives the force each step needs,
+    /// Levenberg–Marquardt on exact Jacobians minimizes the sum of the `terms`, and an
+    /// augmented Lagrangian drives the unactuated force to zero. Each term is a dict with a
+    /// `type`: `{"type": "effort", "weight": w}`, `{"type": "unactuated", "weight": w}`,
+    /// `{"type": "qpos", "time": t, "target": [nq], "weight": [nv]}`, `{"type": "qvel", "time":
+    /// t, "target": [nv], "weight": [nv]}`, `{"type": "site_pos", "time": t, "site": id,
+    /// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`. Returns a namespace
+    /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
+    /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
+    /// simulation), `iterations`, `outer_iterations`, `cost_history`, `converged`, `seconds`.
+    #[pyfunction]
+    #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
+        max_iterations = None, threads = 0))]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn trajopt<'py>(
+        py: Python<'py>,
+        model: &Bound<'py, Model>,
+        horizon: usize,
+        terms: Vec<Bound<'py, PyDict>>,
+        qpos0: Option<Vec<f64>>,
+        qvel0: Option<Vec<f64>>,
+        init: Option<PyReadonlyArrayDyn<'py, f64>>,
+        max_iterations: Option<usize>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let m = model.borrow().inner.clone();
+        let mut task = Task::new(&*m, horizon);
+        if let Some(q) = qpos0 {
+            task.qpos0 = q;
+        }
+        if let Some(v) = qvel0 {
+            task.qvel0 = v;
+        }
+        for t in &terms {
+            task = task.with(term(t)?);
+        }
+        let guess: Option<Vec<Vec<f64>>> = match init {
+            None => None,
+            Some(a) => {
+                let v: Vec<f64> = a.as_array().iter().copied().collect();
+                if v.len() != (horizon + 1) * m.nq {
+                    return Err(PyValueError::new_err(format!(
+                        "init has {} entries, expected (horizon + 1) x nq = {}",
+                        v.len(),
+                        (horizon + 1) * m.nq
+                    )));
+                }
+                Some(v.chunks(m.nq).map(|c| c.to_vec()).collect())
+            }
+        };
+        let mut opts = Options {
+            threads,
+            ..Default::default()
+        };
+        if let Some(n) = max_iterations {
+            opts.max_iterations = n;
+        }
+        let sol = py
+            .detach(|| solve(&m, &task, guess.as_deref(), &opts))
+            .map_err(sim_err)?;
+        let table = |rows: &Vec<Vec<f64>>, ncol: usize| -> PyResult<Bound<'py, PyArray2<f64>>> {
+            let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+            mat(py, flat, rows.len(), ncol)
+        };
+        let kw = PyDict::new(py);
+        kw.set_item("qpos", table(&sol.qpos, m.nq)?)?;
+        kw.set_item("qvel", table(&sol.qvel, m.nv)?)?;
+        kw.set_item("force", table(&sol.force, m.nv)?)?;
+        kw.set_item("actuator_force", table(&sol.actuator_force, m.nu)?)?;
+        kw.set_item("ctrl", table(&sol.ctrl, m.nu)?)?;
+        kw.set_item("max_unactuated", sol.max_unactuated)?;
+        kw.set_item("ctrl_clamped", sol.ctrl_clamped)?;
+        kw.set_item("replay_deviation", sol.replay_deviation)?;
+        kw.set_item("iterations", sol.stats.iterations)?;
+        kw.set_item("outer_iterations", sol.stats.outer_iterations)?;
+        kw.set_item("cost_history", PyArray1::from_vec(py, sol.stats.cost.clone()))?;
+        kw.set_item("converged", sol.stats.converged)?;
+        kw.set_item("seconds", sol.stats.seconds)?;
+        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+    }
+}
