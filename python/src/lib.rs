@@ -11,7 +11,9 @@ use diffmj::derivatives::{
 use diffmj::model::param::Param;
 use diffmj::{Data as RsData, Model as RsModel, StateMask};
 use numpy::ndarray::{ArrayView1, ArrayView2};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -218,7 +220,9 @@ impl Model {
         if let Some(n) = m.size(name) {
             return Ok(n.into_pyobject(py)?.into_any());
         }
-        Err(PyKeyError::new_err(format!("mjModel has no field {name:?}")))
+        Err(PyKeyError::new_err(format!(
+            "mjModel has no field {name:?}"
+        )))
     }
 
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -245,7 +249,8 @@ impl Model {
     fn set_option(&mut self, key: &str, value: &str) -> PyResult<()> {
         let m = Arc::make_mut(&mut self.inner);
         m.opt.set(key, value).map_err(val_err)?;
-        self.overrides.push((format!("\u{0}option {key}={value}"), 0.0));
+        self.overrides
+            .push((format!("\u{0}option {key}={value}"), 0.0));
         Ok(())
     }
 
@@ -274,7 +279,10 @@ impl Model {
         Model::from_xml_string(xml)
     }
 
-    fn __setstate__(&mut self, state: (String, Option<String>, Vec<(String, f64)>)) -> PyResult<()> {
+    fn __setstate__(
+        &mut self,
+        state: (String, Option<String>, Vec<(String, f64)>),
+    ) -> PyResult<()> {
         let (xml, path, overrides) = state;
         // the file may have moved: compile the stored text unless the file is still the same
         let from_file = path
@@ -449,12 +457,14 @@ impl Data {
     /// Forward dynamics at the current state (MuJoCo's `mj_forward`): fills every derived
     /// quantity (`qacc`, `xpos`, `efc_force`, `sensordata`, ...) without integrating.
     fn forward(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.with_model(py, |m, d| diffmj::forward(m, d)).map_err(sim_err)
+        self.with_model(py, |m, d| diffmj::forward(m, d))
+            .map_err(sim_err)
     }
 
     /// Inverse dynamics (MuJoCo's `mj_inverse`): `qfrc_inverse` from `qpos`, `qvel`, `qacc`.
     fn inverse(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.with_model(py, |m, d| diffmj::inverse(m, d)).map_err(sim_err)
+        self.with_model(py, |m, d| diffmj::inverse(m, d))
+            .map_err(sim_err)
     }
 
     /// Reset to the model's reference configuration (MuJoCo's `mj_resetData`).
@@ -480,16 +490,27 @@ impl Data {
     /// The state components selected by `mask` (MuJoCo's `mjtState` bits; `diffmj.State`),
     /// in `mj_getState`'s order, as a new array.
     #[pyo3(signature = (mask = StateMask::FULLPHYSICS.0))]
-    fn get_state<'py>(&mut self, py: Python<'py>, mask: u32) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn get_state<'py>(
+        &mut self,
+        py: Python<'py>,
+        mask: u32,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let m = self.model.borrow(py).inner.clone();
         let mut x = vec![0.0; RsData::state_size(&m, mask_of(mask))];
-        self.inner.get_state(&m, &mut x, mask_of(mask)).map_err(val_err)?;
+        self.inner
+            .get_state(&m, &mut x, mask_of(mask))
+            .map_err(val_err)?;
         Ok(PyArray1::from_vec(py, x))
     }
 
     /// Set the state components selected by `mask` from `state` (MuJoCo's `mj_setState`).
     #[pyo3(signature = (state, mask = StateMask::FULLPHYSICS.0))]
-    fn set_state(&mut self, py: Python<'_>, state: PyReadonlyArrayDyn<'_, f64>, mask: u32) -> PyResult<()> {
+    fn set_state(
+        &mut self,
+        py: Python<'_>,
+        state: PyReadonlyArrayDyn<'_, f64>,
+        mask: u32,
+    ) -> PyResult<()> {
         let m = self.model.borrow(py).inner.clone();
         let x = state.as_slice()?;
         self.inner.set_state(&m, x, mask_of(mask)).map_err(val_err)
@@ -554,7 +575,11 @@ impl Data {
         if efc || flat.len() != rows * cols {
             let v = flat.to_vec();
             let n = v.len();
-            let (r, c) = if rows * cols == n { (rows, cols) } else { (n, 1) };
+            let (r, c) = if rows * cols == n {
+                (rows, cols)
+            } else {
+                (n, 1)
+            };
             return Ok(to_array(py, v, r, c));
         }
         let ptr = flat.as_mut_ptr();
@@ -603,7 +628,12 @@ impl Data {
             [
                 self.model.clone_ref(py).into_any(),
                 x.into_pyobject(py)?.into_any().unbind(),
-                self.inner.qacc.clone().into_pyobject(py)?.into_any().unbind(),
+                self.inner
+                    .qacc
+                    .clone()
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
             ],
         )
     }
@@ -612,7 +642,11 @@ impl Data {
         (self.model.clone_ref(py),)
     }
 
-    fn __setstate__(&mut self, py: Python<'_>, state: (Py<Model>, Vec<f64>, Vec<f64>)) -> PyResult<()> {
+    fn __setstate__(
+        &mut self,
+        py: Python<'_>,
+        state: (Py<Model>, Vec<f64>, Vec<f64>),
+    ) -> PyResult<()> {
         let (model, x, qacc) = state;
         let m = model.borrow(py).inner.clone();
         let mut inner = RsData::new(&m);
@@ -668,7 +702,11 @@ fn rollout<'py>(
     let m = model.borrow().inner.clone();
     let nstate = RsData::state_size(&m, mask_of(state_mask));
     let ncontrol = RsData::state_size(&m, mask_of(control_mask));
-    let x0 = initial_state.as_array().iter().copied().collect::<Vec<f64>>();
+    let x0 = initial_state
+        .as_array()
+        .iter()
+        .copied()
+        .collect::<Vec<f64>>();
     if nstate == 0 || x0.len() % nstate != 0 {
         return Err(PyValueError::new_err(format!(
             "initial_state has {} entries, not a multiple of nstate = {nstate}",
@@ -716,7 +754,12 @@ fn rollout<'py>(
     Ok(PyArray1::from_vec(py, out).reshape([nbatch, nstep, nstate])?)
 }
 
-fn mat<'py>(py: Python<'py>, v: Vec<f64>, r: usize, c: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+fn mat<'py>(
+    py: Python<'py>,
+    v: Vec<f64>,
+    r: usize,
+    c: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
     Ok(PyArray1::from_vec(py, v).reshape([r, c])?)
 }
 
@@ -866,9 +909,7 @@ fn parameter_jacobian<'py>(
             (true, true) => AdWorkspace::new(&m)
                 .transition_params_sensors(&m, dd, &ps, &mut dxdp, &mut dsdp)
                 .map(|_| ()),
-            (false, false) => {
-                FdWorkspace::new(&m).transition_params(&m, dd, &ps, &opts, &mut dxdp)
-            }
+            (false, false) => FdWorkspace::new(&m).transition_params(&m, dd, &ps, &opts, &mut dxdp),
             (false, true) => FdWorkspace::new(&m)
                 .transition_params_sensors(&m, dd, &ps, &opts, &mut dxdp, &mut dsdp),
         }
@@ -886,7 +927,12 @@ fn parameter_jacobian<'py>(
 /// MuJoCo-style free functions: `mj_step(model, data, nstep=1)`.
 #[pyfunction]
 #[pyo3(signature = (model, data, nstep = 1))]
-fn mj_step(py: Python<'_>, model: &Bound<'_, Model>, data: &Bound<'_, Data>, nstep: usize) -> PyResult<()> {
+fn mj_step(
+    py: Python<'_>,
+    model: &Bound<'_, Model>,
+    data: &Bound<'_, Data>,
+    nstep: usize,
+) -> PyResult<()> {
     check_same(py, model, data)?;
     data.borrow_mut().step(py, nstep)
 }
@@ -1032,13 +1078,18 @@ mod control_py {
     }
 
     fn namespace<'py>(py: Python<'py>, kw: Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+        py.import("types")?
+            .getattr("SimpleNamespace")?
+            .call((), Some(&kw))
     }
 
     fn plan_dict<'py>(py: Python<'py>, m: &RsModel<f64>, p: &Plan) -> PyResult<Bound<'py, PyDict>> {
         let (nu, ndx) = (m.nu, 2 * m.nv + m.na);
         let kw = PyDict::new(py);
-        kw.set_item("states", mat(py, p.states.clone(), p.horizon + 1, p.nstate)?)?;
+        kw.set_item(
+            "states",
+            mat(py, p.states.clone(), p.horizon + 1, p.nstate)?,
+        )?;
         kw.set_item("ctrl", mat(py, p.ctrl.clone(), p.horizon, nu)?)?;
         kw.set_item(
             "gains",
@@ -1361,7 +1412,11 @@ mod sysid_py {
         let target = match target {
             "states" => Target::States,
             "sensors" => Target::Sensors,
-            _ => return Err(PyValueError::new_err("target must be \"states\" or \"sensors\"")),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "target must be \"states\" or \"sensors\"",
+                ))
+            }
         };
         let est = match estimator {
             "inverse" => Estimator::inverse(),
@@ -1388,7 +1443,10 @@ mod sysid_py {
         kw.set_item("names", f.names.clone())?;
         kw.set_item("initial", PyArray1::from_vec(py, f.initial.clone()))?;
         kw.set_item("estimate", PyArray1::from_vec(py, f.estimate.clone()))?;
-        kw.set_item("cost_history", PyArray1::from_vec(py, f.cost_history.clone()))?;
+        kw.set_item(
+            "cost_history",
+            PyArray1::from_vec(py, f.cost_history.clone()),
+        )?;
         let ph: Vec<f64> = f.param_history.iter().flatten().copied().collect();
         kw.set_item("param_history", mat(py, ph, f.param_history.len(), np_)?)?;
         kw.set_item("iterations", f.iterations)?;
@@ -1408,10 +1466,15 @@ mod sysid_py {
             .map(|(i, j)| u.correlation[(i, j)])
             .collect();
         kw.set_item("correlation", mat(py, cor, np_, np_)?)?;
-        kw.set_item("singular_values", PyArray1::from_vec(py, u.singular_values.clone()))?;
+        kw.set_item(
+            "singular_values",
+            PyArray1::from_vec(py, u.singular_values.clone()),
+        )?;
         kw.set_item("identifiable", u.identifiable.clone())?;
         kw.set_item("notes", u.note.clone())?;
-        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+        py.import("types")?
+            .getattr("SimpleNamespace")?
+            .call((), Some(&kw))
     }
 }
 
@@ -1536,9 +1599,14 @@ mod trajopt_py {
         kw.set_item("replay_deviation", sol.replay_deviation)?;
         kw.set_item("iterations", sol.stats.iterations)?;
         kw.set_item("outer_iterations", sol.stats.outer_iterations)?;
-        kw.set_item("cost_history", PyArray1::from_vec(py, sol.stats.cost.clone()))?;
+        kw.set_item(
+            "cost_history",
+            PyArray1::from_vec(py, sol.stats.cost.clone()),
+        )?;
         kw.set_item("converged", sol.stats.converged)?;
         kw.set_item("seconds", sol.stats.seconds)?;
-        py.import("types")?.getattr("SimpleNamespace")?.call((), Some(&kw))
+        py.import("types")?
+            .getattr("SimpleNamespace")?
+            .call((), Some(&kw))
     }
 }
