@@ -9,7 +9,7 @@ cargo test
 VENV="$PWD/.venv"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-    maturin pytest nbclient nbconvert ipykernel matplotlib numpy "mujoco[sysid]==4.0.0"
+    maturin pytest nbclient nbconvert ipykernel matplotlib numpy "dask[distributed]" "mujoco[sysid]==4.0.0"
 
 # the extension, with the fast-compiling `python` profile (no fat LTO), installed into .venv
 (cd python && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --profile python)
