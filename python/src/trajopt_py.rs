@@ -1,0 +1,129 @@
+//! Trajectory optimization by inverse dynamics (`diffmj::trajopt`) for Python: `trajopt`.
+
+use super::*;
+use diffmj::trajopt::{solve, Options};
+use diffmj::trajopt::{Task, Term};
+
+fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
+    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        t.get_item(k)?
+            .ok_or_else(|| PyValueError::new_err(format!("trajopt term needs {k:?}")))
+    };
+    let kind: String = get("type")?.extract()?;
+    Ok(match kind.as_str() {
+        "effort" => Term::Effort {
+            weight: get("weight")?.extract()?,
+        },
+        "unactuated" => Term::Unactuated {
+            weight: get("weight")?.extract()?,
+        },
+        "qpos" => Term::Qpos {
+            time: get("time")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
+        "qvel" => Term::Qvel {
+            time: get("time")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
+        "site_pos" => Term::SitePos {
+            time: get("time")?.extract()?,
+            site: get("site")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos)"
+            )))
+        }
+    })
+}
+
+/// Trajectory optimization by inverse dynamics: the configurations `q_1 … q_T` are the
+/// decision variables, MuJoCo's discrete inverse dynamics gives the force each step needs,
+/// Levenberg–Marquardt on exact Jacobians minimizes the sum of the `terms`, and an
+/// augmented Lagrangian drives the unactuated force to zero. Each term is a dict with a
+/// `type`: `{"type": "effort", "weight": w}`, `{"type": "unactuated", "weight": w}`,
+/// `{"type": "qpos", "time": t, "target": [nq], "weight": [nv]}`, `{"type": "qvel", "time":
+/// t, "target": [nv], "weight": [nv]}`, `{"type": "site_pos", "time": t, "site": id,
+/// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`. Returns a namespace
+/// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
+/// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
+/// simulation), `iterations`, `outer_iterations`, `cost_history`, `converged`, `seconds`.
+#[pyfunction]
+#[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
+    max_iterations = None, threads = 0))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn trajopt<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, Model>,
+    horizon: usize,
+    terms: Vec<Bound<'py, PyDict>>,
+    qpos0: Option<Vec<f64>>,
+    qvel0: Option<Vec<f64>>,
+    init: Option<PyReadonlyArrayDyn<'py, f64>>,
+    max_iterations: Option<usize>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let m = model.borrow().inner.clone();
+    let mut task = Task::new(&*m, horizon);
+    if let Some(q) = qpos0 {
+        task.qpos0 = q;
+    }
+    if let Some(v) = qvel0 {
+        task.qvel0 = v;
+    }
+    for t in &terms {
+        task = task.with(term(t)?);
+    }
+    let guess: Option<Vec<Vec<f64>>> = match init {
+        None => None,
+        Some(a) => {
+            let v: Vec<f64> = a.as_array().iter().copied().collect();
+            if v.len() != (horizon + 1) * m.nq {
+                return Err(PyValueError::new_err(format!(
+                    "init has {} entries, expected (horizon + 1) x nq = {}",
+                    v.len(),
+                    (horizon + 1) * m.nq
+                )));
+            }
+            Some(v.chunks(m.nq).map(|c| c.to_vec()).collect())
+        }
+    };
+    let mut opts = Options {
+        threads,
+        ..Default::default()
+    };
+    if let Some(n) = max_iterations {
+        opts.max_iterations = n;
+    }
+    let sol = py
+        .detach(|| solve(&m, &task, guess.as_deref(), &opts))
+        .map_err(sim_err)?;
+    let table = |rows: &Vec<Vec<f64>>, ncol: usize| -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+        mat(py, flat, rows.len(), ncol)
+    };
+    let kw = PyDict::new(py);
+    kw.set_item("qpos", table(&sol.qpos, m.nq)?)?;
+    kw.set_item("qvel", table(&sol.qvel, m.nv)?)?;
+    kw.set_item("force", table(&sol.force, m.nv)?)?;
+    kw.set_item("actuator_force", table(&sol.actuator_force, m.nu)?)?;
+    kw.set_item("ctrl", table(&sol.ctrl, m.nu)?)?;
+    kw.set_item("max_unactuated", sol.max_unactuated)?;
+    kw.set_item("ctrl_clamped", sol.ctrl_clamped)?;
+    kw.set_item("replay_deviation", sol.replay_deviation)?;
+    kw.set_item("iterations", sol.stats.iterations)?;
+    kw.set_item("outer_iterations", sol.stats.outer_iterations)?;
+    kw.set_item(
+        "cost_history",
+        PyArray1::from_vec(py, sol.stats.cost.clone()),
+    )?;
+    kw.set_item("converged", sol.stats.converged)?;
+    kw.set_item("seconds", sol.stats.seconds)?;
+    py.import("types")?
+        .getattr("SimpleNamespace")?
+        .call((), Some(&kw))
+}
