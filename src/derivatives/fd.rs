@@ -76,8 +76,12 @@ impl FdWorkspace {
     /// Buffers for model `m`.
     pub fn new(m: &Model<f64>) -> Self {
         let n = m.nq + m.nv + m.na + m.nsensordata;
+        let mut d = Data::new(m);
+        // a velocity or control perturbation leaves M, J and D as they are: its Newton solve
+        // may start from the previous solve's factor (the same numbers as a new one)
+        d.solver_scratch.reuse_factor = true;
         FdWorkspace {
-            d: Data::new(m),
+            d,
             saved: vec![0.0; Data::state_size(m, RESTORE)],
             next: vec![0.0; n],
             plus: vec![0.0; n],

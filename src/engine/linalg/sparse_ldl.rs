@@ -49,6 +49,22 @@ impl<T> Default for SparseLdl<T> {
 }
 
 impl<T: Scalar> SparseLdl<T> {
+    /// Make `self` a copy of the factor of `other` (both sized for `n` rows): what
+    /// [`sparse_ldl_solve`] and [`sparse_ldl_update`] read. Allocates nothing.
+    pub(crate) fn copy_factor_from(&mut self, n: usize, other: &SparseLdl<T>) {
+        let nw = pattern_words(n);
+        self.hinv[..n].copy_from_slice(&other.hinv[..n]);
+        self.hpat[..n * nw].copy_from_slice(&other.hpat[..n * nw]);
+        self.ladr[..n].copy_from_slice(&other.ladr[..n]);
+        self.lnnz[..n].copy_from_slice(&other.lnnz[..n]);
+        let nl = (0..n)
+            .map(|k| other.ladr[k] + other.lnnz[k])
+            .max()
+            .unwrap_or(0);
+        self.lcol[..nl].copy_from_slice(&other.lcol[..nl]);
+        self.lval[..nl].copy_from_slice(&other.lval[..nl]);
+    }
+
     /// Grow the buffers to matrices of `n` rows.
     pub(crate) fn ensure(&mut self, n: usize) {
         let z = T::zero();

@@ -126,6 +126,19 @@ pub struct SolverScratch<T> {
     pub(crate) start_rows: bool,
     /// The row states the Newton factor in `hess` was made for.
     pub(crate) hstate: Vec<ConstraintState>,
+    /// A fresh factor of the whole problem's Newton Hessian, made by an earlier solve's first
+    /// direction at the row states `keep_state` from the `qM`, `efc_J` and `efc_D` still in
+    /// `Data` (valid when `keep_valid`; f64 only, with `reuse_factor`). A later solve that
+    /// skips the position stage (finite differences of velocities and controls) and starts in
+    /// the same states takes it instead of factoring: the same numbers, bit for bit. The
+    /// position stage and a solve of several islands invalidate it.
+    pub(crate) keep: SparseLdl<T>,
+    pub(crate) keep_state: Vec<ConstraintState>,
+    pub(crate) keep_valid: bool,
+    /// Whether Newton keeps and reuses that factor: set only on the finite-difference
+    /// workspace's own `Data`, which nothing else writes between its calls (a `Data` a user
+    /// holds may have `qM` or `efc_D` written directly).
+    pub(crate) reuse_factor: bool,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
     /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
@@ -173,6 +186,10 @@ impl<T> Default for SolverScratch<T> {
             tmp: Vec::new(),
             jtrial: Vec::new(),
             hstate: Vec::new(),
+            keep: SparseLdl::default(),
+            keep_state: Vec::new(),
+            keep_valid: false,
+            reuse_factor: false,
             jar_warm: Vec::new(),
             jar_smooth: Vec::new(),
             force_warm: Vec::new(),
@@ -580,6 +597,10 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             Some(st) => st,
             None => &mut [],
         };
+        // a Newton factor kept from an earlier solve is the single problem's
+        if nprob != 1 {
+            s.keep_valid = false;
+        }
         let n = solve(m, &p, &mut s, st, warm);
         if k < niter.len() {
             niter[k] = n;

@@ -364,14 +364,27 @@ pub(super) fn newton<T: Scalar>(
     // the Newton direction −H⁻¹g at the current point: Some(number of factorizations made for
     // it), None when H is not positive definite. H depends on the rows' states alone unless an
     // elliptic contact is in its cone zone (there it moves with jar): with the same states as at
-    // the last factorization, that factor is reused
+    // the last factorization, that factor is reused. The first direction may take the factor
+    // kept from an earlier solve's first direction (see `SolverScratch::keep`)
+    let keep = !T::HAS_DERIVATIVE && s.reuse_factor;
+    if keep {
+        s.keep.ensure(nv);
+        s.keep_state.resize(p.nefc, ConstraintState::Satisfied);
+    }
     let mut factored = false;
+    let mut first = true;
     let mut direction = |s: &mut SolverScratch<T>| -> Option<usize> {
         let nefc = p.nefc;
         let cone = s.state[..nefc].contains(&ConstraintState::Cone);
         let same = factored && s.state[..nefc] == s.hstate[..nefc] && !cone;
+        let kept = first && keep && !cone && s.keep_valid && s.state[..nefc] == s.keep_state[..];
         let mut nupdate = 0;
-        if !same {
+        if kept {
+            s.hess.copy_factor_from(nv, &s.keep);
+            factored = true;
+            let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
+            hst.copy_from_slice(st);
+        } else if !same {
             // a few scalar rows changed state: rank-1 updates of the factor (MuJoCo's too),
             // else (or when an update does not fit the factor's pattern) a new factorization
             let updated = factored
@@ -384,10 +397,16 @@ pub(super) fn newton<T: Scalar>(
                     return None;
                 }
                 nupdate = 1;
+                if first && keep && !cone {
+                    s.keep.copy_factor_from(nv, &s.hess);
+                    s.keep_state.copy_from_slice(&s.state[..nefc]);
+                    s.keep_valid = true;
+                }
             }
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
             hst.copy_from_slice(st);
         }
+        first = false;
         for i in 0..nv {
             s.search[i] = -s.grad[i];
         }
