@@ -68,7 +68,7 @@ pub fn position_smooth<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // what the sensors computed on demand at the previous position is stale
     d.flg_energypos = false;
     // a new mass matrix: a Newton factor kept by the solver is stale
-    d.solver_scratch.keep_valid = false;
+    d.solver_scratch.kept.valid = false;
     kinematics::kinematics(m, d);
     kinematics::com_pos(m, d);
     tendon::tendon(m, d);

@@ -467,7 +467,7 @@ pub fn make_constraint_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     d.nefc = 0;
     // new rows: a Newton factor kept by the solver is stale
-    d.solver_scratch.keep_valid = false;
+    d.solver_scratch.kept.valid = false;
     d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
     for ci in 0..d.ncon {
         let c = &mut d.contact[ci];

@@ -83,6 +83,55 @@ pub struct SolverStat {
     pub nupdate: usize,
 }
 
+/// Newton factors kept across solves, one per island problem: each is the fresh factor an
+/// earlier solve's first direction made at the row states in `state` (the islands' row order),
+/// from the `qM`, `efc_J` and `efc_D` still in `Data`. A later solve that skips the position
+/// stage (the finite differences of velocities and controls) and starts in the same states
+/// takes it instead of factoring: the same numbers, bit for bit. Only on `f64`, and only when
+/// `on`, which the finite-difference workspace sets on its own `Data` (nothing else writes
+/// that `Data` between its calls, while a user's may have `qM` or `efc_D` written directly).
+#[derive(Clone, Debug)]
+pub(crate) struct KeptFactors<T> {
+    pub(crate) on: bool,
+    /// Cleared by the position stage: every kept factor is then stale.
+    pub(crate) valid: bool,
+    /// The problem being solved.
+    pub(crate) current: usize,
+    pub(crate) factor: Vec<SparseLdl<T>>,
+    pub(crate) state: Vec<ConstraintState>,
+    /// Whether problem `k` has a factor.
+    pub(crate) has: Vec<bool>,
+}
+
+impl<T> Default for KeptFactors<T> {
+    fn default() -> Self {
+        KeptFactors {
+            on: false,
+            valid: false,
+            current: 0,
+            factor: Vec::new(),
+            state: Vec::new(),
+            has: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> KeptFactors<T> {
+    /// Room for `nprob` problems of `nefc` rows in all; every factor dropped when the position
+    /// stage ran since the last solve.
+    fn prepare(&mut self, nprob: usize, nefc: usize) {
+        if !self.valid {
+            self.has.iter_mut().for_each(|h| *h = false);
+            self.valid = true;
+        }
+        if self.factor.len() < nprob {
+            self.factor.resize_with(nprob, SparseLdl::default);
+            self.has.resize(nprob, false);
+        }
+        self.state.resize(nefc, ConstraintState::Satisfied);
+    }
+}
+
 /// Work buffers of the solvers; sized by [`Data::new`](crate::Data::new) for the model's row
 /// capacity, except the dense `A + R` of PGS and noslip, which is sized on first use.
 #[derive(Clone, Debug)]
@@ -126,19 +175,8 @@ pub struct SolverScratch<T> {
     pub(crate) start_rows: bool,
     /// The row states the Newton factor in `hess` was made for.
     pub(crate) hstate: Vec<ConstraintState>,
-    /// A fresh factor of the whole problem's Newton Hessian, made by an earlier solve's first
-    /// direction at the row states `keep_state` from the `qM`, `efc_J` and `efc_D` still in
-    /// `Data` (valid when `keep_valid`; f64 only, with `reuse_factor`). A later solve that
-    /// skips the position stage (finite differences of velocities and controls) and starts in
-    /// the same states takes it instead of factoring: the same numbers, bit for bit. The
-    /// position stage and a solve of several islands invalidate it.
-    pub(crate) keep: SparseLdl<T>,
-    pub(crate) keep_state: Vec<ConstraintState>,
-    pub(crate) keep_valid: bool,
-    /// Whether Newton keeps and reuses that factor: set only on the finite-difference
-    /// workspace's own `Data`, which nothing else writes between its calls (a `Data` a user
-    /// holds may have `qM` or `efc_D` written directly).
-    pub(crate) reuse_factor: bool,
+    /// Newton factors kept across solves (finite differences).
+    pub(crate) kept: KeptFactors<T>,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
     /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
@@ -186,10 +224,7 @@ impl<T> Default for SolverScratch<T> {
             tmp: Vec::new(),
             jtrial: Vec::new(),
             hstate: Vec::new(),
-            keep: SparseLdl::default(),
-            keep_state: Vec::new(),
-            keep_valid: false,
-            reuse_factor: false,
+            kept: KeptFactors::default(),
             jar_warm: Vec::new(),
             jar_smooth: Vec::new(),
             force_warm: Vec::new(),
@@ -583,6 +618,9 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
     let nprob = isl.gather(m, d, whole);
+    if s.kept.on && !T::HAS_DERIVATIVE {
+        s.kept.prepare(nprob, nefc);
+    }
     let warm = if s.solution_given && T::HAS_DERIVATIVE {
         true
     } else {
@@ -597,10 +635,7 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             Some(st) => st,
             None => &mut [],
         };
-        // a Newton factor kept from an earlier solve is the single problem's
-        if nprob != 1 {
-            s.keep_valid = false;
-        }
+        s.kept.current = k;
         let n = solve(m, &p, &mut s, st, warm);
         if k < niter.len() {
             niter[k] = n;

@@ -365,11 +365,11 @@ pub(super) fn newton<T: Scalar>(
     // it), None when H is not positive definite. H depends on the rows' states alone unless an
     // elliptic contact is in its cone zone (there it moves with jar): with the same states as at
     // the last factorization, that factor is reused. The first direction may take the factor
-    // kept from an earlier solve's first direction (see `SolverScratch::keep`)
-    let keep = !T::HAS_DERIVATIVE && s.reuse_factor;
+    // kept from an earlier solve's first direction (see `KeptFactors`)
+    let (k, a) = (s.kept.current, p.efc_start);
+    let keep = !T::HAS_DERIVATIVE && s.kept.on && s.kept.valid && k < s.kept.factor.len();
     if keep {
-        s.keep.ensure(nv);
-        s.keep_state.resize(p.nefc, ConstraintState::Satisfied);
+        s.kept.factor[k].ensure(nv);
     }
     let mut factored = false;
     let mut first = true;
@@ -377,10 +377,11 @@ pub(super) fn newton<T: Scalar>(
         let nefc = p.nefc;
         let cone = s.state[..nefc].contains(&ConstraintState::Cone);
         let same = factored && s.state[..nefc] == s.hstate[..nefc] && !cone;
-        let kept = first && keep && !cone && s.keep_valid && s.state[..nefc] == s.keep_state[..];
+        let kept =
+            first && keep && !cone && s.kept.has[k] && s.state[..nefc] == s.kept.state[a..a + nefc];
         let mut nupdate = 0;
         if kept {
-            s.hess.copy_factor_from(nv, &s.keep);
+            s.hess.copy_factor_from(nv, &s.kept.factor[k]);
             factored = true;
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
             hst.copy_from_slice(st);
@@ -398,9 +399,9 @@ pub(super) fn newton<T: Scalar>(
                 }
                 nupdate = 1;
                 if first && keep && !cone {
-                    s.keep.copy_factor_from(nv, &s.hess);
-                    s.keep_state.copy_from_slice(&s.state[..nefc]);
-                    s.keep_valid = true;
+                    s.kept.factor[k].copy_factor_from(nv, &s.hess);
+                    s.kept.state[a..a + nefc].copy_from_slice(&s.state[..nefc]);
+                    s.kept.has[k] = true;
                 }
             }
             let (st, hst) = (&s.state[..nefc], &mut s.hstate[..nefc]);
