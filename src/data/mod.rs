@@ -145,6 +145,12 @@ data_fields! {
             /// integrators: sparse (nD) in MuJoCo's layout (`Topology::d_rowadr`, `d_colind`), only the
             /// pairs of dofs of which one is an ancestor of the other, as MuJoCo stores it.
             qDeriv: Vec<T> = [Nd] Derivative;
+            /// `M + h·diag(∂damping/∂v)` factored (`LᵀDL`, qLD's layout) by the Euler step with
+            /// implicit damping (MuJoCo's `qH`); a step that finds the same matrix (the position
+            /// stage skipped, the same damping derivative) reuses it.
+            qH: Vec<T> = [Nm] Derivative;
+            /// `1 / D` of `qH`'s factor (MuJoCo's `qHDiagInv`).
+            qHDiagInv: Vec<T> = [Nv] Derivative;
             /// Position residual r of each row (distance for limits and contacts, 0 for friction loss).
             efc_pos: Vec<T> = [Nefc] Position;
             /// Margin of each row: the constraint is active below it.
@@ -255,6 +261,10 @@ data_fields! {
             /// `cacc`, `cfrc_int`, `cfrc_ext` hold the post-constraint values (MuJoCo's
             /// `flg_rnepost`).
             pub flg_rnepost: bool,
+            /// `qH` may hold the factor of the current step's matrix (set by the Euler step that
+            /// factors it, cleared by the position stage and by a reset; the step compares the
+            /// matrix with the one factored before it reuses the factor).
+            pub flg_qh: bool,
         }
         scratch {
             pub(crate) collision_scratch: CollisionScratch<T>,
@@ -269,6 +279,8 @@ data_fields! {
             pub(crate) scratch_nv: [Vec<T>; 4],
             pub(crate) scratch_body6: Vec<V6<T>>,
             pub(crate) scratch_m: Vec<T>,
+            /// What `qH` was factored from: `qM`, then `h·∂damping/∂v` per dof (nM + nv).
+            pub(crate) qh_key: Vec<T>,
             pub(crate) scratch_m2: Vec<T>,
             pub(crate) scratch_state: Vec<Vec<T>>,
             /// The contacts a sorted contact sensor keeps: `(criterion, contact, flip)`, as many
@@ -407,6 +419,8 @@ impl<T: Scalar> Data<T> {
             qacc: z(m.nv),
             cacc: z6(m.nbody),
             qDeriv: z(m.nd),
+            qH: z(m.nm),
+            qHDiagInv: z(m.nv),
             ncon: 0,
             contact: vec![ActiveContact::default(); ncontact],
             collision_scratch: CollisionScratch::new(m),
@@ -446,6 +460,7 @@ impl<T: Scalar> Data<T> {
             flg_energyvel: false,
             flg_subtreevel: false,
             flg_rnepost: false,
+            flg_qh: false,
             fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
@@ -456,6 +471,7 @@ impl<T: Scalar> Data<T> {
             scratch_nv: [z(m.nv), z(m.nv), z(m.nv), z(m.nv)],
             scratch_body6: z6(m.nbody),
             scratch_m: z(m.nm),
+            qh_key: z(m.nm + m.nv),
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
             sensor_slots: Vec::with_capacity(
@@ -494,6 +510,7 @@ impl<T: Scalar> Data<T> {
         self.flg_energyvel = false;
         self.flg_subtreevel = false;
         self.flg_rnepost = false;
+        self.flg_qh = false;
         self.xfrc_applied
             .iter_mut()
             .for_each(|x| *x = [T::zero(); 6]);

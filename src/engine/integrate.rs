@@ -131,20 +131,38 @@ enum QaccSrc {
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     if euler_implicit_damping(m) {
         let h = m.opt.timestep;
-        let mut mh = std::mem::take(&mut d.scratch_m);
-        mh.copy_from_slice(&d.qM);
+        let (nm, nv) = (m.nm, m.nv);
+        // the key of qH's factor: qM, then h·∂damping/∂v of each dof
+        let mut key = std::mem::take(&mut d.qh_key);
+        let mut diag = std::mem::take(&mut d.scratch_nv[1]);
         passive::each_dof_damping(m, |i, b, p| {
-            mh[m.dof_madr[i]] += h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
+            diag[i] = h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
         });
-        let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
-        linalg::ldl_factor(m, &mut mh, &mut dinv);
+        // a step that skipped the position stage (finite differences of velocities and
+        // controls) may find qH made from the same matrix: the same factor, bit for bit
+        let same = d.flg_qh
+            && !T::HAS_DERIVATIVE
+            && key[..nm] == d.qM[..]
+            && key[nm..nm + nv] == diag[..nv];
+        if !same {
+            key[..nm].copy_from_slice(&d.qM);
+            key[nm..nm + nv].copy_from_slice(&diag[..nv]);
+            let mut mh = std::mem::take(&mut d.qH);
+            mh.copy_from_slice(&d.qM);
+            for i in 0..nv {
+                mh[m.dof_madr[i]] += diag[i];
+            }
+            linalg::ldl_factor(m, &mut mh, &mut d.qHDiagInv);
+            d.qH = mh;
+            d.flg_qh = true;
+        }
+        d.qh_key = key;
+        d.scratch_nv[1] = diag;
         let mut x = std::mem::take(&mut d.scratch_nv[0]);
-        for i in 0..m.nv {
+        for i in 0..nv {
             x[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
         }
-        linalg::ldl_solve(m, &mh, &dinv, &mut x);
-        d.scratch_m = mh;
-        d.scratch_nv[1] = dinv;
+        linalg::ldl_solve(m, &d.qH, &d.qHDiagInv, &mut x);
         d.scratch_nv[0] = x;
         advance(m, d, QaccSrc::Scratch);
     } else {

@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODELS = ["cartpole", "acrobot", "actuators", "humanoid_like", "constraints/stacks",
           "constraints/mixed", "constraints/frictionloss", "thirdparty/dm_control/cheetah",
           "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid", "sensors/arm",
-          "sensors/contact"]
+          "sensors/contact", "poly_passive"]
 SETTLE = 200
 EPS = 1e-6
 
