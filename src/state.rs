@@ -8,7 +8,7 @@
 //! | `QPOS` | nq | 2 |
 //! | `QVEL` | nv | 4 |
 //! | `ACT` | na | 8 |
-//! | `HISTORY` | the integrator's history (PBAD: 1 + nq; 0 for MuJoCo's integrators without delays) | 16 |
+//! | `HISTORY` | nhistory (the delayed actuators' `history`), then a custom integrator's (PBAD: 1 + nq) | 16 |
 //! | `WARMSTART` | nv (`qacc_warmstart`) | 32 |
 //! | `CTRL` | nu | 64 |
 //! | `QFRC_APPLIED` | nv | 128 |
@@ -139,7 +139,7 @@ fn component_size<T: Scalar>(m: &Model<T>, c: StateMask) -> usize {
         StateMask::QPOS => m.nq,
         StateMask::QVEL | StateMask::WARMSTART | StateMask::QFRC_APPLIED => m.nv,
         StateMask::ACT => m.na,
-        StateMask::HISTORY => custom::history_size(m),
+        StateMask::HISTORY => m.nhistory + custom::history_size(m),
         StateMask::CTRL => m.nu,
         StateMask::XFRC_APPLIED => 6 * m.nbody,
         StateMask::EQ_ACTIVE => m.neq,
@@ -192,7 +192,11 @@ impl<T: Scalar> Data<T> {
                 StateMask::QPOS => dst.copy_from_slice(&self.qpos),
                 StateMask::QVEL => dst.copy_from_slice(&self.qvel),
                 StateMask::ACT => dst.copy_from_slice(&self.act),
-                StateMask::HISTORY => custom::get_history(m, self, dst),
+                StateMask::HISTORY => {
+                    let (own, integ) = dst.split_at_mut(m.nhistory);
+                    own.copy_from_slice(&self.history);
+                    custom::get_history(m, self, integ);
+                }
                 StateMask::WARMSTART => dst.copy_from_slice(&self.qacc_warmstart),
                 StateMask::CTRL => dst.copy_from_slice(&self.ctrl),
                 StateMask::QFRC_APPLIED => dst.copy_from_slice(&self.qfrc_applied),
@@ -237,7 +241,10 @@ impl<T: Scalar> Data<T> {
                 StateMask::QPOS => self.qpos.copy_from_slice(s),
                 StateMask::QVEL => self.qvel.copy_from_slice(s),
                 StateMask::ACT => self.act.copy_from_slice(s),
-                StateMask::HISTORY => history = Some(k),
+                StateMask::HISTORY => {
+                    self.history.copy_from_slice(&s[..m.nhistory]);
+                    history = Some(k + m.nhistory);
+                }
                 StateMask::WARMSTART => self.qacc_warmstart.copy_from_slice(s),
                 StateMask::CTRL => self.ctrl.copy_from_slice(s),
                 StateMask::QFRC_APPLIED => self.qfrc_applied.copy_from_slice(s),
@@ -255,7 +262,7 @@ impl<T: Scalar> Data<T> {
             k += n;
         }
         if let Some(k) = history {
-            let n = component_size(m, StateMask::HISTORY);
+            let n = custom::history_size(m);
             if n > 0 {
                 custom::set_history(m, self, &src[k..k + n]);
             }

@@ -463,7 +463,8 @@ fn adhesion_and_surfacevel() {
 }
 
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
-/// error (never silently simulated differently): actuator delays, flags whose non-default
+/// error (never silently simulated differently), and so is a delay without a control history
+/// (as MuJoCo refuses it): flags whose non-default
 /// setting changes MuJoCo's numbers, disabled actuator groups, the sensor types not computed
 /// yet and sensor history buffers. Spatial tendons with limits, friction loss, springs,
 /// armature, equality constraints and actuators load, and so do computed sensors, without a
@@ -575,10 +576,10 @@ fn refused_until_supported() {
         &format!("{B}<joint name=\"j\"/><geom size=\"1\"/>\n{E}\n<actuator><motor joint=\"j\" delay=\"0.01\"/></actuator>")
             .replace("</mujoco>\n<actuator>", "<actuator>")
             .replace("</actuator>", "</actuator></mujoco>"),
-        ErrorKind::Unsupported,
+        ErrorKind::InvalidValue,
         7,
         11,
-        "attribute 'delay': actuator delays",
+        "attribute 'delay': a delayed actuator needs a control history",
     );
     for (flag, says) in [
         ("sleep=\"enable\"", "sleeping islands"),

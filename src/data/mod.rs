@@ -25,6 +25,10 @@ data_fields! {
             qvel: Vec<T> = [Nv] State;
             /// Actuator activations (na).
             act: Vec<T> = [Na] State;
+            /// History buffers of the actuators' controls (MuJoCo 4.0's `history`, nhistory): per
+            /// buffer of `n` samples `[user, cursor, times (n), values (n)]`, a ring whose newest
+            /// sample sits at `cursor` (see [`crate::engine::history`]).
+            history: Vec<T> = [Nhistory] State;
             /// Acceleration used to warm-start the constraint solver (nv).
             qacc_warmstart: Vec<T> = [Nv] State;
             /// Controls (nu).
@@ -366,6 +370,7 @@ impl<T: Scalar> Data<T> {
             qpos: m.qpos0.clone(),
             qvel: z(m.nv),
             act: z(m.na),
+            history: z(m.nhistory),
             qacc_warmstart: z(m.nv),
             ctrl: z(m.nu),
             qfrc_applied: z(m.nv),
@@ -526,6 +531,7 @@ impl<T: Scalar> Data<T> {
         self.nefc = 0;
         self.solver_niter.iter_mut().for_each(|x| *x = 0);
         self.eq_active.copy_from_slice(&m.eq_active0);
+        crate::engine::history::reset(m, &mut self.history);
         if let Some(w) = &mut self.integrator_state {
             w.invalidate();
         }
@@ -612,6 +618,7 @@ impl<T: Scalar> Data<T> {
             (&mut self.qpos, &other.qpos),
             (&mut self.qvel, &other.qvel),
             (&mut self.act, &other.act),
+            (&mut self.history, &other.history),
             (&mut self.qacc_warmstart, &other.qacc_warmstart),
             (&mut self.ctrl, &other.ctrl),
             (&mut self.qfrc_applied, &other.qfrc_applied),

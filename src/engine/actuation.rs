@@ -393,21 +393,31 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.actuator_force.iter_mut().for_each(|x| *x = T::zero());
     } else {
         let clamp = !m.disabled(disable::CLAMPCTRL);
-        // a bad control (NaN or beyond 1e10) zeroes every control of this evaluation
-        let bad = d
-            .ctrl
-            .iter()
-            .position(|c| !c.finite() || c.re().abs() > super::MAXVAL);
+        // the control an actuator acts on: a delayed one's from its history, then clamped
+        let effective = |d: &Data<T>, u: usize| {
+            let mut c = if m.actuator_delay[u].re() != 0.0 {
+                super::history::read_ctrl(m, d, u, d.time)
+            } else {
+                d.ctrl[u]
+            };
+            if clamp && m.actuator_ctrllimited[u] {
+                let [lo, hi] = m.actuator_ctrlrange[u];
+                c = c.clamp_to(lo, hi);
+            }
+            c
+        };
+        // a bad control (NaN or beyond 1e10 after clamping) zeroes every control of this
+        // evaluation
+        let bad = (0..m.nu).position(|u| {
+            let c = effective(d, u);
+            !c.finite() || c.re().abs() > super::MAXVAL
+        });
         if let Some(i) = bad {
             d.warn(Warning::BadCtrl, i);
         }
         let bad_ctrl = bad.is_some();
         for u in 0..m.nu {
-            let mut ctrl = if bad_ctrl { T::zero() } else { d.ctrl[u] };
-            if clamp && m.actuator_ctrllimited[u] {
-                let [lo, hi] = m.actuator_ctrlrange[u];
-                ctrl = ctrl.clamp_to(lo, hi);
-            }
+            let ctrl = if bad_ctrl { T::zero() } else { effective(d, u) };
             let dynprm = &m.actuator_dynprm[u];
             let adr = m.actuator_actadr[u];
             let input = if m.actuator_dyntype[u] == DynType::None || adr < 0 {

@@ -91,6 +91,8 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
     // the solver's next warm start is this step's acceleration (MuJoCo updates it only when
     // stepping, not in mj_forward)
     d.qacc_warmstart.copy_from_slice(&d.qacc);
+    let t = d.time;
+    super::history::record(m, d, t);
     advance_act(m, &mut d.act, |a| d.act_dot[a]);
     let src = match qacc_src {
         QaccSrc::Qacc => &d.qacc,
@@ -431,6 +433,7 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // actrange clamp
     d.act.copy_from_slice(&x0[nq + nv..nq + nv + na]);
     advance_act(m, &mut d.act, |a| dx[2 * nv + a]);
+    super::history::record(m, d, t0);
     d.time = t0 + h;
     d.scratch_state = st;
 }

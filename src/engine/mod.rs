@@ -16,6 +16,7 @@ pub mod custom;
 pub mod derivative;
 pub mod fluid;
 pub mod forward;
+pub mod history;
 pub mod inertia;
 pub mod integrate;
 pub mod jacobian;

@@ -2130,8 +2130,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("tendon-spatial", "material", RENDER),
     ("tendon-spatial", "rgba", RENDER),
     // actuators
-    ("actuator-*", "interp", INTERP),
-    ("default-*", "interp", INTERP),
     (
         "*-general",
         "input",
@@ -2199,9 +2197,6 @@ const FILES: &str = "where asset files are found: diffmj reads no asset file (me
                      hfield geoms are refused)";
 /// Reason: signed distance fields.
 const SDF: &str = "collisions of SDF geoms, which are refused";
-/// Reason: the control history's interpolation.
-const INTERP: &str = "interpolation of the control history, which exists only with nsample > \
-                      0 (refused)";
 /// Reason: PID inputs.
 const PID: &str = "input ranges of pid gains, which are refused";
 /// Reason: the element is refused.

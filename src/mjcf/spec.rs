@@ -400,10 +400,12 @@ pub struct ActS {
     pub kind: ActKind,
     /// Group.
     pub group: i64,
-    /// `delay` (s): MuJoCo 4.0 delays the control by this much (not supported yet).
+    /// `delay` (s): MuJoCo 4.0 delays the control by this much.
     pub delay: f64,
-    /// `nsample`: length of the control history (not supported yet).
+    /// `nsample`: length of the control history (0: none).
     pub nsample: i64,
+    /// `interp`: how the history is read between samples (0 zoh, 1 linear, 2 cubic).
+    pub interp: i32,
     /// `ctrllimited`.
     pub ctrllimited: Tri,
     /// `forcelimited`.
@@ -464,6 +466,7 @@ impl Default for ActS {
             group: 0,
             delay: 0.0,
             nsample: 0,
+            interp: 0,
             ctrllimited: Tri::Auto,
             forcelimited: Tri::Auto,
             actlimited: Tri::Auto,
@@ -1330,6 +1333,9 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     a.f_into("delay", &mut x.delay)?;
     if let Some(n) = a.int("nsample")? {
         x.nsample = n;
+    }
+    if let Some(k) = a.kw("interp", &[("zoh", 0), ("linear", 1), ("cubic", 2)])? {
+        x.interp = k;
     }
     for (n, d) in [
         ("ctrllimited", &mut x.ctrllimited),

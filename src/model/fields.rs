@@ -52,6 +52,8 @@ pub enum Size {
     Nsensor,
     /// `nsensordata`, the sensor values.
     Nsensordata,
+    /// `nhistory`, the history buffers of delayed actuators.
+    Nhistory,
     /// `nM`, the entries of the sparse inertia matrix.
     Nm,
     /// `nD`, the entries of the sparse `qDeriv`.
@@ -93,6 +95,7 @@ impl Size {
             Size::Nmocap => t.nmocap,
             Size::Nsensor => t.nsensor,
             Size::Nsensordata => t.nsensordata,
+            Size::Nhistory => t.nhistory,
             Size::Nm => t.nm,
             Size::Nd => t.nd,
             Size::Nuserdata => t.nuserdata,

@@ -845,6 +845,9 @@ int_fields! {
             nsensor = "nsensor";
             /// Number of sensor values: the length of `Data::sensordata`.
             nsensordata = "nsensordata";
+            /// Scalars of the history buffers (`Data::history`): per actuator with a control
+            /// history `2 + 2·nsample` (MuJoCo 4.0's `nhistory`).
+            nhistory = "nhistory";
             /// Number of keyframes.
             nkey = "nkey";
             /// Number of mocap bodies.
@@ -1014,6 +1017,11 @@ int_fields! {
             actuator_actlimited: Vec<bool> = "actuator_actlimited" [Nu];
             /// Use the next activation in the force computation.
             actuator_actearly: Vec<bool> = "actuator_actearly" [Nu];
+            /// Control history of each actuator: `[nsample, interp]` (interp 0 zero-order hold,
+            /// 1 linear, 2 cubic; nsample 0: no history).
+            actuator_history: Vec<[i32; 2]> = "actuator_history" [Nu];
+            /// Address of each actuator's history buffer in `Data::history` (-1: none).
+            actuator_historyadr: Vec<i32> = "actuator_historyadr" [Nu];
             /// Equality constraint types.
             eq_type: Vec<EqType> = "eq_type" [Neq];
             /// First object of each equality.
@@ -1277,6 +1285,9 @@ real_fields! {
             actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nu] Param;
             /// Slider-crank rod length.
             actuator_cranklength: Vec<T> = "actuator_cranklength" [Nu] Param;
+            /// Control delay (s): a delayed actuator acts on its control of `delay` ago, read
+            /// from its history buffer (0: none).
+            actuator_delay: Vec<T> = "actuator_delay" [Nu] Param;
             /// Damping reflected onto the joint or tendon the actuator drives, times `gear₀²`.
             actuator_damping: Vec<T> = "actuator_damping" [Nu] Param;
             /// Polynomial damping terms reflected like `actuator_damping`.

@@ -11,15 +11,43 @@ impl Build<'_> {
         let (t, m) = (&mut self.t, &mut self.m);
         for a in &s.actuators {
             self.names.add(doc, "actuator", &a.name, &a.loc)?;
-            if a.delay != 0.0 || a.nsample != 0 {
+            // MuJoCo 4.0 writes a buffer of negative nsample out of bounds: refused here
+            if a.nsample < 0 {
                 return Err(err(
                     doc,
                     &a.loc,
-                    Some(if a.delay != 0.0 { "delay" } else { "nsample" }),
-                    ErrorKind::Unsupported,
-                    "actuator delays (delay, nsample, interp) are not supported yet",
+                    Some("nsample"),
+                    ErrorKind::InvalidValue,
+                    "nsample must be 0 (no control history) or positive",
                 ));
             }
+            if a.delay != 0.0 && a.nsample == 0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("delay"),
+                    ErrorKind::InvalidValue,
+                    "a delayed actuator needs a control history: set nsample > 0",
+                ));
+            }
+            if a.nsample > 0 {
+                let n = i32::try_from(a.nsample).map_err(|_| {
+                    err(
+                        doc,
+                        &a.loc,
+                        Some("nsample"),
+                        ErrorKind::InvalidValue,
+                        "nsample is too large",
+                    )
+                })?;
+                t.actuator_history.push([n, a.interp]);
+                t.actuator_historyadr.push(t.nhistory as i32);
+                t.nhistory += 2 + 2 * n as usize;
+            } else {
+                t.actuator_history.push([0, a.interp]);
+                t.actuator_historyadr.push(-1);
+            }
+            m.actuator_delay.push(a.delay);
             let trn = &a.trn;
             let (tt, id0) = match trn.kind.as_str() {
                 "joint" => (TrnType::Joint, lookup(&t.jnt_name, &trn.target)),
