@@ -1,4 +1,4 @@
-//! Actuator delays (MuJoCo 4.0 control histories) against MuJoCo's golden rollouts
+//! Actuator and sensor delays (MuJoCo 4.0 histories) against MuJoCo's golden rollouts
 //! (`tests/golden/generate_delays.py`), the history in the state, exact derivatives through
 //! the interpolation against finite differences, and the compiler's refusals.
 
@@ -31,7 +31,8 @@ fn err(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Every step of 150 under random controls, with each integrator: positions, velocities,
-/// activations, actuator forces and the history buffers agree with MuJoCo's.
+/// activations, actuator forces, sensor data (delayed, sampled and recorded sensors) and the
+/// history buffers agree with MuJoCo's.
 #[test]
 fn delayed_actuators_match_mujoco() {
     let g = read_json(&root().join("tests/golden/delays/rollouts.json"));
@@ -50,6 +51,7 @@ fn delayed_actuators_match_mujoco() {
                 ("act", &d.act),
                 ("actuator_force", &d.actuator_force),
                 ("history", &d.history),
+                ("sensordata", &d.sensordata),
             ] {
                 let e = err(ours, &row(&run[name], k));
                 assert!(e < 1e-10, "{name} at step {k}: {e:.2e}");
@@ -124,6 +126,22 @@ fn exact_derivatives_through_the_history() {
         .unwrap();
     let e = err(&exact.a, &fd.a).max(err(&exact.b, &fd.b));
     assert!(e < 1e-6, "A, B: {e:.2e}");
+    // the sensors: a delayed or sampled sensor reads its history, which no input of this step
+    // changes (zero rows), the others follow the state
+    let e = err(&exact.c, &fd.c).max(err(&exact.d, &fd.d));
+    assert!(e < 1e-6, "C, D: {e:.2e}");
+    let nx = exact.ndx;
+    let row_zero = |i: usize| {
+        let (a, n) = (m.sensor_adr[i], m.sensor_dim[i]);
+        (a..a + n).all(|r| exact.c[r * nx..(r + 1) * nx].iter().all(|&x| x == 0.0))
+    };
+    for i in 0..m.nsensor {
+        if m.sensor_delay[i] > 0.0 {
+            assert!(row_zero(i), "delayed sensor {i}");
+        } else if m.sensor_history[i][0] == 0 {
+            assert!(!row_zero(i), "sensor {i}");
+        }
+    }
     let (nu, ndx) = (m.nu, exact.ndx);
     for u in 0..nu {
         let col: Vec<f64> = (0..ndx).map(|r| exact.b[r * nu + u]).collect();

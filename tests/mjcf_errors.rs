@@ -465,8 +465,8 @@ fn adhesion_and_surfacevel() {
 /// What MuJoCo 4.0 accepts but diffmj cannot simulate yet is refused with a positioned
 /// error (never silently simulated differently), and so is a delay without a control history
 /// (as MuJoCo refuses it): flags whose non-default
-/// setting changes MuJoCo's numbers, disabled actuator groups, the sensor types not computed
-/// yet and sensor history buffers. Spatial tendons with limits, friction loss, springs,
+/// setting changes MuJoCo's numbers, disabled actuator groups and the sensor types not
+/// computed yet. Spatial tendons with limits, friction loss, springs,
 /// armature, equality constraints and actuators load, and so do computed sensors, without a
 /// warning. Spatial paths MuJoCo rejects are rejected at the offending wrap.
 #[test]
@@ -553,16 +553,6 @@ fn refused_until_supported() {
             "attribute 'data': contact sensor data 'linvel'",
         ),
         ("<user dim=\"1\"/>", 1, "user sensors"),
-        (
-            "<jointpos joint=\"j\" nsample=\"3\"/>",
-            21,
-            "attribute 'nsample': sensor history",
-        ),
-        (
-            "<jointpos joint=\"j\" delay=\"0.1\"/>",
-            21,
-            "attribute 'delay': sensor delays",
-        ),
     ] {
         check(
             &spatial("", &format!("<sensor>\n{sensor}</sensor>\n")),

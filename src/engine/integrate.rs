@@ -364,6 +364,9 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let (nq, nv, na) = (m.nq, m.nv, m.na);
     let h = m.opt.timestep;
     let t0 = d.time;
+    // the sensors' histories record the values of the forward pass at the initial state (as
+    // MuJoCo 4.0's RK4 step does)
+    super::history::record_sensors(m, d, t0);
     // scratch_state[0] = initial (qpos, qvel, act); [1..5] = each stage's (K, qacc, act_dot)
     // packed as [nv | nv | na]; [5] = the tangent increment of the current stage, then the
     // weighted combination
@@ -420,6 +423,8 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         st[last][k] = s;
     }
     let (x0, dx) = (&st[0], &st[last]);
+    // the controls' histories record at the step's start time, after the stages have read them
+    super::history::record_ctrl(m, d, t0);
     // MuJoCo 4.0 at the end of an RK4 step: the next step's warm start is the last stage's
     // acceleration, and `qacc` is the weighted one the step used
     d.qacc_warmstart.copy_from_slice(&d.qacc);
@@ -433,7 +438,6 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // actrange clamp
     d.act.copy_from_slice(&x0[nq + nv..nq + nv + na]);
     advance_act(m, &mut d.act, |a| dx[2 * nv + a]);
-    super::history::record(m, d, t0);
     d.time = t0 + h;
     d.scratch_state = st;
 }

@@ -72,23 +72,35 @@ fn sensors<T: Scalar>(m: &Model<T>, d: &mut Data<T>, stage: SensorStage) {
             continue;
         }
         let (adr, dim) = (m.sensor_adr[i], m.sensor_dim[i]);
-        if m.sensor_type[i] == S::Contact {
-            // at the position or the acceleration stage (forces); as many slots as asked for, written in place; no cutoff (as MuJoCo)
-            let mut data = std::mem::take(&mut d.sensordata);
-            contact_sensor(m, d, i, &mut data[adr..adr + dim]);
-            d.sensordata = data;
-            continue;
+        let mut data = std::mem::take(&mut d.sensordata);
+        let out = &mut data[adr..adr + dim];
+        // a delayed or sampled sensor may report a value of its history instead
+        if !super::history::sensor_from_history(m, d, i, out) {
+            compute(m, d, i, out);
         }
-        // the longest sensor: a rangefinder with every data field (14 values)
-        let mut out = [T::zero(); 16];
-        match stage {
-            SensorStage::Pos => position_sensor(m, d, i, &mut out),
-            SensorStage::Vel => velocity_sensor(m, d, i, &mut out),
-            SensorStage::Acc => acceleration_sensor(m, d, i, &mut out),
-        }
-        cutoff(m, i, &mut out[..dim]);
-        d.sensordata[adr..adr + dim].copy_from_slice(&out[..dim]);
+        d.sensordata = data;
     }
+}
+
+/// The values of sensor `i` at the state of `d` into `out` (`sensor_dim[i]` values), with its
+/// cutoff (MuJoCo's `mj_computeSensor`): the stage its type needs must have run.
+pub fn compute<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut [T]) {
+    let dim = m.sensor_dim[i];
+    if m.sensor_type[i] == S::Contact {
+        // at the position or the acceleration stage (forces); as many slots as asked for,
+        // written in place; no cutoff (as MuJoCo)
+        contact_sensor(m, d, i, &mut out[..dim]);
+        return;
+    }
+    // the longest sensor: a rangefinder with every data field (14 values)
+    let mut v = [T::zero(); 16];
+    match m.sensor_needstage[i] {
+        SensorStage::Pos => position_sensor(m, d, i, &mut v),
+        SensorStage::Vel => velocity_sensor(m, d, i, &mut v),
+        SensorStage::Acc => acceleration_sensor(m, d, i, &mut v),
+    }
+    cutoff(m, i, &mut v[..dim]);
+    out[..dim].copy_from_slice(&v[..dim]);
 }
 
 /// MuJoCo's cutoff: a positive cutoff clamps real values to `[−c, c]` and positive ones to

@@ -2153,11 +2153,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("equality-flex", "*", REFUSED),
     ("equality-flexstrain", "*", REFUSED),
     // sensors, user data, plugins, visualization
-    (
-        "sensor-*",
-        "interp",
-        "interpolation of the sensor history, which exists only with nsample > 0 (refused)",
-    ),
     ("sensor-camprojection", "*", REFUSED),
     ("sensor-tactile", "*", REFUSED),
     ("sensor-plugin", "*", REFUSED),

@@ -798,6 +798,12 @@ pub struct SensorS {
     pub noise: f64,
     /// `interval` (period, phase).
     pub interval: [f64; 2],
+    /// `delay` (s): the sensor reports its value of this long ago (needs `nsample`).
+    pub delay: f64,
+    /// `nsample`: length of the sensor's history (0: none).
+    pub nsample: i64,
+    /// `interp`: how the history is read between samples (0 zoh, 1 linear, 2 cubic).
+    pub interp: i32,
     /// Integer parameters (MuJoCo's `intprm`): a rangefinder's `data` bits.
     pub intprm: [i32; 3],
     /// Where written.
@@ -2684,25 +2690,6 @@ impl<'d> Reader<'d> {
             if let Some(why) = why {
                 return Err(self.err(ch, None, ErrorKind::Unsupported, why));
             }
-            // the history buffer (MuJoCo 4.0): delayed and sub-sampled sensors
-            if let Some(n) = a.int("nsample")? {
-                if n > 0 {
-                    return Err(a.err(
-                        Some("nsample"),
-                        ErrorKind::Unsupported,
-                        "sensor history buffers (nsample, delay, interp) are not supported yet",
-                    ));
-                }
-            }
-            if let Some(dl) = a.f("delay")? {
-                if dl != 0.0 {
-                    return Err(a.err(
-                        Some("delay"),
-                        ErrorKind::Unsupported,
-                        "sensor delays need a history buffer (nsample), which is not supported yet",
-                    ));
-                }
-            }
             let mut x = SensorS {
                 name: a.s("name").unwrap_or_default(),
                 stype,
@@ -2715,12 +2702,44 @@ impl<'d> Reader<'d> {
                 cutoff: 0.0,
                 noise: 0.0,
                 interval: [0.0; 2],
+                delay: 0.0,
+                nsample: 0,
+                interp: 0,
                 intprm: [0; 3],
                 loc: Loc::of(ch),
             };
             a.f_into("cutoff", &mut x.cutoff)?;
             a.f_into("noise", &mut x.noise)?;
             a.upto("interval", &mut x.interval)?;
+            // the history buffer (MuJoCo 4.0): delayed and sub-sampled sensors
+            a.f_into("delay", &mut x.delay)?;
+            if let Some(n) = a.int("nsample")? {
+                x.nsample = n;
+            }
+            if let Some(k) = a.kw("interp", &[("zoh", 0), ("linear", 1), ("cubic", 2)])? {
+                x.interp = k;
+            }
+            if x.nsample < 0 {
+                return Err(a.err(
+                    Some("nsample"),
+                    ErrorKind::InvalidValue,
+                    "nsample must be 0 (no history) or positive",
+                ));
+            }
+            if x.delay > 0.0 && x.nsample == 0 {
+                return Err(a.err(
+                    Some("delay"),
+                    ErrorKind::InvalidValue,
+                    "a delayed sensor needs a history: set nsample > 0",
+                ));
+            }
+            if x.interval[1] > 0.0 {
+                return Err(a.err(
+                    Some("interval"),
+                    ErrorKind::InvalidValue,
+                    "the phase of a sensor interval (its second value) must not be positive",
+                ));
+            }
             let single = |k: &'static str| -> R<(String, String, &'static str)> {
                 Ok((k.to_string(), self.required(&a, k)?, k))
             };

@@ -846,7 +846,8 @@ int_fields! {
             /// Number of sensor values: the length of `Data::sensordata`.
             nsensordata = "nsensordata";
             /// Scalars of the history buffers (`Data::history`): per actuator with a control
-            /// history `2 + 2·nsample` (MuJoCo 4.0's `nhistory`).
+            /// history `2 + 2·nsample`, then per sensor with a history `2 + nsample·(1 + dim)`
+            /// (MuJoCo 4.0's `nhistory`).
             nhistory = "nhistory";
             /// Number of keyframes.
             nkey = "nkey";
@@ -1056,6 +1057,10 @@ int_fields! {
             /// 8 dist, 16 pos, 32 normal, 64 tangent), reduce (0 none, 1 mindist, 2 maxforce,
             /// 3 netforce), num]`.
             sensor_intprm: Vec<[i32; 3]> = "sensor_intprm" [Nsensor];
+            /// History of each sensor: `[nsample, interp]` (as `actuator_history`).
+            sensor_history: Vec<[i32; 2]> = "sensor_history" [Nsensor];
+            /// Address of each sensor's history buffer in `Data::history` (-1: none).
+            sensor_historyadr: Vec<i32> = "sensor_historyadr" [Nsensor];
         }
         other {
             /// Model name.
@@ -1314,6 +1319,9 @@ real_fields! {
             /// Cutoff of each sensor: when positive, real values are clamped to `[−cutoff,
             /// cutoff]` and positive ones to `cutoff` from above (0: no clamping).
             sensor_cutoff: Vec<T> = "sensor_cutoff" [Nsensor] Param;
+            /// Sensor delay (s): a delayed sensor reports its value of `delay` ago, read from its
+            /// history buffer (0: none).
+            sensor_delay: Vec<T> = "sensor_delay" [Nsensor] Param;
             /// Noise standard deviation of each sensor: stored for the user, never added (as in
             /// MuJoCo, whose pipeline does not add it either).
             sensor_noise: Vec<T> = "sensor_noise" [Nsensor] Param;

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Golden data for actuator delays (MuJoCo 4.0 control histories): rollouts of models/delays.xml
+"""Golden data for actuator and sensor delays (MuJoCo 4.0 histories): rollouts of models/delays.xml
 with each integrator under random controls, and a mid-rollout state with its history.
 
 Usage:  python3 tests/golden/generate_delays.py
 
 Writes tests/golden/delays/rollouts.json: {mujoco_version, runs: [{integrator (mjtIntegrator code), ctrl
-(steps x nu), qpos, qvel, act, actuator_force, history (per step, after the step), state_mid
+(steps x nu), qpos, qvel, act, actuator_force, history, sensordata (per step, after the step), state_mid
 (the mjSTATE_INTEGRATION vector after half the steps), nhistory, history_reset}]}.
 """
 import json
@@ -28,7 +28,7 @@ def main():
         d = mujoco.MjData(m)
         rng = np.random.default_rng(int(integ))
         ctrl = rng.uniform(-1.0, 1.0, (STEPS, m.nu))
-        rec = {k: [] for k in ["qpos", "qvel", "act", "actuator_force", "history"]}
+        rec = {k: [] for k in ["qpos", "qvel", "act", "actuator_force", "history", "sensordata"]}
         run = {"integrator": int(integ), "ctrl": ctrl.tolist(), "nhistory": int(m.nhistory),
                "history_reset": d.history.tolist()}
         spec = mujoco.mjtState.mjSTATE_INTEGRATION

@@ -107,6 +107,33 @@ impl Build<'_> {
             m.sensor_cutoff.push(x.cutoff);
             m.sensor_noise.push(x.noise);
             m.sensor_interval.push(x.interval);
+            m.sensor_delay.push(x.delay);
+            if x.nsample > 0 && dim > crate::engine::history::MAX_SENSOR_DIM {
+                return Err(err(
+                    doc,
+                    &x.loc,
+                    Some("nsample"),
+                    ErrorKind::Unsupported,
+                    "a history of a sensor with more than 64 values is not supported",
+                ));
+            }
+            if x.nsample > 0 {
+                let n = i32::try_from(x.nsample).map_err(|_| {
+                    err(
+                        doc,
+                        &x.loc,
+                        Some("nsample"),
+                        ErrorKind::InvalidValue,
+                        "nsample is too large",
+                    )
+                })?;
+                t.sensor_history.push([n, x.interp]);
+                t.sensor_historyadr.push(t.nhistory as i32);
+                t.nhistory += 2 + n as usize * (1 + dim);
+            } else {
+                t.sensor_history.push([0, x.interp]);
+                t.sensor_historyadr.push(-1);
+            }
             adr += dim;
         }
         self.t.nsensor = s.sensors.len();
