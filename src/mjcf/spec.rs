@@ -868,6 +868,9 @@ pub struct Spec {
     pub size_nkey: usize,
     /// `<size nuserdata>`: length of `Data::userdata`.
     pub nuserdata: usize,
+    /// `<size memory>` in bytes, 0 when absent or `-1` (no bound): the most `Data`'s contact
+    /// and constraint storage may take.
+    pub memory: usize,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -1773,6 +1776,25 @@ impl<'d> Reader<'d> {
                                 ));
                             }
                             self.spec.nuserdata = n as usize;
+                        }
+                        if let Some(v) = a.get("memory") {
+                            let bad =
+                                |msg: String| a.err(Some("memory"), ErrorKind::InvalidValue, msg);
+                            self.spec.memory = match parse_memory(v) {
+                                None => {
+                                    return Err(bad(format!(
+                                        "memory '{v}': an unsigned integer with an optional \
+                                         suffix K, M, G, T, P or E (or -1) is expected, at most \
+                                         2^64 - 1 bytes"
+                                    )))
+                                }
+                                Some(Some(0)) => {
+                                    return Err(bad("memory cannot be 0 (MuJoCo cannot create \
+                                                    its Data with an empty arena)"
+                                        .into()))
+                                }
+                                Some(n) => n.unwrap_or(0),
+                            };
                         }
                     }
                 }
@@ -3056,6 +3078,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             keys: Vec::new(),
             size_nkey: 0,
             nuserdata: 0,
+            memory: 0,
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),
@@ -3063,4 +3086,34 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         },
     };
     rd.parse()
+}
+
+/// `<size memory>` as MuJoCo 4.0 reads it (checked against it): surrounding whitespace, an
+/// optional `+`, decimal digits and at most one suffix `K`, `M`, `G`, `T`, `P` or `E` (either
+/// case, powers of 1024); the product must fit in 64 bits. `-1` and `2^64 − 1` (MuJoCo's
+/// `(size_t)-1`) mean "MuJoCo's default": `Some(None)`, no bound here. `None` for anything
+/// else (MuJoCo refuses it). A value that fits but that MuJoCo cannot allocate (`1E`) is
+/// accepted: diffmj allocates on demand and only uses the value as an upper bound.
+pub(crate) fn parse_memory(v: &str) -> Option<Option<usize>> {
+    let t = v.trim();
+    if t == "-1" {
+        return Some(None);
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (digits, shift) = match t.chars().last()? {
+        c if c.is_ascii_digit() => (t, 0),
+        c => {
+            let k = "KMGTPE".find(c.to_ascii_uppercase())?;
+            (&t[..t.len() - 1], 10 * (k as u32 + 1))
+        }
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let bytes = n.checked_mul(1u64.checked_shl(shift)?)?;
+    if bytes == u64::MAX {
+        return Some(None);
+    }
+    Some(Some(usize::try_from(bytes).unwrap_or(usize::MAX)))
 }
