@@ -94,7 +94,13 @@ fn memory_bound_is_a_typed_error() {
                 break;
             }
         }
-        assert!(d.arena_bytes(&m) <= m.memory);
+        let stored = diffmj::engine::constraint::storage_bytes(
+            &m,
+            d.contact.len(),
+            d.efc_capacity(),
+            d.efc_J.len(),
+        );
+        assert!(stored <= m.memory, "{stored} bytes");
     }
     let (k, e) = failed.expect("the pile needs more than 1 MB");
     println!("step {k}: {e}");
@@ -164,5 +170,50 @@ fn memory_attribute_as_mujoco_reads_it() {
         let e = load(v).expect_err(v);
         assert_eq!(e.attribute.as_deref(), Some("memory"), "{v:?}: {e}");
         assert!(e.line > 0 && e.column > 0, "{v:?}: {e}");
+    }
+}
+
+/// Without `<size memory>` the storage is bounded by `DEFAULT_MEMORY`: 400 bodies stacked on
+/// one point (every non-adjacent pair of spheres in contact, about 80,000 contacts; MuJoCo 4.0
+/// with its default 39 MB arena warns `mjWARN_CONTACTFULL` and `mjWARN_CNSTRFULL` and drops
+/// every constraint) fail with `SimError::Memory` within the bound instead of claiming
+/// gigabytes (2.4 GB of resident memory before the bound), and the same model with
+/// `<size memory="4M"/>` fails within 4 MB.
+#[test]
+fn default_bound_caps_pathological_models() {
+    let n = 400;
+    let chain = |size: &str| {
+        let mut s = format!("<mujoco>{size}<worldbody>");
+        for _ in 0..n {
+            s.push_str("<body><joint/><geom size=\"0.1\"/>");
+        }
+        for _ in 0..n {
+            s.push_str("</body>");
+        }
+        s + "</worldbody></mujoco>"
+    };
+    for (size, bound) in [
+        ("", diffmj::engine::constraint::DEFAULT_MEMORY),
+        ("<size memory=\"4M\"/>", 4 << 20),
+    ] {
+        let m = mjcf::load_str(&chain(size)).unwrap();
+        let mut d = Data::new(&m);
+        let e = diffmj::forward(&m, &mut d).unwrap_err();
+        assert!(
+            matches!(e, SimError::Memory { limit, .. } if limit == bound),
+            "{e}"
+        );
+        let stored = diffmj::engine::constraint::storage_bytes(
+            &m,
+            d.contact.len(),
+            d.efc_capacity(),
+            d.efc_J.len(),
+        );
+        assert!(stored <= bound, "{stored} bytes");
+        assert!(
+            d.warning[Warning::ContactFull as usize].number
+                + d.warning[Warning::ConstraintFull as usize].number
+                > 0
+        );
     }
 }

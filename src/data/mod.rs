@@ -382,14 +382,13 @@ impl<T: Scalar> Data<T> {
         let sizes = |ncontact: usize| {
             let nefc = efc_capacity(m, ncontact);
             let nnz = static_rows(m) * m.nv + (nefc - static_rows(m)) * m.nv.min(12);
-            let bytes = ncontact * std::mem::size_of::<ActiveContact<T>>()
-                + nefc * crate::engine::constraint::row_bytes::<T>()
-                + nnz * crate::engine::constraint::nnz_bytes::<T>();
+            let bytes = crate::engine::constraint::storage_bytes(m, ncontact, nefc, nnz);
             (nefc, nnz, bytes)
         };
         let mut ncontact = initial_contact_capacity(m);
-        // within the model's <size memory> bound (the static rows are always reserved)
-        while m.memory > 0 && ncontact > 0 && sizes(ncontact).2 > m.memory {
+        // within the storage bound (the static rows are always reserved)
+        let bound = crate::engine::constraint::memory_bound(m);
+        while ncontact > 0 && sizes(ncontact).2 > bound {
             ncontact /= 2;
         }
         let (nefc, efc_nnz, _) = sizes(ncontact);
@@ -583,8 +582,8 @@ impl<T: Scalar> Data<T> {
     /// capacity, [`row_bytes`](crate::engine::constraint::row_bytes) (an upper bound of the
     /// row arrays of `Data` and of the solvers), per Jacobian entry of capacity
     /// [`nnz_bytes`](crate::engine::constraint::nnz_bytes), and the dual solvers' `A + R` it
-    /// would need.
-    /// This is what the model's `<size memory>` bounds.
+    /// would need, for this scalar type. The bound itself applies to the same storage counted
+    /// for `f64` ([`storage_bytes`](crate::engine::constraint::storage_bytes)).
     pub fn arena_bytes(&self, m: &Model<T>) -> usize {
         let rows = self.efc_pos.len();
         self.contact.len() * std::mem::size_of::<ActiveContact<T>>()

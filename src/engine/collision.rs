@@ -390,23 +390,20 @@ pub fn contact_capacity_upto<T: Scalar>(m: &Model<T>, cap: usize) -> usize {
     n.min(cap)
 }
 
-/// Grow the contact buffer to hold at least `n` contacts (by at least half its size), within the
-/// model's `<size memory>` bound. `Err(bytes)`: the bytes the contact and constraint storage
+/// Grow the contact buffer to hold at least `n` contacts (by at least half its size), within
+/// [`memory_bound`](crate::engine::constraint::memory_bound). `Err(bytes)`: the bytes the contact and constraint storage
 /// would need (the bound or the allocator refused); the buffer is left as it was.
 fn grow_contacts<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) -> Result<(), usize> {
+    use crate::engine::constraint::{memory_bound, storage_bytes};
     let len = d.contact.len();
-    let per = std::mem::size_of::<ActiveContact<T>>();
-    let rows = d.efc_pos.len();
-    let rows = rows
-        .saturating_mul(crate::engine::constraint::row_bytes::<T>())
-        .saturating_add(d.efc_J.len() * crate::engine::constraint::nnz_bytes::<T>())
-        .saturating_add(crate::engine::constraint::dual_bytes(m, rows));
-    let need = |k: usize| k.saturating_mul(per).saturating_add(rows);
+    let (rows, nnz) = (d.efc_pos.len(), d.efc_J.len());
+    let need = |k: usize| storage_bytes(m, k, rows, nnz);
+    let bound = memory_bound(m);
     let mut k = n.max(len + len / 2);
-    if m.memory > 0 && need(k) > m.memory {
+    if need(k) > bound {
         k = n;
     }
-    if m.memory > 0 && need(k) > m.memory {
+    if need(k) > bound {
         return Err(need(k));
     }
     crate::engine::constraint::try_grow(&mut d.contact, k, ActiveContact::default())

@@ -44,20 +44,21 @@ pub enum SimError {
     #[error("unsupported: {0}")]
     Unsupported(String),
     /// The contacts or constraint rows of this state need more storage than the model's
-    /// `<size memory>` bound allows (`limit` bytes; 0 when there is no bound and the allocator
-    /// refused): MuJoCo's `mjWARN_CONTACTFULL` / `mjWARN_CNSTRFULL`, counted in `d.warning`.
-    /// The pass ran with the contacts that fit (or without constraints); `step` did not
-    /// integrate.
+    /// `<size memory>` (or, without one, [`constraint::DEFAULT_MEMORY`]) allows, or than the
+    /// allocator could give: MuJoCo's `mjWARN_CONTACTFULL` / `mjWARN_CNSTRFULL`, counted in
+    /// `d.warning`. The pass ran with the contacts that fit (or without constraints); `step`
+    /// did not integrate.
     #[error(
-        "{what}: the contact and constraint storage needs {needed} bytes, more than {}",
-        if *limit > 0 { format!("<size memory> allows ({limit} bytes)") } else { "the allocator could give".to_string() }
+        "{what}: the contact and constraint storage needs {needed} bytes, more than the bound \
+         of {limit} bytes (set by <size memory>, default {}) or the allocator allows",
+        constraint::DEFAULT_MEMORY
     )]
     Memory {
         /// Which storage: `"contacts"` or `"constraint rows"`.
         what: &'static str,
         /// Bytes the storage would have needed.
         needed: usize,
-        /// The model's bound in bytes (`Model::memory`), 0 for none.
+        /// The bound in bytes ([`constraint::memory_bound`]).
         limit: usize,
     },
 }
@@ -85,7 +86,7 @@ fn storage_check<T: Scalar>(m: &Model<T>, d: &Data<T>, before: [usize; 2]) -> Re
             return Err(SimError::Memory {
                 what,
                 needed: d.warning[w as usize].lastinfo,
-                limit: m.memory,
+                limit: constraint::memory_bound(m),
             });
         }
     }

@@ -262,6 +262,38 @@ pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
     }
 }
 
+/// Bound of the contact and constraint storage when the model sets no `<size memory>`:
+/// generous (the repository's largest model, the 216-body pile, needs under 2 MB), and a cap
+/// on what a pathological model (hundreds of thousands of overlapping geoms) can claim.
+/// MuJoCo's own default arena is a few tens of MB for such models.
+pub const DEFAULT_MEMORY: usize = 256 << 20;
+
+/// The bound the contact and constraint storage must stay within: the model's `<size
+/// memory>`, or [`DEFAULT_MEMORY`].
+pub fn memory_bound<T>(m: &Model<T>) -> usize {
+    if m.memory > 0 {
+        m.memory
+    } else {
+        DEFAULT_MEMORY
+    }
+}
+
+/// Bytes of contact and constraint storage for `ncontact` contacts, `nrows` rows and `nnz`
+/// Jacobian entries, counted for `f64` whatever the scalar type (so that `f64` and dual-number
+/// `Data` of one model accept and refuse the same states): what [`memory_bound`] bounds.
+pub fn storage_bytes<T>(m: &Model<T>, ncontact: usize, nrows: usize, nnz: usize) -> usize {
+    let dual = if m.opt.solver == crate::model::Solver::Pgs || m.opt.noslip_iterations > 0 {
+        nrows.saturating_mul(nrows).saturating_mul(8)
+    } else {
+        0
+    };
+    ncontact
+        .saturating_mul(std::mem::size_of::<ActiveContact<f64>>())
+        .saturating_add(nrows.saturating_mul(row_bytes::<f64>()))
+        .saturating_add(nnz.saturating_mul(nnz_bytes::<f64>()))
+        .saturating_add(dual)
+}
+
 /// `v.len() >= n`, growing it with `z` without aborting when the allocation fails.
 pub(crate) fn try_grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) -> Result<(), ()> {
     if v.len() < n {
@@ -272,10 +304,10 @@ pub(crate) fn try_grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) -> Result<(), (
 }
 
 /// Make sure the row buffers hold `n` rows and the Jacobian `nnz` entries: grown on demand, by
-/// at least half their size so that the steady state allocates nothing, within the model's
-/// `<size memory>` bound (with the contact buffer, see [`Data::arena_bytes`]). `Err(bytes)`
-/// with the bytes the storage would need when that bound or the allocator refuses; the buffers
-/// are then as they were or larger.
+/// at least half their size so that the steady state allocates nothing, within
+/// [`memory_bound`] (with the contact buffer, see [`storage_bytes`]). `Err(bytes)` with the
+/// bytes the storage would need when that bound or the allocator refuses; the buffers are then
+/// as they were or larger.
 fn ensure_rows<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
@@ -286,19 +318,15 @@ fn ensure_rows<T: Scalar>(
     if cap >= n && jcap >= nnz {
         return Ok(());
     }
-    let contacts = d.contact.len() * std::mem::size_of::<ActiveContact<T>>();
-    let need = |rows: usize, nnz: usize| {
-        rows.saturating_mul(row_bytes::<T>())
-            .saturating_add(nnz.saturating_mul(nnz_bytes::<T>()))
-            .saturating_add(dual_bytes(m, rows))
-            .saturating_add(contacts)
-    };
+    let ncontact = d.contact.len();
+    let need = |rows: usize, nnz: usize| storage_bytes(m, ncontact, rows, nnz);
+    let bound = memory_bound(m);
     let grown = |cap: usize, n: usize| if cap >= n { cap } else { n.max(cap + cap / 2) };
     let (mut rows, mut entries) = (grown(cap, n), grown(jcap, nnz));
-    if m.memory > 0 && need(rows, entries) > m.memory {
+    if need(rows, entries) > bound {
         (rows, entries) = (n.max(cap), nnz.max(jcap));
     }
-    if m.memory > 0 && need(rows, entries) > m.memory {
+    if need(rows, entries) > bound {
         return Err(need(rows, entries));
     }
     grow_rows(m, d, rows, entries).map_err(|()| need(rows, entries))
