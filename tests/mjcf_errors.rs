@@ -777,3 +777,155 @@ fn audited_defaults_load() {
     assert_eq!(diffmj::Data::new(&m).userdata.len(), 3);
     assert_eq!(load_str("<mujoco/>").unwrap().nuserdata, 0);
 }
+
+/// A fresh temporary directory for one test's files.
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("diffmj_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    dir
+}
+
+/// Includes as MuJoCo 4.0 reads them (each decision recorded with `mujoco.MjModel
+/// .from_xml_path` on the same files): every file at most once (a repeated include is refused
+/// like a cycle, also when spelled `./part.xml` or reached through a nested include), nested
+/// includes resolved relative to the main file's directory first and to the including file's
+/// directory when the file is not there, and empty files, directories and devices
+/// (`/dev/zero`, endless) refused as "Empty file". Refusals name the include's file, line,
+/// column, element and attribute.
+#[test]
+fn includes_as_mujoco_reads_them() {
+    let dir = temp_dir("inc4");
+    let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    w(
+        "part.xml",
+        "<mujoco><geom name=\"g_part\" size=\".1\"/></mujoco>",
+    );
+    w("sub/a.xml", "<mujoco><include file=\"b.xml\"/></mujoco>");
+    w(
+        "sub/b.xml",
+        "<mujoco><geom name=\"g_sub_b\" size=\".1\"/></mujoco>",
+    );
+    let refused = |name: &str, text: &str, line: usize, col: usize, kind: ErrorKind| {
+        w(name, text);
+        let e = load_file(dir.join(name)).expect_err(name);
+        assert_eq!(e.kind, kind, "{name}: {e}");
+        assert_eq!((e.line, e.column), (line, col), "{name}: {e}");
+        assert_eq!(e.attribute.as_deref(), Some("file"), "{name}: {e}");
+        assert!(e.element.starts_with("<include"), "{name}: {e}");
+    };
+    // MuJoCo: "File 'part.xml' already included"
+    refused(
+        "twice.xml",
+        "<mujoco><worldbody><include file=\"part.xml\"/>\n<body>\n  <include file=\"part.xml\"/>\
+         </body></worldbody></mujoco>",
+        3,
+        12,
+        ErrorKind::IncludeCycle,
+    );
+    refused(
+        "twice2.xml",
+        "<mujoco><worldbody><include file=\"part.xml\"/><body><include file=\"./part.xml\"/>\
+         </body></worldbody></mujoco>",
+        1,
+        61,
+        ErrorKind::IncludeCycle,
+    );
+    // b.xml is reached a second time through a.xml's include (the fallback directory)
+    refused(
+        "twice3.xml",
+        "<mujoco><worldbody><include file=\"sub/b.xml\"/><include file=\"sub/a.xml\"/>\
+         </worldbody></mujoco>",
+        1,
+        18,
+        ErrorKind::IncludeCycle,
+    );
+    refused(
+        "self.xml",
+        "<mujoco><worldbody><include file=\"self.xml\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::IncludeCycle,
+    );
+    // MuJoCo: "Empty file '...'"
+    refused(
+        "dir.xml",
+        "<mujoco><worldbody><include file=\"sub\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    refused(
+        "emptyname.xml",
+        "<mujoco><worldbody><include file=\"\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    w("empty.xml", "");
+    refused(
+        "incempty.xml",
+        "<mujoco><worldbody><include file=\"empty.xml\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        refused(
+            "zero.xml",
+            "<mujoco><worldbody><include file=\"/dev/zero\"/></worldbody></mujoco>",
+            1,
+            29,
+            ErrorKind::Io,
+        );
+    }
+    // accepted: the nested include falls back to the including file's directory ...
+    w(
+        "nested.xml",
+        "<mujoco><worldbody><include file=\"sub/a.xml\"/></worldbody></mujoco>",
+    );
+    let m = load_file(dir.join("nested.xml")).unwrap();
+    assert_eq!(m.geom_name, ["g_sub_b"]);
+    // ... but the main file's directory comes first
+    w(
+        "b.xml",
+        "<mujoco><geom name=\"g_main_b\" size=\".1\"/></mujoco>",
+    );
+    let m = load_file(dir.join("nested.xml")).unwrap();
+    assert_eq!(m.geom_name, ["g_main_b"]);
+}
+
+/// Hostile include graphs and files cost little: 25 files that each include the next twice
+/// (2^25 copies if repeats were expanded) are refused at the first repeat, and a file larger
+/// than the reader's limit is refused from its size (a sparse file, nothing read).
+#[test]
+fn hostile_includes_are_bounded() {
+    let dir = temp_dir("inc5");
+    for k in 0..25 {
+        let next = format!("f{}.xml", k + 1);
+        let body = if k < 24 {
+            format!("<mujoco><include file=\"{next}\"/><include file=\"{next}\"/></mujoco>")
+        } else {
+            "<mujoco><worldbody><geom size=\".1\"/></worldbody></mujoco>".to_string()
+        };
+        std::fs::write(dir.join(format!("f{k}.xml")), body).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let e = load_file(dir.join("f0.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::IncludeCycle, "{e}");
+    assert!(t.elapsed().as_secs_f64() < 5.0);
+    let big = dir.join("big.xml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(diffmj::mjcf::xml::MAX_FILE_BYTES + 1).unwrap();
+    std::fs::write(
+        dir.join("incbig.xml"),
+        "<mujoco><include file=\"big.xml\"/></mujoco>",
+    )
+    .unwrap();
+    let e = load_file(dir.join("incbig.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Io, "{e}");
+    assert!(e.to_string().contains("limit"), "{e}");
+    assert_eq!((e.line, e.column), (1, 18), "{e}");
+    let e = load_file(&big).unwrap_err();
+    assert!(e.to_string().contains("limit"), "{e}");
+}

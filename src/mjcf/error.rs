@@ -33,7 +33,8 @@ pub enum ErrorKind {
     Unsupported,
     /// An included file does not exist.
     IncludeNotFound,
-    /// A file includes itself, directly or indirectly.
+    /// A file is included a second time: a cycle (a file including itself, directly or
+    /// indirectly) or a repeat, which MuJoCo 4.0 refuses alike ("already included").
     IncludeCycle,
     /// Reading a file failed.
     Io,
