@@ -929,3 +929,35 @@ fn hostile_includes_are_bounded() {
     let e = load_file(&big).unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");
 }
+
+/// Numbers as MuJoCo 4.0 reads them (each recorded with `mujoco.MjModel.from_xml_path` on
+/// `<option gravity="X 0 0"/>`): hexadecimal (`0x10` is 16), underflow to 0, the literals
+/// `inf`, `-inf`, `Infinity` and the largest double accepted; a number beyond the double
+/// range (`1e400`, `-1e400`, `1.8e308`) refused as "too large", with its position.
+#[test]
+fn numbers_as_mujoco_reads_them() {
+    let load = |v: &str| load_str(&format!("<mujoco><option gravity=\"{v} 0 0\"/></mujoco>"));
+    for (v, x) in [
+        ("0x10", 16.0),
+        ("0X1.8p1", 3.0),
+        ("-0x10", -16.0),
+        ("1e-400", 0.0),
+        ("inf", f64::INFINITY),
+        ("-inf", f64::NEG_INFINITY),
+        ("+inf", f64::INFINITY),
+        ("Infinity", f64::INFINITY),
+        ("1.7976931348623157e308", f64::MAX),
+    ] {
+        let m = load(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(m.opt.gravity[0], x, "{v}");
+    }
+    for v in ["1e400", "-1e400", "1.8e308", "2e308"] {
+        let e = load(v).expect_err(v);
+        assert_eq!(e.kind, ErrorKind::MalformedNumber, "{v}: {e}");
+        assert!(e.message.contains("too large"), "{v}: {e}");
+        assert_eq!((e.line, e.column), (1, 17), "{v}: {e}");
+    }
+    for v in ["0x", "0xg", "0x1p", "1e"] {
+        assert!(load(v).is_err(), "{v}");
+    }
+}

@@ -362,6 +362,15 @@ pub struct WarningStat {
 }
 
 impl<T: Scalar> Data<T> {
+    /// The warning kinds that occurred since the last reset (`number > 0`), with their count
+    /// and the element of the last occurrence, in [`Warning::ALL`] order.
+    pub fn warnings(&self) -> impl Iterator<Item = (Warning, WarningStat)> + '_ {
+        Warning::ALL
+            .into_iter()
+            .map(|w| (w, self.warning[w as usize]))
+            .filter(|(_, s)| s.number > 0)
+    }
+
     /// Record one occurrence of warning `w` concerning element `info`.
     pub fn warn(&mut self, w: Warning, info: usize) {
         let s = &mut self.warning[w as usize];
