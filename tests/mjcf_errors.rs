@@ -961,3 +961,66 @@ fn numbers_as_mujoco_reads_them() {
         assert!(load(v).is_err(), "{v}");
     }
 }
+
+/// Empty names and `pos` with `fromto` as MuJoCo 4.0 decides them (each recorded with
+/// `mujoco.MjModel.from_xml_string`): an actuator whose only target name is empty is refused
+/// ("missing transmission target"), an empty name beside a real target is no target; an empty
+/// second object of an equality (`joint2`, `tendon2`, `body2`) is absent (`eq_obj2id` −1, the
+/// world for a body) instead of binding to the first unnamed element; a geom or site with
+/// `pos` and `fromto`, from the element or its default class, is refused, a default class
+/// with both that no element uses is not.
+#[test]
+fn empty_names_and_pos_with_fromto_as_mujoco() {
+    let w = "<worldbody><body name=\"b1\"><joint name=\"j1\"/><joint/><geom size=\".1\"/>\
+             <body name=\"b2\" pos=\"0 0 1\"><joint name=\"j2\"/><geom size=\".1\"/></body>\
+             </body></worldbody><tendon><fixed name=\"t1\"><joint joint=\"j1\" coef=\"1\"/>\
+             </fixed><fixed><joint joint=\"j2\" coef=\"1\"/></fixed></tendon>";
+    let load = |tail: &str| load_str(&format!("<mujoco>{w}{tail}</mujoco>"));
+    for (tail, attr) in [
+        ("<actuator><motor joint=\"\"/></actuator>", "joint"),
+        ("<actuator><motor tendon=\"\"/></actuator>", "tendon"),
+        ("<actuator><adhesion body=\"\"/></actuator>", "body"),
+    ] {
+        let e = load(tail).expect_err(tail);
+        assert_eq!(e.attribute.as_deref(), Some(attr), "{e}");
+        assert!(e.message.contains("missing transmission target"), "{e}");
+        assert!(e.line > 0 && e.column > 0, "{e}");
+    }
+    let m = load("<actuator><motor joint=\"\" tendon=\"t1\"/></actuator>").unwrap();
+    assert_eq!(m.actuator_trnid[0][0], 0);
+    for tail in [
+        "<equality><joint joint1=\"j1\" joint2=\"\"/></equality>",
+        "<equality><tendon tendon1=\"t1\" tendon2=\"\"/></equality>",
+    ] {
+        let m = load(tail).unwrap();
+        assert_eq!((m.eq_obj1id[0], m.eq_obj2id[0]), (0, -1), "{tail}");
+    }
+    let m = load("<equality><weld body1=\"b2\" body2=\"\"/></equality>").unwrap();
+    assert_eq!((m.eq_obj1id[0], m.eq_obj2id[0]), (2, 0));
+    for (xml, attr) in [
+        (
+            "<mujoco><worldbody><geom type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+             size=\".1\"/></worldbody></mujoco>",
+            "fromto",
+        ),
+        (
+            "<mujoco><worldbody><site type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+             size=\".1\"/></worldbody></mujoco>",
+            "fromto",
+        ),
+        (
+            "<mujoco><default><geom type=\"capsule\" fromto=\"0 0 0 1 0 0\" size=\".1\"/>\
+             </default><worldbody><geom pos=\"1 0 0\"/></worldbody></mujoco>",
+            "pos",
+        ),
+    ] {
+        let e = load_str(xml).expect_err(xml);
+        assert_eq!(e.attribute.as_deref(), Some(attr), "{e}");
+        assert!(e.message.contains("both pos and fromto"), "{e}");
+    }
+    load_str(
+        "<mujoco><default><geom type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+         size=\".1\"/></default><worldbody/></mujoco>",
+    )
+    .unwrap();
+}

@@ -233,6 +233,9 @@ pub struct GeomS {
     pub adhesion: f64,
     /// `fromto` as written.
     pub fromto: Option<[f64; 6]>,
+    /// `pos` was written (on the element or its default class): MuJoCo refuses it with
+    /// `fromto`.
+    pub pos_set: bool,
     /// Position.
     pub pos: [f64; 3],
     /// Orientation.
@@ -277,6 +280,7 @@ impl Default for GeomS {
             surfacevel: [0.0; 6],
             adhesion: 0.0,
             fromto: None,
+            pos_set: false,
             pos: [0.0; 3],
             quat: [1.0, 0.0, 0.0, 0.0],
             rgba: [0.5, 0.5, 0.5, 1.0],
@@ -308,6 +312,9 @@ pub struct SiteS {
     pub size: [f64; 3],
     /// `fromto`.
     pub fromto: Option<[f64; 6]>,
+    /// `pos` was written (on the element or its default class): MuJoCo refuses it with
+    /// `fromto`.
+    pub pos_set: bool,
     /// `material`.
     pub material: Option<String>,
     /// Where written.
@@ -324,6 +331,7 @@ impl Default for SiteS {
             quat: [1.0, 0.0, 0.0, 0.0],
             size: [0.005; 3],
             fromto: None,
+            pos_set: false,
             material: None,
             loc: Loc::default(),
         }
@@ -1178,7 +1186,7 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     if let Some(f) = a.exact_opt::<6>("fromto")? {
         g.fromto = Some(f);
     }
-    a.exact("pos", &mut g.pos)?;
+    g.pos_set |= a.exact("pos", &mut g.pos)?;
     if let Some(q) = read_orient(a, c)? {
         g.quat = q;
     }
@@ -1202,6 +1210,20 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     Ok(())
 }
 
+/// MuJoCo 4.0 refuses a geom or site with both `pos` and `fromto`, wherever each was written
+/// (the element or its default class; checked): the error names the element's own attribute.
+fn both_pos_fromto(a: &A, what: &str, both: bool) -> R<()> {
+    if !both {
+        return Ok(());
+    }
+    let attr = if a.has("fromto") { "fromto" } else { "pos" };
+    Err(a.err(
+        Some(attr),
+        ErrorKind::InvalidValue,
+        format!("both pos and fromto defined in {what}"),
+    ))
+}
+
 fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
     if let Some(t) = a.kw("type", GEOM_TYPES)? {
         s.stype = t;
@@ -1209,7 +1231,7 @@ fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
     if let Some(g) = a.int("group")? {
         s.group = g;
     }
-    a.exact("pos", &mut s.pos)?;
+    s.pos_set |= a.exact("pos", &mut s.pos)?;
     if let Some(q) = read_orient(a, c)? {
         s.quat = q;
     }
@@ -2205,6 +2227,7 @@ impl<'d> Reader<'d> {
                     self.no_children(ch)?;
                     let mut g = self.class_of(ch, inh)?.geom.clone();
                     read_geom(&a, &mut g, &c)?;
+                    both_pos_fromto(&a, "geom", g.pos_set && g.fromto.is_some())?;
                     if g.mesh.is_some() && g.gtype != crate::model::GeomType::Mesh {
                         // MuJoCo sizes (and positions) the primitive to fit the mesh
                         return Err(unsupported(&a, "mesh", "a primitive geom fitted to a mesh"));
@@ -2222,6 +2245,7 @@ impl<'d> Reader<'d> {
                     self.no_children(ch)?;
                     let mut s = self.class_of(ch, inh)?.site.clone();
                     read_site(&a, &mut s, &c)?;
+                    both_pos_fromto(&a, "site", s.pos_set && s.fromto.is_some())?;
                     s.name = a.s("name").unwrap_or_default();
                     s.loc = Loc::of(ch);
                     if let Some(ft) = s.fromto {
@@ -2497,6 +2521,7 @@ impl<'d> Reader<'d> {
             x.name = a.s("name").unwrap_or_default();
             x.loc = Loc::of(ch);
             let mut trn = Vec::new();
+            let mut empty = None;
             for k in [
                 "joint",
                 "jointinparent",
@@ -2505,9 +2530,20 @@ impl<'d> Reader<'d> {
                 "cranksite",
                 "body",
             ] {
-                if let Some(v) = a.s(k) {
-                    trn.push((k, v));
+                // MuJoCo 4.0 takes an empty name as no target (checked: joint="" with
+                // tendon="t1" is the tendon's actuator, joint="" alone is refused)
+                match a.s(k) {
+                    Some(v) if v.is_empty() => empty = empty.or(Some(k)),
+                    Some(v) => trn.push((k, v)),
+                    None => {}
                 }
+            }
+            if let (true, Some(k)) = (trn.is_empty(), empty) {
+                return Err(a.err(
+                    Some(k),
+                    ErrorKind::MissingAttribute,
+                    "missing transmission target for actuator (the name is empty)",
+                ));
             }
             if trn.len() != 1 {
                 return Err(a.err(
@@ -2590,7 +2626,8 @@ impl<'d> Reader<'d> {
                         q.obj2 = Some(self.required(&a, "site2")?);
                     } else {
                         q.obj1 = self.required(&a, "body1")?;
-                        q.obj2 = a.s("body2");
+                        // an empty second name is no name (MuJoCo 4.0: the world)
+                        q.obj2 = a.s("body2").filter(|n| !n.is_empty());
                         if ch.name == "connect" && !a.has("anchor") {
                             return Err(a.err(
                                 Some("anchor"),
@@ -2607,12 +2644,14 @@ impl<'d> Reader<'d> {
                 }
                 "joint" => {
                     q.obj1 = self.required(&a, "joint1")?;
-                    q.obj2 = a.s("joint2");
+                    // an empty second name is no second joint (MuJoCo 4.0, checked; an empty
+                    // first name binds to the first unnamed joint there, as here)
+                    q.obj2 = a.s("joint2").filter(|n| !n.is_empty());
                     a.upto("polycoef", &mut q.polycoef)?;
                 }
                 _ => {
                     q.obj1 = self.required(&a, "tendon1")?;
-                    q.obj2 = a.s("tendon2");
+                    q.obj2 = a.s("tendon2").filter(|n| !n.is_empty());
                     a.upto("polycoef", &mut q.polycoef)?;
                 }
             }
