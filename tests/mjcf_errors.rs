@@ -1024,3 +1024,23 @@ fn empty_names_and_pos_with_fromto_as_mujoco() {
     )
     .unwrap();
 }
+
+/// A negative solver iteration count is accepted and means no iteration, as in MuJoCo 4.0
+/// (recorded: `iterations`, `ls_iterations`, `noslip_iterations` = −1 and −5 step
+/// `models/constraints/humanoid.xml` exactly as 0 for 50 steps).
+#[test]
+fn negative_iteration_counts_as_mujoco() {
+    let m = load_str(
+        "<mujoco><option iterations=\"-1\" ls_iterations=\"-5\" noslip_iterations=\"-1\"/>\
+         </mujoco>",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            m.opt.iterations,
+            m.opt.ls_iterations,
+            m.opt.noslip_iterations
+        ),
+        (0, 0, 0)
+    );
+}

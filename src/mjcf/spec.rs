@@ -2003,10 +2003,10 @@ impl<'d> Reader<'d> {
             ("ccd_iterations", &mut o.ccd_iterations),
         ] {
             if let Some(v) = a.int(n)? {
-                if v < 0 {
-                    return Err(a.err(Some(n), ErrorKind::InvalidValue, "must be non-negative"));
-                }
-                *d = v as usize;
+                // MuJoCo 4.0 accepts a negative count and runs no iteration (checked:
+                // iterations, ls_iterations, noslip_iterations = -1 and -5 step the humanoid
+                // exactly as 0)
+                *d = v.max(0) as usize;
             }
         }
         if let Some(v) = a.int("actuatorgroupdisable")? {

@@ -194,6 +194,15 @@ fn numbers<const N: usize>(
     Ok(())
 }
 
+/// An iteration count: an integer, negative values meaning 0 (MuJoCo 4.0 runs no iteration).
+fn iterations(key: &str, v: &str) -> Result<usize, OptionError> {
+    let x: i64 = v.trim().parse().map_err(|_| OptionError {
+        key: key.to_string(),
+        msg: format!("'{v}' is not an integer"),
+    })?;
+    Ok(x.max(0) as usize)
+}
+
 fn count(key: &str, v: &str) -> Result<usize, OptionError> {
     let x: i64 = v.trim().parse().map_err(|_| OptionError {
         key: key.to_string(),
@@ -283,10 +292,11 @@ impl Options<f64> {
                     [Solver::Pgs, Solver::Cg, Solver::Newton][kw(&["PGS", "CG", "Newton"])?]
             }
             "jacobian" => self.jacobian = kw(&["dense", "sparse", "auto"])? as i32,
-            "iterations" => self.iterations = count(key, value)?,
-            "ls_iterations" => self.ls_iterations = count(key, value)?,
-            "noslip_iterations" => self.noslip_iterations = count(key, value)?,
-            "ccd_iterations" => self.ccd_iterations = count(key, value)?,
+            // a negative count is no iteration, as the MJCF reader (and MuJoCo 4.0) reads it
+            "iterations" => self.iterations = iterations(key, value)?,
+            "ls_iterations" => self.ls_iterations = iterations(key, value)?,
+            "noslip_iterations" => self.noslip_iterations = iterations(key, value)?,
+            "ccd_iterations" => self.ccd_iterations = iterations(key, value)?,
             "disable" | "enable" => {
                 for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     let f =
