@@ -263,10 +263,10 @@ pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
 }
 
 /// Bound of the contact and constraint storage when the model sets no `<size memory>`:
-/// generous (the repository's largest model, the 216-body pile, needs under 2 MB), and a cap
-/// on what a pathological model (hundreds of thousands of overlapping geoms) can claim.
-/// MuJoCo's own default arena is a few tens of MB for such models.
-pub const DEFAULT_MEMORY: usize = 256 << 20;
+/// generous (the 216-body pile needs under 2 MB, five 400-link chains lying on the floor about
+/// 150 MB), and a cap on what a pathological model (hundreds of thousands of overlapping
+/// geoms) can claim. MuJoCo's own default arena is tens to hundreds of MB for such models.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
 
 /// The bound the contact and constraint storage must stay within: the model's `<size
 /// memory>`, or [`DEFAULT_MEMORY`].
@@ -368,24 +368,17 @@ fn grow_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize, nnz: usize) -> 
 /// Most rows the current state can produce (the counting pass of [`make_constraint`]) and an
 /// upper bound of their Jacobian entries: the active equalities, friction losses and limits as
 /// in [`static_rows`] under the disable flags (`nv` entries each: they are written dense, then
-/// compacted), and the exact rows of the contacts not excluded (each over the dofs of its two
-/// bodies' chains).
+/// compacted), and the exact rows of the contacts not excluded, each over the dofs of its two
+/// bodies' merged chain.
 fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> (usize, usize) {
     let n = bound_rows(m, |e| d.eq_active[e], true);
     let (mut rows, mut nnz) = (n, n * m.nv);
     if !m.disabled(disable::CONSTRAINT) && !m.disabled(disable::CONTACT) {
         for c in d.contacts().iter().filter(|c| c.exclude == 0) {
             let k = contact_rows(c.dim, m.opt.cone);
-            let chain = |g: usize| {
-                let (mut j, mut len) = (body_last_dof(m, m.geom_bodyid[g]), 0);
-                while j != NONE {
-                    len += 1;
-                    j = m.dof_parentid[j];
-                }
-                len
-            };
+            let (b1, b2) = (m.geom_bodyid[c.geom[0]], m.geom_bodyid[c.geom[1]]);
             rows += k;
-            nnz += k * (chain(c.geom[0]) + chain(c.geom[1])).min(m.nv);
+            nnz += k * merged_chain_len(m, b1, b2);
         }
     }
     (rows, nnz)
@@ -505,6 +498,26 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
         d.efc_J_rownnz[i] = n;
     }
+}
+
+/// The number of dofs [`merged_chain`] finds for bodies `b1`, `b2`, without writing them.
+fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
+    let (mut k1, mut k2, mut n) = (body_last_dof(m, b1), body_last_dof(m, b2), 0);
+    while k1 != NONE || k2 != NONE {
+        let k = match (k1 != NONE, k2 != NONE) {
+            (true, true) => k1.max(k2),
+            (true, false) => k1,
+            _ => k2,
+        };
+        n += 1;
+        if k1 == k {
+            k1 = m.dof_parentid[k1];
+        }
+        if k2 == k {
+            k2 = m.dof_parentid[k2];
+        }
+    }
+    n
 }
 
 /// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
