@@ -337,14 +337,15 @@ impl Warning {
         }
     }
 
-    /// MuJoCo's name of the kind (`mjtWarning`).
+    /// MuJoCo's name of the kind (`mjtWarning`), or a description for a kind of diffmj's own.
     pub fn mujoco_name(self) -> &'static str {
         match self {
             Warning::BadQpos => "mjWARN_BADQPOS",
             Warning::BadQvel => "mjWARN_BADQVEL",
             Warning::BadQacc => "mjWARN_BADQACC",
             Warning::BadCtrl => "mjWARN_BADCTRL",
-            Warning::Singular => "mjWARN_INERTIA (implicit integrator's matrix)",
+            // MuJoCo's kind for this case was not checked: named as diffmj's own
+            Warning::Singular => "diffmj: singular implicit-integrator matrix",
             Warning::ContactFull => "mjWARN_CONTACTFULL",
             Warning::ConstraintFull => "mjWARN_CNSTRFULL",
         }
