@@ -1044,3 +1044,34 @@ fn negative_iteration_counts_as_mujoco() {
         (0, 0, 0)
     );
 }
+
+/// Bytes that are not UTF-8 are read as MuJoCo 4.0 reads them (recorded): a Latin-1 byte in a
+/// comment or a name is accepted, one inside a number refused as a malformed number with its
+/// line and column; an error without a position reads `file: message`, never `file:: `.
+#[test]
+fn non_utf8_bytes_as_mujoco() {
+    let dir = temp_dir("utf8");
+    let ok = dir.join("latin1.xml");
+    std::fs::write(
+        &ok,
+        b"<mujoco><!-- caf\xe9 --><worldbody><body name=\"b\xe9\"><freejoint/>\
+          <geom size=\".1\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let m = load_file(&ok).unwrap();
+    assert_eq!(m.nbody, 2);
+    let bad = dir.join("latin1_number.xml");
+    std::fs::write(
+        &bad,
+        b"<mujoco><worldbody><body><freejoint/><geom size=\"\xff.1\"/></body></worldbody>\
+          </mujoco>",
+    )
+    .unwrap();
+    let e = load_file(&bad).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::MalformedNumber, "{e}");
+    assert_eq!(e.attribute.as_deref(), Some("size"), "{e}");
+    assert!(e.line == 1 && e.column > 0, "{e}");
+    let e = load_file(dir.join("missing.xml")).unwrap_err();
+    let s = e.to_string();
+    assert!(!s.contains("::"), "{s}");
+}

@@ -70,12 +70,16 @@ impl fmt::Display for MjcfError {
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
-        write!(f, ":")?;
-        if !self.element.is_empty() {
-            write!(f, " {}", self.element)?;
-        }
-        if let Some(a) = &self.attribute {
-            write!(f, " attribute '{a}'")?;
+        // `file:line:col: <element> attribute 'a': message`, the parts that are known (never
+        // an empty `file::`)
+        if !self.element.is_empty() || self.attribute.is_some() {
+            write!(f, ":")?;
+            if !self.element.is_empty() {
+                write!(f, " {}", self.element)?;
+            }
+            if let Some(a) = &self.attribute {
+                write!(f, " attribute '{a}'")?;
+            }
         }
         write!(f, ": {}", self.message)
     }

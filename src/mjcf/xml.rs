@@ -151,8 +151,8 @@ impl std::fmt::Display for ReadError {
 
 /// Read a model file as text, at most [`MAX_FILE_BYTES`] of it: refused when missing, empty or
 /// not a regular file (as MuJoCo 4.0 does), or larger than the limit (checked on the bytes
-/// read, so a file that grows while read is bounded too). Invalid UTF-8 is refused with a
-/// syntax error naming the byte offset by the caller's XML reader.
+/// read, so a file that grows while read is bounded too). Bytes that are not UTF-8 are read as
+/// U+FFFD.
 pub fn read_model_file(path: &Path) -> Result<String, ReadError> {
     use std::io::Read;
     let meta = match std::fs::metadata(path) {
@@ -174,14 +174,12 @@ pub fn read_model_file(path: &Path) -> Result<String, ReadError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(ReadError::TooLarge(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        ReadError::Io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "not UTF-8 text: invalid byte at offset {}",
-                e.utf8_error().valid_up_to()
-            ),
-        ))
+    // MuJoCo 4.0 reads bytes, not UTF-8 (checked: a Latin-1 byte in a comment or a name is
+    // accepted, one inside a number is refused as a bad number): an invalid byte becomes U+FFFD
+    // and is refused only where the text it is in is refused, with that position
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
 }
 
