@@ -27,7 +27,7 @@
 //! Results are bit-identical to stepping the rollouts one after the other, at any thread
 //! count: each rollout runs on its own `Data`, from its own initial state.
 
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::engine::SimError;
 use crate::model::Model;
 use crate::state::{StateError, StateMask};
@@ -88,7 +88,9 @@ pub enum RolloutError {
 /// `opts.threads` threads; see the [module doc](self) for the layout. Each rollout starts
 /// from a fresh `Data` (the model's defaults) with the components of `opts.state_mask` set
 /// from its initial state. A rollout that diverges stops; the others complete, its remaining
-/// rows are NaN, and the error lists every failure.
+/// rows are NaN, and the error lists every failure. The state each step produces is checked
+/// (finite, within [`MAXVAL`](crate::engine::MAXVAL)) as the next step's start would check it,
+/// so the last step is checked too and no diverged state is returned as a valid row.
 pub fn rollout(
     m: &Model<f64>,
     initial_state: &[f64],
@@ -96,6 +98,22 @@ pub fn rollout(
     nstep: usize,
     opts: &RolloutOptions,
     state: &mut [f64],
+) -> Result<(), RolloutError> {
+    let mut warnings = [0; Warning::COUNT];
+    rollout_with_warnings(m, initial_state, control, nstep, opts, state, &mut warnings)
+}
+
+/// [`rollout`] that also adds the pipeline's warnings of every rollout to `warnings`, indexed
+/// by [`Warning`] (how many times each kind occurred over the batch, MuJoCo's
+/// `mjData.warning[k].number` summed).
+pub fn rollout_with_warnings(
+    m: &Model<f64>,
+    initial_state: &[f64],
+    control: &[f64],
+    nstep: usize,
+    opts: &RolloutOptions,
+    state: &mut [f64],
+    warnings: &mut [usize; Warning::COUNT],
 ) -> Result<(), RolloutError> {
     let nstate = Data::state_size(m, opts.state_mask);
     let ncontrol = Data::state_size(m, opts.control_mask);
@@ -142,19 +160,35 @@ pub fn rollout(
                     error,
                 });
             }
+            // the state each step produced, checked here as the next step's start would check
+            // it: no diverged row is written, and the last step is checked too
+            {
+                if let Some(error) = final_state_error(d) {
+                    out[k * nstate..].iter_mut().for_each(|x| *x = f64::NAN);
+                    return Err(RolloutFailure {
+                        rollout: i,
+                        step: k,
+                        error,
+                    });
+                }
+            }
             d.get_state(m, &mut out[k * nstate..(k + 1) * nstate], opts.state_mask)
                 .expect("sizes checked");
         }
         Ok(())
     };
+    let counted = |i: usize, out: &mut [f64], d: &mut Data<f64>| {
+        let r = one(i, out, d);
+        (d.warning.map(|w| w.number), r.err())
+    };
     let per = nstep * nstate;
-    let mut failures: Vec<RolloutFailure> = if opts.threads == 1 {
+    let results: Vec<([usize; Warning::COUNT], Option<RolloutFailure>)> = if opts.threads == 1 {
         let mut d = Data::new(m);
         state
             .chunks_mut(per.max(1))
             .enumerate()
             .take(nbatch)
-            .filter_map(|(i, out)| one(i, out, &mut d).err())
+            .map(|(i, out)| counted(i, out, &mut d))
             .collect()
     } else {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -166,11 +200,17 @@ pub fn rollout(
                 .par_chunks_mut(per.max(1))
                 .enumerate()
                 .take(nbatch)
-                .map_init(|| Data::new(m), |d, (i, out)| one(i, out, d).err())
-                .flatten()
+                .map_init(|| Data::new(m), |d, (i, out)| counted(i, out, d))
                 .collect()
         })
     };
+    let mut failures = Vec::new();
+    for (w, f) in results {
+        for (a, b) in warnings.iter_mut().zip(w) {
+            *a += b;
+        }
+        failures.extend(f);
+    }
     if failures.is_empty() {
         Ok(())
     } else {
@@ -187,3 +227,21 @@ const _: () = {
     send::<Data<f64>>();
     send::<Model<f64>>();
 };
+
+/// The divergence error for the state a step produced, if it has a position, velocity or
+/// activation that is not finite or exceeds [`MAXVAL`](crate::engine::MAXVAL) (what the next
+/// step's start would report).
+fn final_state_error(d: &Data<f64>) -> Option<SimError> {
+    for (name, v) in [("qpos", &d.qpos), ("qvel", &d.qvel), ("act", &d.act)] {
+        if let Some(i) = v
+            .iter()
+            .position(|x| !x.is_finite() || x.abs() > crate::engine::MAXVAL)
+        {
+            return Some(SimError::Diverged(format!(
+                "{name}[{i}] = {:e} after the step, at time {:.6}",
+                v[i], d.time
+            )));
+        }
+    }
+    None
+}

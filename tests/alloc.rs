@@ -1,5 +1,6 @@
-//! `forward` and `step` on `f64` allocate nothing on the heap (also when they record a
-//! warning), and divergence is detected: a counting global allocator
+//! `forward` and `step` on `f64` allocate nothing on the heap once warm (also when they record
+//! a warning; the contact and constraint storage grows on demand, so each check first runs the
+//! same trajectory once on the same `Data`), and divergence is detected: a counting global allocator
 //! observes every allocation made while the pipeline runs on models with every joint type,
 //! actuators of every kind, fixed and spatial tendons (site paths, pulleys, sphere and
 //! cylinder wrapping, limits, muscles, armature), and each integrator, and on constraint models (contacts,
@@ -80,20 +81,29 @@ fn forward_and_step_do_not_allocate() {
         ] {
             m.opt.integrator = integ;
             let mut d = Data::new(&m);
-            for (i, c) in d.ctrl.iter_mut().enumerate() {
-                *c = 0.1 * (i as f64 + 1.0).sin();
-            }
-            d.qvel
-                .iter_mut()
-                .enumerate()
-                .for_each(|(i, v)| *v = 0.3 * (i as f64).cos());
-            diffmj::step(&m, &mut d).unwrap();
-            let n = allocations_in(|| {
-                for _ in 0..50 {
-                    diffmj::forward(&m, &mut d).unwrap();
-                    diffmj::step(&m, &mut d).unwrap();
+            let init = |d: &mut Data<f64>| {
+                d.reset(&m);
+                for (i, c) in d.ctrl.iter_mut().enumerate() {
+                    *c = 0.1 * (i as f64 + 1.0).sin();
                 }
-            });
+                d.qvel
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, v)| *v = 0.3 * (i as f64).cos());
+            };
+            let run = |d: &mut Data<f64>| {
+                for _ in 0..50 {
+                    diffmj::forward(&m, d).unwrap();
+                    diffmj::step(&m, d).unwrap();
+                }
+            };
+            // warm-up: the same trajectory once, so the contact storage has its size
+            init(&mut d);
+            diffmj::step(&m, &mut d).unwrap();
+            run(&mut d);
+            init(&mut d);
+            diffmj::step(&m, &mut d).unwrap();
+            let n = allocations_in(|| run(&mut d));
             assert_eq!(
                 n,
                 0,
@@ -128,20 +138,28 @@ fn sensors_do_not_allocate() {
         ] {
             m.opt.integrator = integ;
             let mut d = Data::new(&m);
-            if m.nkey > 0 {
-                d.reset_keyframe(&m, 0);
-            }
-            for (i, c) in d.ctrl.iter_mut().enumerate() {
-                *c = 0.1 * (i as f64 + 1.0).sin();
-            }
-            diffmj::step(&m, &mut d).unwrap();
-            let n = allocations_in(|| {
-                for _ in 0..50 {
-                    diffmj::forward(&m, &mut d).unwrap();
-                    diffmj::inverse(&m, &mut d).unwrap();
-                    diffmj::step(&m, &mut d).unwrap();
+            let init = |d: &mut Data<f64>| {
+                d.reset(&m);
+                if m.nkey > 0 {
+                    d.reset_keyframe(&m, 0);
                 }
-            });
+                for (i, c) in d.ctrl.iter_mut().enumerate() {
+                    *c = 0.1 * (i as f64 + 1.0).sin();
+                }
+                diffmj::step(&m, d).unwrap();
+            };
+            let run = |d: &mut Data<f64>| {
+                for _ in 0..50 {
+                    diffmj::forward(&m, d).unwrap();
+                    diffmj::inverse(&m, d).unwrap();
+                    diffmj::step(&m, d).unwrap();
+                }
+            };
+            // warm-up: the same trajectory once, so the contact storage has its size
+            init(&mut d);
+            run(&mut d);
+            init(&mut d);
+            let n = allocations_in(|| run(&mut d));
             assert_eq!(n, 0, "{path} with {}: {n} heap allocations", integ.name());
             assert!(d.sensordata.iter().any(|&x| x != 0.0), "{path}");
         }
@@ -189,17 +207,18 @@ fn divergence_is_detected_and_the_state_reset() {
     assert!(d.qpos.iter().all(|q| q.is_finite()));
 }
 
-/// The collision stage allocates nothing once `Data` exists (the contact buffer and the broad
-/// phase's buffers are sized by `Data::new`), also when the contact buffer is full: the
-/// dropped contacts are counted as `ContactFull`. States: the last of each model's golden
-/// trajectory (`tests/golden/contacts/`).
+/// The collision stage allocates nothing once its buffers have the size a state needs (the
+/// broad phase's are sized by `Data::new`, the contact buffer grows on the first call), also
+/// when the contact buffer is full and cannot grow (a `<size memory>` bound equal to its
+/// storage): the dropped contacts are counted as `ContactFull`. States: the last of each
+/// model's golden trajectory (`tests/golden/contacts/`).
 #[test]
 fn collision_does_not_allocate() {
     use diffmj::data::Warning;
     use diffmj::engine::collision::collision;
     let root = env!("CARGO_MANIFEST_DIR");
     for name in ["pile", "pairs_excludes", "stacks", "nofilter"] {
-        let m = mjcf::load_file(format!("{root}/models/contacts/{name}.xml")).unwrap();
+        let mut m = mjcf::load_file(format!("{root}/models/contacts/{name}.xml")).unwrap();
         let mut d = Data::new(&m);
         // the last (contact-rich) state of the model's golden trajectory
         let g: serde_json::Value = serde_json::from_str(
@@ -213,8 +232,12 @@ fn collision_does_not_allocate() {
         for shrink in [false, true] {
             if shrink {
                 d.reserve_contacts(3);
+                std::sync::Arc::make_mut(&mut m.topo).memory = d.arena_bytes(&m);
             }
             diffmj::engine::kinematics::kinematics(&m, &mut d);
+            // warm: the contact buffer grows to what this state needs (or cannot, when shrunk)
+            collision(&m, &mut d).unwrap();
+            d.warning = Default::default();
             let mut n = 0;
             let k = allocations_in(|| {
                 for _ in 0..5 {
@@ -231,10 +254,10 @@ fn collision_does_not_allocate() {
 }
 
 /// With constraints active (contacts, limits, equalities, friction loss) neither `forward` nor
-/// `step` allocates, for Newton and CG with both cones, over a few hundred steps in which
-/// contacts appear and change. PGS and noslip size their dense `A + R` (nefc²) on first use and
-/// grow it when a state has more rows than any before (documented on `SolverScratch`), so they
-/// are checked after a warm-up: the same trajectory run once on the same `Data`, then reset.
+/// `step` allocates, for Newton, CG and PGS with both cones, over a few hundred steps in which
+/// contacts appear and change. The contact and row storage and the dual solvers' dense `A + R`
+/// grow when a state has more contacts or rows than any before, so the check follows a
+/// warm-up: the same trajectory run once on the same `Data`, then reset.
 #[test]
 fn constraint_models_do_not_allocate() {
     use diffmj::model::{Cone, Solver};
@@ -275,15 +298,13 @@ fn constraint_models_do_not_allocate() {
                 };
                 let mut d = Data::new(&m);
                 init(&mut d);
-                if solver == Solver::Pgs || noslip > 0 {
-                    // warm-up: the same trajectory once, so the dual A + R (PGS, noslip) has
-                    // its largest size
-                    for _ in 0..301 {
-                        diffmj::forward(&m, &mut d).unwrap();
-                        diffmj::step(&m, &mut d).unwrap();
-                    }
-                    init(&mut d);
+                // warm-up: the same trajectory once, so the contact and row storage and the
+                // dual A + R (PGS, noslip) have their largest sizes
+                for _ in 0..301 {
+                    diffmj::forward(&m, &mut d).unwrap();
+                    diffmj::step(&m, &mut d).unwrap();
                 }
+                init(&mut d);
                 diffmj::step(&m, &mut d).unwrap();
                 let (mut max_nefc, mut max_ncon) = (0, 0);
                 let n = allocations_in(|| {

@@ -768,3 +768,301 @@ fn audited_defaults_load() {
     assert_eq!(diffmj::Data::new(&m).userdata.len(), 3);
     assert_eq!(load_str("<mujoco/>").unwrap().nuserdata, 0);
 }
+
+/// A fresh temporary directory for one test's files.
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("diffmj_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    dir
+}
+
+/// Includes as MuJoCo 4.0 reads them (each decision recorded with `mujoco.MjModel
+/// .from_xml_path` on the same files): every file at most once (a repeated include is refused
+/// like a cycle, also when spelled `./part.xml` or reached through a nested include), nested
+/// includes resolved relative to the main file's directory first and to the including file's
+/// directory when the file is not there, and empty files, directories and devices
+/// (`/dev/zero`, endless) refused as "Empty file". Refusals name the include's file, line,
+/// column, element and attribute.
+#[test]
+fn includes_as_mujoco_reads_them() {
+    let dir = temp_dir("inc4");
+    let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    w(
+        "part.xml",
+        "<mujoco><geom name=\"g_part\" size=\".1\"/></mujoco>",
+    );
+    w("sub/a.xml", "<mujoco><include file=\"b.xml\"/></mujoco>");
+    w(
+        "sub/b.xml",
+        "<mujoco><geom name=\"g_sub_b\" size=\".1\"/></mujoco>",
+    );
+    let refused = |name: &str, text: &str, line: usize, col: usize, kind: ErrorKind| {
+        w(name, text);
+        let e = load_file(dir.join(name)).expect_err(name);
+        assert_eq!(e.kind, kind, "{name}: {e}");
+        assert_eq!((e.line, e.column), (line, col), "{name}: {e}");
+        assert_eq!(e.attribute.as_deref(), Some("file"), "{name}: {e}");
+        assert!(e.element.starts_with("<include"), "{name}: {e}");
+    };
+    // MuJoCo: "File 'part.xml' already included"
+    refused(
+        "twice.xml",
+        "<mujoco><worldbody><include file=\"part.xml\"/>\n<body>\n  <include file=\"part.xml\"/>\
+         </body></worldbody></mujoco>",
+        3,
+        12,
+        ErrorKind::IncludeCycle,
+    );
+    refused(
+        "twice2.xml",
+        "<mujoco><worldbody><include file=\"part.xml\"/><body><include file=\"./part.xml\"/>\
+         </body></worldbody></mujoco>",
+        1,
+        61,
+        ErrorKind::IncludeCycle,
+    );
+    // b.xml is reached a second time through a.xml's include (the fallback directory)
+    refused(
+        "twice3.xml",
+        "<mujoco><worldbody><include file=\"sub/b.xml\"/><include file=\"sub/a.xml\"/>\
+         </worldbody></mujoco>",
+        1,
+        18,
+        ErrorKind::IncludeCycle,
+    );
+    refused(
+        "self.xml",
+        "<mujoco><worldbody><include file=\"self.xml\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::IncludeCycle,
+    );
+    // MuJoCo: "Empty file '...'"
+    refused(
+        "dir.xml",
+        "<mujoco><worldbody><include file=\"sub\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    refused(
+        "emptyname.xml",
+        "<mujoco><worldbody><include file=\"\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    w("empty.xml", "");
+    refused(
+        "incempty.xml",
+        "<mujoco><worldbody><include file=\"empty.xml\"/></worldbody></mujoco>",
+        1,
+        29,
+        ErrorKind::Io,
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        refused(
+            "zero.xml",
+            "<mujoco><worldbody><include file=\"/dev/zero\"/></worldbody></mujoco>",
+            1,
+            29,
+            ErrorKind::Io,
+        );
+    }
+    // accepted: the nested include falls back to the including file's directory ...
+    w(
+        "nested.xml",
+        "<mujoco><worldbody><include file=\"sub/a.xml\"/></worldbody></mujoco>",
+    );
+    let m = load_file(dir.join("nested.xml")).unwrap();
+    assert_eq!(m.geom_name, ["g_sub_b"]);
+    // ... but the main file's directory comes first
+    w(
+        "b.xml",
+        "<mujoco><geom name=\"g_main_b\" size=\".1\"/></mujoco>",
+    );
+    let m = load_file(dir.join("nested.xml")).unwrap();
+    assert_eq!(m.geom_name, ["g_main_b"]);
+}
+
+/// Hostile include graphs and files cost little: 25 files that each include the next twice
+/// (2^25 copies if repeats were expanded) are refused at the first repeat, and a file larger
+/// than the reader's limit is refused from its size (a sparse file, nothing read).
+#[test]
+fn hostile_includes_are_bounded() {
+    let dir = temp_dir("inc5");
+    for k in 0..25 {
+        let next = format!("f{}.xml", k + 1);
+        let body = if k < 24 {
+            format!("<mujoco><include file=\"{next}\"/><include file=\"{next}\"/></mujoco>")
+        } else {
+            "<mujoco><worldbody><geom size=\".1\"/></worldbody></mujoco>".to_string()
+        };
+        std::fs::write(dir.join(format!("f{k}.xml")), body).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let e = load_file(dir.join("f0.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::IncludeCycle, "{e}");
+    assert!(t.elapsed().as_secs_f64() < 5.0);
+    let big = dir.join("big.xml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(diffmj::mjcf::xml::MAX_FILE_BYTES + 1).unwrap();
+    std::fs::write(
+        dir.join("incbig.xml"),
+        "<mujoco><include file=\"big.xml\"/></mujoco>",
+    )
+    .unwrap();
+    let e = load_file(dir.join("incbig.xml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Io, "{e}");
+    assert!(e.to_string().contains("limit"), "{e}");
+    assert_eq!((e.line, e.column), (1, 18), "{e}");
+    let e = load_file(&big).unwrap_err();
+    assert!(e.to_string().contains("limit"), "{e}");
+}
+
+/// Numbers as MuJoCo 4.0 reads them (each recorded with `mujoco.MjModel.from_xml_path` on
+/// `<option gravity="X 0 0"/>`): hexadecimal (`0x10` is 16), underflow to 0, the literals
+/// `inf`, `-inf`, `Infinity` and the largest double accepted; a number beyond the double
+/// range (`1e400`, `-1e400`, `1.8e308`) refused as "too large", with its position.
+#[test]
+fn numbers_as_mujoco_reads_them() {
+    let load = |v: &str| load_str(&format!("<mujoco><option gravity=\"{v} 0 0\"/></mujoco>"));
+    for (v, x) in [
+        ("0x10", 16.0),
+        ("0X1.8p1", 3.0),
+        ("-0x10", -16.0),
+        ("1e-400", 0.0),
+        ("inf", f64::INFINITY),
+        ("-inf", f64::NEG_INFINITY),
+        ("+inf", f64::INFINITY),
+        ("Infinity", f64::INFINITY),
+        ("1.7976931348623157e308", f64::MAX),
+    ] {
+        let m = load(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(m.opt.gravity[0], x, "{v}");
+    }
+    for v in ["1e400", "-1e400", "1.8e308", "2e308"] {
+        let e = load(v).expect_err(v);
+        assert_eq!(e.kind, ErrorKind::MalformedNumber, "{v}: {e}");
+        assert!(e.message.contains("too large"), "{v}: {e}");
+        assert_eq!((e.line, e.column), (1, 17), "{v}: {e}");
+    }
+    for v in ["0x", "0xg", "0x1p", "1e"] {
+        assert!(load(v).is_err(), "{v}");
+    }
+}
+
+/// Empty names and `pos` with `fromto` as MuJoCo 4.0 decides them (each recorded with
+/// `mujoco.MjModel.from_xml_string`): an actuator whose only target name is empty is refused
+/// ("missing transmission target"), an empty name beside a real target is no target; an empty
+/// second object of an equality (`joint2`, `tendon2`, `body2`) is absent (`eq_obj2id` −1, the
+/// world for a body) instead of binding to the first unnamed element; a geom or site with
+/// `pos` and `fromto`, from the element or its default class, is refused, a default class
+/// with both that no element uses is not.
+#[test]
+fn empty_names_and_pos_with_fromto_as_mujoco() {
+    let w = "<worldbody><body name=\"b1\"><joint name=\"j1\"/><joint/><geom size=\".1\"/>\
+             <body name=\"b2\" pos=\"0 0 1\"><joint name=\"j2\"/><geom size=\".1\"/></body>\
+             </body></worldbody><tendon><fixed name=\"t1\"><joint joint=\"j1\" coef=\"1\"/>\
+             </fixed><fixed><joint joint=\"j2\" coef=\"1\"/></fixed></tendon>";
+    let load = |tail: &str| load_str(&format!("<mujoco>{w}{tail}</mujoco>"));
+    for (tail, attr) in [
+        ("<actuator><motor joint=\"\"/></actuator>", "joint"),
+        ("<actuator><motor tendon=\"\"/></actuator>", "tendon"),
+        ("<actuator><adhesion body=\"\"/></actuator>", "body"),
+    ] {
+        let e = load(tail).expect_err(tail);
+        assert_eq!(e.attribute.as_deref(), Some(attr), "{e}");
+        assert!(e.message.contains("missing transmission target"), "{e}");
+        assert!(e.line > 0 && e.column > 0, "{e}");
+    }
+    let m = load("<actuator><motor joint=\"\" tendon=\"t1\"/></actuator>").unwrap();
+    assert_eq!(m.actuator_trnid[0][0], 0);
+    for tail in [
+        "<equality><joint joint1=\"j1\" joint2=\"\"/></equality>",
+        "<equality><tendon tendon1=\"t1\" tendon2=\"\"/></equality>",
+    ] {
+        let m = load(tail).unwrap();
+        assert_eq!((m.eq_obj1id[0], m.eq_obj2id[0]), (0, -1), "{tail}");
+    }
+    let m = load("<equality><weld body1=\"b2\" body2=\"\"/></equality>").unwrap();
+    assert_eq!((m.eq_obj1id[0], m.eq_obj2id[0]), (2, 0));
+    for (xml, attr) in [
+        (
+            "<mujoco><worldbody><geom type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+             size=\".1\"/></worldbody></mujoco>",
+            "fromto",
+        ),
+        (
+            "<mujoco><worldbody><site type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+             size=\".1\"/></worldbody></mujoco>",
+            "fromto",
+        ),
+        (
+            "<mujoco><default><geom type=\"capsule\" fromto=\"0 0 0 1 0 0\" size=\".1\"/>\
+             </default><worldbody><geom pos=\"1 0 0\"/></worldbody></mujoco>",
+            "pos",
+        ),
+    ] {
+        let e = load_str(xml).expect_err(xml);
+        assert_eq!(e.attribute.as_deref(), Some(attr), "{e}");
+        assert!(e.message.contains("both pos and fromto"), "{e}");
+    }
+    load_str(
+        "<mujoco><default><geom type=\"capsule\" pos=\"1 0 0\" fromto=\"0 0 0 1 0 0\" \
+         size=\".1\"/></default><worldbody/></mujoco>",
+    )
+    .unwrap();
+}
+
+/// A negative solver iteration count is accepted and means no iteration, as in MuJoCo 4.0
+/// (recorded: `iterations`, `ls_iterations`, `noslip_iterations` = −1 and −5 step
+/// `models/constraints/humanoid.xml` exactly as 0 for 50 steps).
+#[test]
+fn negative_iteration_counts_as_mujoco() {
+    let m = load_str(
+        "<mujoco><option iterations=\"-1\" ls_iterations=\"-5\" noslip_iterations=\"-1\"/>\
+         </mujoco>",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            m.opt.iterations,
+            m.opt.ls_iterations,
+            m.opt.noslip_iterations
+        ),
+        (0, 0, 0)
+    );
+}
+
+/// Bytes that are not UTF-8 are read as MuJoCo 4.0 reads them (recorded): a Latin-1 byte in a
+/// comment or a name is accepted, one inside a number refused as a malformed number with its
+/// line and column; an error without a position reads `file: message`, never `file:: `.
+#[test]
+fn non_utf8_bytes_as_mujoco() {
+    let dir = temp_dir("utf8");
+    let ok = dir.join("latin1.xml");
+    std::fs::write(
+        &ok,
+        b"<mujoco><!-- caf\xe9 --><worldbody><body name=\"b\xe9\"><freejoint/>\
+          <geom size=\".1\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let m = load_file(&ok).unwrap();
+    assert_eq!(m.nbody, 2);
+    let bad = dir.join("latin1_number.xml");
+    std::fs::write(
+        &bad,
+        b"<mujoco><worldbody><body><freejoint/><geom size=\"\xff.1\"/></body></worldbody>\
+          </mujoco>",
+    )
+    .unwrap();
+    let e = load_file(&bad).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::MalformedNumber, "{e}");
+    assert_eq!(e.attribute.as_deref(), Some("size"), "{e}");
+    assert!(e.line == 1 && e.column > 0, "{e}");
+    let e = load_file(dir.join("missing.xml")).unwrap_err();
+    let s = e.to_string();
+    assert!(!s.contains("::"), "{s}");
+}

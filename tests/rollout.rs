@@ -117,6 +117,62 @@ fn a_diverging_rollout_is_reported() {
     assert_eq!(&out[..nstep * nstate], &ok[..]);
 }
 
+/// The state each step produces is checked, the last step's too: a free body falling at just
+/// under `MAXVAL` crosses it in the third and last step, which is reported as that step's
+/// failure (it used to end the rollout as a valid row); the rows before it are kept, with the
+/// serial loop's values.
+#[test]
+fn divergence_in_the_last_step_is_reported() {
+    let m = mjcf::load_str(
+        "<mujoco><option timestep=\"0.005\"/><worldbody><body>\
+         <freejoint/><geom size=\".1\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let mask = StateMask::FULLPHYSICS;
+    let nstate = Data::state_size(&m, mask);
+    let mut d = Data::new(&m);
+    // v_k = v_0 - k g h (Euler): |v| exceeds 1e10 after the third step only
+    d.qvel[2] = -1e10 + 2.5 * 9.81 * 0.005;
+    let mut x0 = vec![0.0; nstate];
+    d.get_state(&m, &mut x0, mask).unwrap();
+    let nstep = 3;
+    let mut out = vec![0.0; nstep * nstate];
+    let e = rollout(&m, &x0, &[], nstep, &RolloutOptions::default(), &mut out).unwrap_err();
+    let RolloutError::Diverged(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.len(), f[0].step), (1, 2), "{e}");
+    assert!(e.to_string().contains("qvel[2]"), "{e}");
+    assert!(out[2 * nstate..].iter().all(|x| x.is_nan()));
+    let ok = serial(&m, &x0, &[], 2);
+    assert_eq!(&out[..2 * nstate], &ok[..]);
+}
+
+/// The pipeline's warnings of a batch are counted: a NaN control in every step of two
+/// rollouts is MuJoCo's `mjWARN_BADCTRL` once per step (the controls then count as zero).
+#[test]
+fn rollout_counts_warnings() {
+    use diffmj::data::Warning;
+    use diffmj::rollout::rollout_with_warnings;
+    let m = model("actuators");
+    let (nstep, nbatch) = (5, 2);
+    let (x0, _) = inputs(&m, nbatch, nstep);
+    let nstate = Data::state_size(&m, StateMask::FULLPHYSICS);
+    let mut ctrl = vec![0.1; nbatch * nstep * m.nu];
+    for k in 0..nbatch * nstep {
+        ctrl[k * m.nu] = f64::NAN;
+    }
+    let mut out = vec![0.0; nbatch * nstep * nstate];
+    let mut w = [0; Warning::COUNT];
+    let opts = RolloutOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    rollout_with_warnings(&m, &x0, &ctrl, nstep, &opts, &mut out, &mut w).unwrap();
+    assert_eq!(w[Warning::BadCtrl as usize], nbatch * nstep);
+    assert_eq!(w.iter().sum::<usize>(), nbatch * nstep);
+}
+
 /// Arrays of the wrong size are errors that name the array.
 #[test]
 fn bad_sizes_are_errors() {

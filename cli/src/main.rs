@@ -9,8 +9,9 @@ mod task;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use diffmj::data::fields::Stage;
+use diffmj::data::Warning;
 use diffmj::engine::timing::{median_us, stage_times};
-use diffmj::rollout::{rollout, RolloutError, RolloutOptions};
+use diffmj::rollout::{rollout_with_warnings, RolloutError, RolloutOptions};
 use diffmj::{io, mjcf, Data, Model, StateMask};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -337,12 +338,12 @@ fn write_out(out: &str, text: &str) -> Res<()> {
     }
 }
 
-/// Controls from CSV, one row of `nu` numbers per step. A first line that names columns
-/// (its first field is not a number) is a header; any other line that does not parse is an
-/// error with its line number.
-/// Rows of `nu` controls from a CSV: rows of `nu` numbers (a first row of names is a header),
-/// or, when the header names `ctrl0…`, those columns of a wider table (the trajectories
-/// `trajopt`, `ilqr` and `mpc` write; a row with empty controls, their last, is skipped).
+/// Rows of `nu` controls from a CSV: rows of `nu` numbers, or, when a header names `ctrl0…`,
+/// those columns of a wider table (the trajectories `trajopt`, `ilqr` and `mpc` write; a row
+/// with empty controls, their last, is skipped). The first line is a header when every field
+/// of it is a name (a letter or `_` first, then letters, digits, `_`, `.`, `[`, `]`, `-`):
+/// decided by what the line is, not by whether it parses, so a first row of numbers with a
+/// typo is an error with its line number, as any other line that does not parse.
 fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
@@ -354,10 +355,7 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let header = first
-            && fields
-                .first()
-                .is_some_and(|f| f.parse::<f64>().is_err() && !f.is_empty());
+        let header = first && fields.iter().all(|f| is_column_name(f));
         first = false;
         if header {
             let named: Option<Vec<usize>> = (0..nu)
@@ -396,6 +394,18 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
         out.push(vals);
     }
     Ok(out)
+}
+
+/// A CSV header field: a name, not a number (`ctrl0`, `u_1`, `time`; `inf` and `nan` are
+/// numbers).
+fn is_column_name(f: &str) -> bool {
+    let mut cs = f.chars();
+    let first_ok = cs
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    first_ok
+        && cs.all(|c| c.is_ascii_alphanumeric() || "_.[]-".contains(c))
+        && f.parse::<f64>().is_err()
 }
 
 /// The model with the options of `io`, and its data at the state of `io`.
@@ -446,6 +456,37 @@ fn result_json(m: &Model<f64>, d: &Data<f64>, io: &StateIo, inverse: bool) -> Re
         map.extend(s);
     }
     Ok(format!("{o}\n"))
+}
+
+/// A number for the JSON output. JSON has no NaN or infinity: a non-finite value is written as
+/// the string `"NaN"`, `"inf"` or `"-inf"` (never as a silent `null`) and reported on stderr.
+pub(crate) fn num(what: &str, x: f64) -> Value {
+    if x.is_finite() {
+        return json!(x);
+    }
+    eprintln!("diffmj: warning: {what} is {x}; written as the string \"{x}\"");
+    Value::String(format!("{x}"))
+}
+
+/// Print each warning kind that occurred once on stderr, with its count over the run (MuJoCo's
+/// `mjtWarning` kinds as `Data::warning` counts them).
+fn report_warnings(counts: &[usize; Warning::COUNT]) {
+    for w in Warning::ALL {
+        let n = counts[w as usize];
+        if n > 0 {
+            eprintln!(
+                "diffmj: warning: {} ({}) occurred {n} time{}",
+                w.name(),
+                w.mujoco_name(),
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
+/// The warning counts of one `Data`.
+fn counts(d: &Data<f64>) -> [usize; Warning::COUNT] {
+    d.warning.map(|w| w.number)
 }
 
 /// One CSV row: the values, in `{:e}`.
@@ -500,7 +541,9 @@ fn run_rollout(
         control_mask: StateMask::CTRL,
         threads,
     };
-    let result = rollout(&m, &x0, &control, steps, &opts, &mut traj);
+    let mut warnings = [0; Warning::COUNT];
+    let result = rollout_with_warnings(&m, &x0, &control, steps, &opts, &mut traj, &mut warnings);
+    report_warnings(&warnings);
     // TIME, QPOS, QVEL, ACT lead the integration state
     let ncol = 1 + m.nq + m.nv + m.na;
     let mut csv = String::new();
@@ -680,16 +723,15 @@ fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<
         csv.push_str(&(row.join(",") + "\n"));
     }
     write_out(out, &csv)?;
-    let finite = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
     Ok(json!({
         "iterations": sol.stats.iterations,
         "augmented_lagrangian_runs": sol.stats.outer_iterations,
         "converged": sol.stats.converged,
-        "initial_cost": sol.stats.cost[0],
-        "final_cost": sol.stats.cost.last(),
-        "max_unactuated": sol.max_unactuated,
+        "initial_cost": num("initial_cost", sol.stats.cost[0]),
+        "final_cost": sol.stats.cost.last().map(|&c| num("final_cost", c)),
+        "max_unactuated": num("max_unactuated", sol.max_unactuated),
         "ctrl_clamped": sol.ctrl_clamped,
-        "replay_deviation": finite(sol.replay_deviation),
+        "replay_deviation": num("replay_deviation", sol.replay_deviation),
         "seconds": sol.stats.seconds,
     })
     .to_string())
@@ -817,7 +859,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     };
     let f = fit(&problem, &opts).map_err(|e| e.to_string())?;
     let u = &f.uncertainty;
-    let finite = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    let finite = |x: f64| num("sysid result", x);
     let mut rows = Vec::new();
     eprintln!(
         "diffmj sysid: {} ({} trajectories, {} residuals): {} after {} iterations, cost {:.3e} -> {:.3e}, {:.3} s",
@@ -836,8 +878,8 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
             .unwrap_or(Value::Null);
         rows.push(json!({
             "name": name,
-            "initial": f.initial[j],
-            "estimate": f.estimate[j],
+            "initial": finite(f.initial[j]),
+            "estimate": finite(f.estimate[j]),
             "std_error": u.std_error[j].map_or(Value::Null, finite),
             "interval95": interval,
             "identifiable": u.identifiable[j],
@@ -965,12 +1007,16 @@ fn run(cli: Cli) -> Res<()> {
         }
         Cmd::Forward { model, io } => {
             let (m, mut d) = model_at(&model, &io)?;
-            diffmj::forward(&m, &mut d).map_err(|e| e.to_string())?;
+            let r = diffmj::forward(&m, &mut d);
+            report_warnings(&counts(&d));
+            r.map_err(|e| e.to_string())?;
             write_out(&io.out, &result_json(&m, &d, &io, false)?)?;
         }
         Cmd::Inverse { model, io } => {
             let (m, mut d) = model_at(&model, &io)?;
-            diffmj::inverse(&m, &mut d).map_err(|e| e.to_string())?;
+            let r = diffmj::inverse(&m, &mut d);
+            report_warnings(&counts(&d));
+            r.map_err(|e| e.to_string())?;
             write_out(&io.out, &result_json(&m, &d, &io, true)?)?;
         }
         Cmd::Rollout {
@@ -1236,7 +1282,8 @@ mod tests {
             ("pbad_drag_axes=1,x,2", "not a list of numbers"),
             ("pbad_contact_stiffness=stiff", "not a number"),
             ("pbad_objective=energy", "unknown objective"),
-            ("tolerance=nan", "not a finite number"),
+            ("tolerance=nan", "not a number the MJCF reader accepts"),
+            ("gravity=0,0,1e400", "too large"),
             ("contact=maybe", "unknown value"),
             ("disable=warmstart,nosuch", "unknown flag"),
             ("sleep=enable", "not supported"),
@@ -1246,6 +1293,87 @@ mod tests {
             assert!(
                 e.contains(bad.split('=').next().unwrap()) && e.contains(says),
                 "{bad}: {e}"
+            );
+        }
+    }
+
+    /// A diverging `rollout` writes the steps it completed (none of them diverged) and fails
+    /// with the reason, which names the step and the quantity.
+    #[test]
+    fn diverging_rollout_writes_completed_steps() {
+        let dir = std::env::temp_dir().join(format!("diffmj-cli-div-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("fall.xml");
+        std::fs::write(
+            &model,
+            "<mujoco><option timestep=\"0.005\"/><worldbody><body><freejoint/>\
+             <geom size=\".1\"/></body></worldbody></mujoco>",
+        )
+        .unwrap();
+        let state = dir.join("s.json");
+        std::fs::write(
+            &state,
+            format!("{{\"qvel\": [0, 0, {}, 0, 0, 0]}}", -1e10 + 4.5 * 0.04905),
+        )
+        .unwrap();
+        let out = dir.join("r.csv");
+        let e = run_rollout(
+            &model,
+            &[],
+            Some(&state),
+            None,
+            10,
+            1,
+            out.to_str().unwrap(),
+        )
+        .unwrap_err();
+        assert!(e.contains("step 4") && e.contains("qvel[2]"), "{e}");
+        let csv = std::fs::read_to_string(&out).unwrap();
+        // header, the initial state, steps 0..4
+        assert_eq!(csv.lines().count(), 2 + 4, "{csv}");
+        for line in csv.lines().skip(1) {
+            for v in line.split(',') {
+                let x: f64 = v.parse().unwrap();
+                assert!(x.is_finite() && x.abs() <= 1e10, "{line}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `--option KEY=VALUE` accepts and refuses what the MJCF reader accepts and refuses in
+    /// `<option KEY="VALUE"/>` (`inf` and hexadecimal accepted, `nan` and numbers beyond the
+    /// double range refused, no range check the reader does not make).
+    #[test]
+    fn option_values_as_the_reader_reads_them() {
+        let model = root().join("models/pendulum.xml");
+        for (k, v) in [
+            ("timestep", "inf"),
+            ("timestep", "-1"),
+            ("timestep", "0"),
+            ("timestep", "nan"),
+            ("timestep", "1e400"),
+            ("timestep", "0x10"),
+            ("tolerance", "inf"),
+            ("impratio", "0"),
+            ("viscosity", "-1"),
+            ("gravity", "inf 0 0"),
+            ("gravity", "nan 0 0"),
+            ("gravity", "0 0 -1e400"),
+            ("o_solref", "0.02 nan"),
+            ("iterations", "-1"),
+            ("iterations", "1.5"),
+        ] {
+            let by_reader = mjcf::load_str(&format!(
+                "<mujoco><option {k}=\"{v}\"/><worldbody><body><joint/>\
+                 <geom size=\".1\"/></body></worldbody></mujoco>"
+            ));
+            let by_option = load_with(&model, &[format!("{k}={v}")]);
+            assert_eq!(
+                by_reader.is_ok(),
+                by_option.is_ok(),
+                "{k}={v}: reader {:?}, --option {:?}",
+                by_reader.err().map(|e| e.to_string()),
+                by_option.err()
             );
         }
     }
@@ -1265,6 +1393,17 @@ mod tests {
         std::fs::write(&p, "1,2x\n3,4\n").unwrap();
         let e = read_ctrl(&p, 2).unwrap_err();
         assert!(e.contains(":1:"), "{e}");
+        // a first field that does not parse does not make a header: x1 is a typo of a number
+        // row, ctrl0 with a number is no header either
+        for first in ["x1,2\n3,4\n", "1x,2\n3,4\n", "ctrl0,2\n3,4\n", "-,2\n3,4\n"] {
+            std::fs::write(&p, first).unwrap();
+            let e = read_ctrl(&p, 2).unwrap_err();
+            assert!(e.contains(":1:"), "{first:?}: {e}");
+        }
+        std::fs::write(&p, "# comment\nctrl0,ctrl1\n1,2\n").unwrap();
+        assert_eq!(read_ctrl(&p, 2).unwrap(), vec![vec![1.0, 2.0]]);
+        std::fs::write(&p, "inf,2\n").unwrap();
+        assert!(read_ctrl(&p, 2).unwrap_err().contains("not finite"));
         std::fs::write(&p, "1,2\n3,inf\n").unwrap();
         assert!(read_ctrl(&p, 2).unwrap_err().contains("not finite"));
         std::fs::remove_dir_all(&dir).ok();

@@ -1,9 +1,13 @@
 //! [`Data<T>`]: the simulation state and every quantity the pipeline derives from it (MuJoCo's
-//! `mjData`, field names kept). Everything is allocated once in [`Data::new`]; the pipeline
-//! stages only write into these buffers.
+//! `mjData`, field names kept). Everything is allocated in [`Data::new`] except the contact and
+//! constraint storage, which starts small and grows on demand by at least half its size at a
+//! time (so a steady state allocates nothing) within the model's `<size memory>` bound
+//! ([`Data::arena_bytes`]); the pipeline stages only write into these buffers.
 
-use crate::engine::collision::{contact_capacity, ActiveContact, CollisionScratch};
-use crate::engine::constraint::{efc_capacity, ConstraintScratch, ConstraintState, ConstraintType};
+use crate::engine::collision::{initial_contact_capacity, ActiveContact, CollisionScratch};
+use crate::engine::constraint::{
+    efc_capacity, static_rows, ConstraintScratch, ConstraintState, ConstraintType,
+};
 use crate::engine::solver::{SolverScratch, SolverStat, NISLAND, NSOLVER};
 use crate::math::{Inert, Quat, M3, V3, V6};
 use crate::model::Model;
@@ -202,8 +206,8 @@ data_fields! {
         other {
             /// Number of detected contacts (MuJoCo's `ncon`): `contact[..ncon]` is valid.
             pub ncon: usize,
-            /// Contact buffer (MuJoCo's `contact`), allocated once with
-            /// [`contact_capacity`] entries and filled by
+            /// Contact buffer (MuJoCo's `contact`), allocated with
+            /// [`initial_contact_capacity`] entries, grown on demand and filled by
             /// [`collision`](crate::engine::collision::collision); see [`Data::contacts`].
             pub contact: Vec<ActiveContact<T>>,
             /// Runtime on/off switch of each equality constraint (neq), initialized from `eq_active0`.
@@ -223,15 +227,19 @@ data_fields! {
             pub efc_type: Vec<ConstraintType>,
             /// Element of each row: equality, dof, joint, tendon or contact index per its kind.
             pub efc_id: Vec<usize>,
-            /// Constraint Jacobian, compact rows (MuJoCo's sparse `efc_J` with the fixed row address
-            /// `i·nv`): row `i`'s non-zero values are `efc_J[i·nv .. i·nv + efc_J_rownnz[i]]`, at the
-            /// columns `efc_J_colind[i·nv ..]`; [`Data::efc_J_dense`] expands it to `nefc × nv`.
+            /// Constraint Jacobian, compact rows (MuJoCo's sparse `efc_J`): row `i`'s non-zero
+            /// values are `efc_J[a .. a + efc_J_rownnz[i]]` with `a = efc_J_rowadr[i]`, at the
+            /// columns `efc_J_colind[a ..]`; [`Data::efc_J_dense`] expands it to `nefc × nv`.
             pub efc_J: Vec<T>,
+            /// First entry of each row in `efc_J` and `efc_J_colind` (MuJoCo's `efc_J_rowadr`):
+            /// rows follow each other, each in a slot of at most `nv` entries (its chains' dofs
+            /// for a contact or connect/weld row, `nv` for the rows written dense).
+            pub efc_J_rowadr: Vec<usize>,
             /// Number of structurally non-zero columns of each row of `efc_J` (MuJoCo's
             /// `efc_J_rownnz`): the dofs the row can act on.
             pub efc_J_rownnz: Vec<usize>,
-            /// Those columns, ascending: row `i`'s are `efc_J_colind[i·nv .. i·nv + efc_J_rownnz[i]]`
-            /// (MuJoCo's `efc_J_colind` with the fixed row address `i·nv`). The solvers' products with
+            /// Those columns, ascending: row `i`'s are `efc_J_colind[a .. a + efc_J_rownnz[i]]`
+            /// with `a = efc_J_rowadr[i]` (MuJoCo's `efc_J_colind`). The solvers' products with
             /// `efc_J` and the Hessian `Jᵀ D J` touch only these columns.
             pub efc_J_colind: Vec<usize>,
             /// State of each row at the solution.
@@ -276,6 +284,8 @@ data_fields! {
             /// `fwdinv` comparison runs (2·nv + the most rows).
             pub(crate) fwdinv_saved: Vec<T>,
             pub(crate) constraint_scratch: ConstraintScratch<T>,
+            /// The next free entry of `efc_J` while the rows are assembled.
+            pub(crate) efc_J_next: usize,
             pub(crate) solver_scratch: SolverScratch<T>,
             pub(crate) scratch_dof6: Vec<V6<T>>,
             pub(crate) scratch_body6b: Vec<V6<T>>,
@@ -307,14 +317,19 @@ pub enum Warning {
     BadCtrl,
     /// The implicit integrator's matrix was singular; an explicit step was taken.
     Singular,
-    /// The contact buffer was full; a geom pair's contacts were dropped (MuJoCo's
-    /// `mjWARN_CONTACTFULL`; `lastinfo` is `ncon`). See [`Data::reserve_contacts`].
+    /// The contact buffer could not grow (the model's `<size memory>` bound or the allocator):
+    /// a geom pair's contacts were dropped (MuJoCo's `mjWARN_CONTACTFULL`; `lastinfo` is the
+    /// bytes the contact and constraint storage would have needed).
     ContactFull,
+    /// The constraint rows could not grow (the `<size memory>` bound or the allocator): no
+    /// constraint was applied in that pass (MuJoCo's `mjWARN_CNSTRFULL`; `lastinfo` is the bytes
+    /// the storage would have needed).
+    ConstraintFull,
 }
 
 impl Warning {
     /// Number of warning kinds.
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     /// Every kind, in index order.
     pub const ALL: [Warning; Warning::COUNT] = [
         Warning::BadQpos,
@@ -323,6 +338,7 @@ impl Warning {
         Warning::BadCtrl,
         Warning::Singular,
         Warning::ContactFull,
+        Warning::ConstraintFull,
     ];
     /// Short name (as in the CLI's JSON output).
     pub fn name(self) -> &'static str {
@@ -333,6 +349,21 @@ impl Warning {
             Warning::BadCtrl => "bad_ctrl",
             Warning::Singular => "singular",
             Warning::ContactFull => "contact_full",
+            Warning::ConstraintFull => "constraint_full",
+        }
+    }
+
+    /// MuJoCo's name of the kind (`mjtWarning`), or a description for a kind of diffmj's own.
+    pub fn mujoco_name(self) -> &'static str {
+        match self {
+            Warning::BadQpos => "mjWARN_BADQPOS",
+            Warning::BadQvel => "mjWARN_BADQVEL",
+            Warning::BadQacc => "mjWARN_BADQACC",
+            Warning::BadCtrl => "mjWARN_BADCTRL",
+            // MuJoCo's kind for this case was not checked: named as diffmj's own
+            Warning::Singular => "diffmj: singular implicit-integrator matrix",
+            Warning::ContactFull => "mjWARN_CONTACTFULL",
+            Warning::ConstraintFull => "mjWARN_CNSTRFULL",
         }
     }
 }
@@ -348,6 +379,15 @@ pub struct WarningStat {
 }
 
 impl<T: Scalar> Data<T> {
+    /// The warning kinds that occurred since the last reset (`number > 0`), with their count
+    /// and the element of the last occurrence, in [`Warning::ALL`] order.
+    pub fn warnings(&self) -> impl Iterator<Item = (Warning, WarningStat)> + '_ {
+        Warning::ALL
+            .into_iter()
+            .map(|w| (w, self.warning[w as usize]))
+            .filter(|(_, s)| s.number > 0)
+    }
+
     /// Record one occurrence of warning `w` concerning element `info`.
     pub fn warn(&mut self, w: Warning, info: usize) {
         let s = &mut self.warning[w as usize];
@@ -363,8 +403,21 @@ impl<T: Scalar> Data<T> {
         let z9 = |n: usize| vec![[T::zero(); 9]; n];
         let z6 = |n: usize| vec![[T::zero(); 6]; n];
         let nstate = m.nq + 2 * m.nv + m.na + 1;
-        let ncontact = contact_capacity(m);
-        let nefc = efc_capacity(m, ncontact);
+        // the static rows are written dense (nv entries each); a contact row takes at most
+        // the dofs of its two bodies' chains, a few for most models
+        let sizes = |ncontact: usize| {
+            let nefc = efc_capacity(m, ncontact);
+            let nnz = static_rows(m) * m.nv + (nefc - static_rows(m)) * m.nv.min(12);
+            let bytes = crate::engine::constraint::storage_bytes(m, ncontact, nefc, nnz);
+            (nefc, nnz, bytes)
+        };
+        let mut ncontact = initial_contact_capacity(m);
+        // within the storage bound (the static rows are always reserved)
+        let bound = crate::engine::constraint::memory_bound(m);
+        while ncontact > 0 && sizes(ncontact).2 > bound {
+            ncontact /= 2;
+        }
+        let (nefc, efc_nnz, _) = sizes(ncontact);
         let mut d = Data {
             time: T::zero(),
             qpos: m.qpos0.clone(),
@@ -436,9 +489,11 @@ impl<T: Scalar> Data<T> {
             nefc: 0,
             efc_type: vec![ConstraintType::Equality; nefc],
             efc_id: vec![0; nefc],
-            efc_J: z(nefc * m.nv),
+            efc_J: z(efc_nnz),
+            efc_J_rowadr: vec![0; nefc],
             efc_J_rownnz: vec![0; nefc],
-            efc_J_colind: vec![0; nefc * m.nv],
+            efc_J_colind: vec![0; efc_nnz],
+            efc_J_next: 0,
             efc_pos: z(nefc),
             efc_margin: z(nefc),
             efc_frictionloss: z(nefc),
@@ -544,15 +599,35 @@ impl<T: Scalar> Data<T> {
         let nv = self.qvel.len();
         let mut out = vec![T::zero(); self.nefc * nv];
         for i in 0..self.nefc {
-            let (a, n) = (i * nv, self.efc_J_rownnz[i]);
+            let (a, n) = (self.efc_J_rowadr[i], self.efc_J_rownnz[i]);
             for (&c, &x) in self.efc_J_colind[a..a + n]
                 .iter()
                 .zip(&self.efc_J[a..a + n])
             {
-                out[a + c] = x;
+                out[i * nv + c] = x;
             }
         }
         out
+    }
+
+    /// Bytes the contact and constraint storage takes now (the buffers that grow with the
+    /// contacts and rows a state produces): the contact buffer's entries plus, per row of
+    /// capacity, [`row_bytes`](crate::engine::constraint::row_bytes) (an upper bound of the
+    /// row arrays of `Data` and of the solvers), per Jacobian entry of capacity
+    /// [`nnz_bytes`](crate::engine::constraint::nnz_bytes), and the dual solvers' `A + R` it
+    /// would need, for this scalar type. The bound itself applies to the same storage counted
+    /// for `f64` ([`storage_bytes`](crate::engine::constraint::storage_bytes)).
+    pub fn arena_bytes(&self, m: &Model<T>) -> usize {
+        let rows = self.efc_pos.len();
+        self.contact.len() * std::mem::size_of::<ActiveContact<T>>()
+            + rows * crate::engine::constraint::row_bytes::<T>()
+            + self.efc_J.len() * crate::engine::constraint::nnz_bytes::<T>()
+            + crate::engine::constraint::dual_bytes(m, rows)
+    }
+
+    /// Row capacity of the constraint storage (rows that fit without allocating).
+    pub fn efc_capacity(&self) -> usize {
+        self.efc_pos.len()
     }
 
     /// The detected contacts, `contact[..ncon]`.
@@ -561,7 +636,8 @@ impl<T: Scalar> Data<T> {
     }
 
     /// Resize the contact buffer to `capacity` entries (allocates; the contacts detected so far
-    /// are kept up to the new capacity). Use it when [`Warning::ContactFull`] is reported.
+    /// are kept up to the new capacity). The buffer grows by itself when a state needs more:
+    /// reserving ahead only moves that allocation out of the first steps that need it.
     pub fn reserve_contacts(&mut self, capacity: usize) {
         self.contact.resize(capacity, ActiveContact::default());
         self.ncon = self.ncon.min(capacity);

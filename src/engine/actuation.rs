@@ -172,9 +172,9 @@ fn adhesion_moment<T: Scalar>(
                     (2 * (c.dim - 1), T::c(0.5 / (c.dim - 1) as f64))
                 };
                 for i in a..a + n {
-                    let nnz = d.efc_J_rownnz[i];
-                    let cols = &d.efc_J_colind[i * nv..i * nv + nnz];
-                    for (&col, &x) in cols.iter().zip(&d.efc_J[i * nv..i * nv + nnz]) {
+                    let (ja, nnz) = (d.efc_J_rowadr[i], d.efc_J_rownnz[i]);
+                    let cols = &d.efc_J_colind[ja..ja + nnz];
+                    for (&col, &x) in cols.iter().zip(&d.efc_J[ja..ja + nnz]) {
                         row[col] += x * w;
                     }
                 }

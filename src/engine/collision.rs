@@ -49,10 +49,12 @@
 //! MuJoCo 3.x and the modeling chapter describe `includemargin = margin − gap` with detection at
 //! `margin` and the maximum of the two geoms' margins.
 //!
-//! The buffer `d.contact` is allocated by [`Data::new`] with [`contact_capacity`] entries; a
-//! geom pair whose contacts no longer fit is dropped and counted as
-//! [`Warning::ContactFull`] (MuJoCo's `mjWARN_CONTACTFULL`).
-//! On `f64` nothing here allocates once `Data` exists.
+//! The buffer `d.contact` starts with [`initial_contact_capacity`] entries and grows on
+//! demand, by at least half its size at a time (so a steady state allocates nothing), within the
+//! model's `<size memory>` bound ([`Data::arena_bytes`]); a geom pair whose contacts do not fit
+//! within it (or that the allocator refuses) is dropped and counted as
+//! [`Warning::ContactFull`] (MuJoCo's `mjWARN_CONTACTFULL`), which `forward` and `step` report
+//! as [`SimError::Memory`](crate::engine::SimError::Memory).
 
 use crate::collision::MAX_CONTACT_PAIR;
 use crate::collision::{
@@ -74,12 +76,10 @@ pub const EXCLUDE_NONE: u8 = 0;
 /// listed but generates no constraint (MuJoCo's `exclude = 1`).
 pub const EXCLUDE_GAP: u8 = 1;
 
-/// Default upper bound of [`contact_capacity`] per geom (the capacity is
-/// `max(MIN_CONTACT_CAPACITY, CONTACTS_PER_GEOM · ngeom)` unless the model cannot produce that
-/// many contacts).
-pub const CONTACTS_PER_GEOM: usize = 24;
-/// Lower bound of the default contact capacity (see [`CONTACTS_PER_GEOM`]).
-pub const MIN_CONTACT_CAPACITY: usize = 1000;
+/// Contacts per geom of the initial capacity (see [`initial_contact_capacity`]).
+pub const CONTACTS_PER_GEOM: usize = 1;
+/// Lower bound of the initial contact capacity (see [`initial_contact_capacity`]).
+pub const MIN_CONTACT_CAPACITY: usize = 16;
 
 /// The entries of `d.contact`: the narrow phase's [`Contact`], completed here (the name is
 /// kept for existing code).
@@ -350,10 +350,15 @@ pub fn max_contacts_pair(t1: GeomType, t2: GeomType) -> usize {
 /// Number of `d.contact` entries [`Data::new`] allocates: the most contacts the model's
 /// statically possible pairs (explicit pairs and dynamic geom pairs passing the body, exclude,
 /// bitmask and collision-function filters) can produce, capped at
-/// `max(MIN_CONTACT_CAPACITY, CONTACTS_PER_GEOM · ngeom)`. Raise it with
-/// [`Data::reserve_contacts`] if [`Warning::ContactFull`] is reported.
-pub fn contact_capacity<T: Scalar>(m: &Model<T>) -> usize {
-    let cap = MIN_CONTACT_CAPACITY.max(CONTACTS_PER_GEOM * m.ngeom);
+/// `max(MIN_CONTACT_CAPACITY, CONTACTS_PER_GEOM · ngeom)`; the buffer grows when a state has
+/// more (see the module documentation).
+pub fn initial_contact_capacity<T: Scalar>(m: &Model<T>) -> usize {
+    contact_capacity_upto(m, MIN_CONTACT_CAPACITY.max(CONTACTS_PER_GEOM * m.ngeom))
+}
+
+/// The most contacts the model's collision pairs can produce (explicit pairs and the body pairs
+/// the filters keep, each with its collider's largest count), counted up to `cap`.
+pub fn contact_capacity_upto<T: Scalar>(m: &Model<T>, cap: usize) -> usize {
     let mut n = 0usize;
     for k in 0..m.npair {
         n += max_contacts_pair(m.geom_type[m.pair_geom1[k]], m.geom_type[m.pair_geom2[k]]);
@@ -383,6 +388,26 @@ pub fn contact_capacity<T: Scalar>(m: &Model<T>) -> usize {
         }
     }
     n.min(cap)
+}
+
+/// Grow the contact buffer to hold at least `n` contacts (by at least half its size), within
+/// [`memory_bound`](crate::engine::constraint::memory_bound). `Err(bytes)`: the bytes the contact and constraint storage
+/// would need (the bound or the allocator refused); the buffer is left as it was.
+fn grow_contacts<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) -> Result<(), usize> {
+    use crate::engine::constraint::{memory_bound, storage_bytes};
+    let len = d.contact.len();
+    let (rows, nnz) = (d.efc_pos.len(), d.efc_J.len());
+    let need = |k: usize| storage_bytes(m, k, rows, nnz);
+    let bound = memory_bound(m);
+    let mut k = n.max(len + len / 2);
+    if need(k) > bound {
+        k = n;
+    }
+    if need(k) > bound {
+        return Err(need(k));
+    }
+    crate::engine::constraint::try_grow(&mut d.contact, k, ActiveContact::default())
+        .map_err(|()| need(k))
 }
 
 /// Work buffers of [`collision`], allocated by [`Data::new`] (see [`CollisionScratch::new`]).
@@ -601,8 +626,10 @@ fn narrow<T: Scalar>(
         return Ok(());
     }
     if d.ncon + n > d.contact.len() {
-        d.warn(Warning::ContactFull, d.ncon);
-        return Ok(());
+        if let Err(bytes) = grow_contacts(m, d, d.ncon + n) {
+            d.warn(Warning::ContactFull, bytes);
+            return Ok(());
+        }
     }
     let (c1, c2) = (s.narrow[0].geom[0], s.narrow[0].geom[1]);
     let mut p = match pair {

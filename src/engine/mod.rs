@@ -44,6 +44,54 @@ pub enum SimError {
     /// The model asks for something this integrator does not support.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The contacts or constraint rows of this state need more storage than the model's
+    /// `<size memory>` (or, without one, [`constraint::DEFAULT_MEMORY`]) allows, or than the
+    /// allocator could give: MuJoCo's `mjWARN_CONTACTFULL` / `mjWARN_CNSTRFULL`, counted in
+    /// `d.warning`. The pass ran with the contacts that fit (or without constraints); `step`
+    /// did not integrate.
+    #[error(
+        "{what}: the contact and constraint storage needs {needed} bytes, more than the bound \
+         of {limit} bytes (set by <size memory>, default {}) or the allocator allows",
+        constraint::DEFAULT_MEMORY
+    )]
+    Memory {
+        /// Which storage: `"contacts"` or `"constraint rows"`.
+        what: &'static str,
+        /// Bytes the storage would have needed.
+        needed: usize,
+        /// The bound in bytes ([`constraint::memory_bound`]).
+        limit: usize,
+    },
+}
+
+/// The occurrences of the storage warnings so far (contacts, rows), to tell whether a pass
+/// added one.
+fn storage_warnings<T: Scalar>(d: &Data<T>) -> [usize; 2] {
+    [
+        d.warning[Warning::ContactFull as usize].number,
+        d.warning[Warning::ConstraintFull as usize].number,
+    ]
+}
+
+/// [`SimError::Memory`] if the pass since `before` recorded a storage warning.
+fn storage_check<T: Scalar>(m: &Model<T>, d: &Data<T>, before: [usize; 2]) -> Result<(), SimError> {
+    let now = storage_warnings(d);
+    for (k, (w, what)) in [
+        (Warning::ContactFull, "contacts"),
+        (Warning::ConstraintFull, "constraint rows"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if now[k] != before[k] {
+            return Err(SimError::Memory {
+                what,
+                needed: d.warning[w as usize].lastinfo,
+                limit: constraint::memory_bound(m),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Full forward dynamics: `(qpos, qvel, act, ctrl, applied forces) → qacc, act_dot` and every
@@ -51,7 +99,9 @@ pub enum SimError {
 pub fn forward<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     check_pos(m, d)?;
     check_vel(m, d)?;
+    let before = storage_warnings(d);
     forward_skip(m, d, Skip::Nothing, false);
+    storage_check(m, d, before)?;
     check_acc(m, d)
 }
 
@@ -98,6 +148,7 @@ pub fn inverse_skip<T: Scalar>(
             m.opt.integrator.name()
         )));
     }
+    let before = storage_warnings(d);
     if skip < Skip::Position {
         forward::inv_position(m, d);
         if !skip_sensor {
@@ -141,7 +192,7 @@ pub fn inverse_skip<T: Scalar>(
         d.qacc.copy_from_slice(&a_d);
     }
     d.scratch_nv[3] = a_d;
-    Ok(())
+    storage_check(m, d, before)
 }
 
 /// The forward–inverse comparison of the `fwdinv` enable flag (MuJoCo's `mj_compareFwdInv`),
@@ -210,7 +261,9 @@ pub fn step_skip<T: Scalar>(
 ) -> Result<(), SimError> {
     check_pos(m, d)?;
     check_vel(m, d)?;
+    let before = storage_warnings(d);
     forward_skip(m, d, skip, skip_sensor);
+    storage_check(m, d, before)?;
     check_acc(m, d)?;
     if m.enabled(enable::FWDINV) {
         compare_fwd_inv(m, d)?;

@@ -62,13 +62,8 @@ impl<'a> A<'a> {
         };
         let mut out = Vec::new();
         for tok in v.split_whitespace() {
-            let x: f64 = parse_num(tok).ok_or_else(|| {
-                self.err(
-                    Some(name),
-                    ErrorKind::MalformedNumber,
-                    format!("malformed number '{tok}'"),
-                )
-            })?;
+            let x: f64 = parse_num(tok)
+                .ok_or_else(|| self.err(Some(name), ErrorKind::MalformedNumber, num_error(tok)))?;
             out.push(x);
         }
         Ok(Some(out))
@@ -256,7 +251,55 @@ pub fn parse_num(tok: &str) -> Option<f64> {
     if lower.contains("nan") {
         return None;
     }
-    t.parse::<f64>().ok()
+    let x = match parse_hex(&lower) {
+        Some(x) => x,
+        None => t.parse::<f64>().ok()?,
+    };
+    // MuJoCo 4.0 refuses a number beyond the double range ("number is too large"; checked:
+    // 1e400, -1e400, 1.8e308, 2e308) but accepts the literals inf, -inf, infinity
+    if x.is_infinite() && !lower.trim_start_matches(['+', '-']).starts_with("inf") {
+        return None;
+    }
+    Some(x)
+}
+
+/// Why [`parse_num`] refused `tok`, for the error message.
+pub fn num_error(tok: &str) -> String {
+    match tok.trim().parse::<f64>() {
+        Ok(x) if x.is_infinite() => format!("number '{tok}' is too large"),
+        _ => format!("malformed number '{tok}'"),
+    }
+}
+
+/// A hexadecimal number as C's `strtod` reads it (MuJoCo 4.0 accepts `0x10` as 16): an
+/// optional sign, `0x`, hex digits with an optional point, an optional binary exponent `p±n`.
+/// `None` when `t` (lower case) is not one.
+fn parse_hex(t: &str) -> Option<f64> {
+    let (neg, rest) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let body = rest.strip_prefix("0x")?;
+    let (mant, exp) = match body.split_once('p') {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (body, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut x = 0.0f64;
+    for c in int.chars() {
+        x = x * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        x += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    let x = x * 2f64.powi(exp);
+    Some(if neg { -x } else { x })
 }
 
 /// The reader's attribute look-ups, recorded for the schema audit test: with recording on (only

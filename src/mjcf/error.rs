@@ -33,7 +33,8 @@ pub enum ErrorKind {
     Unsupported,
     /// An included file does not exist.
     IncludeNotFound,
-    /// A file includes itself, directly or indirectly.
+    /// A file is included a second time: a cycle (a file including itself, directly or
+    /// indirectly) or a repeat, which MuJoCo 4.0 refuses alike ("already included").
     IncludeCycle,
     /// Reading a file failed.
     Io,
@@ -69,12 +70,16 @@ impl fmt::Display for MjcfError {
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
-        write!(f, ":")?;
-        if !self.element.is_empty() {
-            write!(f, " {}", self.element)?;
-        }
-        if let Some(a) = &self.attribute {
-            write!(f, " attribute '{a}'")?;
+        // `file:line:col: <element> attribute 'a': message`, the parts that are known (never
+        // an empty `file::`)
+        if !self.element.is_empty() || self.attribute.is_some() {
+            write!(f, ":")?;
+            if !self.element.is_empty() {
+                write!(f, " {}", self.element)?;
+            }
+            if let Some(a) = &self.attribute {
+                write!(f, " attribute '{a}'")?;
+            }
         }
         write!(f, ": {}", self.message)
     }

@@ -34,11 +34,14 @@ fn finish(doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
 }
 
 /// Load and compile an MJCF file. Includes are resolved relative to the directory of this
-/// (main) file, also for nested includes, as MuJoCo does.
+/// (main) file, also for nested includes, and when no such file exists there relative to the
+/// including file's directory; each file is read at most once and at most
+/// [`xml::MAX_FILE_BYTES`] of it, as MuJoCo 4.0 does (an include repeated or forming a cycle,
+/// an empty file or one that is not a regular file are refused).
 pub fn load_file(path: impl AsRef<Path>) -> Result<Model<f64>, MjcfError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| MjcfError {
+    let text = xml::read_model_file(path).map_err(|e| MjcfError {
         file: name.clone(),
         line: 0,
         column: 0,

@@ -2056,7 +2056,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
         "name conflicts of <attach>, which is refused",
     ),
     // sizes
-    ("size", "memory", ARENA),
     ("size", "njmax", ARENA),
     ("size", "nconmax", ARENA),
     ("size", "nstack", ARENA),
@@ -2184,7 +2183,8 @@ const USER: &str = "user data (mjModel *_user arrays): never read by the simulat
 /// Reason: the group of an element for the visualizer.
 const GROUP: &str = "group for the visualizer and user code";
 /// Reason: sizes of MuJoCo's arena.
-const ARENA: &str = "size of MuJoCo's arena: diffmj sizes its buffers itself";
+const ARENA: &str =
+    "sizes of MuJoCo's arena: diffmj grows its buffers on demand (bounded by `memory`)";
 /// Reason: what a saved model holds.
 const SAVE: &str = "what MuJoCo writes when it saves a model";
 /// Reason: where asset files are found.

@@ -233,6 +233,9 @@ pub struct GeomS {
     pub adhesion: f64,
     /// `fromto` as written.
     pub fromto: Option<[f64; 6]>,
+    /// `pos` was written (on the element or its default class): MuJoCo refuses it with
+    /// `fromto`.
+    pub pos_set: bool,
     /// Position.
     pub pos: [f64; 3],
     /// Orientation.
@@ -277,6 +280,7 @@ impl Default for GeomS {
             surfacevel: [0.0; 6],
             adhesion: 0.0,
             fromto: None,
+            pos_set: false,
             pos: [0.0; 3],
             quat: [1.0, 0.0, 0.0, 0.0],
             rgba: [0.5, 0.5, 0.5, 1.0],
@@ -308,6 +312,9 @@ pub struct SiteS {
     pub size: [f64; 3],
     /// `fromto`.
     pub fromto: Option<[f64; 6]>,
+    /// `pos` was written (on the element or its default class): MuJoCo refuses it with
+    /// `fromto`.
+    pub pos_set: bool,
     /// `material`.
     pub material: Option<String>,
     /// Where written.
@@ -324,6 +331,7 @@ impl Default for SiteS {
             quat: [1.0, 0.0, 0.0, 0.0],
             size: [0.005; 3],
             fromto: None,
+            pos_set: false,
             material: None,
             loc: Loc::default(),
         }
@@ -877,6 +885,9 @@ pub struct Spec {
     pub size_nkey: usize,
     /// `<size nuserdata>`: length of `Data::userdata`.
     pub nuserdata: usize,
+    /// `<size memory>` in bytes, 0 when absent or `-1` (no bound): the most `Data`'s contact
+    /// and constraint storage may take.
+    pub memory: usize,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -1184,7 +1195,7 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     if let Some(f) = a.exact_opt::<6>("fromto")? {
         g.fromto = Some(f);
     }
-    a.exact("pos", &mut g.pos)?;
+    g.pos_set |= a.exact("pos", &mut g.pos)?;
     if let Some(q) = read_orient(a, c)? {
         g.quat = q;
     }
@@ -1208,6 +1219,20 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     Ok(())
 }
 
+/// MuJoCo 4.0 refuses a geom or site with both `pos` and `fromto`, wherever each was written
+/// (the element or its default class; checked): the error names the element's own attribute.
+fn both_pos_fromto(a: &A, what: &str, both: bool) -> R<()> {
+    if !both {
+        return Ok(());
+    }
+    let attr = if a.has("fromto") { "fromto" } else { "pos" };
+    Err(a.err(
+        Some(attr),
+        ErrorKind::InvalidValue,
+        format!("both pos and fromto defined in {what}"),
+    ))
+}
+
 fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
     if let Some(t) = a.kw("type", GEOM_TYPES)? {
         s.stype = t;
@@ -1215,7 +1240,7 @@ fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
     if let Some(g) = a.int("group")? {
         s.group = g;
     }
-    a.exact("pos", &mut s.pos)?;
+    s.pos_set |= a.exact("pos", &mut s.pos)?;
     if let Some(q) = read_orient(a, c)? {
         s.quat = q;
     }
@@ -1786,6 +1811,25 @@ impl<'d> Reader<'d> {
                             }
                             self.spec.nuserdata = n as usize;
                         }
+                        if let Some(v) = a.get("memory") {
+                            let bad =
+                                |msg: String| a.err(Some("memory"), ErrorKind::InvalidValue, msg);
+                            self.spec.memory = match parse_memory(v) {
+                                None => {
+                                    return Err(bad(format!(
+                                        "memory '{v}': an unsigned integer with an optional \
+                                         suffix K, M, G, T, P or E (or -1) is expected, at most \
+                                         2^64 - 1 bytes"
+                                    )))
+                                }
+                                Some(Some(0)) => {
+                                    return Err(bad("memory cannot be 0 (MuJoCo cannot create \
+                                                    its Data with an empty arena)"
+                                        .into()))
+                                }
+                                Some(n) => n.unwrap_or(0),
+                            };
+                        }
                     }
                 }
                 "asset" => self.asset(e)?,
@@ -1971,10 +2015,10 @@ impl<'d> Reader<'d> {
             ("ccd_iterations", &mut o.ccd_iterations),
         ] {
             if let Some(v) = a.int(n)? {
-                if v < 0 {
-                    return Err(a.err(Some(n), ErrorKind::InvalidValue, "must be non-negative"));
-                }
-                *d = v as usize;
+                // MuJoCo 4.0 accepts a negative count and runs no iteration (checked:
+                // iterations, ls_iterations, noslip_iterations = -1 and -5 step the humanoid
+                // exactly as 0)
+                *d = v.max(0) as usize;
             }
         }
         if let Some(v) = a.int("actuatorgroupdisable")? {
@@ -2195,6 +2239,7 @@ impl<'d> Reader<'d> {
                     self.no_children(ch)?;
                     let mut g = self.class_of(ch, inh)?.geom.clone();
                     read_geom(&a, &mut g, &c)?;
+                    both_pos_fromto(&a, "geom", g.pos_set && g.fromto.is_some())?;
                     if g.mesh.is_some() && g.gtype != crate::model::GeomType::Mesh {
                         // MuJoCo sizes (and positions) the primitive to fit the mesh
                         return Err(unsupported(&a, "mesh", "a primitive geom fitted to a mesh"));
@@ -2212,6 +2257,7 @@ impl<'d> Reader<'d> {
                     self.no_children(ch)?;
                     let mut s = self.class_of(ch, inh)?.site.clone();
                     read_site(&a, &mut s, &c)?;
+                    both_pos_fromto(&a, "site", s.pos_set && s.fromto.is_some())?;
                     s.name = a.s("name").unwrap_or_default();
                     s.loc = Loc::of(ch);
                     if let Some(ft) = s.fromto {
@@ -2487,6 +2533,7 @@ impl<'d> Reader<'d> {
             x.name = a.s("name").unwrap_or_default();
             x.loc = Loc::of(ch);
             let mut trn = Vec::new();
+            let mut empty = None;
             for k in [
                 "joint",
                 "jointinparent",
@@ -2495,9 +2542,20 @@ impl<'d> Reader<'d> {
                 "cranksite",
                 "body",
             ] {
-                if let Some(v) = a.s(k) {
-                    trn.push((k, v));
+                // MuJoCo 4.0 takes an empty name as no target (checked: joint="" with
+                // tendon="t1" is the tendon's actuator, joint="" alone is refused)
+                match a.s(k) {
+                    Some(v) if v.is_empty() => empty = empty.or(Some(k)),
+                    Some(v) => trn.push((k, v)),
+                    None => {}
                 }
+            }
+            if let (true, Some(k)) = (trn.is_empty(), empty) {
+                return Err(a.err(
+                    Some(k),
+                    ErrorKind::MissingAttribute,
+                    "missing transmission target for actuator (the name is empty)",
+                ));
             }
             if trn.len() != 1 {
                 return Err(a.err(
@@ -2580,7 +2638,8 @@ impl<'d> Reader<'d> {
                         q.obj2 = Some(self.required(&a, "site2")?);
                     } else {
                         q.obj1 = self.required(&a, "body1")?;
-                        q.obj2 = a.s("body2");
+                        // an empty second name is no name (MuJoCo 4.0: the world)
+                        q.obj2 = a.s("body2").filter(|n| !n.is_empty());
                         if ch.name == "connect" && !a.has("anchor") {
                             return Err(a.err(
                                 Some("anchor"),
@@ -2597,12 +2656,14 @@ impl<'d> Reader<'d> {
                 }
                 "joint" => {
                     q.obj1 = self.required(&a, "joint1")?;
-                    q.obj2 = a.s("joint2");
+                    // an empty second name is no second joint (MuJoCo 4.0, checked; an empty
+                    // first name binds to the first unnamed joint there, as here)
+                    q.obj2 = a.s("joint2").filter(|n| !n.is_empty());
                     a.upto("polycoef", &mut q.polycoef)?;
                 }
                 _ => {
                     q.obj1 = self.required(&a, "tendon1")?;
-                    q.obj2 = a.s("tendon2");
+                    q.obj2 = a.s("tendon2").filter(|n| !n.is_empty());
                     a.upto("polycoef", &mut q.polycoef)?;
                 }
             }
@@ -3081,6 +3142,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             keys: Vec::new(),
             size_nkey: 0,
             nuserdata: 0,
+            memory: 0,
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),
@@ -3088,4 +3150,34 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         },
     };
     rd.parse()
+}
+
+/// `<size memory>` as MuJoCo 4.0 reads it (checked against it): surrounding whitespace, an
+/// optional `+`, decimal digits and at most one suffix `K`, `M`, `G`, `T`, `P` or `E` (either
+/// case, powers of 1024); the product must fit in 64 bits. `-1` and `2^64 − 1` (MuJoCo's
+/// `(size_t)-1`) mean "MuJoCo's default": `Some(None)`, no bound here. `None` for anything
+/// else (MuJoCo refuses it). A value that fits but that MuJoCo cannot allocate (`1E`) is
+/// accepted: diffmj allocates on demand and only uses the value as an upper bound.
+pub(crate) fn parse_memory(v: &str) -> Option<Option<usize>> {
+    let t = v.trim();
+    if t == "-1" {
+        return Some(None);
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (digits, shift) = match t.chars().last()? {
+        c if c.is_ascii_digit() => (t, 0),
+        c => {
+            let k = "KMGTPE".find(c.to_ascii_uppercase())?;
+            (&t[..t.len() - 1], 10 * (k as u32 + 1))
+        }
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let bytes = n.checked_mul(1u64.checked_shl(shift)?)?;
+    if bytes == u64::MAX {
+        return Some(None);
+    }
+    Some(Some(usize::try_from(bytes).unwrap_or(usize::MAX)))
 }

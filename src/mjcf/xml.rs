@@ -108,8 +108,79 @@ pub fn describe(e: &Elem) -> String {
 
 struct Loader {
     sources: Vec<Source>,
+    /// Directory of each source's file (empty for a string), for the fallback of nested
+    /// includes.
+    dirs: Vec<PathBuf>,
     base_dir: PathBuf,
-    stack: Vec<PathBuf>,
+    /// Every file read so far (canonical paths), the main file included: MuJoCo reads each
+    /// file at most once.
+    included: Vec<PathBuf>,
+}
+
+/// Largest file the reader reads (main or included), in bytes: far above any model (MuJoCo
+/// 4.0 reads a 100 MB file), and a bound on what a hostile or endless file costs.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Why a file could not be read (see [`read_model_file`]).
+#[derive(Debug)]
+pub enum ReadError {
+    /// No such file.
+    NotFound,
+    /// Empty, or not a regular file (a directory, a device such as `/dev/zero`): MuJoCo 4.0
+    /// refuses these as "Empty file".
+    Empty,
+    /// Larger than [`MAX_FILE_BYTES`].
+    TooLarge(u64),
+    /// Any other I/O error.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::NotFound => write!(f, "file not found"),
+            ReadError::Empty => write!(f, "empty file (or not a regular file)"),
+            ReadError::TooLarge(n) => write!(
+                f,
+                "file larger than the reader's limit of {MAX_FILE_BYTES} bytes ({n} bytes or more)"
+            ),
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Read a model file as text, at most [`MAX_FILE_BYTES`] of it: refused when missing, empty or
+/// not a regular file (as MuJoCo 4.0 does), or larger than the limit (checked on the bytes
+/// read, so a file that grows while read is bounded too). Bytes that are not UTF-8 are read as
+/// U+FFFD.
+pub fn read_model_file(path: &Path) -> Result<String, ReadError> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::NotFound),
+        Err(e) => return Err(ReadError::Io(e)),
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return Err(ReadError::Empty);
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    let f = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    // MuJoCo 4.0 reads bytes, not UTF-8 (checked: a Latin-1 byte in a comment or a name is
+    // accepted, one inside a number is refused as a bad number): an invalid byte becomes U+FFFD
+    // and is refused only where the text it is in is refused, with that position
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 fn plain_err(
@@ -327,18 +398,25 @@ impl Loader {
                 "missing required attribute".into(),
             ));
         };
-        let path = self.base_dir.join(file);
+        // MuJoCo 4.0: relative to the main file's directory, else to the including file's
+        let mut path = self.base_dir.join(file);
+        if !path.exists() {
+            let near = self.dirs[el.src].join(file);
+            if near.exists() {
+                path = near;
+            }
+        }
         let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if self.stack.contains(&canon) {
+        if self.included.contains(&canon) {
             return Err(mk(
                 ErrorKind::IncludeCycle,
                 Some("file"),
-                format!("include cycle: '{file}' is already being included"),
+                format!("file '{file}' is already included (MuJoCo reads each file at most once)"),
             ));
         }
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_model_file(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadError::NotFound) => {
                 return Err(mk(
                     ErrorKind::IncludeNotFound,
                     Some("file"),
@@ -358,9 +436,10 @@ impl Loader {
             name: path.display().to_string(),
             text,
         });
-        self.stack.push(canon);
+        self.dirs
+            .push(path.parent().map(Path::to_path_buf).unwrap_or_default());
+        self.included.push(canon);
         let root = self.parse_source(idx)?;
-        self.stack.pop();
         if root.name != "mujoco" {
             return Err(self.err_at(
                 &root,
@@ -376,7 +455,9 @@ impl Loader {
     }
 }
 
-/// Parse `text` (named `name` in messages); includes are resolved relative to `base_dir`.
+/// Parse `text` (named `name` in messages); includes are resolved relative to `base_dir`, then
+/// to the including file's directory (MuJoCo 4.0's rule), each file at most once (`main_path`,
+/// the main file's canonical path, counts as included).
 pub fn parse(
     text: String,
     name: String,
@@ -385,8 +466,9 @@ pub fn parse(
 ) -> Result<Doc, MjcfError> {
     let mut ld = Loader {
         sources: vec![Source { name, text }],
+        dirs: vec![base_dir.to_path_buf()],
         base_dir: base_dir.to_path_buf(),
-        stack: main_path.into_iter().collect(),
+        included: main_path.into_iter().collect(),
     };
     let root = ld.parse_source(0)?;
     Ok(Doc {

@@ -866,6 +866,12 @@ int_fields! {
             /// Number of entries of the sparse `qDeriv` (MuJoCo's `nD`): the pairs of dofs of which one
             /// is an ancestor of the other, both orders, plus the diagonal.
             nd = "nD";
+            /// `<size memory>` in bytes, 0 for none (then
+            /// [`DEFAULT_MEMORY`](crate::engine::constraint::DEFAULT_MEMORY)): the most the
+            /// contact and constraint storage of a `Data` may take, counted for `f64`
+            /// ([`storage_bytes`](crate::engine::constraint::storage_bytes)); a step that needs
+            /// more fails with [`SimError::Memory`](crate::engine::SimError::Memory).
+            memory = "memory";
         }
         int {
             /// Parent body (world's is 0).

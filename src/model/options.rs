@@ -154,18 +154,16 @@ pub struct OptionError {
 }
 
 /// Read one finite number as the MJCF reader does.
+/// One number as the MJCF reader reads it ([`crate::mjcf::attr::parse_num`]): `nan` and
+/// numbers beyond the double range refused, `inf` and hexadecimal accepted.
 fn number(key: &str, v: &str) -> Result<f64, OptionError> {
-    let x: f64 = v.trim().parse().map_err(|_| OptionError {
+    crate::mjcf::attr::parse_num(v).ok_or_else(|| OptionError {
         key: key.to_string(),
-        msg: format!("'{v}' is not a number"),
-    })?;
-    if !x.is_finite() {
-        return Err(OptionError {
-            key: key.to_string(),
-            msg: format!("'{v}' is not a finite number"),
-        });
-    }
-    Ok(x)
+        msg: format!(
+            "'{v}' is not a number the MJCF reader accepts ({})",
+            crate::mjcf::attr::num_error(v.trim())
+        ),
+    })
 }
 
 /// Read `N` numbers separated by spaces or commas; fewer than `N` keep the remaining values
@@ -194,6 +192,15 @@ fn numbers<const N: usize>(
         *o = number(key, p)?;
     }
     Ok(())
+}
+
+/// An iteration count: an integer, negative values meaning 0 (MuJoCo 4.0 runs no iteration).
+fn iterations(key: &str, v: &str) -> Result<usize, OptionError> {
+    let x: i64 = v.trim().parse().map_err(|_| OptionError {
+        key: key.to_string(),
+        msg: format!("'{v}' is not an integer"),
+    })?;
+    Ok(x.max(0) as usize)
 }
 
 fn count(key: &str, v: &str) -> Result<usize, OptionError> {
@@ -241,11 +248,8 @@ impl Options<f64> {
         match key {
             "timestep" | "impratio" | "tolerance" | "ls_tolerance" | "noslip_tolerance"
             | "ccd_tolerance" | "density" | "viscosity" | "o_margin" => {
+                // no range check: the MJCF reader (and MuJoCo 4.0) accepts any number here
                 let x = number(key, value)?;
-                let positive = matches!(key, "timestep" | "impratio");
-                if positive && x <= 0.0 {
-                    return Err(err(format!("'{value}' must be positive")));
-                }
                 *self
                     .field_mut(&format!("opt.{key}"))
                     .expect("a real option")
@@ -288,10 +292,11 @@ impl Options<f64> {
                     [Solver::Pgs, Solver::Cg, Solver::Newton][kw(&["PGS", "CG", "Newton"])?]
             }
             "jacobian" => self.jacobian = kw(&["dense", "sparse", "auto"])? as i32,
-            "iterations" => self.iterations = count(key, value)?,
-            "ls_iterations" => self.ls_iterations = count(key, value)?,
-            "noslip_iterations" => self.noslip_iterations = count(key, value)?,
-            "ccd_iterations" => self.ccd_iterations = count(key, value)?,
+            // a negative count is no iteration, as the MJCF reader (and MuJoCo 4.0) reads it
+            "iterations" => self.iterations = iterations(key, value)?,
+            "ls_iterations" => self.ls_iterations = iterations(key, value)?,
+            "noslip_iterations" => self.noslip_iterations = iterations(key, value)?,
+            "ccd_iterations" => self.ccd_iterations = iterations(key, value)?,
             "disable" | "enable" => {
                 for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     let f =

@@ -59,7 +59,6 @@ pub(super) fn contact_rows_all<T: Scalar>(
     d: &mut Data<T>,
     s: &mut ConstraintScratch<T>,
 ) {
-    let nv = m.nv;
     let cone = m.opt.cone;
     for ci in 0..d.ncon {
         let c = &d.contact[ci];
@@ -125,7 +124,7 @@ pub(super) fn contact_rows_all<T: Scalar>(
                 frictionloss: T::zero(),
                 diag: tran,
             };
-            push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[0]);
+            push_contact_row(d, head, chain, &s.jac2, |jt| jt[0]);
             continue;
         }
         match cone {
@@ -144,7 +143,7 @@ pub(super) fn contact_rows_all<T: Scalar>(
                             diag,
                         };
                         let sm = mu * T::c(sign);
-                        push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[0] + sm * jt[k]);
+                        push_contact_row(d, head, chain, &s.jac2, |jt| jt[0] + sm * jt[k]);
                     }
                 }
             }
@@ -165,7 +164,7 @@ pub(super) fn contact_rows_all<T: Scalar>(
                         frictionloss: T::zero(),
                         diag,
                     };
-                    push_contact_row(d, nv, head, chain, &s.jac2, |jt| jt[k]);
+                    push_contact_row(d, head, chain, &s.jac2, |jt| jt[k]);
                 }
             }
         }
@@ -176,16 +175,16 @@ pub(super) fn contact_rows_all<T: Scalar>(
 /// `value` of the frame Jacobian's column there, `jac[6t..6t + 6]` (see [`contact_rows_all`]).
 fn push_contact_row<T: Scalar>(
     d: &mut Data<T>,
-    nv: usize,
     head: RowHead<T>,
     chain: &[usize],
     jac: &[T],
     value: impl Fn(&[T]) -> T,
 ) {
-    let r = push_row_compact(d, head);
-    let row = &mut d.efc_J[r * nv..r * nv + chain.len()];
+    let r = push_row_compact(d, head, chain.len());
+    let a = d.efc_J_rowadr[r];
+    let row = &mut d.efc_J[a..a + chain.len()];
     for (x, jt) in row.iter_mut().zip(jac.chunks_exact(6)) {
         *x = value(jt);
     }
-    set_pattern(d, nv, r, chain);
+    set_pattern(d, r, chain);
 }

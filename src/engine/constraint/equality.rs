@@ -71,9 +71,9 @@ pub(super) fn equality_rows<T: Scalar>(
                 add_point_jac(m, d, &p2, b2, T::one(), &mut s.jac2);
                 let r = sub3(&p1, &p2);
                 for k in 0..3 {
-                    let i = push_row_compact(d, RowHead::equality(e, r[k], tran));
+                    let i = push_row_compact(d, RowHead::equality(e, r[k], tran), nc);
                     let (jac, jac2) = (&s.jac[k * nv..], &s.jac2[k * nv..]);
-                    set_nonzeros(d, nv, i, &s.chain[..nc], |c| jac[c] - jac2[c]);
+                    set_nonzeros(d, i, &s.chain[..nc], |c| jac[c] - jac2[c]);
                 }
                 if weld {
                     weld_rotation_rows(m, d, s, e, rot, nc);
@@ -90,7 +90,8 @@ pub(super) fn equality_rows<T: Scalar>(
                 });
                 let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
                 let i = push_row(m, d, RowHead::equality(e, res, diag));
-                let row = &mut d.efc_J[i * nv..(i + 1) * nv];
+                let a = d.efc_J_rowadr[i];
+                let row = &mut d.efc_J[a..a + nv];
                 row[v1] = T::one();
                 if let Some((_, v2)) = other {
                     row[v2] -= deriv;
@@ -105,12 +106,13 @@ pub(super) fn equality_rows<T: Scalar>(
                 });
                 let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
                 let i = push_row(m, d, RowHead::equality(e, res, diag));
+                let a = d.efc_J_rowadr[i];
                 for c in 0..nv {
                     let mut v = d.ten_J[o1 * nv + c];
                     if let Some((_, t2)) = other {
                         v -= deriv * d.ten_J[t2 * nv + c];
                     }
-                    d.efc_J[i * nv + c] = v;
+                    d.efc_J[a + c] = v;
                 }
             }
         }
@@ -178,9 +180,9 @@ fn weld_rotation_rows<T: Scalar>(
         }
     }
     for k in 0..3 {
-        let i = push_row_compact(d, RowHead::equality(e, err[1 + k] * torquescale, rot));
+        let i = push_row_compact(d, RowHead::equality(e, err[1 + k] * torquescale, rot), nc);
         let jac = &s.jac[k * nv..];
-        set_nonzeros(d, nv, i, chain, |c| jac[c] * torquescale);
+        set_nonzeros(d, i, chain, |c| jac[c] * torquescale);
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     diag: m.dof_invweight0[i],
                 },
             );
-            d.efc_J[r * nv + i] = T::one();
+            d.efc_J[d.efc_J_rowadr[r] + i] = T::one();
         }
     }
     for t in 0..m.ntendon {
@@ -44,7 +44,7 @@ pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 },
             );
             for c in 0..nv {
-                d.efc_J[r * nv + c] = d.ten_J[t * nv + c];
+                d.efc_J[d.efc_J_rowadr[r] + c] = d.ten_J[t * nv + c];
             }
         }
     }

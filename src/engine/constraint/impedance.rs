@@ -255,9 +255,8 @@ pub fn make_impedance<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 ///
 /// Needs the velocity stage's `cvel` and the bias accelerations `cacc`.
 pub fn reference_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    let nv = m.nv;
     for i in 0..d.nefc {
-        d.efc_vel[i] = row_dot(d, nv, i, &d.qvel);
+        d.efc_vel[i] = row_dot(d, i, &d.qvel);
     }
     let elliptic = m.opt.cone == Cone::Elliptic;
     for ci in 0..d.ncon {

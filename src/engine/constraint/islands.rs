@@ -32,12 +32,12 @@ pub(super) fn find_islands<T: Scalar>(
     }
     let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
     // consecutive rows with the same columns (a contact's, a weld's) merge nothing new
-    let repeats = |d: &Data<T>, i: usize| i > 0 && same_cols(d, nv, i, i - 1);
+    let repeats = |d: &Data<T>, i: usize| i > 0 && same_cols(d, i, i - 1);
     for i in 0..d.nefc {
         if repeats(d, i) {
             continue;
         }
-        let (_, cols) = row_cols(d, nv, i);
+        let (_, cols) = row_cols(d, i);
         if let Some(&c0) = cols.first() {
             let t0 = tree_of(c0);
             let mut r0 = root(tree, t0);
@@ -67,7 +67,7 @@ pub(super) fn find_islands<T: Scalar>(
     // groups with rows, numbered in tree order
     island.iter_mut().for_each(|x| *x = usize::MAX);
     for i in 0..d.nefc {
-        let (_, cols) = row_cols(d, nv, i);
+        let (_, cols) = row_cols(d, i);
         if let Some(&c0) = cols.first() {
             island[tree[tree_of(c0)]] = MARK;
         }
@@ -81,7 +81,7 @@ pub(super) fn find_islands<T: Scalar>(
     }
     // a row without dofs belongs with the other rows of its constraint (a connect or weld row
     // whose Jacobian vanishes, as MuJoCo assigns it); alone, it is an island of its own
-    let first_col = |d: &Data<T>, i: usize| row_cols(d, nv, i).1.first().copied();
+    let first_col = |d: &Data<T>, i: usize| row_cols(d, i).1.first().copied();
     let same = |d: &Data<T>, i: usize, j: usize| {
         d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j]
     };

@@ -36,7 +36,7 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                                 m.dof_invweight0[da],
                             ),
                         );
-                        d.efc_J[r * nv + da] = T::c(-side);
+                        d.efc_J[d.efc_J_rowadr[r] + da] = T::c(-side);
                     }
                 }
             }
@@ -61,7 +61,7 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     );
                     if angle.re() > MINVAL {
                         for k in 0..3 {
-                            d.efc_J[r * nv + da + k] = -aa[k] / angle;
+                            d.efc_J[d.efc_J_rowadr[r] + da + k] = -aa[k] / angle;
                         }
                     }
                 }
@@ -92,7 +92,7 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     ),
                 );
                 for c in 0..nv {
-                    d.efc_J[r * nv + c] = d.ten_J[t * nv + c] * T::c(-side);
+                    d.efc_J[d.efc_J_rowadr[r] + c] = d.ten_J[t * nv + c] * T::c(-side);
                 }
             }
         }

@@ -39,7 +39,8 @@ use friction::friction_rows;
 use islands::find_islands;
 use limit::limit_rows;
 
-use crate::data::Data;
+use crate::data::{Data, Warning};
+use crate::engine::collision::ActiveContact;
 use crate::engine::jacobian::body_last_dof;
 use crate::model::{disable, Cone, JointType, Model};
 use crate::scalar::Scalar;
@@ -229,47 +230,158 @@ impl<T: Scalar> ConstraintScratch<T> {
     }
 }
 
-/// Make sure the row buffers hold `n` rows (allocates only when the model was changed after
-/// [`Data::new`](crate::Data::new) so that it produces more rows than it could then).
-fn ensure_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize) {
-    if d.efc_pos.len() >= n {
-        return;
-    }
-    let z = T::zero();
-    d.efc_type.resize(n, ConstraintType::Equality);
-    d.efc_id.resize(n, 0);
-    d.efc_J.resize(n * m.nv, z);
-    d.efc_J_rownnz.resize(n, 0);
-    d.efc_J_colind.resize(n * m.nv, 0);
-    d.efc_island.resize(n, 0);
-    d.efc_pos.resize(n, z);
-    d.efc_margin.resize(n, z);
-    d.efc_frictionloss.resize(n, z);
-    d.efc_diagA.resize(n, z);
-    d.efc_KBIP.resize(n, [z; 4]);
-    d.efc_D.resize(n, z);
-    d.efc_R.resize(n, z);
-    d.efc_vel.resize(n, z);
-    d.efc_aref.resize(n, z);
-    d.efc_force.resize(n, z);
-    d.efc_state.resize(n, ConstraintState::Satisfied);
-    d.solver_scratch.ensure(m.nv, m.nm, n);
+/// Bytes one constraint row takes in `Data` and the solvers' buffers, its Jacobian entries
+/// aside (see [`nnz_bytes`]): an upper bound of the row arrays of `Data` and of the solvers'
+/// per-row vectors.
+pub fn row_bytes<T>() -> usize {
+    use std::mem::size_of;
+    let (t, u) = (size_of::<T>(), size_of::<usize>());
+    let (ty, st) = (size_of::<ConstraintType>(), size_of::<ConstraintState>());
+    // Data: 13 reals (KBIP counts 4), id, rownnz, rowadr, island, type, state
+    let data = 13 * t + 4 * u + ty + st;
+    // fwdinv's saved forces (1 real), the solvers' 11 per-row reals, pgs_block, two states, the
+    // dual solvers' 3 addresses
+    let solver = 12 * t + 4 * u + 2 * st;
+    // the islands' copy: 4 reals, 8 indices, type
+    let islands = 4 * t + 8 * u + ty;
+    data + solver + islands
 }
 
-/// Most rows the current state can produce (the counting pass of [`make_constraint`]): the
-/// active equalities, friction losses and limits as in [`static_rows`] under the disable flags,
-/// and the exact rows of the contacts not excluded.
-fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> usize {
-    let mut n = bound_rows(m, |e| d.eq_active[e], true);
-    if !m.disabled(disable::CONSTRAINT) && !m.disabled(disable::CONTACT) {
-        n += d
-            .contacts()
-            .iter()
-            .filter(|c| c.exclude == 0)
-            .map(|c| contact_rows(c.dim, m.opt.cone))
-            .sum::<usize>();
+/// Bytes one entry of the compact constraint Jacobian takes: its value and column in `Data`'s
+/// `efc_J`, `efc_J_colind` and in the islands' copy.
+pub fn nnz_bytes<T>() -> usize {
+    2 * (std::mem::size_of::<T>() + std::mem::size_of::<usize>())
+}
+
+/// Bytes of the dense `A + R` the dual solvers (PGS, noslip) keep for `n` rows of one problem.
+pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
+    if m.opt.solver == crate::model::Solver::Pgs || m.opt.noslip_iterations > 0 {
+        n.saturating_mul(n).saturating_mul(std::mem::size_of::<T>())
+    } else {
+        0
     }
-    n
+}
+
+/// Bound of the contact and constraint storage when the model sets no `<size memory>`:
+/// generous (the 216-body pile needs under 2 MB, five 400-link chains lying on the floor about
+/// 150 MB), and a cap on what a pathological model (hundreds of thousands of overlapping
+/// geoms) can claim. MuJoCo's own default arena is tens to hundreds of MB for such models.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+
+/// The bound the contact and constraint storage must stay within: the model's `<size
+/// memory>`, or [`DEFAULT_MEMORY`].
+pub fn memory_bound<T>(m: &Model<T>) -> usize {
+    if m.memory > 0 {
+        m.memory
+    } else {
+        DEFAULT_MEMORY
+    }
+}
+
+/// Bytes of contact and constraint storage for `ncontact` contacts, `nrows` rows and `nnz`
+/// Jacobian entries, counted for `f64` whatever the scalar type (so that `f64` and dual-number
+/// `Data` of one model accept and refuse the same states): what [`memory_bound`] bounds.
+pub fn storage_bytes<T>(m: &Model<T>, ncontact: usize, nrows: usize, nnz: usize) -> usize {
+    let dual = if m.opt.solver == crate::model::Solver::Pgs || m.opt.noslip_iterations > 0 {
+        nrows.saturating_mul(nrows).saturating_mul(8)
+    } else {
+        0
+    };
+    ncontact
+        .saturating_mul(std::mem::size_of::<ActiveContact<f64>>())
+        .saturating_add(nrows.saturating_mul(row_bytes::<f64>()))
+        .saturating_add(nnz.saturating_mul(nnz_bytes::<f64>()))
+        .saturating_add(dual)
+}
+
+/// `v.len() >= n`, growing it with `z` without aborting when the allocation fails.
+pub(crate) fn try_grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) -> Result<(), ()> {
+    if v.len() < n {
+        v.try_reserve_exact(n - v.len()).map_err(|_| ())?;
+        v.resize(n, z);
+    }
+    Ok(())
+}
+
+/// Make sure the row buffers hold `n` rows and the Jacobian `nnz` entries: grown on demand, by
+/// at least half their size so that the steady state allocates nothing, within
+/// [`memory_bound`] (with the contact buffer, see [`storage_bytes`]). `Err(bytes)` with the
+/// bytes the storage would need when that bound or the allocator refuses; the buffers are then
+/// as they were or larger.
+fn ensure_rows<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    n: usize,
+    nnz: usize,
+) -> Result<(), usize> {
+    let (cap, jcap) = (d.efc_pos.len(), d.efc_J.len());
+    if cap >= n && jcap >= nnz {
+        return Ok(());
+    }
+    let ncontact = d.contact.len();
+    let need = |rows: usize, nnz: usize| storage_bytes(m, ncontact, rows, nnz);
+    let bound = memory_bound(m);
+    let grown = |cap: usize, n: usize| if cap >= n { cap } else { n.max(cap + cap / 2) };
+    let (mut rows, mut entries) = (grown(cap, n), grown(jcap, nnz));
+    if need(rows, entries) > bound {
+        (rows, entries) = (n.max(cap), nnz.max(jcap));
+    }
+    if need(rows, entries) > bound {
+        return Err(need(rows, entries));
+    }
+    grow_rows(m, d, rows, entries).map_err(|()| need(rows, entries))
+}
+
+/// Grow every per-row buffer to `n` rows and the Jacobian to `nnz` entries (see
+/// [`ensure_rows`]).
+fn grow_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize, nnz: usize) -> Result<(), ()> {
+    let z = T::zero();
+    try_grow(&mut d.efc_J, nnz, z)?;
+    try_grow(&mut d.efc_J_colind, nnz, 0)?;
+    try_grow(&mut d.efc_J_rowadr, n, 0)?;
+    try_grow(&mut d.efc_type, n, ConstraintType::Equality)?;
+    try_grow(&mut d.efc_id, n, 0)?;
+    try_grow(&mut d.efc_J_rownnz, n, 0)?;
+    try_grow(&mut d.efc_island, n, 0)?;
+    for v in [
+        &mut d.efc_margin,
+        &mut d.efc_frictionloss,
+        &mut d.efc_diagA,
+        &mut d.efc_D,
+        &mut d.efc_R,
+        &mut d.efc_vel,
+        &mut d.efc_aref,
+        &mut d.efc_force,
+    ] {
+        try_grow(v, n, z)?;
+    }
+    try_grow(&mut d.efc_KBIP, n, [z; 4])?;
+    try_grow(&mut d.efc_state, n, ConstraintState::Satisfied)?;
+    if m.enabled(crate::model::enable::FWDINV) {
+        try_grow(&mut d.fwdinv_saved, 2 * m.nv + n, z)?;
+    }
+    d.solver_scratch.try_ensure(m.nv, m.nm, n)?;
+    // efc_pos last: its length is the row capacity
+    try_grow(&mut d.efc_pos, n, z)
+}
+
+/// Most rows the current state can produce (the counting pass of [`make_constraint`]) and an
+/// upper bound of their Jacobian entries: the active equalities, friction losses and limits as
+/// in [`static_rows`] under the disable flags (`nv` entries each: they are written dense, then
+/// compacted), and the exact rows of the contacts not excluded, each over the dofs of its two
+/// bodies' merged chain.
+fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> (usize, usize) {
+    let n = bound_rows(m, |e| d.eq_active[e], true);
+    let (mut rows, mut nnz) = (n, n * m.nv);
+    if !m.disabled(disable::CONSTRAINT) && !m.disabled(disable::CONTACT) {
+        for c in d.contacts().iter().filter(|c| c.exclude == 0) {
+            let k = contact_rows(c.dim, m.opt.cone);
+            let (b1, b2) = (m.geom_bodyid[c.geom[0]], m.geom_bodyid[c.geom[1]]);
+            rows += k;
+            nnz += k * merged_chain_len(m, b1, b2);
+        }
+    }
+    (rows, nnz)
 }
 
 /// What a row is, besides its Jacobian: kind, element, residual, margin, friction-loss bound
@@ -310,22 +422,22 @@ impl<T: Scalar> RowHead<T> {
     }
 }
 
-/// Append one row and return its index; the Jacobian row's slot is zeroed, to be filled dense
-/// and compacted by [`row_patterns`].
+/// Append one row and return its index; the Jacobian row's slot (`nv` entries from
+/// `efc_J_rowadr[i]`) is zeroed, to be filled dense and compacted by [`row_patterns`].
 fn push_row<T: Scalar>(m: &Model<T>, d: &mut Data<T>, h: RowHead<T>) -> usize {
-    let i = push_row_compact(d, h);
-    let nv = m.nv;
-    d.efc_J[i * nv..(i + 1) * nv]
-        .iter_mut()
-        .for_each(|x| *x = T::zero());
+    let i = push_row_compact(d, h, m.nv);
+    let a = d.efc_J_rowadr[i];
+    d.efc_J[a..a + m.nv].iter_mut().for_each(|x| *x = T::zero());
     i
 }
 
 /// [`push_row`] for a row whose caller writes its compact values and sets its pattern
-/// ([`set_pattern`], [`set_nonzeros`]); the slot is not zeroed.
-fn push_row_compact<T: Scalar>(d: &mut Data<T>, h: RowHead<T>) -> usize {
+/// ([`set_pattern`], [`set_nonzeros`]), at most `slot` of them; the slot is not zeroed.
+fn push_row_compact<T: Scalar>(d: &mut Data<T>, h: RowHead<T>, slot: usize) -> usize {
     let i = d.nefc;
     d.nefc += 1;
+    d.efc_J_rowadr[i] = d.efc_J_next;
+    d.efc_J_next += slot;
     d.efc_type[i] = h.ty;
     d.efc_id[i] = h.id;
     d.efc_pos[i] = h.pos;
@@ -337,27 +449,22 @@ fn push_row_compact<T: Scalar>(d: &mut Data<T>, h: RowHead<T>) -> usize {
 }
 
 /// Row `r`'s pattern is `cols` (ascending).
-fn set_pattern<T>(d: &mut Data<T>, nv: usize, r: usize, cols: &[usize]) {
+fn set_pattern<T>(d: &mut Data<T>, r: usize, cols: &[usize]) {
+    let a = d.efc_J_rowadr[r];
     d.efc_J_rownnz[r] = cols.len();
-    d.efc_J_colind[r * nv..r * nv + cols.len()].copy_from_slice(cols);
+    d.efc_J_colind[a..a + cols.len()].copy_from_slice(cols);
 }
 
 /// Row `i`'s compact values and pattern: `value(c)` at each column `c` of `cols` (ascending,
 /// the only columns where the row can be non-zero), exact zeros left out as [`row_patterns`]
 /// leaves them out.
-fn set_nonzeros<T: Scalar>(
-    d: &mut Data<T>,
-    nv: usize,
-    i: usize,
-    cols: &[usize],
-    value: impl Fn(usize) -> T,
-) {
-    let mut n = 0;
+fn set_nonzeros<T: Scalar>(d: &mut Data<T>, i: usize, cols: &[usize], value: impl Fn(usize) -> T) {
+    let (a, mut n) = (d.efc_J_rowadr[i], 0);
     for &c in cols {
         let x = value(c);
         if !x.is_zero_exact() {
-            d.efc_J[i * nv + n] = x;
-            d.efc_J_colind[i * nv + n] = c;
+            d.efc_J[a + n] = x;
+            d.efc_J_colind[a + n] = c;
             n += 1;
         }
     }
@@ -377,8 +484,9 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         if d.efc_J_rownnz[i] != PATTERN_UNSET {
             continue;
         }
-        let row = &mut d.efc_J[i * nv..(i + 1) * nv];
-        let cols = &mut d.efc_J_colind[i * nv..(i + 1) * nv];
+        let a = d.efc_J_rowadr[i];
+        let row = &mut d.efc_J[a..a + nv];
+        let cols = &mut d.efc_J_colind[a..a + nv];
         let mut n = 0;
         for c in 0..nv {
             let x = row[c];
@@ -390,6 +498,26 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
         d.efc_J_rownnz[i] = n;
     }
+}
+
+/// The number of dofs [`merged_chain`] finds for bodies `b1`, `b2`, without writing them.
+fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
+    let (mut k1, mut k2, mut n) = (body_last_dof(m, b1), body_last_dof(m, b2), 0);
+    while k1 != NONE || k2 != NONE {
+        let k = match (k1 != NONE, k2 != NONE) {
+            (true, true) => k1.max(k2),
+            (true, false) => k1,
+            _ => k2,
+        };
+        n += 1;
+        if k1 == k {
+            k1 = m.dof_parentid[k1];
+        }
+        if k2 == k {
+            k2 = m.dof_parentid[k2];
+        }
+    }
+    n
 }
 
 /// The dofs that move body `b1` or body `b2` (the union of their chains to the world),
@@ -480,13 +608,21 @@ fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
             c.exclude = EXCLUDE_NODOF;
         }
     }
-    let n = count_rows(m, d);
+    let (n, nnz) = count_rows(m, d);
+    d.efc_J_next = 0;
     if n == 0 {
         d.nisland = 0;
         d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
         return;
     }
-    ensure_rows(m, d, n);
+    if let Err(bytes) = ensure_rows(m, d, n, nnz) {
+        // MuJoCo's mjWARN_CNSTRFULL: no constraint this time; forward and step report it
+        d.warn(Warning::ConstraintFull, bytes);
+        d.nefc = 0;
+        d.nisland = 0;
+        d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
+        return;
+    }
     let mut s = std::mem::take(&mut d.constraint_scratch);
     if s.jac.len() < 6 * m.nv {
         s = ConstraintScratch::new(m);
@@ -517,18 +653,15 @@ fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
 
 /// Row `i` of `efc_J`: its compact values and their columns.
 #[inline]
-pub(crate) fn row_cols<T>(d: &Data<T>, nv: usize, i: usize) -> (&[T], &[usize]) {
-    let n = d.efc_J_rownnz[i];
-    (
-        &d.efc_J[i * nv..i * nv + n],
-        &d.efc_J_colind[i * nv..i * nv + n],
-    )
+pub(crate) fn row_cols<T>(d: &Data<T>, i: usize) -> (&[T], &[usize]) {
+    let (a, n) = (d.efc_J_rowadr[i], d.efc_J_rownnz[i]);
+    (&d.efc_J[a..a + n], &d.efc_J_colind[a..a + n])
 }
 
 /// Whether rows `i` and `j` have the same columns. Rows of one contact share its merged chain
 /// and are recognized without comparing their columns.
 #[inline]
-pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
+pub(crate) fn same_cols<T>(d: &Data<T>, i: usize, j: usize) -> bool {
     let n = d.efc_J_rownnz[i];
     if n != d.efc_J_rownnz[j] {
         return false;
@@ -536,12 +669,13 @@ pub(crate) fn same_cols<T>(d: &Data<T>, nv: usize, i: usize, j: usize) -> bool {
     if d.efc_type[i].is_contact() && d.efc_type[i] == d.efc_type[j] && d.efc_id[i] == d.efc_id[j] {
         return true;
     }
-    d.efc_J_colind[i * nv..i * nv + n] == d.efc_J_colind[j * nv..j * nv + n]
+    let (a, b) = (d.efc_J_rowadr[i], d.efc_J_rowadr[j]);
+    d.efc_J_colind[a..a + n] == d.efc_J_colind[b..b + n]
 }
 
 /// `J_i · v` over row `i`'s non-zero columns (four partial sums).
 #[inline]
-pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, nv: usize, i: usize, v: &[T]) -> T {
-    let (vals, cols) = row_cols(d, nv, i);
+pub(crate) fn row_dot<T: Scalar>(d: &Data<T>, i: usize, v: &[T]) -> T {
+    let (vals, cols) = row_cols(d, i);
     crate::engine::linalg::sparse_dot(vals, cols, v)
 }

@@ -28,7 +28,7 @@ pub(super) fn add_column<T: Scalar>(ar: &[T], nefc: usize, k: usize, x: T, g: &m
 
 /// The dual solvers' data: the dense `A + R` (`A = J M⁻¹ Jᵀ`) in `s.ar` and `b = J·qacc_smooth −
 /// a_ref` in `s.jv` (000, "Dual problem"; `b` from `s.jar_smooth` when the warm-start choice
-/// left it there). Allocates `s.ar` on first use.
+/// left it there). Grows `s.ar` when a problem has more rows than any before.
 ///
 /// On reals `A = B Bᵀ` with `B = J L⁻¹ D^-½` from the inertia's factor `M = Lᵀ D L`: each row of
 /// `B` is one half-solve ([`half_rows`]) that stays within the ancestors of the row's columns,
@@ -39,8 +39,10 @@ pub(super) fn add_column<T: Scalar>(ar: &[T], nefc: usize, k: usize, x: T, g: &m
 pub(super) fn build_ar<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>) {
     let nefc = p.nefc;
     if s.ar.len() < nefc * nefc {
-        let n = s.nefc_cap.max(nefc);
-        s.ar.resize(n * n, T::zero());
+        // this problem's (island's) size, by at least half at a time: the most rows of one
+        // island, not of the whole model, and a logarithmic number of allocations
+        let len = s.ar.len();
+        s.ar.resize((nefc * nefc).max(len + len / 2), T::zero());
     }
     if T::HAS_DERIVATIVE {
         ar_by_solves(p, s);

@@ -38,6 +38,8 @@ pub struct IslandScratch<T> {
     qacc_warmstart: Vec<T>,
     /// Per row in island order.
     J: Vec<T>,
+    /// First entry of each row in `J`, from its island's start `jadr[k]`.
+    J_rowadr: Vec<usize>,
     J_rownnz: Vec<usize>,
     J_colind: Vec<usize>,
     group: Vec<usize>,
@@ -71,6 +73,7 @@ impl<T> Default for IslandScratch<T> {
             qfrc_smooth: Vec::new(),
             qacc_warmstart: Vec::new(),
             J: Vec::new(),
+            J_rowadr: Vec::new(),
             J_rownnz: Vec::new(),
             J_colind: Vec::new(),
             group: Vec::new(),
@@ -121,8 +124,10 @@ fn sort_by_group(
 
 impl<T: Scalar> IslandScratch<T> {
     /// Size every buffer for `nv` dofs, `nm` inertia entries and `nefc` rows (at most `nefc`
-    /// islands), so that gathering never allocates.
-    pub(super) fn ensure(&mut self, nv: usize, nm: usize, nefc: usize) {
+    /// islands), so that gathering allocates nothing but the islands' Jacobian blocks, which
+    /// [`IslandScratch::gather`] grows to the islands' sizes (by at least half at a time).
+    pub(super) fn try_ensure(&mut self, nv: usize, nm: usize, nefc: usize) -> Result<(), ()> {
+        use crate::engine::constraint::try_grow as grow;
         let z = T::zero();
         for v in [
             &mut self.dofadr,
@@ -130,7 +135,7 @@ impl<T: Scalar> IslandScratch<T> {
             &mut self.jadr,
             &mut self.fill,
         ] {
-            grow(v, nefc + 1, 0);
+            grow(v, nefc + 1, 0)?;
         }
         for v in [
             &mut self.dofind,
@@ -138,56 +143,59 @@ impl<T: Scalar> IslandScratch<T> {
             &mut self.madr,
             &mut self.rownnz,
         ] {
-            grow(v, nv, 0);
+            grow(v, nv, 0)?;
         }
-        grow(&mut self.colind, nm, 0);
+        grow(&mut self.colind, nm, 0)?;
         for v in [
             &mut self.dinv,
             &mut self.qacc_smooth,
             &mut self.qfrc_smooth,
             &mut self.qacc_warmstart,
         ] {
-            grow(v, nv, z);
+            grow(v, nv, z)?;
         }
         for v in [
             &mut self.efcind,
+            &mut self.J_rowadr,
             &mut self.J_rownnz,
             &mut self.id,
             &mut self.group,
         ] {
-            grow(v, nefc, 0);
+            grow(v, nefc, 0)?;
         }
-        grow(&mut self.ty, nefc, ConstraintType::Equality);
+        grow(&mut self.ty, nefc, ConstraintType::Equality)?;
         for v in [
             &mut self.D,
             &mut self.R,
             &mut self.aref,
             &mut self.frictionloss,
         ] {
-            grow(v, nefc, z);
+            grow(v, nefc, z)?;
         }
-        grow(&mut self.J, nefc * nv, z);
-        grow(&mut self.J_colind, nefc * nv, 0);
+        Ok(())
     }
 
     /// Gather every island of `d` (after `make_constraint` found them), or with `whole` a
     /// single problem of every row and dof. Returns the number of problems.
     pub(super) fn gather(&mut self, m: &Model<T>, d: &Data<T>, whole: bool) -> usize {
         let nv = m.nv;
-        self.ensure(nv, m.nm, d.nefc);
+        if self.try_ensure(nv, m.nm, d.nefc).is_err() {
+            // constraint assembly grew these buffers already: only the allocator's failure path
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>());
+        }
         self.whole = whole;
         if whole {
             // rows and dofs keep their numbers (the problem reads efc_J as it is): find the groups
             self.dofadr[..2].copy_from_slice(&[0, nv]);
             self.efcadr[..2].copy_from_slice(&[0, d.nefc]);
-            self.jadr[..2].copy_from_slice(&[0, d.nefc * nv]);
+            self.jadr[..2].copy_from_slice(&[0, d.efc_J_next]);
             for (k, x) in self.dofind[..nv].iter_mut().enumerate() {
                 *x = k;
             }
             for (i, x) in self.efcind[..d.nefc].iter_mut().enumerate() {
                 *x = i;
             }
-            self.find_groups(0, d.nefc, |r| same_cols(d, nv, r, r + 1));
+            self.find_groups(0, d.nefc, |r| same_cols(d, r, r + 1));
             return 1;
         }
         let nis = if whole { 1 } else { d.nisland };
@@ -229,23 +237,26 @@ impl<T: Scalar> IslandScratch<T> {
             self.qacc_warmstart[p] = d.qacc_warmstart[g];
         }
         // rows: per-row data, and the Jacobian as compact rows in the island's numbering
+        // each island's rows follow each other compactly from jadr[k]
         self.jadr[0] = 0;
         for k in 0..nis {
-            let (nvk, nek) = (
-                self.dofadr[k + 1] - self.dofadr[k],
-                self.efcadr[k + 1] - self.efcadr[k],
-            );
-            self.jadr[k + 1] = self.jadr[k] + nvk * nek;
+            let mut used = 0;
+            for r in self.efcadr[k]..self.efcadr[k + 1] {
+                self.J_rowadr[r] = used;
+                used += d.efc_J_rownnz[self.efcind[r]];
+            }
+            self.jadr[k + 1] = self.jadr[k] + used;
         }
+        grow_amortized(&mut self.J, self.jadr[nis], T::zero());
+        grow_amortized(&mut self.J_colind, self.jadr[nis], 0);
         for k in 0..nis {
-            let nvk = self.dofadr[k + 1] - self.dofadr[k];
             let ea = self.efcadr[k];
             for r in ea..self.efcadr[k + 1] {
                 let i = self.efcind[r];
-                let base = self.jadr[k] + (r - ea) * nvk;
-                let nnz = d.efc_J_rownnz[i];
-                let cols = &d.efc_J_colind[i * nv..i * nv + nnz];
-                self.J[base..base + nnz].copy_from_slice(&d.efc_J[i * nv..i * nv + nnz]);
+                let base = self.jadr[k] + self.J_rowadr[r];
+                let (ja, nnz) = (d.efc_J_rowadr[i], d.efc_J_rownnz[i]);
+                let cols = &d.efc_J_colind[ja..ja + nnz];
+                self.J[base..base + nnz].copy_from_slice(&d.efc_J[ja..ja + nnz]);
                 let local = &self.local[..nv];
                 for (x, &c) in self.J_colind[base..base + nnz].iter_mut().zip(cols) {
                     *x = local[c];
@@ -260,7 +271,7 @@ impl<T: Scalar> IslandScratch<T> {
             }
             let efcind = std::mem::take(&mut self.efcind);
             self.find_groups(ea, self.efcadr[k + 1], |r| {
-                same_cols(d, nv, efcind[r], efcind[r + 1])
+                same_cols(d, efcind[r], efcind[r + 1])
             });
             self.efcind = efcind;
         }
@@ -294,9 +305,10 @@ impl<T: Scalar> IslandScratch<T> {
                 qM: &d.qM,
                 qLD: &d.qLD,
                 qLDiagInv: &d.qLDiagInv,
-                efc_J: &d.efc_J[..nefc * nv],
+                efc_J: &d.efc_J,
+                efc_J_rowadr: &d.efc_J_rowadr[..nefc],
                 efc_J_rownnz: &d.efc_J_rownnz[..nefc],
-                efc_J_colind: &d.efc_J_colind[..nefc * nv],
+                efc_J_colind: &d.efc_J_colind,
                 efc_group: &self.group[..nefc],
                 efc_type: &d.efc_type[..nefc],
                 efc_id: &d.efc_id[..nefc],
@@ -327,6 +339,7 @@ impl<T: Scalar> IslandScratch<T> {
             qLD: &d.qLD,
             qLDiagInv: &self.dinv[da..db],
             efc_J: &self.J[self.jadr[k]..self.jadr[k + 1]],
+            efc_J_rowadr: &self.J_rowadr[ea..eb],
             efc_J_rownnz: &self.J_rownnz[ea..eb],
             efc_J_colind: &self.J_colind[self.jadr[k]..self.jadr[k + 1]],
             efc_group: &self.group[ea..eb],
@@ -341,5 +354,14 @@ impl<T: Scalar> IslandScratch<T> {
             qfrc_smooth: &self.qfrc_smooth[da..db],
             qacc_warmstart: &self.qacc_warmstart[da..db],
         }
+    }
+}
+
+/// `v.len() >= n`, growing by at least half the current length (amortized: a sequence of
+/// growing sizes allocates a logarithmic number of times).
+fn grow_amortized<X: Clone>(v: &mut Vec<X>, n: usize, z: X) {
+    if v.len() < n {
+        let len = v.len();
+        v.resize(n.max(len + len / 2), z);
     }
 }

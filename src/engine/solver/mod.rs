@@ -55,7 +55,7 @@ use primal::{evaluate, row_cost, update_rows};
 use crate::collision::Contact;
 use crate::data::Data;
 use crate::engine::constraint::{ConstraintState, ConstraintType};
-use crate::engine::linalg::{self, dot, grow, sparse_dot, tree_mul, SparseLdl, TreeSparsity};
+use crate::engine::linalg::{self, dot, sparse_dot, tree_mul, SparseLdl, TreeSparsity};
 use crate::model::{disable, Model, Solver};
 use crate::scalar::{Scalar, MINVAL};
 
@@ -179,8 +179,6 @@ pub struct SolverScratch<T> {
     pub(crate) kept: KeptFactors<T>,
     /// The islands' problems.
     pub(crate) islands: IslandScratch<T>,
-    /// Row capacity the buffers are sized for (`ar` grows to its square on first use).
-    pub(crate) nefc_cap: usize,
     /// A contact's compact Hessian block and its weighted row (`nv² + nv`).
     pub(crate) blk: Vec<T>,
     /// The dual solvers' half-solved rows `B = J L⁻¹ D^-½` ([`build_ar`](dual::build_ar) on
@@ -230,7 +228,6 @@ impl<T> Default for SolverScratch<T> {
             force_warm: Vec::new(),
             start_rows: false,
             islands: IslandScratch::default(),
-            nefc_cap: 0,
             blk: Vec::new(),
             bval: Vec::new(),
             badr: Vec::new(),
@@ -251,15 +248,24 @@ impl<T: Scalar> SolverScratch<T> {
         s
     }
 
-    /// Grow the buffers to `nv` dofs, `nm` inertia entries and `nefc` rows.
+    /// Grow the buffers to `nv` dofs, `nm` inertia entries and `nefc` rows. Constraint
+    /// assembly grows them first with [`SolverScratch::try_ensure`], so that here nothing is
+    /// left to allocate.
     pub(crate) fn ensure(&mut self, nv: usize, nm: usize, nefc: usize) {
-        let z = T::zero();
-        self.nefc_cap = self.nefc_cap.max(nefc);
-        self.islands.ensure(nv, nm, nefc);
-        self.hess.ensure(nv);
-        if self.blk.len() < nv * nv + nv {
-            self.blk.resize(nv * nv + nv, z);
+        if self.try_ensure(nv, nm, nefc).is_err() {
+            // unreachable after constraint assembly's check; without it, the allocator's own
+            // failure path
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>());
         }
+    }
+
+    /// [`SolverScratch::ensure`] that reports an allocation failure instead of aborting.
+    pub(crate) fn try_ensure(&mut self, nv: usize, nm: usize, nefc: usize) -> Result<(), ()> {
+        use crate::engine::constraint::try_grow;
+        let z = T::zero();
+        self.islands.try_ensure(nv, nm, nefc)?;
+        self.hess.ensure(nv);
+        try_grow(&mut self.blk, nv * nv + nv, z)?;
         for v in [
             &mut self.x,
             &mut self.ma,
@@ -270,9 +276,7 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.prev_grad,
             &mut self.prev_mgrad,
         ] {
-            if v.len() < nv {
-                v.resize(nv, z);
-            }
+            try_grow(v, nv, z)?;
         }
         for v in [
             &mut self.jar,
@@ -287,15 +291,12 @@ impl<T: Scalar> SolverScratch<T> {
             &mut self.pgs_g,
             &mut self.pgs_gprev,
         ] {
-            if v.len() < nefc.max(nv) {
-                v.resize(nefc.max(nv), z);
-            }
+            try_grow(v, nefc.max(nv), z)?;
         }
-        grow(&mut self.pgs_block, nefc, 0);
-        if self.state.len() < nefc {
-            self.state.resize(nefc, ConstraintState::Satisfied);
-            self.hstate.resize(nefc, ConstraintState::Satisfied);
-        }
+        try_grow(&mut self.pgs_block, nefc, 0)?;
+        try_grow(&mut self.state, nefc, ConstraintState::Satisfied)?;
+        try_grow(&mut self.hstate, nefc, ConstraintState::Satisfied)?;
+        Ok(())
     }
 }
 
@@ -321,9 +322,11 @@ pub(crate) struct Problem<'a, T> {
     pub qLD: &'a [T],
     /// `1/D` of the factor, in the problem's dof numbering.
     pub qLDiagInv: &'a [T],
-    /// Compact rows: row `i`'s `efc_J_rownnz[i]` non-zero values at `i·nv..`, their columns
-    /// (in the problem's dof numbering, increasing) at the same places of `efc_J_colind`.
+    /// Compact rows: row `i`'s `efc_J_rownnz[i]` non-zero values at `efc_J_rowadr[i]..`, their
+    /// columns (in the problem's dof numbering, increasing) at the same places of
+    /// `efc_J_colind`.
     pub efc_J: &'a [T],
+    pub efc_J_rowadr: &'a [usize],
     pub efc_J_rownnz: &'a [usize],
     pub efc_J_colind: &'a [usize],
     /// Row groups, runs of consecutive rows with the same columns (the rows of a contact, of the
@@ -346,7 +349,7 @@ impl<'a, T: Scalar> Problem<'a, T> {
     /// Row `i`'s non-zero values and their columns (compact, in increasing column order).
     #[inline]
     fn row_cols(&self, i: usize) -> (&[T], &[usize]) {
-        let (a, n) = (i * self.nv, self.efc_J_rownnz[i]);
+        let (a, n) = (self.efc_J_rowadr[i], self.efc_J_rownnz[i]);
         (&self.efc_J[a..a + n], &self.efc_J_colind[a..a + n])
     }
 

@@ -159,6 +159,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     b.check_references()?;
     contacts::compile_contacts(doc, s, &mut b.t, &mut b.m)?;
     b.t.nuserdata = s.nuserdata;
+    b.t.memory = s.memory;
     b.keyframes()?;
     topology::transmission_targets(&mut b.t);
     b.refuse_spatial_tendon_uses()?;

@@ -1,0 +1,219 @@
+//! Memory proportional to the model and to what a step produces: the contact and constraint
+//! storage of `Data` starts small and grows on demand, within `<size memory>` read as MuJoCo 4.0
+//! reads it; a state that needs more than that bound is a typed error, never an abort.
+
+use diffmj::data::Warning;
+use diffmj::engine::SimError;
+use diffmj::{mjcf, Data};
+
+fn root() -> String {
+    env!("CARGO_MANIFEST_DIR").to_string()
+}
+
+/// The pile model (216 free bodies, 274 geoms) with `size` inserted after its `<option>`.
+fn pile_with(size: &str) -> String {
+    std::fs::read_to_string(format!("{}/models/contacts/pile.xml", root()))
+        .unwrap()
+        .replace(
+            "<option timestep=\"0.002\"/>",
+            &format!("<option timestep=\"0.002\"/>{size}"),
+        )
+}
+
+/// `Data::new` reserves storage for what the model's collision pairs start with, not for the
+/// worst case: the pile's contact and constraint storage is a few MB at creation (it was about
+/// 600 MB of resident memory before storage grew on demand), grows as the pile settles, and
+/// stays within a small factor of what the rows in use take (amortized growth by half). The
+/// humanoids' storage stays under a megabyte.
+#[test]
+fn storage_is_proportional_to_the_state() {
+    let m = mjcf::load_file(format!("{}/models/contacts/pile.xml", root())).unwrap();
+    let mut d = Data::new(&m);
+    let at_new = d.arena_bytes(&m);
+    let (mut max_ncon, mut max_nefc) = (0, 0);
+    for _ in 0..400 {
+        diffmj::step(&m, &mut d).unwrap();
+        max_ncon = max_ncon.max(d.ncon);
+        max_nefc = max_nefc.max(d.nefc);
+    }
+    let after = d.arena_bytes(&m);
+    println!(
+        "pile: {at_new} bytes at creation, {after} after 400 steps (max ncon {max_ncon}, max \
+         nefc {max_nefc}, capacity {} rows, {} Jacobian entries)",
+        d.efc_capacity(),
+        d.efc_J.len()
+    );
+    // MuJoCo 4.0 uses at most 3.9 MB of its arena on this model over 1500 steps
+    assert!(at_new < 1 << 20, "{at_new} bytes at creation");
+    assert!(after < 8 << 20, "{after} bytes after 400 steps");
+    assert!(max_nefc > 0 && d.efc_capacity() >= max_nefc);
+    // amortized: at most 1.5x the largest row count (plus the static rows)
+    assert!(
+        d.efc_capacity() <= max_nefc + max_nefc / 2 + diffmj::engine::constraint::static_rows(&m),
+        "capacity {} for {max_nefc} rows",
+        d.efc_capacity()
+    );
+    for name in [
+        "thirdparty/dm_control/humanoid.xml",
+        "thirdparty/gymnasium/humanoid.xml",
+        "constraints/humanoid.xml",
+    ] {
+        let m = mjcf::load_file(format!("{}/models/{name}", root())).unwrap();
+        let mut d = Data::new(&m);
+        let b0 = d.arena_bytes(&m);
+        for _ in 0..200 {
+            diffmj::step(&m, &mut d).unwrap();
+        }
+        let b1 = d.arena_bytes(&m);
+        println!("{name}: {b0} bytes at creation, {b1} after 200 steps");
+        assert!(b1 < 1 << 20, "{name}: {b1} bytes");
+    }
+}
+
+/// `<size memory>` bounds the storage: the pile under 1 MB (MuJoCo 4.0 with 1M fails at step
+/// 241 and warns `mjWARN_CNSTRFULL` before) fails with `SimError::Memory` and a counted
+/// warning, without panicking or aborting, and does not advance the state in the failing
+/// step; under a generous bound the trajectory is bit for bit the unbounded one.
+#[test]
+fn memory_bound_is_a_typed_error() {
+    let m = mjcf::load_str(&pile_with("<size memory=\"1M\"/>")).unwrap();
+    assert_eq!(m.memory, 1 << 20);
+    let mut d = Data::new(&m);
+    let mut failed = None;
+    for k in 0..400 {
+        let before = d.qpos.clone();
+        match diffmj::step(&m, &mut d) {
+            Ok(()) => {}
+            Err(e) => {
+                assert!(
+                    matches!(e, SimError::Memory { limit, .. } if limit == 1 << 20),
+                    "{e}"
+                );
+                assert_eq!(d.qpos, before, "a failed step changed qpos");
+                failed = Some((k, e));
+                break;
+            }
+        }
+        let stored = diffmj::engine::constraint::storage_bytes(
+            &m,
+            d.contact.len(),
+            d.efc_capacity(),
+            d.efc_J.len(),
+        );
+        assert!(stored <= m.memory, "{stored} bytes");
+    }
+    let (k, e) = failed.expect("the pile needs more than 1 MB");
+    println!("step {k}: {e}");
+    let w = |k: Warning| d.warning[k as usize].number;
+    assert!(w(Warning::ContactFull) + w(Warning::ConstraintFull) > 0);
+    assert!(e.to_string().contains("<size memory>"), "{e}");
+
+    let free = mjcf::load_file(format!("{}/models/contacts/pile.xml", root())).unwrap();
+    let big = mjcf::load_str(&pile_with("<size memory=\"1G\"/>")).unwrap();
+    let (mut a, mut b) = (Data::new(&free), Data::new(&big));
+    for _ in 0..150 {
+        diffmj::step(&free, &mut a).unwrap();
+        diffmj::step(&big, &mut b).unwrap();
+    }
+    assert!(a.ncon > 0);
+    assert_eq!(a.qpos, b.qpos);
+    assert_eq!(a.qvel, b.qvel);
+}
+
+/// `<size memory>` values accepted and refused as MuJoCo 4.0 accepts and refuses them
+/// (`mujoco.MjModel.from_xml_string`, recorded): an unsigned integer with one optional
+/// suffix K/M/G/T/P/E of either case, leading `+` and surrounding blanks allowed, `-1` and
+/// 2^64 − 1 for "default", and 0 refused (MuJoCo cannot create its arena). Values MuJoCo
+/// refuses only because it cannot allocate them (`1E`) are accepted: diffmj does not allocate
+/// the bound.
+#[test]
+fn memory_attribute_as_mujoco_reads_it() {
+    let load = |v: &str| {
+        mjcf::load_str(&format!(
+            "<mujoco><size memory=\"{v}\"/><worldbody><body><freejoint/>\
+             <geom size=\".1\"/></body></worldbody></mujoco>"
+        ))
+    };
+    for (v, bytes) in [
+        ("1000", 1000),
+        ("1K", 1024),
+        ("1k", 1024),
+        ("1M", 1 << 20),
+        ("2G", 2 << 30),
+        ("+5000", 5000),
+        ("1K ", 1024),
+        (" 1M", 1 << 20),
+        ("01M", 1 << 20),
+        ("-1", 0),
+        ("18446744073709551615", 0),
+    ] {
+        let m = load(v).unwrap_or_else(|e| panic!("{v:?} refused: {e}"));
+        assert_eq!(m.memory, bytes, "{v:?}");
+    }
+    for v in [
+        "-5",
+        "1.5M",
+        "1e3",
+        "abc",
+        "1MB",
+        "1 M",
+        "0x10",
+        "1KK",
+        "16E",
+        "17179869184G",
+        "18446744073709551616",
+        "-0",
+        "",
+        "K",
+        "0",
+    ] {
+        let e = load(v).expect_err(v);
+        assert_eq!(e.attribute.as_deref(), Some("memory"), "{v:?}: {e}");
+        assert!(e.line > 0 && e.column > 0, "{v:?}: {e}");
+    }
+}
+
+/// Without `<size memory>` the storage is bounded by `DEFAULT_MEMORY`: 400 bodies stacked on
+/// one point (every non-adjacent pair of spheres in contact, about 80,000 contacts; MuJoCo 4.0
+/// with its default 39 MB arena warns `mjWARN_CONTACTFULL` and `mjWARN_CNSTRFULL` and drops
+/// every constraint) fail with `SimError::Memory` within the bound instead of claiming
+/// gigabytes (2.4 GB of resident memory before the bound), and the same model with
+/// `<size memory="4M"/>` fails within 4 MB.
+#[test]
+fn default_bound_caps_pathological_models() {
+    let n = 400;
+    let chain = |size: &str| {
+        let mut s = format!("<mujoco>{size}<worldbody>");
+        for _ in 0..n {
+            s.push_str("<body><joint/><geom size=\"0.1\"/>");
+        }
+        for _ in 0..n {
+            s.push_str("</body>");
+        }
+        s + "</worldbody></mujoco>"
+    };
+    for (size, bound) in [
+        ("", diffmj::engine::constraint::DEFAULT_MEMORY),
+        ("<size memory=\"4M\"/>", 4 << 20),
+    ] {
+        let m = mjcf::load_str(&chain(size)).unwrap();
+        let mut d = Data::new(&m);
+        let e = diffmj::forward(&m, &mut d).unwrap_err();
+        assert!(
+            matches!(e, SimError::Memory { limit, .. } if limit == bound),
+            "{e}"
+        );
+        let stored = diffmj::engine::constraint::storage_bytes(
+            &m,
+            d.contact.len(),
+            d.efc_capacity(),
+            d.efc_J.len(),
+        );
+        assert!(stored <= bound, "{stored} bytes");
+        assert!(
+            d.warning[Warning::ContactFull as usize].number
+                + d.warning[Warning::ConstraintFull as usize].number
+                > 0
+        );
+    }
+}
