@@ -30,23 +30,9 @@ impl Build<'_> {
                     "a delayed actuator needs a control history: set nsample > 0",
                 ));
             }
-            if a.nsample > 0 {
-                let n = i32::try_from(a.nsample).map_err(|_| {
-                    err(
-                        doc,
-                        &a.loc,
-                        Some("nsample"),
-                        ErrorKind::InvalidValue,
-                        "nsample is too large",
-                    )
-                })?;
-                t.actuator_history.push([n, a.interp]);
-                t.actuator_historyadr.push(t.nhistory as i32);
-                t.nhistory += 2 + 2 * n as usize;
-            } else {
-                t.actuator_history.push([0, a.interp]);
-                t.actuator_historyadr.push(-1);
-            }
+            let (history, adr) = history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1)?;
+            t.actuator_history.push(history);
+            t.actuator_historyadr.push(adr);
             m.actuator_delay.push(a.delay);
             let trn = &a.trn;
             let (tt, id0) = match trn.kind.as_str() {

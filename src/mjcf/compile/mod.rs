@@ -62,6 +62,36 @@ fn err(
     }
 }
 
+/// Place the history buffer of `nsample` samples of `dim` values (an actuator's control or a
+/// sensor's output) at the end of `Data::history`: returns `([nsample, interp], address)`
+/// (`[0, interp]` and −1 without one) and grows `t.nhistory` by the buffer's
+/// `2 + nsample·(1 + dim)` scalars.
+fn history_buffer(
+    doc: &Doc,
+    loc: &Loc,
+    t: &mut Topology,
+    nsample: i64,
+    interp: i32,
+    dim: usize,
+) -> R<([i32; 2], i32)> {
+    if nsample <= 0 {
+        return Ok(([0, interp], -1));
+    }
+    let too_large = || {
+        err(
+            doc,
+            loc,
+            Some("nsample"),
+            ErrorKind::InvalidValue,
+            "nsample is too large",
+        )
+    };
+    let n = i32::try_from(nsample).map_err(|_| too_large())?;
+    let adr = i32::try_from(t.nhistory).map_err(|_| too_large())?;
+    t.nhistory += 2 + n as usize * (1 + dim);
+    Ok(([n, interp], adr))
+}
+
 struct FlatBody<'a> {
     b: &'a BodyS,
     parent: usize,

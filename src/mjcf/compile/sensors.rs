@@ -117,23 +117,9 @@ impl Build<'_> {
                     "a history of a sensor with more than 64 values is not supported",
                 ));
             }
-            if x.nsample > 0 {
-                let n = i32::try_from(x.nsample).map_err(|_| {
-                    err(
-                        doc,
-                        &x.loc,
-                        Some("nsample"),
-                        ErrorKind::InvalidValue,
-                        "nsample is too large",
-                    )
-                })?;
-                t.sensor_history.push([n, x.interp]);
-                t.sensor_historyadr.push(t.nhistory as i32);
-                t.nhistory += 2 + n as usize * (1 + dim);
-            } else {
-                t.sensor_history.push([0, x.interp]);
-                t.sensor_historyadr.push(-1);
-            }
+            let (history, hadr) = history_buffer(doc, &x.loc, t, x.nsample, x.interp, dim)?;
+            t.sensor_history.push(history);
+            t.sensor_historyadr.push(hadr);
             adr += dim;
         }
         self.t.nsensor = s.sensors.len();
