@@ -684,8 +684,9 @@ impl<T: Scalar> Data<T> {
 
     /// Copy the state of `other` (a `Data` of the same model) into `self`, without
     /// allocating: every component of [`StateMask::INTEGRATION`](crate::StateMask) (time,
-    /// qpos, qvel, act, the integrator's history, the warm start, controls, applied forces,
-    /// active equalities, mocap poses, user data). Derived quantities are not copied: run
+    /// qpos, qvel, act, the history buffers and the integrator's history, the warm start,
+    /// controls, applied forces, active equalities, mocap poses, user data). Derived
+    /// quantities are not copied: run
     /// `forward` or `step` next. See [`Data::copy_from`] for a copy of everything.
     pub fn copy_state_from(&mut self, other: &Data<T>) {
         use fields::CopyFrom;

@@ -5,7 +5,9 @@
 //! one-sided into the range, and each perturbation recomputing only the stages it changes
 //! (controls and activations skip the position and velocity stages, velocities the position
 //! stage). Unlike MuJoCo's, RK4 is supported (every perturbation then runs the full pipeline,
-//! as RK4's later stages leave other states behind).
+//! as RK4's later stages leave other states behind), and so are delayed actuators and sensors.
+//! A perturbation that skips the position stage takes the Newton and Euler factors of an
+//! earlier solve when they are of the same matrices (the same numbers as new ones).
 
 use super::{qm_to_mujoco, DerivError, FdOptions, InverseJacobians, Transition};
 use crate::data::Data;
