@@ -686,8 +686,8 @@ impl<T: Scalar> Data<T> {
     /// allocating: every component of [`StateMask::INTEGRATION`](crate::StateMask) (time,
     /// qpos, qvel, act, the history buffers and the integrator's history, the warm start,
     /// controls, applied forces, active equalities, mocap poses, user data). Derived
-    /// quantities are not copied: run
-    /// `forward` or `step` next. See [`Data::copy_from`] for a copy of everything.
+    /// quantities are not copied: run `forward` or `step` next. See [`Data::copy_from`] for a
+    /// copy of everything.
     pub fn copy_state_from(&mut self, other: &Data<T>) {
         use fields::CopyFrom;
         self.time = other.time;
