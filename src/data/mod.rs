@@ -286,7 +286,9 @@ data_fields! {
             pub(crate) constraint_scratch: ConstraintScratch<T>,
             /// The next free entry of `efc_J` while the rows are assembled.
             pub(crate) efc_J_next: usize,
-            pub(crate) solver_scratch: SolverScratch<T>,
+            /// The constraint solver's buffers, boxed so that the constraint stage moves them out
+            /// and back as one pointer ([`Data::solver_scratch`] reaches them).
+            pub(crate) solver_scratch: Option<Box<SolverScratch<T>>>,
             pub(crate) scratch_dof6: Vec<V6<T>>,
             pub(crate) scratch_body6b: Vec<V6<T>>,
             pub(crate) scratch_body6c: Vec<V6<T>>,
@@ -524,7 +526,7 @@ impl<T: Scalar> Data<T> {
             fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
-            solver_scratch: SolverScratch::new(m.nv, m.nm, nefc),
+            solver_scratch: Some(Box::new(SolverScratch::new(m.nv, m.nm, nefc))),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),
@@ -623,6 +625,11 @@ impl<T: Scalar> Data<T> {
             + rows * crate::engine::constraint::row_bytes::<T>()
             + self.efc_J.len() * crate::engine::constraint::nnz_bytes::<T>()
             + crate::engine::constraint::dual_bytes(m, rows)
+    }
+
+    /// The constraint solver's buffers (put back in place if a panic left them out).
+    pub(crate) fn solver_scratch(&mut self) -> &mut SolverScratch<T> {
+        self.solver_scratch.get_or_insert_with(Box::default)
     }
 
     /// Row capacity of the constraint storage (rows that fit without allocating).

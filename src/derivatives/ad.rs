@@ -150,7 +150,7 @@ impl AdWorkspace {
         self.lift(m, d);
         // the passes only differentiate that solution (RK4's later stages solve at other
         // states, where it is only a warm start)
-        self.dd.solver_scratch.solution_given = !full;
+        self.dd.solver_scratch().solution_given = !full;
         // the first pass skips the most: the nominal stages it skips, derivative parts zero
         let first = CHUNK.min(m.na + m.nu + 2 * m.nv);
         if !full && first <= m.na + m.nu + m.nv {
@@ -165,7 +165,7 @@ impl AdWorkspace {
             *s = Dual::c(s.re());
         }
         let r = self.transition_passes(m, full, &mut report, out);
-        self.dd.solver_scratch.solution_given = false;
+        self.dd.solver_scratch().solution_given = false;
         r.map(|_| report)
     }
 

@@ -81,7 +81,7 @@ impl FdWorkspace {
         let mut d = Data::new(m);
         // a velocity or control perturbation leaves M, J and D as they are: its Newton solve
         // may start from the previous solve's factor (the same numbers as a new one)
-        d.solver_scratch.kept.on = true;
+        d.solver_scratch().kept.on = true;
         FdWorkspace {
             d,
             saved: vec![0.0; Data::state_size(m, RESTORE)],

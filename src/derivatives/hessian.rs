@@ -263,9 +263,9 @@ impl HessianWorkspace {
             }
             integrate_pos(md, &mut b.dd.qpos, &b.dq, Hyper::c(1.0));
             b.dq.iter_mut().for_each(|x| *x = Hyper::c(0.0));
-            b.dd.solver_scratch.solution_given = given;
+            b.dd.solver_scratch().solution_given = given;
             let r = step(md, &mut b.dd);
-            b.dd.solver_scratch.solution_given = false;
+            b.dd.solver_scratch().solution_given = false;
             r?;
             Ok(b.cost_of(md, cost))
         })
@@ -292,9 +292,9 @@ impl HessianWorkspace {
             let md = m
                 .cast_seeded_as::<Hyper>(seeds.iter().map(|&(k, dir)| (&params[k], dir)))
                 .map_err(|e| DerivError::Option(e.to_string()))?;
-            b.dd.solver_scratch.solution_given = given;
+            b.dd.solver_scratch().solution_given = given;
             let r = step(&md, &mut b.dd);
-            b.dd.solver_scratch.solution_given = false;
+            b.dd.solver_scratch().solution_given = false;
             r?;
             Ok(b.cost_of(&md, cost))
         })

@@ -68,7 +68,7 @@ pub fn position_smooth<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // what the sensors computed on demand at the previous position is stale
     d.flg_energypos = false;
     // a new mass matrix: a Newton factor kept by the solver and the Euler step's qH are stale
-    d.solver_scratch.kept.valid = false;
+    d.solver_scratch().kept.valid = false;
     d.flg_qh = false;
     kinematics::kinematics(m, d);
     kinematics::com_pos(m, d);

@@ -131,15 +131,20 @@ enum QaccSrc {
 /// with `D = diag(∂(damping force)/∂v)` per dof (own, polynomial and actuator-reflected
 /// damping, MuJoCo 4.0).
 pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
-    if euler_implicit_damping(m) {
-        let h = m.opt.timestep;
-        let (nm, nv) = (m.nm, m.nv);
-        // the key of qH's factor: qM, then h·∂damping/∂v of each dof
-        let mut key = std::mem::take(&mut d.qh_key);
-        let mut diag = std::mem::take(&mut d.scratch_nv[1]);
+    let h = m.opt.timestep;
+    let (nm, nv) = (m.nm, m.nv);
+    // h·∂damping/∂v of each dof, and whether any dof is damped, in one pass
+    let mut diag = std::mem::take(&mut d.scratch_nv[1]);
+    let mut any_damping = false;
+    if !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) {
         passive::each_dof_damping(m, |i, b, p| {
+            any_damping |= damped(b, &p);
             diag[i] = h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
         });
+    }
+    if any_damping {
+        // the key of qH's factor: qM, then the damping diagonal
+        let mut key = std::mem::take(&mut d.qh_key);
         // a step that skipped the position stage (finite differences of velocities and
         // controls) may find qH made from the same matrix: the same factor, bit for bit
         let same = d.flg_qh
@@ -168,17 +173,21 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.scratch_nv[0] = x;
         advance(m, d, QaccSrc::Scratch);
     } else {
+        d.scratch_nv[1] = diag;
         advance(m, d, QaccSrc::Qacc);
     }
+}
+
+/// Whether a dof with damping `b` and polynomial terms `p` counts as damped for the Euler step.
+fn damped<T: Scalar>(b: T, p: &[T; 2]) -> bool {
+    b.positive_or_seeded() || *p != [T::zero(); 2]
 }
 
 /// Whether the Euler step integrates joint damping implicitly (the `eulerdamp` flag on, the
 /// `damper` flag on, and some dof damped), as [`euler`] decides.
 fn euler_implicit_damping<T: Scalar>(m: &Model<T>) -> bool {
     let mut any_damping = false;
-    passive::each_dof_damping(m, |_, b, p| {
-        any_damping |= b.positive_or_seeded() || p != [T::zero(); 2];
-    });
+    passive::each_dof_damping(m, |_, b, p| any_damping |= damped(b, &p));
     !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping
 }
 

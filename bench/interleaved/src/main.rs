@@ -18,6 +18,7 @@
 //! differences (`jac_fd`), both centered (`jac_fd_centered`), diffmj's exact Jacobians against
 //! MuJoCo's forward and centered differences (`jac_ad`, `jac_ad_vs_centered`), and diffmj's
 //! exact inverse Jacobians against `mjd_inverseFD` (`jac_inverse`), all at the state.
+//! `DIFFMJ_BENCH_ONLY=jac_fd[,step...]` times only the named functions (to profile one).
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::time::Instant;
 
@@ -224,8 +225,11 @@ fn main() {
     } else {
         &[Func::Step, Func::Forward, Func::Inverse]
     };
+    // DIFFMJ_BENCH_ONLY=name[,name] times only those functions (for profiling one of them)
+    let only = std::env::var("DIFFMJ_BENCH_ONLY").ok();
+    let keep = |f: Func| only.as_deref().is_none_or(|o| o.split(',').any(|n| n == f.name()));
     let mut out = serde_json::Map::new();
-    for &func in funcs {
+    for &func in funcs.iter().filter(|&&f| keep(f)) {
         // every function from the initial state; the inverse at the forward's acceleration
         d.clone_from(&d0);
         // SAFETY: as above

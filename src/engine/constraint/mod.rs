@@ -360,7 +360,7 @@ fn grow_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize, nnz: usize) -> 
     if m.enabled(crate::model::enable::FWDINV) {
         try_grow(&mut d.fwdinv_saved, 2 * m.nv + n, z)?;
     }
-    d.solver_scratch.try_ensure(m.nv, m.nm, n)?;
+    d.solver_scratch().try_ensure(m.nv, m.nm, n)?;
     // efc_pos last: its length is the row capacity
     try_grow(&mut d.efc_pos, n, z)
 }
@@ -595,7 +595,7 @@ pub fn make_constraint_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     d.nefc = 0;
     // new rows: a Newton factor kept by the solver is stale
-    d.solver_scratch.kept.valid = false;
+    d.solver_scratch().kept.valid = false;
     d.qfrc_adhesion.iter_mut().for_each(|x| *x = T::zero());
     for ci in 0..d.ncon {
         let c = &mut d.contact[ci];

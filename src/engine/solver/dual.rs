@@ -584,7 +584,7 @@ mod tests {
             crate::forward(&m, &mut d).unwrap();
             assert!(d.nefc > 0, "{name}: no rows");
             let mut s = SolverScratch::new(m.nv, m.nm, d.nefc);
-            let mut isl = std::mem::take(&mut s.islands);
+            let mut isl = s.islands.take().unwrap();
             for whole in [false, true] {
                 let nprob = isl.gather(&m, &d, whole);
                 for k in 0..nprob {

@@ -177,8 +177,9 @@ pub struct SolverScratch<T> {
     pub(crate) hstate: Vec<ConstraintState>,
     /// Newton factors kept across solves (finite differences).
     pub(crate) kept: KeptFactors<T>,
-    /// The islands' problems.
-    pub(crate) islands: IslandScratch<T>,
+    /// The islands' problems, boxed so that a solve moves them out and back as one pointer
+    /// (always present between solves).
+    pub(crate) islands: Option<Box<IslandScratch<T>>>,
     /// A contact's compact Hessian block and its weighted row (`nv² + nv`).
     pub(crate) blk: Vec<T>,
     /// The dual solvers' half-solved rows `B = J L⁻¹ D^-½` ([`build_ar`](dual::build_ar) on
@@ -227,7 +228,7 @@ impl<T> Default for SolverScratch<T> {
             jar_smooth: Vec::new(),
             force_warm: Vec::new(),
             start_rows: false,
-            islands: IslandScratch::default(),
+            islands: Some(Box::default()),
             blk: Vec::new(),
             bval: Vec::new(),
             badr: Vec::new(),
@@ -238,6 +239,14 @@ impl<T> Default for SolverScratch<T> {
             dhalf: Vec::new(),
         }
     }
+}
+
+/// The solver's buffers moved out of `d` for the constraint stage (fresh ones if a panic
+/// left them out), to be put back after the solve.
+fn take_scratch<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Box<SolverScratch<T>> {
+    d.solver_scratch
+        .take()
+        .unwrap_or_else(|| Box::new(SolverScratch::new(m.nv, m.nm, d.nefc)))
 }
 
 impl<T: Scalar> SolverScratch<T> {
@@ -263,7 +272,9 @@ impl<T: Scalar> SolverScratch<T> {
     pub(crate) fn try_ensure(&mut self, nv: usize, nm: usize, nefc: usize) -> Result<(), ()> {
         use crate::engine::constraint::try_grow;
         let z = T::zero();
-        self.islands.try_ensure(nv, nm, nefc)?;
+        self.islands
+            .get_or_insert_with(Box::default)
+            .try_ensure(nv, nm, nefc)?;
         self.hess.ensure(nv);
         try_grow(&mut self.blk, nv * nv + nv, z)?;
         for v in [
@@ -608,9 +619,9 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let mut s = std::mem::take(&mut d.solver_scratch);
+    let mut s = take_scratch(m, d);
     s.ensure(nv, m.nm, nefc);
-    let mut isl = std::mem::take(&mut s.islands);
+    let mut isl = s.islands.take().unwrap_or_default();
     let mut stats = std::mem::take(&mut d.solver);
     let mut niter = std::mem::take(&mut d.solver_niter);
     let mut qacc = std::mem::take(&mut d.qacc);
@@ -660,8 +671,8 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.efc_state = state;
     d.solver = stats;
     d.solver_niter = niter;
-    s.islands = isl;
-    d.solver_scratch = s;
+    s.islands = Some(isl);
+    d.solver_scratch = Some(s);
 }
 
 /// Constraint forces of the inverse dynamics (MuJoCo's `mj_invConstraint`; computation chapter,
@@ -677,9 +688,9 @@ pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let mut s = std::mem::take(&mut d.solver_scratch);
+    let mut s = take_scratch(m, d);
     s.ensure(m.nv, m.nm, nefc);
-    let mut isl = std::mem::take(&mut s.islands);
+    let mut isl = s.islands.take().unwrap_or_default();
     let mut force = std::mem::take(&mut d.efc_force);
     let mut state = std::mem::take(&mut d.efc_state);
     let mut qfrc = std::mem::take(&mut d.qfrc_constraint);
@@ -692,6 +703,6 @@ pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.efc_force = force;
     d.efc_state = state;
     d.qfrc_constraint = qfrc;
-    s.islands = isl;
-    d.solver_scratch = s;
+    s.islands = Some(isl);
+    d.solver_scratch = Some(s);
 }

@@ -481,7 +481,7 @@ mod tests {
         }
         crate::forward(&m, &mut d).unwrap();
         let mut s = SolverScratch::new(m.nv, m.nm, d.nefc);
-        let mut isl = std::mem::take(&mut s.islands);
+        let mut isl = s.islands.take().unwrap();
         isl.gather(&m, &d, true);
         let p = isl.problem(&m, &d, 0);
         let (nv, nefc) = (p.nv, p.nefc);
