@@ -93,6 +93,21 @@ impl AdWorkspace {
 
     /// Set the dual data to the state of `d` (zero derivative parts).
     fn lift(&mut self, m: &Model<f64>, d: &Data<f64>) {
+        self.lift_inputs(m, d);
+        self.set_lifted_state();
+    }
+
+    /// The dual data's state from the lifted one, with the lifted energies.
+    fn set_lifted_state(&mut self) {
+        self.dd
+            .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
+            .expect("sized for the model");
+        self.restore_energy();
+    }
+
+    /// The state of `d` lifted to duals (zero derivative parts), with its energies and the
+    /// actuator forces the inverse's sensors read; the dual data's state is left as it is.
+    fn lift_inputs(&mut self, m: &Model<f64>, d: &Data<f64>) {
         d.get_state(m, &mut self.state, StateMask::INTEGRATION)
             .expect("sized for the model");
         for (l, &x) in self.lifted.iter_mut().zip(&self.state) {
@@ -106,10 +121,6 @@ impl AdWorkspace {
         for (x, &f) in self.dd.qfrc_actuator.iter_mut().zip(&d.qfrc_actuator) {
             *x = Dual::c(f);
         }
-        self.dd
-            .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
-            .expect("sized for the model");
-        self.restore_energy();
     }
 
     /// The energies of the lifted data as constants, with its flags: an energy sensor that
@@ -147,13 +158,15 @@ impl AdWorkspace {
             crate::engine::forward(m, &mut self.df)?;
             report.solver_gradient = solver_gradient(&self.df);
         }
-        self.lift(m, d);
+        // every pass sets the dual state itself: here only the inputs are lifted
+        self.lift_inputs(m, d);
         // the passes only differentiate that solution (RK4's later stages solve at other
         // states, where it is only a warm start)
         self.dd.solver_scratch().solution_given = !full;
         // the first pass skips the most: the nominal stages it skips, derivative parts zero
         let first = CHUNK.min(m.na + m.nu + 2 * m.nv);
         if !full && first <= m.na + m.nu + m.nv {
+            self.set_lifted_state();
             forward::fwd_position(&self.md, &mut self.dd);
             if first <= m.na + m.nu {
                 forward::fwd_velocity(&self.md, &mut self.dd);
@@ -205,10 +218,7 @@ impl AdWorkspace {
         };
         for c0 in (0..ncol).step_by(CHUNK) {
             let width = CHUNK.min(ncol - c0);
-            self.dd
-                .set_state(&self.md, &self.lifted, StateMask::INTEGRATION)
-                .expect("sized for the model");
-            self.restore_energy();
+            self.set_lifted_state();
             for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
                 *w = Dual::c(a);
             }
