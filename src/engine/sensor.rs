@@ -923,6 +923,15 @@ pub fn ray_geom<T: Scalar>(
     }
 }
 
+/// The alpha that decides whether rays see geom `g`: its material's when it has one, else its
+/// own (MuJoCo's `ray_eliminate`).
+fn ray_alpha<T>(m: &Model<T>, g: usize) -> f32 {
+    match usize::try_from(m.geom_matid[g]) {
+        Ok(k) => m.mat_rgba[k][3],
+        Err(_) => m.geom_rgba[g][3],
+    }
+}
+
 /// The nearest geom along the ray `pnt + x·vec` (`vec` a unit vector), geoms of body
 /// `exclude` and invisible ones (alpha 0) left out: `(distance, normal)` or `None` (MuJoCo's
 /// `mj_ray` with every group and static geoms included).
@@ -935,7 +944,7 @@ fn ray<T: Scalar>(
 ) -> Option<(T, V3<T>)> {
     let mut best = None;
     for g in 0..m.ngeom {
-        if m.geom_bodyid[g] == exclude || m.geom_rgba[g][3] == 0.0 {
+        if m.geom_bodyid[g] == exclude || ray_alpha(m, g) == 0.0 {
             continue;
         }
         let hit = ray_geom(

@@ -852,6 +852,8 @@ pub struct Class {
     pub eq: EqS,
     /// Contact pair default.
     pub pair: PairS,
+    /// Material default `rgba` (`None`: MuJoCo's 1 1 1 1).
+    pub material_rgba: Option<[f64; 4]>,
     /// Parent class name.
     pub parent: Option<String>,
 }
@@ -894,6 +896,8 @@ pub struct Spec {
     pub meshes: Vec<String>,
     /// Material asset names.
     pub materials: Vec<String>,
+    /// Each material's `rgba` (its class default applied), in the order of `materials`.
+    pub material_rgba: Vec<[f64; 4]>,
     /// Hfield asset names.
     pub hfields: Vec<String>,
 }
@@ -2069,7 +2073,12 @@ impl<'d> Reader<'d> {
                 "tendon" => read_tendon(&a, &mut cl.tendon)?,
                 "equality" => read_eq_common(&a, &mut cl.eq)?,
                 "pair" => read_pair(&a, &mut cl.pair)?,
-                "mesh" | "texture" | "material" => {}
+                "material" => {
+                    if let Some(rgba) = a.exact_opt::<4>("rgba")? {
+                        cl.material_rgba = Some(rgba);
+                    }
+                }
+                "mesh" | "texture" => {}
                 t => {
                     if let Some(k) = act_kind(t) {
                         self.classes.insert(name.to_string(), cl.clone());
@@ -2136,7 +2145,13 @@ impl<'d> Reader<'d> {
             if let Some(n) = name {
                 match ch.name.as_str() {
                     "mesh" => self.spec.meshes.push(n),
-                    "material" => self.spec.materials.push(n),
+                    "material" => {
+                        let class = self.class_of(ch, "main")?;
+                        let mut rgba = class.material_rgba.unwrap_or([1.0; 4]);
+                        a.exact("rgba", &mut rgba)?;
+                        self.spec.materials.push(n);
+                        self.spec.material_rgba.push(rgba);
+                    }
                     "hfield" => self.spec.hfields.push(n),
                     _ => {}
                 }
@@ -3146,6 +3161,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),
+            material_rgba: Vec::new(),
             hfields: Vec::new(),
         },
     };

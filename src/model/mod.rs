@@ -1101,9 +1101,9 @@ int_fields! {
             cam_name: Vec<String>,
             /// Sensor names ("" when unnamed).
             sensor_name: Vec<String>,
-            /// Whether each geom names a material (whose alpha, which diffmj does not read,
-            /// decides whether rays see the geom): rangefinders are refused in such models.
-            geom_material: Vec<bool>,
+            /// Material of each geom, −1 for none (MuJoCo's `geom_matid`; diffmj numbers the
+            /// named materials only, in the order written).
+            geom_matid: Vec<i32>,
             /// What the compiler accepted but diffmj does not simulate, one positioned message
             /// each (e.g. sensors, which are not computed yet); the command line prints them.
             compile_warnings: Vec<String>,
@@ -1353,6 +1353,9 @@ real_fields! {
         other {
             /// RGBA colour.
             geom_rgba: Vec<[f32; 4]>,
+            /// RGBA colour of each material (MuJoCo's `mat_rgba`): its alpha, not the geom's,
+            /// decides whether rays see a geom with a material.
+            mat_rgba: Vec<[f32; 4]>,
         }
     }
     cast(me) {

@@ -149,7 +149,11 @@ impl Build<'_> {
             m.geom_adhesion.push(g.adhesion);
             m.geom_fluid.push(geom_fluid(g));
             m.geom_rgba.push(g.rgba.map(|x| x as f32));
-            t.geom_material.push(g.material.is_some());
+            let matid = g
+                .material
+                .as_ref()
+                .and_then(|n| s.materials.iter().position(|x| x == n));
+            t.geom_matid.push(matid.map_or(-1, |k| k as i32));
             t.ngeom += 1;
         }
         Ok(())

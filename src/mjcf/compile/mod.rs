@@ -175,6 +175,11 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         xpos: vec![[0.0; 3]; nbody],
         xquat: vec![[1.0, 0.0, 0.0, 0.0]; nbody],
     };
+    b.m.mat_rgba = s
+        .material_rgba
+        .iter()
+        .map(|c| c.map(|x| x as f32))
+        .collect();
     for (id, fb) in flat.iter().enumerate() {
         b.body(id, fb)?;
         b.joints(id, fb)?;

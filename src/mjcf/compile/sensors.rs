@@ -70,16 +70,6 @@ impl Build<'_> {
                 ));
             }
             let dim = if x.stype == S::Rangefinder {
-                if let Some(g) = t.geom_material.iter().position(|&b| b) {
-                    return Err(e(
-                        None,
-                        ErrorKind::Unsupported,
-                        format!(
-                            "rangefinders in a model whose geoms have materials (geom {g}) are \
-                             not supported yet: a material's alpha decides what rays see"
-                        ),
-                    ));
-                }
                 raydata_size(x.intprm[0])
             } else if x.stype == S::Contact {
                 x.intprm[2] as usize * condata_size(x.intprm[0])
