@@ -9,8 +9,11 @@ Usage:  python3 tests/golden/generate_spatial.py
 Models: models/spatial/*.xml (ours: site paths and pulleys, sphere and cylinder wrapping with
 and without side sites, inside wrapping, limits, friction loss, springs and dampers, motors,
 servos and muscles, a tendon equality, armature on site paths, side sites all round a cylinder
-and a sphere) and dm_control's ball_in_cup (models/thirdparty/dm_control,
-copied unmodified from the dm_control 1.0.50 wheel). Options applied after loading, to all: solver
+and a sphere), dm_control's ball_in_cup (models/thirdparty/dm_control,
+copied unmodified from the dm_control 1.0.50 wheel) and models published in MuJoCo's repository
+(models/thirdparty/mujoco, see its NOTICE): a muscle arm, an activation test with a muscle on a
+spatial tendon, MJX's sensor test model (every sensor type but camprojection), MJX's tendon
+test models (site paths, pulleys, sphere and cylinder wrapping, side sites, armature). Options applied after loading, to all: solver
 Newton, tolerance 1e-12, iterations 1000, ls_iterations 100 (so that constraint forces are
 defined to rounding).
 
@@ -20,7 +23,7 @@ large ones reach the straight paths), quaternions of ball and free joints replac
 Gaussian 4-vectors, free-joint positions qpos0 + U(-0.1, 0.1); qvel ~ N(0, 1); ctrl uniform in
 the control range (or U(-1, 1)); act U(0, 1).
 
-Rollouts: from state 0 with its ctrl held, NSTEP mj_step calls (the model's timestep), with
+Rollouts: from state 0 with its ctrl held, 1 s of mj_step calls (the model's timestep), with
 the model's integrator and then each other one (Euler, RK4, implicit, implicitfast); records
 qpos, qvel, act at the end. After each forward, mj_inverse at the forward's qacc gives
 qfrc_inverse.
@@ -30,7 +33,8 @@ iterations, ls_iterations}, actuator_lengthrange, tendon_length0, tendon_invweig
 [{qpos, qvel, ctrl, act, ten_length, ten_J (dense ntendon x nv, row-major), ten_velocity,
 ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos (the first sum(ten_wrapnum) points), actuator_length,
 actuator_moment (dense nu x nv), qfrc_passive, qfrc_actuator, qfrc_bias, qfrc_constraint, nefc, qacc,
-qfrc_inverse}], rollouts [{integrator (mjtIntegrator int), nstep, qpos, qvel, act}].
+qfrc_inverse, sensordata}], rollouts [{integrator (mjtIntegrator int), nstep, qpos, qvel, act,
+sensordata (of the last step's forward pass)}].
 """
 import json
 import os
@@ -41,11 +45,20 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ["spatial/sites", "spatial/sphere", "spatial/cylinder", "spatial/uses",
           "spatial/muscle", "spatial/armature", "spatial/sides",
-          "thirdparty/dm_control/ball_in_cup"]
+          "thirdparty/dm_control/ball_in_cup",
+          # published by MuJoCo (models/thirdparty/mujoco/NOTICE)
+          "thirdparty/mujoco/mjx/actuator/arm21", "thirdparty/mujoco/testdata/activation",
+          "thirdparty/mujoco/mjx/sensor/sensor",
+          "thirdparty/mujoco/mjx/tendon/site_wrap", "thirdparty/mujoco/mjx/tendon/pulley_site",
+          "thirdparty/mujoco/mjx/tendon/pulley_site_wrap",
+          "thirdparty/mujoco/mjx/tendon/wrap_sidesite",
+          "thirdparty/mujoco/mjx/tendon/fixed_site_wrap",
+          "thirdparty/mujoco/mjx/tendon/pulley_fixed_site_wrap",
+          "thirdparty/mujoco/mjx/tendon/armature"]
 NSTATE = 12
 # side sites all round two geoms: more states, so that the side rule's rarer cases occur
 NSTATE_OF = {"spatial/sides": 24}
-NSTEP = 500  # 1 s at every model's 0.002 s step
+DURATION = 1.0  # seconds of each rollout
 SEED = 23
 INTEGRATORS = [mujoco.mjtIntegrator.mjINT_EULER, mujoco.mjtIntegrator.mjINT_RK4,
                mujoco.mjtIntegrator.mjINT_IMPLICIT, mujoco.mjtIntegrator.mjINT_IMPLICITFAST]
@@ -95,7 +108,7 @@ def record(m, d):
         "qfrc_passive": d.qfrc_passive.tolist(), "qfrc_actuator": d.qfrc_actuator.tolist(),
         "qfrc_bias": d.qfrc_bias.tolist(),
         "qfrc_constraint": d.qfrc_constraint.tolist(), "nefc": int(d.nefc),
-        "qacc": d.qacc.tolist(),
+        "qacc": d.qacc.tolist(), "sensordata": d.sensordata.tolist(),
     }
 
 
@@ -124,8 +137,7 @@ def main():
             rec["qfrc_inverse"] = e.qfrc_inverse.tolist()
             states.append(rec)
         # rollouts from state 0, with the model's integrator and with each of the others
-        nstep = NSTEP
-        assert m.opt.timestep == 0.002
+        nstep = round(DURATION / m.opt.timestep)
         rollouts = []
         integ0 = m.opt.integrator
         for integ in [integ0] + [i for i in INTEGRATORS if i != integ0]:
@@ -140,7 +152,8 @@ def main():
                 mujoco.mj_step(m, d)
                 assert not any(w.number for w in d.warning), f"{name}: MuJoCo warning"
             rollouts.append({"integrator": int(integ), "nstep": nstep, "qpos": d.qpos.tolist(),
-                             "qvel": d.qvel.tolist(), "act": d.act.tolist()})
+                             "qvel": d.qvel.tolist(), "act": d.act.tolist(),
+                             "sensordata": d.sensordata.tolist()})
         m.opt.integrator = integ0
         doc = {"model": name, "xml": xml, "mujoco_version": mujoco.__version__,
                "option": {"solver": int(m.opt.solver), "tolerance": m.opt.tolerance,
