@@ -66,8 +66,9 @@ fn flatten(v: &Value, out: &mut Vec<f64>) -> Result<(), String> {
 }
 
 /// Set fields of `d` from a JSON object of `mjData` field names (see [`is_state_field`]:
-/// `time, qpos, qvel, act, qacc_warmstart, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
-/// mocap_quat, userdata, eq_active, qacc`); arrays may be nested (rows) or flat, and must
+/// `time, qpos, qvel, act, history, qacc_warmstart, ctrl, qfrc_applied, xfrc_applied,
+/// mocap_pos, mocap_quat, userdata, eq_active, qacc`; `history` holds the delay buffers in
+/// MuJoCo's layout, as `data_json` writes them); arrays may be nested (rows) or flat, and must
 /// have the field's size; missing fields keep their values.
 pub fn read_state(m: &Model<f64>, d: &mut Data<f64>, v: &Value) -> Result<(), IoError> {
     let obj = v
@@ -77,8 +78,8 @@ pub fn read_state(m: &Model<f64>, d: &mut Data<f64>, v: &Value) -> Result<(), Io
         if !is_state_field(key) {
             return Err(IoError::Input(format!(
                 "unknown or read-only field '{key}' (a state sets time, qpos, qvel, act, \
-                 qacc_warmstart, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, \
-                 userdata, eq_active, qacc)"
+                 history, qacc_warmstart, ctrl, qfrc_applied, xfrc_applied, mocap_pos, \
+                 mocap_quat, userdata, eq_active, qacc)"
             )));
         }
         let mut nums = Vec::new();

@@ -204,3 +204,35 @@ fn bad_histories_are_refused() {
     let e = diffmj::step(&m, &mut d).unwrap_err();
     assert!(e.to_string().contains("histories"), "{e}");
 }
+
+/// A JSON state carries the history (`io::data_json` writes it, `io::read_state` reads it):
+/// a run continued from the written state in a fresh `Data` steps exactly as the original, and
+/// one continued without the history does not.
+#[test]
+fn json_states_carry_the_history() {
+    let m = model(0);
+    let mut d = Data::new(&m);
+    for k in 0..40 {
+        d.ctrl
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, c)| *c = ((k * 7 + i) as f64 * 0.37).sin());
+        diffmj::step(&m, &mut d).unwrap();
+    }
+    let state = diffmj::io::data_json(&m, &d, |f| diffmj::io::is_state_field(f.name)).unwrap();
+    assert!(state.get("history").is_some(), "the history is written");
+    let mut e = Data::new(&m);
+    diffmj::io::read_state(&m, &mut e, &state).unwrap();
+    let mut without = state.clone();
+    without.as_object_mut().unwrap().remove("history");
+    let mut f = Data::new(&m);
+    diffmj::io::read_state(&m, &mut f, &without).unwrap();
+    for _ in 0..5 {
+        for x in [&mut d, &mut e, &mut f] {
+            diffmj::step(&m, x).unwrap();
+        }
+    }
+    assert_eq!(d.qpos, e.qpos);
+    assert_eq!(d.sensordata, e.sensordata);
+    assert_ne!(d.qpos, f.qpos);
+}

@@ -294,9 +294,9 @@ struct StateIo {
     /// enable/disable, `disable=a,b` and `enable=a,b` (e.g. `enable=invdiscrete,fwdinv`).
     #[arg(long = "option", value_name = "KEY=VALUE")]
     options: Vec<String>,
-    /// JSON state: time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos,
-    /// mocap_quat, qacc_warmstart, userdata, eq_active, and for `inverse` qacc (missing fields
-    /// take the model defaults).
+    /// JSON state: time, qpos, qvel, act, history (delay buffers), ctrl, qfrc_applied,
+    /// xfrc_applied, mocap_pos, mocap_quat, qacc_warmstart, userdata, eq_active, and for
+    /// `inverse` qacc (missing fields take the model defaults).
     #[arg(long)]
     state: Option<PathBuf>,
     /// Write only these comma-separated mjData fields (default: all).
