@@ -279,7 +279,9 @@ data_fields! {
             pub flg_qh: bool,
         }
         scratch {
-            pub(crate) collision_scratch: CollisionScratch<T>,
+            /// The collision stage's buffers, boxed so that a stage moves them out and back as
+            /// one pointer.
+            pub(crate) collision_scratch: Option<Box<CollisionScratch<T>>>,
             /// The applied forces and the forward's qfrc_constraint and efc_force, kept while the
             /// `fwdinv` comparison runs (2·nv + the most rows).
             pub(crate) fwdinv_saved: Vec<T>,
@@ -483,7 +485,7 @@ impl<T: Scalar> Data<T> {
             qHDiagInv: z(m.nv),
             ncon: 0,
             contact: vec![ActiveContact::default(); ncontact],
-            collision_scratch: CollisionScratch::new(m),
+            collision_scratch: Some(Box::new(CollisionScratch::new(m))),
             eq_active: m.eq_active0.clone(),
             ten_wrapadr: vec![0; m.ntendon],
             ten_wrapnum: vec![0; m.ntendon],

@@ -429,6 +429,15 @@ pub struct CollisionScratch<T> {
     geom_pairs: Vec<(usize, usize)>,
 }
 
+/// The collision buffers moved out of `d`, made anew when missing (a panic left them out) or
+/// too small for `m`; put them back after use.
+pub(crate) fn take_scratch<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Box<CollisionScratch<T>> {
+    match d.collision_scratch.take() {
+        Some(s) if s.narrow.len() >= MAX_CONTACT_PAIR && s.aabb.len() >= m.nbody => s,
+        _ => Box::new(CollisionScratch::new(m)),
+    }
+}
+
 impl<T> CollisionScratch<T> {
     /// The general convex routine's work buffers (for the geom distance sensors).
     pub(crate) fn convex_buffers(&mut self) -> &mut ConvexBuffers<T> {
@@ -809,12 +818,9 @@ pub fn collision<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<usize, Coll
             d.geom_xpos.len().min(d.geom_xmat.len()),
         ));
     }
-    let mut s = std::mem::take(&mut d.collision_scratch);
-    if s.narrow.len() < MAX_CONTACT_PAIR || s.aabb.len() < m.nbody {
-        s = CollisionScratch::new(m);
-    }
+    let mut s = take_scratch(m, d);
     let r = collide_all(m, d, &mut s);
-    d.collision_scratch = s;
+    d.collision_scratch = Some(s);
     if r.is_err() {
         d.ncon = 0;
     }

@@ -678,7 +678,7 @@ fn geom_distance_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize) -> (
         geoms(m.sensor_objtype[i], m.sensor_objid[i]),
         geoms(m.sensor_reftype[i], m.sensor_refid[i]),
     );
-    let mut cs = std::mem::take(&mut d.collision_scratch);
+    let mut cs = super::collision::take_scratch(m, d);
     let mut dist = cutoff;
     let mut fromto = [T::zero(); 6];
     for g1 in a {
@@ -690,7 +690,7 @@ fn geom_distance_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize) -> (
             }
         }
     }
-    d.collision_scratch = cs;
+    d.collision_scratch = Some(cs);
     (dist, fromto)
 }
 
@@ -923,6 +923,22 @@ pub fn ray_geom<T: Scalar>(
     }
 }
 
+/// Whether the ray `pnt + x·vec` (`x ≥ 0`, `vec` a unit vector) passes clear of the sphere of
+/// radius `rbound` about `center` (a geom's bounding sphere; 0 means unbounded, a plane), so
+/// that it cannot hit the geom. Real parts, with a margin above rounding.
+fn misses_bound<T: Scalar>(center: &V3<T>, rbound: f64, pnt: &V3<T>, vec: &V3<T>) -> bool {
+    if rbound <= 0.0 {
+        return false;
+    }
+    let dv = [0, 1, 2].map(|k| center[k].re() - pnt[k].re());
+    let t = (0..3).map(|k| dv[k] * vec[k].re()).sum::<f64>().max(0.0);
+    let d2 = (0..3)
+        .map(|k| (dv[k] - t * vec[k].re()).powi(2))
+        .sum::<f64>();
+    let r = rbound * (1.0 + 1e-9) + 1e-12;
+    d2 > r * r
+}
+
 /// The alpha that decides whether rays see geom `g`: its material's when it has one, else its
 /// own (MuJoCo's `ray_eliminate`).
 fn ray_alpha<T>(m: &Model<T>, g: usize) -> f32 {
@@ -944,7 +960,10 @@ fn ray<T: Scalar>(
 ) -> Option<(T, V3<T>)> {
     let mut best = None;
     for g in 0..m.ngeom {
-        if m.geom_bodyid[g] == exclude || ray_alpha(m, g) == 0.0 {
+        if m.geom_bodyid[g] == exclude
+            || ray_alpha(m, g) == 0.0
+            || misses_bound(&d.geom_xpos[g], m.geom_rbound[g].re(), pnt, vec)
+        {
             continue;
         }
         let hit = ray_geom(

@@ -334,7 +334,17 @@ pub(super) fn line_search<T: Scalar>(
     if d10.re() >= 0.0 {
         return (T::zero(), neval, slope0);
     }
-    let gtol = m.opt.ls_tolerance.re().max(1e-15) * d10.re().abs() * 1e-6;
+    // converged when the slope is below MuJoCo's absolute bound (tolerance · ls_tolerance ·
+    // |search| / scale) or a millionth of the initial one: near the solution, where the initial
+    // slope is itself tiny, the relative bound alone is below rounding and would spend the
+    // whole iteration budget
+    let snorm = (0..nv)
+        .map(|i| s.search[i].re() * s.search[i].re())
+        .sum::<f64>()
+        .sqrt();
+    let ls_tol = m.opt.ls_tolerance.re();
+    let gtol = (ls_tol.max(1e-15) * d10.re().abs() * 1e-6)
+        .max(m.opt.tolerance.re() * ls_tol * snorm / p.scale());
     let mut lo = 0.0f64;
     let mut hi = f64::INFINITY;
     let mut a = -d10 / d20;
