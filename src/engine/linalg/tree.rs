@@ -267,15 +267,17 @@ fn tree_lu_sweeps<L: Lane, T: Scalar>(t: &Topology, lo: &[T], up: &[T], x: &mut 
 
 /// `out = M v` for the symmetric `M` with the tree sparsity `sp` (entries in `qm`'s layout).
 pub(crate) fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mut [T]) {
+    let (out, v) = (&mut out[..sp.nv], &v[..sp.nv]);
     for i in 0..sp.nv {
         out[i] = qm[sp.madr[i]] * v[i];
     }
     for i in 0..sp.nv {
-        let a = sp.madr[i];
-        for adr in a + 1..a + sp.rownnz[i] {
-            let j = sp.colind[adr];
-            out[i] += qm[adr] * v[j];
-            out[j] += qm[adr] * v[i];
+        let (a, n) = (sp.madr[i], sp.rownnz[i]);
+        let vi = v[i];
+        // the row's off-diagonal entries and their columns (the ancestors of i)
+        for (&q, &j) in qm[a + 1..a + n].iter().zip(&sp.colind[a + 1..a + n]) {
+            out[i] += q * v[j];
+            out[j] += q * vi;
         }
     }
 }
