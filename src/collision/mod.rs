@@ -435,7 +435,8 @@ fn collide<T: Scalar>(
 /// read. Pairs of the general convex routine and box–box pairs (with native CCD) take the
 /// witness points of GJK/EPA, the others the nearest contact of their collider run with
 /// `distmax` as margin (the contact point moved by half the distance along the normal each
-/// way). Plane–plane pairs have no distance: `distmax`.
+/// way). Plane–plane pairs have no distance: `distmax`. `out` is work space for the pair's
+/// contacts (at least 16 entries, overwritten).
 pub fn geom_distance<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -443,14 +444,15 @@ pub fn geom_distance<T: Scalar>(
     g2: usize,
     distmax: T,
     bufs: Option<&mut ConvexBuffers<T>>,
+    out: &mut [Contact<T>],
 ) -> (T, [T; 6]) {
     let mut fromto = [T::zero(); 6];
+    let out = &mut out[..16];
     let (t1, t2) = (m.geom_type[g1], m.geom_type[g2]);
     let rule = pair_rule::<T>(t1, t2);
     let ccd = !m.disabled(crate::model::disable::NATIVECCD)
         && (matches!(rule.collider, Collider::Convex)
             || (t1 == GeomType::Box && t2 == GeomType::Box));
-    let mut out = [Contact::<T>::default(); 16];
     let (n, sign) = if ccd {
         // in the order given: the witness points run from g1 to g2
         let geom = |g: usize| Geom {
@@ -463,7 +465,7 @@ pub fn geom_distance<T: Scalar>(
             tolerance: m.opt.ccd_tolerance.re(),
             iterations: m.opt.ccd_iterations,
         };
-        let mut sink = Sink::new(&mut out, [g1, g2]);
+        let mut sink = Sink::new(out, [g1, g2]);
         let (s1, s2) = (
             convex::Shape::of(t1, &a.size),
             convex::Shape::of(t2, &b.size),
@@ -474,7 +476,7 @@ pub fn geom_distance<T: Scalar>(
         if matches!(rule.collider, Collider::None) {
             return (distmax, fromto);
         }
-        let n = match collide(m, d, g1, g2, distmax, &mut out, bufs) {
+        let n = match collide(m, d, g1, g2, distmax, out, bufs) {
             Ok(n) => n,
             Err(CollisionError::BufferTooSmall { .. }) => out.len(),
             Err(_) => 0,

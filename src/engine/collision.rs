@@ -439,9 +439,10 @@ pub(crate) fn take_scratch<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Box<Coll
 }
 
 impl<T> CollisionScratch<T> {
-    /// The general convex routine's work buffers (for the geom distance sensors).
-    pub(crate) fn convex_buffers(&mut self) -> &mut ConvexBuffers<T> {
-        &mut self.convex
+    /// The buffers of a geom distance query: contacts of one pair (at least 16) and the
+    /// general convex routine's work buffers (for the geom distance sensors).
+    pub(crate) fn distance_buffers(&mut self) -> (&mut [Contact<T>], &mut ConvexBuffers<T>) {
+        (&mut self.narrow, &mut self.convex)
     }
 }
 

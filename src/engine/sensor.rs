@@ -508,13 +508,6 @@ fn contact_matches<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize, c: usize) -> 
         return Some(false);
     }
     let con = &d.contact[c];
-    if o1 == SensorObj::Site {
-        let s = id1;
-        let (p, r, z) = (&d.site_xpos[s], &d.site_xmat[s], &m.site_size[s]);
-        if !inside_geom(p, r, z, m.site_type[s], &con.pos) {
-            return None;
-        }
-    }
     let (g1, g2) = (con.geom[0], con.geom[1]);
     let (b1, b2) = (m.geom_bodyid[g1], m.geom_bodyid[g2]);
     let m11 = criterion_matches(m, b1, g1, o1, id1);
@@ -523,6 +516,14 @@ fn contact_matches<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize, c: usize) -> 
     let m22 = criterion_matches(m, b2, g2, o2, id2);
     if !(m11 || m12) || !(m21 || m22) {
         return None;
+    }
+    // the site's volume last: the object criteria are cheaper and both must hold
+    if o1 == SensorObj::Site {
+        let s = id1;
+        let (p, r, z) = (&d.site_xpos[s], &d.site_xmat[s], &m.site_size[s]);
+        if !inside_geom(p, r, z, m.site_type[s], &con.pos) {
+            return None;
+        }
     }
     if o1 != SensorObj::Unknown && o2 != SensorObj::Unknown {
         let regular = m11 && m22;
@@ -683,7 +684,8 @@ fn geom_distance_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize) -> (
     let mut fromto = [T::zero(); 6];
     for g1 in a {
         for g2 in b.clone() {
-            let (x, ft) = geom_distance(m, d, g1, g2, cutoff, Some(cs.convex_buffers()));
+            let (out, bufs) = cs.distance_buffers();
+            let (x, ft) = geom_distance(m, d, g1, g2, cutoff, Some(bufs), out);
             if x.re() < dist.re() {
                 dist = x;
                 fromto = ft;
