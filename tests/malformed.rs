@@ -59,7 +59,8 @@ fn read_and_step(path: &Path) -> Outcome {
 
 /// `expected_mismatches.txt`: `NNNN.xml reason` per line, `#` comments.
 fn expected_mismatches() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(golden().join("expected_mismatches.txt")).unwrap_or_default();
+    let text =
+        std::fs::read_to_string(golden().join("expected_mismatches.txt")).unwrap_or_default();
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -122,7 +123,9 @@ fn malformed_sample_decided_as_mujoco() {
                 && e.column > 0
                 && !e.element.is_empty();
             if !positioned {
-                failures.push(format!("{file}: refusal without file:line:column: <element>: {e}"));
+                failures.push(format!(
+                    "{file}: refusal without file:line:column: <element>: {e}"
+                ));
             }
         }
         let agree = ours == mujoco;
@@ -134,7 +137,11 @@ fn malformed_sample_decided_as_mujoco() {
                 case["mutation"].as_str().unwrap_or(""),
                 case["detail"].as_str().unwrap_or(""),
                 case["mujoco_error"].as_str().unwrap_or(""),
-                if detail.is_empty() { String::new() } else { format!(": {detail}") }
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {detail}")
+                }
             )),
             _ => {}
         }

@@ -343,8 +343,10 @@ fn unsupported_dynamics_are_refused() {
     );
 }
 
-/// Deep nesting is refused with an error instead of exhausting the stack, while a chain of 1000
-/// bodies loads even from a test thread (2 MiB stack: the loader runs on its own stack).
+/// Nesting as deep as MuJoCo 4.0's XML reader allows: a chain of 496 bodies in the world body
+/// (elements 498 deep) loads even from a test thread (2 MiB stack: the loader runs on its own
+/// stack), 497 are refused as MuJoCo refuses them ("Element nesting is too deep"), with the
+/// element named.
 #[test]
 fn nesting_depth() {
     let chain = |n: usize| {
@@ -357,11 +359,17 @@ fn nesting_depth() {
         }
         s + "</worldbody></mujoco>"
     };
-    let m = load_str(&chain(1000)).expect("1000-link chain");
-    assert_eq!(m.nbody, 1001);
-    let e = load_str(&chain(5000)).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
-    assert!(e.to_string().contains("nested deeper than"), "{e}");
+    let m = load_str(&chain(496)).expect("496-link chain");
+    assert_eq!(m.nbody, 497);
+    for n in [497, 5000] {
+        let e = load_str(&chain(n)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert!(
+            e.to_string()
+                .contains("<body>: XML syntax error: elements nested deeper than"),
+            "{e}"
+        );
+    }
 }
 
 /// `contact/pair` and `contact/exclude`: every case is rejected by MuJoCo 4.0 too.
@@ -1065,4 +1073,111 @@ fn non_utf8_bytes_as_mujoco() {
     let e = load_file(dir.join("missing.xml")).unwrap_err();
     let s = e.to_string();
     assert!(!s.contains("::"), "{s}");
+}
+
+/// Accepted as MuJoCo 4.0 accepts them (each checked with MuJoCo 4.0, values where they
+/// matter): `nan` literals in C's `strtod` forms; empty numeric attributes read as not written;
+/// a world geom's negative mass and density (not checked on the world); a static body's
+/// negative inertial mass and inertia, raised to the bounds (0); namespace declarations on
+/// the root; an undefined entity left as written; elements after the root element; an
+/// included file whose root is not `<mujoco>`.
+#[test]
+fn accepted_as_mujoco_accepts() {
+    let w = |inner: &str| format!("<mujoco><worldbody>{inner}</worldbody></mujoco>");
+    for v in ["nan", "NaN", "-nan", "+nan", "NAN", "nan(0x1)"] {
+        let m = load_str(&w(&format!("<geom size=\"1\" pos=\"0 0 {v}\"/>"))).unwrap();
+        assert!(m.geom_pos[0][2].is_nan(), "{v}");
+    }
+    let m = load_str(&w("<geom size=\"1\" pos=\"\" conaffinity=\" \"/>")).unwrap();
+    assert_eq!((m.geom_pos[0], m.geom_conaffinity[0]), ([0.0; 3], 1));
+    load_str(&w(
+        "<geom size=\"1\" mass=\"-1\"/><geom size=\"1\" density=\"-1\"/>",
+    ))
+    .unwrap();
+    let m = load_str(&w(
+        "<body><inertial pos=\"0 0 0\" mass=\"-1\" diaginertia=\"-1 1 1\"/></body>",
+    ))
+    .unwrap();
+    assert_eq!((m.body_mass[1], m.body_inertia[1]), (0.0, [0.0, 1.0, 1.0]));
+    load_str("<mujoco xmlns=\"http://x\" xmlns:x=\"http://y\"><worldbody/></mujoco>").unwrap();
+    load_str(&w("<geom name=\"a&nosuch;b\" size=\"1\"/>")).unwrap();
+    load_str("<mujoco><worldbody/></mujoco><mujoco/><foo><bar/></foo>").unwrap();
+    let dir = std::env::temp_dir().join(format!("diffmj-incroot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("part.xml"),
+        "<foo><geom size=\"1\"/><geom size=\"2\"/></foo>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.xml"),
+        "<mujoco><worldbody><include file=\"part.xml\"/></worldbody></mujoco>",
+    )
+    .unwrap();
+    let m = load_file(dir.join("main.xml")).unwrap();
+    assert_eq!(m.ngeom, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Refused as MuJoCo 4.0 refuses them (each checked with MuJoCo 4.0), with the file,
+/// line:column and element: child elements of elements that take none, repeated unique
+/// children (default classes, visual, option flag, inertial), a range with its limited flag
+/// left to auto under `autolimits="false"`, bad camera and light keywords, a material naming a
+/// missing texture, a builtin texture without a width, two ball joints in a body, more than 6
+/// dofs in a body, planes and zero sizes in sites, a plane without a grid spacing, a NaN
+/// inertial mass on a moving body, processing instructions inside the root, a NUL byte in an
+/// attribute.
+#[test]
+fn refused_as_mujoco_refuses() {
+    let body = "<body><joint name=\"j\"/><geom size=\"1\"/></body>";
+    let w = |inner: &str| format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n</mujoco>");
+    let act = |a: &str| {
+        format!("<mujoco>\n<compiler autolimits=\"false\"/>\n<worldbody>{body}</worldbody>\n<actuator>\n{a}\n</actuator>\n</mujoco>")
+    };
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w("<geom size=\"1\"><camera/></geom>"), ErrorKind::UnknownElement, 3, 16, "<camera>: unrecognized element <camera> in <geom>"),
+        (w("<body><joint><x/></joint><geom size=\"1\"/></body>"), ErrorKind::UnknownElement, 3, 14, "<x>"),
+        ("<mujoco>\n<default>\n<geom size=\"1\"/>\n<geom size=\"2\"/>\n</default>\n</mujoco>".into(), ErrorKind::UnknownElement, 4, 1, "<geom> may appear only once in <default>"),
+        ("<mujoco>\n<default>\n<motor/><motor/>\n</default>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 9, "<motor> may appear only once"),
+        ("<mujoco>\n<visual>\n<headlight/><headlight/>\n</visual>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 13, "<headlight> may appear only once"),
+        ("<mujoco>\n<option>\n<flag/><flag/>\n</option>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 8, "<flag>"),
+        (act("<motor joint=\"j\" ctrlrange=\"-1 1\"/>"), ErrorKind::InvalidValue, 5, 1, "attribute 'ctrlrange': actuator has 'ctrlrange' but not 'ctrllimited'"),
+        (act("<motor joint=\"j\" forcerange=\"-1 1\"/>"), ErrorKind::InvalidValue, 5, 1, "'forcerange' but not 'forcelimited'"),
+        ("<mujoco>\n<compiler autolimits=\"false\"/>\n<worldbody>\n<body><joint range=\"0 1\"/><geom size=\"1\"/></body>\n</worldbody>\n</mujoco>".into(), ErrorKind::InvalidValue, 4, 7, "joint has 'range' but not 'limited'"),
+        (w("<camera mode=\"bogus\"/>"), ErrorKind::InvalidKeyword, 3, 9, "<camera> attribute 'mode': invalid keyword 'bogus'"),
+        (w("<light type=\"bogus\"/>"), ErrorKind::InvalidKeyword, 3, 8, "invalid keyword 'bogus'"),
+        (w("<light castshadow=\"maybe\"/>"), ErrorKind::InvalidKeyword, 3, 8, "attribute 'castshadow'"),
+        ("<mujoco>\n<asset>\n<material name=\"m\" texture=\"nosuch\"/>\n</asset>\n</mujoco>".into(), ErrorKind::UndefinedReference, 3, 1, "<material name=\"m\"> attribute 'texture': texture 'nosuch' not found"),
+        ("<mujoco>\n<asset>\n<texture name=\"t\" type=\"2d\" builtin=\"flat\" height=\"10\"/>\n</asset>\n</mujoco>".into(), ErrorKind::InvalidValue, 3, 1, "a builtin texture needs a positive width"),
+        ("<mujoco>\n<asset>\n<texture name=\"t\" builtin=\"flat\" width=\"99999999999999999999\"/>\n</asset>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 34, "too large"),
+        (w("<body><joint type=\"ball\"/><joint type=\"ball\"/><geom size=\"1\"/></body>"), ErrorKind::InvalidValue, 3, 27, "ball joint followed by a rotation"),
+        (w("<body><joint/><joint/><joint/><joint/><joint/><joint/><joint/><geom size=\"1\"/></body>"), ErrorKind::InvalidValue, 3, 1, "more than 6 dofs in body"),
+        (w("<site type=\"plane\"/>"), ErrorKind::InvalidValue, 3, 1, "not allowed in sites"),
+        (w("<site size=\"0\"/>"), ErrorKind::InvalidValue, 3, 1, "size 0 must be positive in site"),
+        (w("<geom type=\"plane\" size=\"1 1 0\"/>"), ErrorKind::InvalidValue, 3, 1, "plane size 2 must be positive"),
+        (w("<body><joint/><inertial pos=\"0 0 0\" mass=\"nan\" diaginertia=\"1 1 1\"/></body>"), ErrorKind::MassInertia, 3, 1, "larger than mjMINVAL"),
+        (w("<?php x ?>"), ErrorKind::Syntax, 3, 11, "<worldbody>: XML syntax error: processing instruction"),
+        ("<mujoco>\n<worldbody/>\n</mujoco>\n<?php x ?>".into(), ErrorKind::Syntax, 4, 11, "processing instruction"),
+        ("<mujoco>\n<worldbody/>\n</mujoco>\njunk".into(), ErrorKind::Syntax, 4, 5, "text after the root element"),
+        (w("<geom size=\"1\0\"/>"), ErrorKind::Syntax, 3, 7, "NUL byte"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}
+
+/// A syntax error names the element it is in (the innermost open one) and says "syntax
+/// error" once.
+#[test]
+fn syntax_errors_name_their_element() {
+    let e = load_str("<mujoco>\n<worldbody>\n<geom size=\"1").unwrap_err();
+    let s = e.to_string();
+    assert_eq!(e.kind, ErrorKind::Syntax);
+    assert!(
+        s.contains("<worldbody>: XML syntax error: attribute value not closed"),
+        "{s}"
+    );
+    assert_eq!(s.matches("syntax error").count(), 1, "{s}");
+    let e = load_str("").unwrap_err();
+    assert!(!e.element.is_empty(), "{e}");
 }

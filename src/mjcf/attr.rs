@@ -56,8 +56,14 @@ impl<'a> A<'a> {
         self.get(name).is_some()
     }
 
+    /// The value of a numeric attribute: `None` when absent or when it holds no token
+    /// (MuJoCo 4.0 reads `pos=""` and `conaffinity=" "` as not written; checked).
+    fn numeric(&self, name: &str) -> Option<&'a str> {
+        self.get(name).filter(|v| !v.trim().is_empty())
+    }
+
     fn nums(&self, name: &str) -> R<Option<Vec<f64>>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let mut out = Vec::new();
@@ -150,7 +156,7 @@ impl<'a> A<'a> {
 
     /// One integer.
     pub fn int(&self, name: &str) -> R<Option<i64>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
@@ -168,7 +174,7 @@ impl<'a> A<'a> {
 
     /// Exactly `N` integers.
     pub fn ints<const N: usize>(&self, name: &str) -> R<Option<[i64; N]>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
@@ -244,12 +250,23 @@ pub enum Tri {
     Auto,
 }
 
-/// Parse one number the way MuJoCo accepts it (decimal or exponent notation; no NaN).
+/// Parse one number the way MuJoCo 4.0 accepts it: C's `strtod` on the whole token, so
+/// decimal, exponent and hexadecimal notation, `inf`/`infinity` and `nan`/`nan(chars)` in any
+/// case and with a sign (checked: `nan`, `NaN`, `-nan`, `+nan`, `nan(0x1)`, `NAN` read as
+/// NaN, `nanx` refused); a finite literal beyond the double range is refused.
 pub fn parse_num(tok: &str) -> Option<f64> {
     let t = tok.trim();
     let lower = t.to_ascii_lowercase();
-    if lower.contains("nan") {
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    if unsigned.len() + 1 < lower.len() {
         return None;
+    }
+    if let Some(rest) = unsigned.strip_prefix("nan") {
+        let payload = rest
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .is_some_and(|p| p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        return (rest.is_empty() || payload).then_some(f64::NAN);
     }
     let x = match parse_hex(&lower) {
         Some(x) => x,

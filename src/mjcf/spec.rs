@@ -1037,6 +1037,267 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
 // ---------------------------------------------------------------------------------------------
 // element readers (used both for default classes and for actual elements)
 
+/// Elements that take child elements, by (parent, element): their children are checked by
+/// the readers of those elements. Every other element takes none.
+const CONTAINERS: &[(&str, &str)] = &[
+    ("", "mujoco"),
+    ("mujoco", "option"),
+    ("mujoco", "compiler"),
+    ("mujoco", "visual"),
+    ("mujoco", "asset"),
+    ("mujoco", "worldbody"),
+    ("mujoco", "contact"),
+    ("mujoco", "equality"),
+    ("mujoco", "tendon"),
+    ("mujoco", "actuator"),
+    ("mujoco", "sensor"),
+    ("mujoco", "keyframe"),
+    ("mujoco", "default"),
+    ("mujoco", "custom"),
+    ("mujoco", "extension"),
+    ("mujoco", "deformable"),
+    ("default", "default"),
+    ("asset", "mesh"),
+    ("asset", "material"),
+    ("asset", "skin"),
+    ("tendon", "spatial"),
+    ("tendon", "fixed"),
+    ("custom", "tuple"),
+    ("extension", "plugin"),
+    ("plugin", "instance"),
+    ("actuator", "plugin"),
+    ("sensor", "plugin"),
+    ("deformable", "flex"),
+    ("deformable", "skin"),
+];
+
+/// Elements MuJoCo 4.0's schema allows at most once in a parent, by parent (every child of a
+/// `default` but a nested `default`, every child of `visual`; checked: "unique element 'geom'
+/// found 2 times" and likewise for `flag`, `lengthrange`, `inertial`, `global`).
+fn unique_child(parent: &str, child: &str) -> bool {
+    match parent {
+        "default" => child != "default",
+        "visual" => true,
+        "option" => child == "flag",
+        "compiler" => child == "lengthrange",
+        "body" => child == "inertial",
+        _ => false,
+    }
+}
+
+/// The structure MuJoCo 4.0's schema imposes before any element is read: no child element in an
+/// element that takes none (a `<camera>` inside a `<geom>`, anything inside a `<joint>`, a
+/// `<motor>`, a texture, a default class's `<joint>`: "unrecognized element"), and children
+/// that may appear once not repeated ("unique element").
+fn structure(doc: &Doc, root: &Elem) -> R<()> {
+    fn walk(doc: &Doc, parent: &str, e: &Elem) -> R<()> {
+        let body_like = matches!(
+            e.name.as_str(),
+            "worldbody" | "body" | "frame" | "replicate" | "composite"
+        ) && matches!(parent, "mujoco" | "worldbody" | "body" | "frame");
+        let geom_in_body = e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame");
+        let plugin_like = e.name == "plugin"
+            && matches!(parent, "mesh" | "body" | "geom" | "worldbody" | "frame")
+            || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
+        let container =
+            body_like || geom_in_body || plugin_like || CONTAINERS.contains(&(parent, &e.name));
+        if !container {
+            if let Some(c) = e.children.first() {
+                return Err(doc.err(
+                    c,
+                    None,
+                    ErrorKind::UnknownElement,
+                    format!("unrecognized element <{}> in <{}>", c.name, e.name),
+                ));
+            }
+            return Ok(());
+        }
+        for (i, c) in e.children.iter().enumerate() {
+            if unique_child(&e.name, &c.name) && e.children[..i].iter().any(|p| p.name == c.name) {
+                return Err(doc.err(
+                    c,
+                    None,
+                    ErrorKind::UnknownElement,
+                    format!("<{}> may appear only once in <{}>", c.name, e.name),
+                ));
+            }
+            walk(doc, &e.name, c)?;
+        }
+        Ok(())
+    }
+    walk(doc, "", root)
+}
+
+/// How an attribute the simulation does not read is written: MuJoCo 4.0 still checks it when it
+/// reads the XML.
+#[derive(Clone, Copy)]
+enum Typed {
+    /// One of these keywords.
+    Kw(&'static [&'static str]),
+    /// Exactly this many numbers.
+    Nums(usize),
+    /// One integer (a 32-bit one: "number is too large" beyond).
+    Int,
+    /// Exactly this many integers.
+    Ints(usize),
+}
+
+const BOOL: Typed = Typed::Kw(&["false", "true"]);
+const CAM_MODES: Typed = Typed::Kw(&["fixed", "track", "trackcom", "targetbody", "targetbodycom"]);
+
+/// The typed attributes of the elements whose values only rendering uses (camera, light,
+/// texture, material, the visual settings), by element name.
+fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
+    use Typed::*;
+    match element {
+        "camera" => &[
+            ("mode", CAM_MODES),
+            ("orthographic", BOOL),
+            ("fovy", Nums(1)),
+            ("ipd", Nums(1)),
+            ("resolution", Ints(2)),
+            ("sensorsize", Nums(2)),
+            ("focal", Nums(2)),
+            ("focalpixel", Nums(2)),
+            ("principal", Nums(2)),
+            ("principalpixel", Nums(2)),
+        ],
+        "light" => &[
+            ("mode", CAM_MODES),
+            ("type", Kw(&["spot", "directional", "point", "image"])),
+            ("directional", BOOL),
+            ("castshadow", BOOL),
+            ("active", BOOL),
+            ("attenuation", Nums(3)),
+            ("cutoff", Nums(1)),
+            ("exponent", Nums(1)),
+            ("ambient", Nums(3)),
+            ("diffuse", Nums(3)),
+            ("specular", Nums(3)),
+            ("bulbradius", Nums(1)),
+            ("intensity", Nums(1)),
+            ("range", Nums(1)),
+        ],
+        "texture" => &[
+            ("type", Kw(&["2d", "cube", "skybox"])),
+            ("builtin", Kw(&["none", "gradient", "checker", "flat"])),
+            ("mark", Kw(&["none", "edge", "cross", "random"])),
+            ("rgb1", Nums(3)),
+            ("rgb2", Nums(3)),
+            ("markrgb", Nums(3)),
+            ("random", Nums(1)),
+            ("width", Int),
+            ("height", Int),
+            ("nchannel", Int),
+            ("gridsize", Ints(2)),
+            ("hflip", BOOL),
+            ("vflip", BOOL),
+        ],
+        "material" => &[
+            ("rgba", Nums(4)),
+            ("texrepeat", Nums(2)),
+            ("texuniform", BOOL),
+            ("emission", Nums(1)),
+            ("specular", Nums(1)),
+            ("shininess", Nums(1)),
+            ("reflectance", Nums(1)),
+            ("metallic", Nums(1)),
+            ("roughness", Nums(1)),
+        ],
+        "headlight" => &[
+            ("ambient", Nums(3)),
+            ("diffuse", Nums(3)),
+            ("specular", Nums(3)),
+            ("active", Int),
+        ],
+        "quality" => &[
+            ("shadowsize", Int),
+            ("offsamples", Int),
+            ("numslices", Int),
+            ("numstacks", Int),
+            ("numquads", Int),
+        ],
+        _ => &[],
+    }
+}
+
+/// Check the rendering attributes of `a`'s element ([`typed_attrs`]) as MuJoCo 4.0's XML reader
+/// does: keywords from their set, the right count of numbers, integers that fit 32 bits.
+fn check_typed(a: &A) -> R<()> {
+    for &(name, ty) in typed_attrs(&a.e.name) {
+        match ty {
+            Typed::Kw(list) => {
+                let table: Vec<(&str, ())> = list.iter().map(|k| (*k, ())).collect();
+                a.kw(name, &table)?;
+            }
+            Typed::Nums(n) => {
+                if let Some(v) = a.vec(name)? {
+                    if v.len() != n {
+                        return Err(a.err(
+                            Some(name),
+                            ErrorKind::WrongCount,
+                            format!(
+                                "expected {n} number{}, got {}",
+                                if n == 1 { "" } else { "s" },
+                                v.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            Typed::Int | Typed::Ints(_) => {
+                let n = if let Typed::Ints(n) = ty { n } else { 1 };
+                let Some(v) = a.get(name).filter(|v| !v.trim().is_empty()) else {
+                    continue;
+                };
+                let toks: Vec<&str> = v.split_whitespace().collect();
+                if toks.len() != n {
+                    return Err(a.err(
+                        Some(name),
+                        ErrorKind::WrongCount,
+                        format!(
+                            "expected {n} integer{}, got {}",
+                            if n == 1 { "" } else { "s" },
+                            toks.len()
+                        ),
+                    ));
+                }
+                for t in toks {
+                    match t.parse::<i64>() {
+                        Ok(x) if i32::try_from(x).is_ok() => {}
+                        Ok(_) => {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("number '{t}' is too large"),
+                            ))
+                        }
+                        Err(_)
+                            if t.trim_start_matches(['+', '-'])
+                                .bytes()
+                                .all(|b| b.is_ascii_digit()) =>
+                        {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("number '{t}' is too large"),
+                            ))
+                        }
+                        Err(_) => {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("malformed integer '{t}'"),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Check the attributes of `a`'s element against the schema list of `key` (noting the key for the
 /// schema audit).
 fn allowed(a: &A, key: &str) -> R<()> {
@@ -1661,6 +1922,10 @@ struct Reader<'d> {
     classes: HashMap<String, Class>,
     top_class: String,
     spec: Spec,
+    /// Texture names of every `<asset>` section.
+    textures: Vec<String>,
+    /// Each material's texture reference, to resolve once every asset is read.
+    material_textures: Vec<(Loc, String)>,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -1761,7 +2026,15 @@ impl<'d> Reader<'d> {
             ));
         }
         let ra = self.a(root);
-        allowed(&ra, "mujoco")?;
+        // MuJoCo 4.0 accepts namespace declarations on the root element (only there; checked:
+        // `xmlns` and `xmlns:x` on <mujoco> read, `xmlns` on a geom refused)
+        let mut root_attrs = root.clone();
+        root_attrs.children.clear();
+        root_attrs
+            .attrs
+            .retain(|a| a.name != "xmlns" && !a.name.starts_with("xmlns:"));
+        allowed(&A::new(self.doc, &root_attrs), "mujoco")?;
+        structure(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
         // pass 1: compiler, then defaults
         for e in &root.children {
@@ -1873,6 +2146,21 @@ impl<'d> Reader<'d> {
                 _ => return Err(self.unknown(e, "mujoco")),
             }
         }
+        for (loc, t) in &self.material_textures {
+            if !self.textures.contains(t) {
+                let src = &self.doc.sources[loc.src];
+                let (line, column) = src.line_col(loc.pos);
+                return Err(MjcfError {
+                    file: src.name.clone(),
+                    line,
+                    column,
+                    element: loc.desc.clone(),
+                    attribute: Some("texture".into()),
+                    kind: ErrorKind::UndefinedReference,
+                    message: format!("texture '{t}' not found"),
+                });
+            }
+        }
         Ok(self.spec)
     }
 
@@ -1886,6 +2174,9 @@ impl<'d> Reader<'d> {
                 return Err(self.unknown(c, &e.name));
             }
             allowed(&self.a(c), &k)?;
+            if e.name == "visual" {
+                check_typed(&self.a(c))?;
+            }
         }
         Ok(())
     }
@@ -2060,6 +2351,7 @@ impl<'d> Reader<'d> {
                 return Err(self.unknown(ch, "default"));
             }
             allowed(&a, &key)?;
+            check_typed(&a)?;
             match ch.name.as_str() {
                 "joint" => read_joint(&a, &mut cl.joint, &c)?,
                 "geom" => read_geom(&a, &mut cl.geom, &c)?,
@@ -2117,6 +2409,9 @@ impl<'d> Reader<'d> {
     }
 
     fn asset(&mut self, e: &Elem) -> R<()> {
+        let mut textures = Vec::new();
+        let mut material_names = Vec::new();
+        let mut materials_tex = Vec::new();
         for ch in &e.children {
             let key = format!("asset-{}", ch.name);
             if schema::allowed(&key).is_none() {
@@ -2124,6 +2419,54 @@ impl<'d> Reader<'d> {
             }
             let a = self.a(ch);
             allowed(&a, &key)?;
+            check_typed(&a)?;
+            if ch.name == "texture" {
+                // MuJoCo 4.0 refuses a builtin texture without a positive width, and a 2d one
+                // without a positive height ("Invalid width of builtin texture"); a skybox's
+                // height is not checked
+                let builtin = a.s("builtin").is_some_and(|b| b.trim() != "none");
+                let dims = [
+                    ("width", true),
+                    ("height", a.s("type").as_deref() == Some("2d")),
+                ];
+                for (dim, checked) in dims {
+                    if builtin && checked && !a.int(dim)?.is_some_and(|w| w > 0) {
+                        return Err(a.err(
+                            Some(dim),
+                            ErrorKind::InvalidValue,
+                            format!("a builtin texture needs a positive {dim}"),
+                        ));
+                    }
+                }
+            }
+            if matches!(ch.name.as_str(), "texture" | "material") {
+                let n = a.s("name").unwrap_or_default();
+                let seen = if ch.name == "texture" {
+                    &textures
+                } else {
+                    &material_names
+                };
+                if !n.is_empty()
+                    && (seen.contains(&n) || ch.name == "texture" && self.textures.contains(&n))
+                {
+                    return Err(a.err(
+                        Some("name"),
+                        ErrorKind::DuplicateName,
+                        format!("repeated name '{n}' in {}", ch.name),
+                    ));
+                }
+                if ch.name == "texture" {
+                    textures.push(n);
+                } else {
+                    material_names.push(n);
+                }
+            }
+            if let Some(t) = a
+                .s("texture")
+                .filter(|t| ch.name == "material" && !t.is_empty())
+            {
+                materials_tex.push((ch, t));
+            }
             let name = a.s("name").or_else(|| {
                 a.s("file").map(|f| {
                     let base = f.rsplit(['/', '\\']).next().unwrap_or(&f).to_string();
@@ -2142,6 +2485,12 @@ impl<'d> Reader<'d> {
                 }
             }
         }
+        self.textures.extend(textures);
+        // MuJoCo 4.0 refuses a material naming a texture that does not exist ("texture 'x'
+        // not found in material"; an empty name is none). Textures of later <asset> sections
+        // count, so the check runs once all are read (`check_material_textures`)
+        self.material_textures
+            .extend(materials_tex.into_iter().map(|(ch, t)| (Loc::of(ch), t)));
         Ok(())
     }
 
@@ -2289,6 +2638,7 @@ impl<'d> Reader<'d> {
                 "camera" | "light" => {
                     allowed(&a, &format!("body-{}", ch.name))?;
                     self.no_children(ch)?;
+                    check_typed(&a)?;
                     let cl = self.class_of(ch, inh)?;
                     let mut o = if ch.name == "camera" {
                         cl.cam.clone()
@@ -3124,6 +3474,8 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         doc,
         classes: HashMap::new(),
         top_class: "main".into(),
+        textures: Vec::new(),
+        material_textures: Vec::new(),
         spec: Spec {
             name: String::new(),
             compiler: Compiler::default(),

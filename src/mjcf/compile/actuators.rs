@@ -148,6 +148,13 @@ impl Build<'_> {
             t.na += actnum;
             let mut ctrlrange = a.ctrlrange;
             let mut actrange = a.actrange;
+            for (tri, range, r, l) in [
+                (a.ctrllimited, &a.ctrlrange, "ctrlrange", "ctrllimited"),
+                (a.actlimited, &a.actrange, "actrange", "actlimited"),
+                (a.forcelimited, &a.forcerange, "forcerange", "forcelimited"),
+            ] {
+                autolimits_range(doc, &a.loc, tri, range, c.autolimits, "actuator", r, l)?;
+            }
             let mut ctrllimited = resolve_limited(a.ctrllimited, &a.ctrlrange, c.autolimits);
             let mut actlimited = resolve_limited(a.actlimited, &a.actrange, c.autolimits);
             if a.inheritrange > 0.0 {

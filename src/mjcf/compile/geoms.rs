@@ -77,6 +77,16 @@ impl Build<'_> {
                     ));
                 }
             }
+            if g.gtype == G::Plane && !(g.size[2] > 0.0) {
+                // the grid spacing (checked: size "40 40 0" refused by MuJoCo 4.0)
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("size"),
+                    ErrorKind::InvalidValue,
+                    "plane size 2 must be positive",
+                ));
+            }
             if g.gtype == G::Plane && id != 0 && !b.joints.is_empty() {
                 // MuJoCo allows planes only in static bodies
                 return Err(err(
@@ -87,7 +97,9 @@ impl Build<'_> {
                     "plane geoms are only allowed in static bodies",
                 ));
             }
-            if let Some(mm) = g.mass {
+            // MuJoCo 4.0 does not check the mass of world geoms, which carry none (checked:
+            // a world geom with mass -1 or density -1 is read)
+            if let Some(mm) = g.mass.filter(|_| id != 0) {
                 if mm < 0.0 {
                     return Err(err(
                         doc,
@@ -98,7 +110,7 @@ impl Build<'_> {
                     ));
                 }
             }
-            if g.density < 0.0 {
+            if g.density < 0.0 && id != 0 {
                 return Err(err(
                     doc,
                     &g.loc,

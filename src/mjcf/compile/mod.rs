@@ -105,6 +105,36 @@ fn flatten<'a>(b: &'a BodyS, parent: usize, out: &mut Vec<FlatBody<'a>>) {
     }
 }
 
+/// MuJoCo 4.0 refuses a range that is written (not `0 0`, also from a default class) with its
+/// limited flag left to `auto` when `autolimits` is off ("joint has `range` but not
+/// `limited`"; checked for joint and tendon `range`, actuator `ctrlrange`, `forcerange`,
+/// `actrange`).
+#[allow(clippy::too_many_arguments)]
+fn autolimits_range(
+    doc: &Doc,
+    loc: &Loc,
+    t: Tri,
+    range: &[f64; 2],
+    autolimits: bool,
+    what: &str,
+    range_attr: &str,
+    limited_attr: &str,
+) -> R<()> {
+    if t == Tri::Auto && !autolimits && (range[0] != 0.0 || range[1] != 0.0) {
+        return Err(err(
+            doc,
+            loc,
+            Some(range_attr),
+            ErrorKind::InvalidValue,
+            format!(
+                "{what} has '{range_attr}' but not '{limited_attr}' under autolimits=\"false\": \
+                 set {limited_attr} to true or false, or remove {range_attr}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn resolve_limited(t: Tri, range: &[f64; 2], autolimits: bool) -> bool {
     match t {
         Tri::True => true,

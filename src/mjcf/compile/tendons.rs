@@ -25,6 +25,16 @@ impl Build<'_> {
                     "tendon must have at least one wrap object",
                 ));
             }
+            autolimits_range(
+                doc,
+                &td.loc,
+                td.limited,
+                &td.range,
+                c.autolimits,
+                "tendon",
+                "range",
+                "limited",
+            )?;
             let limited = resolve_limited(td.limited, &td.range, c.autolimits);
             if limited && td.range[0] >= td.range[1] {
                 return Err(err(
