@@ -163,13 +163,9 @@ impl<'a> A<'a> {
         if toks.len() != 1 {
             return Err(self.count_err(name, 1, toks.len(), true));
         }
-        toks[0].parse::<i64>().map(Some).map_err(|_| {
-            self.err(
-                Some(name),
-                ErrorKind::MalformedNumber,
-                format!("malformed integer '{}'", toks[0]),
-            )
-        })
+        int32(toks[0])
+            .map(Some)
+            .map_err(|msg| self.err(Some(name), ErrorKind::MalformedNumber, msg))
     }
 
     /// Exactly `N` integers.
@@ -183,13 +179,7 @@ impl<'a> A<'a> {
         }
         let mut out = [0i64; N];
         for (o, t) in out.iter_mut().zip(&toks) {
-            *o = t.parse::<i64>().map_err(|_| {
-                self.err(
-                    Some(name),
-                    ErrorKind::MalformedNumber,
-                    format!("malformed integer '{t}'"),
-                )
-            })?;
+            *o = int32(t).map_err(|msg| self.err(Some(name), ErrorKind::MalformedNumber, msg))?;
         }
         Ok(Some(out))
     }
@@ -236,6 +226,26 @@ impl<'a> A<'a> {
     /// `enable`/`disable`.
     pub fn flag(&self, name: &str) -> R<Option<bool>> {
         self.kw(name, &[("enable", true), ("disable", false)])
+    }
+}
+
+/// One integer as MuJoCo 4.0 reads it: decimal digits with a sign, within 32 bits ("number is
+/// too large in attribute" beyond; checked: 2147483647 read, 2147483648 and 4294967296
+/// refused).
+pub fn int32(tok: &str) -> Result<i64, String> {
+    match tok.parse::<i64>() {
+        Ok(x) if i32::try_from(x).is_ok() => Ok(x),
+        Ok(_) => Err(format!("number '{tok}' is too large")),
+        Err(_)
+            if tok
+                .trim_start_matches(['+', '-'])
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && tok.len() > 1 =>
+        {
+            Err(format!("number '{tok}' is too large"))
+        }
+        Err(_) => Err(format!("malformed integer '{tok}'")),
     }
 }
 

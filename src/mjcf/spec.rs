@@ -1101,6 +1101,48 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
             || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
         let container =
             body_like || geom_in_body || plugin_like || CONTAINERS.contains(&(parent, &e.name));
+        // containers whose children no reader checks
+        let only: Option<&[&str]> = match (parent, e.name.as_str()) {
+            ("asset", "material") => Some(&["layer"]),
+            ("asset", "mesh") => Some(&["plugin"]),
+            ("asset" | "deformable", "skin") => Some(&["bone"]),
+            _ => None,
+        };
+        if let Some(c) =
+            only.and_then(|o| e.children.iter().find(|c| !o.contains(&c.name.as_str())))
+        {
+            return Err(doc.err(
+                c,
+                None,
+                ErrorKind::UnknownElement,
+                format!("unrecognized element <{}> in <{}>", c.name, e.name),
+            ));
+        }
+        // sections that take no attribute
+        if parent == "mujoco"
+            && matches!(
+                e.name.as_str(),
+                "asset"
+                    | "contact"
+                    | "equality"
+                    | "tendon"
+                    | "actuator"
+                    | "sensor"
+                    | "keyframe"
+                    | "deformable"
+                    | "custom"
+                    | "extension"
+            )
+        {
+            if let Some(at) = e.attrs.first() {
+                return Err(doc.err(
+                    e,
+                    Some(&at.name),
+                    ErrorKind::UnknownAttribute,
+                    "unrecognized attribute".into(),
+                ));
+            }
+        }
         if !container {
             if let Some(c) = e.children.first() {
                 return Err(doc.err(
@@ -1210,6 +1252,36 @@ fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
             ("specular", Nums(3)),
             ("active", Int),
         ],
+        "map" => &[
+            ("stiffness", Nums(1)),
+            ("stiffnessrot", Nums(1)),
+            ("force", Nums(1)),
+            ("torque", Nums(1)),
+            ("alpha", Nums(1)),
+            ("fogstart", Nums(1)),
+            ("fogend", Nums(1)),
+            ("znear", Nums(1)),
+            ("zfar", Nums(1)),
+            ("haze", Nums(1)),
+            ("shadowclip", Nums(1)),
+            ("shadowscale", Nums(1)),
+            ("actuatortendon", Nums(1)),
+        ],
+        "size" => &[
+            ("njmax", Int),
+            ("nconmax", Int),
+            ("nstack", Int),
+            ("nuserdata", Int),
+            ("nkey", Int),
+            ("nuser_body", Int),
+            ("nuser_jnt", Int),
+            ("nuser_geom", Int),
+            ("nuser_site", Int),
+            ("nuser_cam", Int),
+            ("nuser_tendon", Int),
+            ("nuser_actuator", Int),
+            ("nuser_sensor", Int),
+        ],
         "quality" => &[
             ("shadowsize", Int),
             ("offsamples", Int),
@@ -1224,6 +1296,14 @@ fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
 /// Check the rendering attributes of `a`'s element ([`typed_attrs`]) as MuJoCo 4.0's XML reader
 /// does: keywords from their set, the right count of numbers, integers that fit 32 bits.
 fn check_typed(a: &A) -> R<()> {
+    // MuJoCo 4.0: "znear must be strictly positive"
+    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| !(z > 0.0)) {
+        return Err(a.err(
+            Some("znear"),
+            ErrorKind::InvalidValue,
+            "znear must be strictly positive",
+        ));
+    }
     for &(name, ty) in typed_attrs(&a.e.name) {
         match ty {
             Typed::Kw(list) => {
@@ -1710,9 +1790,8 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             if a.f_into("dampratio", &mut dampratio)? {
                 kv = 0.0;
             }
-            if kp < 0.0 {
-                return Err(a.err(Some("kp"), ErrorKind::InvalidValue, "kp cannot be negative"));
-            }
+            // a negative kp is read (checked: MuJoCo 4.0 reads position and intvelocity
+            // kp="-20"; it refuses a negative kv there)
             if kv < 0.0 {
                 return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
             }
@@ -1749,11 +1828,9 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             }
         }
         ActKind::Velocity => {
+            // a negative kv is read (checked: MuJoCo 4.0 reads velocity kv="-1")
             let mut kv = x.gainprm[0];
             a.f_into("kv", &mut kv)?;
-            if kv < 0.0 {
-                return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
-            }
             x.dyntype = DynType::None;
             x.dynprm = prm(&[1.0]);
             x.gaintype = GainType::Fixed;
@@ -1926,6 +2003,8 @@ struct Reader<'d> {
     textures: Vec<String>,
     /// Each material's texture reference, to resolve once every asset is read.
     material_textures: Vec<(Loc, String)>,
+    /// Each camera's and light's `target` body, to resolve once every body is read.
+    frame_targets: Vec<(Loc, String)>,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -2028,12 +2107,19 @@ impl<'d> Reader<'d> {
         let ra = self.a(root);
         // MuJoCo 4.0 accepts namespace declarations on the root element (only there; checked:
         // `xmlns` and `xmlns:x` on <mujoco> read, `xmlns` on a geom refused)
-        let mut root_attrs = root.clone();
-        root_attrs.children.clear();
-        root_attrs
-            .attrs
-            .retain(|a| a.name != "xmlns" && !a.name.starts_with("xmlns:"));
-        allowed(&A::new(self.doc, &root_attrs), "mujoco")?;
+        super::attr::lookups::note(root, super::attr::lookups::Noted::Key, "mujoco");
+        let known = schema::allowed("mujoco").unwrap_or(&[]);
+        if let Some(at) = root.attrs.iter().find(|at| {
+            !known.contains(&at.name.as_str())
+                && at.name != "xmlns"
+                && !at.name.starts_with("xmlns:")
+        }) {
+            return Err(ra.err(
+                Some(&at.name),
+                ErrorKind::UnknownAttribute,
+                "unrecognized attribute",
+            ));
+        }
         structure(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
         // pass 1: compiler, then defaults
@@ -2069,6 +2155,9 @@ impl<'d> Reader<'d> {
                 "option" => self.option(e)?,
                 "size" | "statistic" | "visual" | "custom" | "extension" => {
                     self.skip_checked(e)?;
+                    if e.name == "size" {
+                        check_typed(&self.a(e))?;
+                    }
                     if e.name == "size" {
                         let a = self.a(e);
                         if let Some(n) = a.int("nkey")? {
@@ -2144,6 +2233,31 @@ impl<'d> Reader<'d> {
                     }
                 }
                 _ => return Err(self.unknown(e, "mujoco")),
+            }
+        }
+        // MuJoCo 4.0 refuses a camera or light whose target body does not exist ("unknown
+        // target body in camera"), whatever its mode
+        fn body_names(b: &BodyS, out: &mut Vec<String>) {
+            out.push(b.name.clone());
+            for c in &b.children {
+                body_names(c, out);
+            }
+        }
+        let mut bodies = Vec::new();
+        body_names(&self.spec.world, &mut bodies);
+        for (loc, t) in &self.frame_targets {
+            if !bodies.contains(t) {
+                let src = &self.doc.sources[loc.src];
+                let (line, column) = src.line_col(loc.pos);
+                return Err(MjcfError {
+                    file: src.name.clone(),
+                    line,
+                    column,
+                    element: loc.desc.clone(),
+                    attribute: Some("target".into()),
+                    kind: ErrorKind::UndefinedReference,
+                    message: format!("unknown target body '{t}'"),
+                });
             }
         }
         for (loc, t) in &self.material_textures {
@@ -2439,8 +2553,41 @@ impl<'d> Reader<'d> {
                     }
                 }
             }
+            if ch.name == "texture" {
+                // without a builtin pattern a texture needs files (MuJoCo 4.0: "No cubefiles_
+                // defined in cube or skybox texture", "Cannot load 2D texture from separate
+                // files")
+                let builtin = a.s("builtin").is_some_and(|b| b.trim() != "none");
+                let files = [
+                    "file",
+                    "fileright",
+                    "fileleft",
+                    "fileup",
+                    "filedown",
+                    "filefront",
+                    "fileback",
+                    "gridlayout",
+                ];
+                if !builtin && !files.iter().any(|f| a.has(f)) {
+                    return Err(a.err(
+                        None,
+                        ErrorKind::MissingAttribute,
+                        "a texture needs a builtin pattern or a file",
+                    ));
+                }
+            }
             if matches!(ch.name.as_str(), "texture" | "material") {
                 let n = a.s("name").unwrap_or_default();
+                let skybox = a.s("type").as_deref() == Some("skybox");
+                if n.is_empty() && (ch.name == "material" || !a.has("file") && !skybox) {
+                    // MuJoCo 4.0: "empty name in material" / "in texture" (a texture from a
+                    // file is named after it; a skybox needs no name)
+                    return Err(a.err(
+                        Some("name"),
+                        ErrorKind::MissingAttribute,
+                        format!("a {} needs a name", ch.name),
+                    ));
+                }
                 let seen = if ch.name == "texture" {
                     &textures
                 } else {
@@ -2646,6 +2793,9 @@ impl<'d> Reader<'d> {
                         cl.light.clone()
                     };
                     read_frameobj(&a, &mut o, &c)?;
+                    if let Some(tg) = a.s("target").filter(|t| !t.is_empty()) {
+                        self.frame_targets.push((Loc::of(ch), tg));
+                    }
                     o.name = a.s("name").unwrap_or_default();
                     o.loc = Loc::of(ch);
                     if !ctx.identity {
@@ -3324,8 +3474,13 @@ impl<'d> Reader<'d> {
                         x.refname = self.required(&a, "refname")?;
                         x.refattr = "refname";
                     }
-                    for (k, v) in [("objtype", &x.objtype), ("reftype", &x.reftype)] {
-                        if !v.is_empty()
+                    // an empty keyword is refused too (MuJoCo 4.0: "invalid keyword: ''")
+                    let reftype_given = !x.reftype.is_empty() || a.has("reftype");
+                    for (k, v, given) in [
+                        ("objtype", &x.objtype, true),
+                        ("reftype", &x.reftype, reftype_given),
+                    ] {
+                        if given
                             && !["body", "xbody", "geom", "site", "camera"].contains(&v.as_str())
                         {
                             return Err(a.err(
@@ -3476,6 +3631,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         top_class: "main".into(),
         textures: Vec::new(),
         material_textures: Vec::new(),
+        frame_targets: Vec::new(),
         spec: Spec {
             name: String::new(),
             compiler: Compiler::default(),

@@ -311,6 +311,7 @@ impl Loader {
                     (!t.trim_ascii().is_empty()).then_some("text after the root element")
                 }
                 Event::Text(t) if t.contains('\0') => Some("NUL byte in text"),
+                Event::Comment(t) if t.contains('\0') => Some("NUL byte in a comment"),
                 _ => None,
             };
             if let Some(what) = misplaced {

@@ -63,6 +63,16 @@ impl Build<'_> {
                     }
                 }
             };
+            if q.obj2.is_some() && o2 == o1 as i32 {
+                // MuJoCo 4.0: "element 'x' is repeated in equality constraint"
+                return Err(err(
+                    doc,
+                    &q.loc,
+                    Some(&a2),
+                    ErrorKind::InvalidValue,
+                    format!("{what} '{}' is repeated in the equality constraint", q.obj1),
+                ));
+            }
             let mut data = [0.0; 11];
             match ty {
                 EqType::Connect | EqType::Weld if !q.sites => {

@@ -49,7 +49,8 @@ impl Build<'_> {
                 }
                 _ => {}
             }
-            if let Some(mat) = &g.material {
+            // an empty material name is no material (MuJoCo 4.0 reads material="")
+            if let Some(mat) = g.material.as_ref().filter(|m| !m.is_empty()) {
                 if !s.materials.contains(mat) {
                     return Err(err(
                         doc,
@@ -59,6 +60,16 @@ impl Build<'_> {
                         format!("undefined material '{mat}'"),
                     ));
                 }
+            }
+            if g.size.iter().any(|x| x.is_nan()) {
+                // MuJoCo 4.0: "nan size in geom", whatever the type uses
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("size"),
+                    ErrorKind::InvalidValue,
+                    "nan size in geom",
+                ));
             }
             let need = match g.gtype {
                 G::Sphere => 1,
@@ -161,7 +172,8 @@ impl Build<'_> {
             m.geom_adhesion.push(g.adhesion);
             m.geom_fluid.push(geom_fluid(g));
             m.geom_rgba.push(g.rgba.map(|x| x as f32));
-            t.geom_material.push(g.material.is_some());
+            t.geom_material
+                .push(g.material.as_ref().is_some_and(|m| !m.is_empty()));
             t.ngeom += 1;
         }
         Ok(())
