@@ -1181,3 +1181,55 @@ fn syntax_errors_name_their_element() {
     let e = load_str("").unwrap_err();
     assert!(!e.element.is_empty(), "{e}");
 }
+
+/// Second pass from the generator's full run, each decided as MuJoCo 4.0 decides it (checked
+/// with MuJoCo 4.0, values where they matter).
+#[test]
+fn generator_full_run_parity() {
+    let body = "<body name=\"b\"><joint name=\"j\"/><geom size=\"1\"/></body>";
+    let w = |inner: &str, after: &str| {
+        format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n{after}\n</mujoco>")
+    };
+    // accepted
+    let m = load_str(&w(
+        "<body pos=\"0 0 3\"><freejoint/><geom size=\"1\"/></body><body><joint name=\"j\" ref=\"0.5\"/><geom size=\"1\"/></body>",
+        "<actuator><motor joint=\"j\"/><motor joint=\"j\"/></actuator><keyframe><key qpos=\"1 2\" qvel=\"1\" ctrl=\"3\"/></keyframe>",
+    ))
+    .unwrap();
+    // a short keyframe vector is completed with the defaults' tail
+    assert_eq!(&m.key_qpos[..7], &[1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.key_qpos[7], m.qpos0[7]);
+    assert_eq!(m.key_qvel, vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.key_ctrl, vec![3.0, 0.0]);
+    for ok in [
+        w(body, "<actuator><position joint=\"j\" kp=\"-20\"/><velocity joint=\"j\" kv=\"-1\"/></actuator>"),
+        w("<geom size=\"1\" material=\"\"/><camera target=\"\"/>", ""),
+        w("<body><joint/><geom size=\"1\" mass=\"inf\"/></body>", ""),
+        w("<geom size=\"1\" conaffinity=\"2147483647\"/>", ""),
+        w("", "<asset><texture type=\"skybox\" builtin=\"flat\" width=\"4\" height=\"4\"/></asset>"),
+    ] {
+        load_str(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+    // refused
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w(body, "<keyframe>\n<key qvel=\"1 2\"/></keyframe>"), ErrorKind::WrongCount, 6, 1, "attribute 'qvel': expected 1 numbers, got 2"),
+        (w("<body><joint/><geom type=\"capsule\" size=\"0.1 0.2\" mass=\"inf\"/></body>", ""), ErrorKind::MassInertia, 3, 1, "mjMINVAL"),
+        (w("<geom size=\"1\" conaffinity=\"2147483648\"/>", ""), ErrorKind::MalformedNumber, 3, 16, "number '2147483648' is too large"),
+        (w("<geom size=\"nan\"/>", ""), ErrorKind::InvalidValue, 3, 1, "nan size in geom"),
+        (w("<camera target=\"nosuch\"/>", ""), ErrorKind::UndefinedReference, 3, 1, "<camera> attribute 'target': unknown target body 'nosuch'"),
+        (w(body, "<tendon>\n<fixed><joint joint=\"j\" coef=\"1\"/>\n<joint joint=\"j\" coef=\"1\"/></fixed></tendon>"), ErrorKind::InvalidValue, 7, 1, "joint 'j' is repeated in the tendon"),
+        (w(body, "<equality>\n<joint joint1=\"j\" joint2=\"j\"/></equality>"), ErrorKind::InvalidValue, 6, 1, "joint 'j' is repeated in the equality constraint"),
+        (w(body, "<sensor>\n<framepos objtype=\"\" objname=\"b\"/></sensor>"), ErrorKind::InvalidKeyword, 6, 11, "invalid object type ''"),
+        (w("", "<asset>\n<material rgba=\"1 0 0 1\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a material needs a name"),
+        (w("", "<asset>\n<texture type=\"2d\" builtin=\"flat\" width=\"4\" height=\"4\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a texture needs a name"),
+        (w("", "<asset>\n<texture name=\"t\" type=\"skybox\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a builtin pattern or a file"),
+        (w("", "<asset>\n<material name=\"m\"><site/></material></asset>"), ErrorKind::UnknownElement, 6, 20, "<site>: unrecognized element <site> in <material>"),
+        (w("", "<asset name=\"x\"/>"), ErrorKind::UnknownAttribute, 5, 8, "<asset name=\"x\"> attribute 'name'"),
+        ("<mujoco>\n<visual>\n<map znear=\"0\"/>\n</visual>\n</mujoco>".into(), ErrorKind::InvalidValue, 3, 6, "znear must be strictly positive"),
+        ("<mujoco>\n<size nuser_geom=\"0x10\"/>\n</mujoco>".into(), ErrorKind::MalformedNumber, 2, 7, "malformed integer '0x10'"),
+        ("<mujoco>\n<!--\0-->\n</mujoco>".into(), ErrorKind::Syntax, 2, 9, "NUL byte in a comment"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}

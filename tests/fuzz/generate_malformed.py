@@ -577,7 +577,8 @@ class Oracle:
 # diffmj through its command line (full mode)
 # ---------------------------------------------------------------------------------------------
 
-POSITION_RE = re.compile(r":\d+:\d+: <[^>]+>")
+# an element, or "(top level)" for a syntax error before the root element is read
+POSITION_RE = re.compile(r":\d+:\d+: (<[^>]+>|\(top level\))")
 
 
 def run_cli(cmd, timeout):

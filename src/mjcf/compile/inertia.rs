@@ -207,6 +207,13 @@ fn geom_inertia(g: &GeomS) -> Option<(f64, [f64; 3])> {
             (
                 vol,
                 Box::new(move |m| {
+                    // MuJoCo 4.0 goes through the density for a capsule: one that overflows
+                    // (an infinite density, or mass 1e308 in a small capsule) leaves NaN
+                    // inertia, and a moving body is then refused (checked; spheres, boxes,
+                    // cylinders and ellipsoids of infinite mass keep infinite inertia)
+                    if !(m / vol).is_finite() {
+                        return [f64::NAN; 3];
+                    }
                     let mc = m * vc / vol;
                     let ms = m * vs / vol;
                     let hh = 2.0 * h;
