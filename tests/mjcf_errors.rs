@@ -1233,3 +1233,32 @@ fn generator_full_run_parity() {
         check(&xml, kind, line, col, needle);
     }
 }
+
+/// Third pass from the generator's full run (checked with MuJoCo 4.0): single-precision colors,
+/// prefixed attributes on the root, repeated equality and keyframe names, pulley divisors,
+/// the typed `<visual><global>` attributes, a bare `&` in text.
+#[test]
+fn generator_full_run_parity_third() {
+    let w = |inner: &str, after: &str| {
+        format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n{after}\n</mujoco>")
+    };
+    for ok in [
+        w("<geom size=\"1\" rgba=\"3.3e38 inf nan 1\"/>", ""),
+        "<mujoco x:pos=\"1\" model=\"m\"><worldbody/></mujoco>".to_string(),
+        "&<mujoco><worldbody>&<geom size=\"1\"/></worldbody></mujoco>".to_string(),
+    ] {
+        load_str(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+    let two = "<body name=\"a\"><joint/><geom size=\"1\"/></body><body name=\"b\"><joint/><geom size=\"1\"/></body>";
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w("<geom size=\"1\" rgba=\"3.5e38 0 0 1\"/>", ""), ErrorKind::MalformedNumber, 3, 16, "too large for a color"),
+        (w("<site rgba=\"1 0 0\"/>", ""), ErrorKind::WrongCount, 3, 7, "<site> attribute 'rgba': expected 4 numbers, got 3"),
+        (w(two, "<equality>\n<connect name=\"e\" body1=\"a\" anchor=\"0 0 0\"/>\n<connect name=\"e\" body1=\"b\" anchor=\"0 0 0\"/>\n</equality>"), ErrorKind::DuplicateName, 7, 1, "repeated name 'e' in equality"),
+        (w(two, "<keyframe>\n<key name=\"k\"/>\n<key name=\"k\"/>\n</keyframe>"), ErrorKind::DuplicateName, 7, 1, "repeated name 'k' in key"),
+        (w("<site name=\"a\"/><site name=\"b\"/><site name=\"c\"/><site name=\"d\"/>", "<tendon><spatial>\n<site site=\"a\"/><site site=\"b\"/><pulley divisor=\"-2\"/><site site=\"c\"/><site site=\"d\"/></spatial></tendon>"), ErrorKind::InvalidValue, 6, 41, "pulley divisor must be positive"),
+        ("<mujoco>\n<visual>\n<global offwidth=\"1e\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 9, "malformed integer '1e'"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}

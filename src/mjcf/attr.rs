@@ -366,6 +366,20 @@ pub(crate) mod lookups {
         LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
     }
 
+    /// Run `f` without recording: look-ups that only validate a value (its type, its count)
+    /// are not reads for the audit, which asks whether the simulation uses an attribute.
+    pub(crate) fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+        #[cfg(test)]
+        {
+            let saved = LOG.with(|l| l.borrow_mut().take());
+            let r = f();
+            LOG.with(|l| *l.borrow_mut() = saved);
+            r
+        }
+        #[cfg(not(test))]
+        f()
+    }
+
     /// Note `name` of element `e` (a schema key or an attribute name, as `what` says).
     #[inline]
     pub(crate) fn note(e: &Elem, what: Noted, name: &str) {

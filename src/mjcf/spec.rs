@@ -1101,6 +1101,34 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
             || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
         let container =
             body_like || geom_in_body || plugin_like || CONTAINERS.contains(&(parent, &e.name));
+        // colors are single precision in MuJoCo 4.0: four numbers, finite ones within f32
+        // ("number is too large in attribute 'rgba'", checked: 3.5e38 refused, 3.3e38, inf
+        // and nan read; a site's "1 0 0" refused as a geom's)
+        if let Some(at) = e.attr("rgba") {
+            // parsed here without the reader's look-up (the schema audit sees the reader's own)
+            let a = A::new(doc, e);
+            let parsed: Option<Vec<f64>> = at
+                .value
+                .split_whitespace()
+                .map(super::attr::parse_num)
+                .collect();
+            if let Some(v) = parsed.filter(|v| !v.is_empty()) {
+                if v.len() != 4 {
+                    return Err(a.err(
+                        Some("rgba"),
+                        ErrorKind::WrongCount,
+                        format!("expected 4 numbers, got {}", v.len()),
+                    ));
+                }
+                if v.iter().any(|x| x.is_finite() && x.abs() > f32::MAX as f64) {
+                    return Err(a.err(
+                        Some(&at.name),
+                        ErrorKind::MalformedNumber,
+                        format!("number in '{}' is too large for a color", at.value),
+                    ));
+                }
+            }
+        }
         // containers whose children no reader checks
         let only: Option<&[&str]> = match (parent, e.name.as_str()) {
             ("asset", "material") => Some(&["layer"]),
@@ -1282,6 +1310,21 @@ fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
             ("nuser_actuator", Int),
             ("nuser_sensor", Int),
         ],
+        "global" => &[
+            ("cameraid", Int),
+            ("orthographic", BOOL),
+            ("fovy", Nums(1)),
+            ("ipd", Nums(1)),
+            ("azimuth", Nums(1)),
+            ("elevation", Nums(1)),
+            ("linewidth", Nums(1)),
+            ("glow", Nums(1)),
+            ("realtime", Nums(1)),
+            ("offwidth", Int),
+            ("offheight", Int),
+            ("ellipsoidinertia", BOOL),
+            ("bvactive", BOOL),
+        ],
         "quality" => &[
             ("shadowsize", Int),
             ("offsamples", Int),
@@ -1296,6 +1339,11 @@ fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
 /// Check the rendering attributes of `a`'s element ([`typed_attrs`]) as MuJoCo 4.0's XML reader
 /// does: keywords from their set, the right count of numbers, integers that fit 32 bits.
 fn check_typed(a: &A) -> R<()> {
+    super::attr::lookups::unrecorded(|| check_typed_values(a))
+}
+
+/// [`check_typed`]'s checks (run unrecorded for the schema audit).
+fn check_typed_values(a: &A) -> R<()> {
     // MuJoCo 4.0: "znear must be strictly positive"
     if a.e.name == "map" && a.f("znear")?.is_some_and(|z| !(z > 0.0)) {
         return Err(a.err(
@@ -2105,14 +2153,13 @@ impl<'d> Reader<'d> {
             ));
         }
         let ra = self.a(root);
-        // MuJoCo 4.0 accepts namespace declarations on the root element (only there; checked:
-        // `xmlns` and `xmlns:x` on <mujoco> read, `xmlns` on a geom refused)
+        // MuJoCo 4.0 accepts namespace declarations and prefixed attributes on the root
+        // element (only there; checked: `xmlns`, `xmlns:x` and `x:pos` on <mujoco> read,
+        // `xmlns` and `x:pos` on a geom refused)
         super::attr::lookups::note(root, super::attr::lookups::Noted::Key, "mujoco");
         let known = schema::allowed("mujoco").unwrap_or(&[]);
         if let Some(at) = root.attrs.iter().find(|at| {
-            !known.contains(&at.name.as_str())
-                && at.name != "xmlns"
-                && !at.name.starts_with("xmlns:")
+            !known.contains(&at.name.as_str()) && at.name != "xmlns" && !at.name.contains(':')
         }) {
             return Err(ra.err(
                 Some(&at.name),
@@ -2990,6 +3037,14 @@ impl<'d> Reader<'d> {
                                 "missing required attribute",
                             ));
                         };
+                        if !(d > 0.0) {
+                            // MuJoCo 4.0: "pulley divisor must be positive"
+                            return Err(wa.err(
+                                Some("divisor"),
+                                ErrorKind::InvalidValue,
+                                "pulley divisor must be positive",
+                            ));
+                        }
                         ws.prm = d;
                     }
                 }

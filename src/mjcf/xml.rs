@@ -283,6 +283,9 @@ impl Loader {
     fn parse_source(&mut self, idx: usize) -> Result<Elem, MjcfError> {
         let text = self.sources[idx].text.clone();
         let mut reader = Reader::from_str(&text);
+        // a bare `&` in text is read (MuJoCo 4.0 reads `&<mujoco>...` and `&` between
+        // elements); text carries nothing in MJCF
+        reader.config_mut().allow_dangling_amp = true;
         let mut stack: Vec<Elem> = Vec::new();
         let mut root: Option<Elem> = None;
         loop {

@@ -9,6 +9,7 @@ impl Build<'_> {
         let (doc, s) = (self.doc, self.s);
         let (t, m, xpos, xquat) = (&mut self.t, &mut self.m, &self.xpos, &self.xquat);
         for q in &s.eqs {
+            self.names.add(doc, "equality", &q.name, &q.loc)?;
             let (ty, names, what): (EqType, &[String], &str) = match q.tag.as_str() {
                 "connect" => (
                     EqType::Connect,

@@ -15,6 +15,7 @@ impl Build<'_> {
             keys.push(crate::mjcf::spec::KeyS::default());
         }
         for k in &keys {
+            self.names.add(doc, "key", &k.name, &k.loc)?;
             // MuJoCo 4.0 completes a shorter qpos, qvel, act or ctrl with the defaults' tail
             // (checked: qpos "1 2" of a free body and a hinge reads as 1 2 then qpos0's rest,
             // qvel and ctrl with zeros) and refuses a longer one
