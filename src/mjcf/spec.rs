@@ -1345,7 +1345,7 @@ fn check_typed(a: &A) -> R<()> {
 /// [`check_typed`]'s checks (run unrecorded for the schema audit).
 fn check_typed_values(a: &A) -> R<()> {
     // MuJoCo 4.0: "znear must be strictly positive"
-    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| !(z > 0.0)) {
+    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z.is_nan() || z <= 0.0) {
         return Err(a.err(
             Some("znear"),
             ErrorKind::InvalidValue,
@@ -2591,7 +2591,7 @@ impl<'d> Reader<'d> {
                     ("height", a.s("type").as_deref() == Some("2d")),
                 ];
                 for (dim, checked) in dims {
-                    if builtin && checked && !a.int(dim)?.is_some_and(|w| w > 0) {
+                    if builtin && checked && a.int(dim)?.is_none_or(|w| w <= 0) {
                         return Err(a.err(
                             Some(dim),
                             ErrorKind::InvalidValue,
@@ -3037,7 +3037,7 @@ impl<'d> Reader<'d> {
                                 "missing required attribute",
                             ));
                         };
-                        if !(d > 0.0) {
+                        if d.is_nan() || d <= 0.0 {
                             // MuJoCo 4.0: "pulley divisor must be positive"
                             return Err(wa.err(
                                 Some("divisor"),

@@ -88,7 +88,7 @@ impl Build<'_> {
                     ));
                 }
             }
-            if g.gtype == G::Plane && !(g.size[2] > 0.0) {
+            if g.gtype == G::Plane && (g.size[2].is_nan() || g.size[2] <= 0.0) {
                 // the grid spacing (checked: size "40 40 0" refused by MuJoCo 4.0)
                 return Err(err(
                     doc,

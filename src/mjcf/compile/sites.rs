@@ -29,7 +29,7 @@ impl Build<'_> {
                     ))
                 }
             };
-            if let Some(i) = (0..need).find(|&i| !(st.size[i] > 0.0)) {
+            if let Some(i) = (0..need).find(|&i| st.size[i].is_nan() || st.size[i] <= 0.0) {
                 return Err(err(
                     doc,
                     &st.loc,
