@@ -1236,7 +1236,8 @@ fn generator_full_run_parity() {
 
 /// Third pass from the generator's full run (checked with MuJoCo 4.0): single-precision colors,
 /// prefixed attributes on the root, repeated equality and keyframe names, pulley divisors,
-/// the typed `<visual><global>` attributes, a bare `&` in text.
+/// the typed `<visual><global>` attributes, single-precision visual numbers, a bare `&` in
+/// text, history buffers under a non-positive timestep.
 #[test]
 fn generator_full_run_parity_third() {
     let w = |inner: &str, after: &str| {
@@ -1257,6 +1258,8 @@ fn generator_full_run_parity_third() {
         (w(two, "<keyframe>\n<key name=\"k\"/>\n<key name=\"k\"/>\n</keyframe>"), ErrorKind::DuplicateName, 7, 1, "repeated name 'k' in key"),
         (w("<site name=\"a\"/><site name=\"b\"/><site name=\"c\"/><site name=\"d\"/>", "<tendon><spatial>\n<site site=\"a\"/><site site=\"b\"/><pulley divisor=\"-2\"/><site site=\"c\"/><site site=\"d\"/></spatial></tendon>"), ErrorKind::InvalidValue, 6, 41, "pulley divisor must be positive"),
         ("<mujoco>\n<visual>\n<global offwidth=\"1e\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 9, "malformed integer '1e'"),
+        ("<mujoco>\n<visual>\n<headlight ambient=\".4 1e308 .4\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 12, "number too large for single precision"),
+        (format!("<mujoco>\n<option timestep=\"-0.01\"/>\n<worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\n<actuator>\n<motor joint=\"j\" nsample=\"2\" delay=\"0.01\"/>\n</actuator>\n</mujoco>"), ErrorKind::InvalidValue, 5, 1, "a history buffer needs a positive timestep"),
     ];
     for (xml, kind, line, col, needle) in cases {
         check(&xml, kind, line, col, needle);

@@ -1360,6 +1360,18 @@ fn check_typed_values(a: &A) -> R<()> {
             }
             Typed::Nums(n) => {
                 if let Some(v) = a.vec(name)? {
+                    // these are single precision in MuJoCo 4.0 ("number is too large")
+                    let single = matches!(
+                        a.e.name.as_str(),
+                        "headlight" | "map" | "global" | "light" | "material" | "quality"
+                    );
+                    if single && v.iter().any(|x| x.is_finite() && x.abs() > f32::MAX as f64) {
+                        return Err(a.err(
+                            Some(name),
+                            ErrorKind::MalformedNumber,
+                            "number too large for single precision",
+                        ));
+                    }
                     if v.len() != n {
                         return Err(a.err(
                             Some(name),

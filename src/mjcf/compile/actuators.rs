@@ -30,7 +30,8 @@ impl Build<'_> {
                     "a delayed actuator needs a control history: set nsample > 0",
                 ));
             }
-            let (history, adr) = history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1)?;
+            let (history, adr) =
+                history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1, s.opt.timestep)?;
             t.actuator_history.push(history);
             t.actuator_historyadr.push(adr);
             m.actuator_delay.push(a.delay);

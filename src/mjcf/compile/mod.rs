@@ -65,7 +65,7 @@ fn err(
 /// Place the history buffer of `nsample` samples of `dim` values (an actuator's control or a
 /// sensor's output) at the end of `Data::history`: returns `([nsample, interp], address)`
 /// (`[0, interp]` and −1 without one) and grows `t.nhistory` by the buffer's
-/// `2 + nsample·(1 + dim)` scalars.
+/// `2 + nsample·(1 + dim)` scalars. A buffer needs a positive `timestep`.
 fn history_buffer(
     doc: &Doc,
     loc: &Loc,
@@ -73,9 +73,20 @@ fn history_buffer(
     nsample: i64,
     interp: i32,
     dim: usize,
+    timestep: f64,
 ) -> R<([i32; 2], i32)> {
     if nsample <= 0 {
         return Ok(([0, interp], -1));
+    }
+    if timestep.is_nan() || timestep <= 0.0 {
+        // MuJoCo 4.0: "history buffers require positive timestep"
+        return Err(err(
+            doc,
+            loc,
+            Some("nsample"),
+            ErrorKind::InvalidValue,
+            format!("a history buffer needs a positive timestep, the model's is {timestep}"),
+        ));
     }
     let too_large = || {
         err(
