@@ -1259,7 +1259,7 @@ fn generator_full_run_parity_third() {
         (w("<site name=\"a\"/><site name=\"b\"/><site name=\"c\"/><site name=\"d\"/>", "<tendon><spatial>\n<site site=\"a\"/><site site=\"b\"/><pulley divisor=\"-2\"/><site site=\"c\"/><site site=\"d\"/></spatial></tendon>"), ErrorKind::InvalidValue, 6, 41, "pulley divisor must be positive"),
         ("<mujoco>\n<visual>\n<global offwidth=\"1e\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 9, "malformed integer '1e'"),
         ("<mujoco>\n<visual>\n<headlight ambient=\".4 1e308 .4\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 12, "number too large for single precision"),
-        (format!("<mujoco>\n<option timestep=\"-0.01\"/>\n<worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\n<actuator>\n<motor joint=\"j\" nsample=\"2\" delay=\"0.01\"/>\n</actuator>\n</mujoco>"), ErrorKind::InvalidValue, 5, 1, "a history buffer needs a positive timestep"),
+        ("<mujoco>\n<option timestep=\"-0.01\"/>\n<worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\n<actuator>\n<motor joint=\"j\" nsample=\"2\" delay=\"0.01\"/>\n</actuator>\n</mujoco>".into(), ErrorKind::InvalidValue, 5, 1, "a history buffer needs a positive timestep"),
     ];
     for (xml, kind, line, col, needle) in cases {
         check(&xml, kind, line, col, needle);
