@@ -1265,3 +1265,68 @@ fn generator_full_run_parity_third() {
         check(&xml, kind, line, col, needle);
     }
 }
+
+/// Fluid forces with negative coefficients as MuJoCo 4.0 applies them (its `qfrc_passive` for a
+/// free sphere at qvel (1, 2, 3, 0.5, −0.4, 0.3)): the inertia-box model leaves out a term
+/// whose coefficient is not positive (viscosity −1 with density 1 gives the quadratic drag
+/// only, viscosity 1 with density −1 the viscous drag only), the ellipsoid model applies a
+/// negative viscosity as it is.
+#[test]
+fn negative_fluid_coefficients_as_mujoco() {
+    let run = |visc: f64, dens: f64, shape: &str| {
+        let m = load_str(&format!(
+            "<mujoco><option viscosity=\"{visc}\" density=\"{dens}\"/><worldbody><body>\
+             <freejoint/><geom size=\"0.1\" mass=\"1\" {shape}/></body></worldbody></mujoco>"
+        ))
+        .unwrap();
+        let mut d = diffmj::Data::new(&m);
+        d.qvel.copy_from_slice(&[1.0, 2.0, 3.0, 0.5, -0.4, 0.3]);
+        diffmj::forward(&m, &mut d).unwrap();
+        d.qfrc_passive.clone()
+    };
+    let cases: [(f64, f64, &str, [f64; 6]); 4] = [
+        (
+            -1.0,
+            1.0,
+            "",
+            [
+                -0.012000000000000004,
+                -0.048000000000000015,
+                -0.10800000000000004,
+                -6.971370023173355e-07,
+                4.461676814830948e-07,
+                -2.509693208342408e-07,
+            ],
+        ),
+        (
+            1.0,
+            -1.0,
+            "",
+            [
+                -1.4600803233505004,
+                -2.920160646701001,
+                -4.380240970051501,
+                -0.005840321293402004,
+                0.004672257034721603,
+                -0.0035041927760412024,
+            ],
+        ),
+        (-1.0, -1.0, "", [0.0; 6]),
+        (
+            -1.0,
+            0.0,
+            "fluidshape=\"ellipsoid\"",
+            [1.884956, 3.769911, 5.654867, 0.012566, -0.010053, 0.00754],
+        ),
+    ];
+    for (visc, dens, shape, want) in cases {
+        let got = run(visc, dens, shape);
+        let tol = if shape.is_empty() { 1e-12 } else { 1e-6 };
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= tol,
+                "viscosity {visc} density {dens} {shape}: {got:?} vs {want:?}"
+            );
+        }
+    }
+}
