@@ -1330,3 +1330,34 @@ fn negative_fluid_coefficients_as_mujoco() {
         }
     }
 }
+
+/// `0 · ∞` guards as MuJoCo 4.0 has them: a motor of gear 1e308 at zero control reflects no
+/// damping or armature (0 · gear², not NaN) and 100 steps from qpos 0.5, qvel 0.3 end where
+/// MuJoCo's do (qpos 0.56, qvel 0.3, no warning); an infinite springref with zero stiffness
+/// gives no spring force.
+#[test]
+fn zero_times_infinity_guards() {
+    let m = load_str(
+        "<mujoco><worldbody><body><joint name=\"j\"/><geom size=\"0.1\" mass=\"1\" \
+         pos=\"0 0 -1\"/></body></worldbody><actuator><motor joint=\"j\" gear=\"1e308\"/>\
+         </actuator></mujoco>",
+    )
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    d.qvel[0] = 0.3;
+    for _ in 0..100 {
+        diffmj::step(&m, &mut d).unwrap();
+    }
+    assert!((d.qpos[0] - 0.56).abs() < 1e-12 && (d.qvel[0] - 0.3).abs() < 1e-12);
+    assert!(d.warnings().next().is_none());
+    let m = load_str(
+        "<mujoco><worldbody><body><joint springref=\"inf\" stiffness=\"0\"/><geom size=\"0.1\" \
+         mass=\"1\" pos=\"0 0 -1\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    diffmj::forward(&m, &mut d).unwrap();
+    assert_eq!((d.qfrc_spring[0], d.qacc[0]), (0.0, 0.0));
+}
