@@ -1361,3 +1361,40 @@ fn zero_times_infinity_guards() {
     diffmj::forward(&m, &mut d).unwrap();
     assert_eq!((d.qfrc_spring[0], d.qacc[0]), (0.0, 0.0));
 }
+
+/// A mass matrix that is not positive definite (armature −10 on a hinge of inertia 1.004):
+/// as MuJoCo 4.0, the pivot is raised to `mjMINVAL` with an `mjWARN_INERTIA` warning at that
+/// dof, so `qacc` is MuJoCo's −qfrc_bias·1e15 (−8.609e15) instead of an anti-physical one.
+/// diffmj's step then fails on the bad acceleration and resets the state (MuJoCo 4.0
+/// integrates the huge acceleration and resets at the next step's velocity check).
+#[test]
+fn non_positive_definite_mass_matrix_warns_and_resets() {
+    use diffmj::data::Warning;
+    let xml = |flag: &str| {
+        format!(
+            "<mujoco><option><flag {flag}/></option><worldbody><body><joint axis=\"1 0 0\" \
+             armature=\"-10\"/><geom size=\"0.1\" mass=\"1\" pos=\"0 1 0\"/></body>\
+             </worldbody></mujoco>"
+        )
+    };
+    // autoreset off: the state and the warnings stay to be looked at
+    let m = load_str(&xml("autoreset=\"disable\"")).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    d.qvel[0] = 0.3;
+    diffmj::forward(&m, &mut d).unwrap_err();
+    assert!(
+        (d.qacc[0] / -8.609084932144556e15 - 1.0).abs() < 1e-9,
+        "{}",
+        d.qacc[0]
+    );
+    let w = d.warning[Warning::Inertia as usize];
+    assert_eq!((w.number, w.lastinfo), (1, 0));
+    assert!((d.qLDiagInv[0] - 1e15).abs() < 1.0, "{}", d.qLDiagInv[0]);
+    let m = load_str(&xml("gravity=\"enable\"")).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    assert!(diffmj::step(&m, &mut d).is_err());
+    assert_eq!(d.qpos[0], 0.0, "reset to qpos0");
+    assert!(d.warning[Warning::BadQacc as usize].number > 0);
+}
