@@ -343,8 +343,10 @@ fn unsupported_dynamics_are_refused() {
     );
 }
 
-/// Deep nesting is refused with an error instead of exhausting the stack, while a chain of 1000
-/// bodies loads even from a test thread (2 MiB stack: the loader runs on its own stack).
+/// Nesting as deep as MuJoCo 4.0's XML reader allows: a chain of 496 bodies in the world body
+/// (elements 498 deep) loads even from a test thread (2 MiB stack: the loader runs on its own
+/// stack), 497 are refused as MuJoCo refuses them ("Element nesting is too deep"), with the
+/// element named.
 #[test]
 fn nesting_depth() {
     let chain = |n: usize| {
@@ -357,11 +359,17 @@ fn nesting_depth() {
         }
         s + "</worldbody></mujoco>"
     };
-    let m = load_str(&chain(1000)).expect("1000-link chain");
-    assert_eq!(m.nbody, 1001);
-    let e = load_str(&chain(5000)).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidValue);
-    assert!(e.to_string().contains("nested deeper than"), "{e}");
+    let m = load_str(&chain(496)).expect("496-link chain");
+    assert_eq!(m.nbody, 497);
+    for n in [497, 5000] {
+        let e = load_str(&chain(n)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert!(
+            e.to_string()
+                .contains("<body>: XML syntax error: elements nested deeper than"),
+            "{e}"
+        );
+    }
 }
 
 /// `contact/pair` and `contact/exclude`: every case is rejected by MuJoCo 4.0 too.
@@ -1065,4 +1073,328 @@ fn non_utf8_bytes_as_mujoco() {
     let e = load_file(dir.join("missing.xml")).unwrap_err();
     let s = e.to_string();
     assert!(!s.contains("::"), "{s}");
+}
+
+/// Accepted as MuJoCo 4.0 accepts them (each checked with MuJoCo 4.0, values where they
+/// matter): `nan` literals in C's `strtod` forms; empty numeric attributes read as not written;
+/// a world geom's negative mass and density (not checked on the world); a static body's
+/// negative inertial mass and inertia, raised to the bounds (0); namespace declarations on
+/// the root; an undefined entity left as written; elements after the root element; an
+/// included file whose root is not `<mujoco>`.
+#[test]
+fn accepted_as_mujoco_accepts() {
+    let w = |inner: &str| format!("<mujoco><worldbody>{inner}</worldbody></mujoco>");
+    for v in ["nan", "NaN", "-nan", "+nan", "NAN", "nan(0x1)"] {
+        let m = load_str(&w(&format!("<geom size=\"1\" pos=\"0 0 {v}\"/>"))).unwrap();
+        assert!(m.geom_pos[0][2].is_nan(), "{v}");
+    }
+    let m = load_str(&w("<geom size=\"1\" pos=\"\" conaffinity=\" \"/>")).unwrap();
+    assert_eq!((m.geom_pos[0], m.geom_conaffinity[0]), ([0.0; 3], 1));
+    load_str(&w(
+        "<geom size=\"1\" mass=\"-1\"/><geom size=\"1\" density=\"-1\"/>",
+    ))
+    .unwrap();
+    let m = load_str(&w(
+        "<body><inertial pos=\"0 0 0\" mass=\"-1\" diaginertia=\"-1 1 1\"/></body>",
+    ))
+    .unwrap();
+    assert_eq!((m.body_mass[1], m.body_inertia[1]), (0.0, [0.0, 1.0, 1.0]));
+    load_str("<mujoco xmlns=\"http://x\" xmlns:x=\"http://y\"><worldbody/></mujoco>").unwrap();
+    load_str(&w("<geom name=\"a&nosuch;b\" size=\"1\"/>")).unwrap();
+    load_str("<mujoco><worldbody/></mujoco><mujoco/><foo><bar/></foo>").unwrap();
+    let dir = std::env::temp_dir().join(format!("diffmj-incroot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("part.xml"),
+        "<foo><geom size=\"1\"/><geom size=\"2\"/></foo>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.xml"),
+        "<mujoco><worldbody><include file=\"part.xml\"/></worldbody></mujoco>",
+    )
+    .unwrap();
+    let m = load_file(dir.join("main.xml")).unwrap();
+    assert_eq!(m.ngeom, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Refused as MuJoCo 4.0 refuses them (each checked with MuJoCo 4.0), with the file,
+/// line:column and element: child elements of elements that take none, repeated unique
+/// children (default classes, visual, option flag, inertial), a range with its limited flag
+/// left to auto under `autolimits="false"`, bad camera and light keywords, a material naming a
+/// missing texture, a builtin texture without a width, two ball joints in a body, more than 6
+/// dofs in a body, planes and zero sizes in sites, a plane without a grid spacing, a NaN
+/// inertial mass on a moving body, processing instructions inside the root, a NUL byte in an
+/// attribute.
+#[test]
+fn refused_as_mujoco_refuses() {
+    let body = "<body><joint name=\"j\"/><geom size=\"1\"/></body>";
+    let w = |inner: &str| format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n</mujoco>");
+    let act = |a: &str| {
+        format!("<mujoco>\n<compiler autolimits=\"false\"/>\n<worldbody>{body}</worldbody>\n<actuator>\n{a}\n</actuator>\n</mujoco>")
+    };
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w("<geom size=\"1\"><camera/></geom>"), ErrorKind::UnknownElement, 3, 16, "<camera>: unrecognized element <camera> in <geom>"),
+        (w("<body><joint><x/></joint><geom size=\"1\"/></body>"), ErrorKind::UnknownElement, 3, 14, "<x>"),
+        ("<mujoco>\n<default>\n<geom size=\"1\"/>\n<geom size=\"2\"/>\n</default>\n</mujoco>".into(), ErrorKind::UnknownElement, 4, 1, "<geom> may appear only once in <default>"),
+        ("<mujoco>\n<default>\n<motor/><motor/>\n</default>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 9, "<motor> may appear only once"),
+        ("<mujoco>\n<visual>\n<headlight/><headlight/>\n</visual>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 13, "<headlight> may appear only once"),
+        ("<mujoco>\n<option>\n<flag/><flag/>\n</option>\n</mujoco>".into(), ErrorKind::UnknownElement, 3, 8, "<flag>"),
+        (act("<motor joint=\"j\" ctrlrange=\"-1 1\"/>"), ErrorKind::InvalidValue, 5, 1, "attribute 'ctrlrange': actuator has 'ctrlrange' but not 'ctrllimited'"),
+        (act("<motor joint=\"j\" forcerange=\"-1 1\"/>"), ErrorKind::InvalidValue, 5, 1, "'forcerange' but not 'forcelimited'"),
+        ("<mujoco>\n<compiler autolimits=\"false\"/>\n<worldbody>\n<body><joint range=\"0 1\"/><geom size=\"1\"/></body>\n</worldbody>\n</mujoco>".into(), ErrorKind::InvalidValue, 4, 7, "joint has 'range' but not 'limited'"),
+        (w("<camera mode=\"bogus\"/>"), ErrorKind::InvalidKeyword, 3, 9, "<camera> attribute 'mode': invalid keyword 'bogus'"),
+        (w("<light type=\"bogus\"/>"), ErrorKind::InvalidKeyword, 3, 8, "invalid keyword 'bogus'"),
+        (w("<light castshadow=\"maybe\"/>"), ErrorKind::InvalidKeyword, 3, 8, "attribute 'castshadow'"),
+        ("<mujoco>\n<asset>\n<material name=\"m\" texture=\"nosuch\"/>\n</asset>\n</mujoco>".into(), ErrorKind::UndefinedReference, 3, 1, "<material name=\"m\"> attribute 'texture': texture 'nosuch' not found"),
+        ("<mujoco>\n<asset>\n<texture name=\"t\" type=\"2d\" builtin=\"flat\" height=\"10\"/>\n</asset>\n</mujoco>".into(), ErrorKind::InvalidValue, 3, 1, "a builtin texture needs a positive width"),
+        ("<mujoco>\n<asset>\n<texture name=\"t\" builtin=\"flat\" width=\"99999999999999999999\"/>\n</asset>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 34, "too large"),
+        (w("<body><joint type=\"ball\"/><joint type=\"ball\"/><geom size=\"1\"/></body>"), ErrorKind::InvalidValue, 3, 27, "ball joint followed by a rotation"),
+        (w("<body><joint/><joint/><joint/><joint/><joint/><joint/><joint/><geom size=\"1\"/></body>"), ErrorKind::InvalidValue, 3, 1, "more than 6 dofs in body"),
+        (w("<site type=\"plane\"/>"), ErrorKind::InvalidValue, 3, 1, "not allowed in sites"),
+        (w("<site size=\"0\"/>"), ErrorKind::InvalidValue, 3, 1, "size 0 must be positive in site"),
+        (w("<geom type=\"plane\" size=\"1 1 0\"/>"), ErrorKind::InvalidValue, 3, 1, "plane size 2 must be positive"),
+        (w("<body><joint/><inertial pos=\"0 0 0\" mass=\"nan\" diaginertia=\"1 1 1\"/></body>"), ErrorKind::MassInertia, 3, 1, "larger than mjMINVAL"),
+        (w("<?php x ?>"), ErrorKind::Syntax, 3, 11, "<worldbody>: XML syntax error: processing instruction"),
+        ("<mujoco>\n<worldbody/>\n</mujoco>\n<?php x ?>".into(), ErrorKind::Syntax, 4, 11, "processing instruction"),
+        ("<mujoco>\n<worldbody/>\n</mujoco>\njunk".into(), ErrorKind::Syntax, 4, 5, "text after the root element"),
+        (w("<geom size=\"1\0\"/>"), ErrorKind::Syntax, 3, 7, "NUL byte"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}
+
+/// A syntax error names the element it is in (the innermost open one) and says "syntax
+/// error" once.
+#[test]
+fn syntax_errors_name_their_element() {
+    let e = load_str("<mujoco>\n<worldbody>\n<geom size=\"1").unwrap_err();
+    let s = e.to_string();
+    assert_eq!(e.kind, ErrorKind::Syntax);
+    assert!(
+        s.contains("<worldbody>: XML syntax error: attribute value not closed"),
+        "{s}"
+    );
+    assert_eq!(s.matches("syntax error").count(), 1, "{s}");
+    let e = load_str("").unwrap_err();
+    assert!(!e.element.is_empty(), "{e}");
+}
+
+/// Second pass from the generator's full run, each decided as MuJoCo 4.0 decides it (checked
+/// with MuJoCo 4.0, values where they matter).
+#[test]
+fn generator_full_run_parity() {
+    let body = "<body name=\"b\"><joint name=\"j\"/><geom size=\"1\"/></body>";
+    let w = |inner: &str, after: &str| {
+        format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n{after}\n</mujoco>")
+    };
+    // accepted
+    let m = load_str(&w(
+        "<body pos=\"0 0 3\"><freejoint/><geom size=\"1\"/></body><body><joint name=\"j\" ref=\"0.5\"/><geom size=\"1\"/></body>",
+        "<actuator><motor joint=\"j\"/><motor joint=\"j\"/></actuator><keyframe><key qpos=\"1 2\" qvel=\"1\" ctrl=\"3\"/></keyframe>",
+    ))
+    .unwrap();
+    // a short keyframe vector is completed with the defaults' tail
+    assert_eq!(&m.key_qpos[..7], &[1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.key_qpos[7], m.qpos0[7]);
+    assert_eq!(m.key_qvel, vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.key_ctrl, vec![3.0, 0.0]);
+    for ok in [
+        w(body, "<actuator><position joint=\"j\" kp=\"-20\"/><velocity joint=\"j\" kv=\"-1\"/></actuator>"),
+        w("<geom size=\"1\" material=\"\"/><camera target=\"\"/>", ""),
+        w("<body><joint/><geom size=\"1\" mass=\"inf\"/></body>", ""),
+        w("<geom size=\"1\" conaffinity=\"2147483647\"/>", ""),
+        w("", "<asset><texture type=\"skybox\" builtin=\"flat\" width=\"4\" height=\"4\"/></asset>"),
+    ] {
+        load_str(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+    // refused
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w(body, "<keyframe>\n<key qvel=\"1 2\"/></keyframe>"), ErrorKind::WrongCount, 6, 1, "attribute 'qvel': expected 1 numbers, got 2"),
+        (w("<body><joint/><geom type=\"capsule\" size=\"0.1 0.2\" mass=\"inf\"/></body>", ""), ErrorKind::MassInertia, 3, 1, "mjMINVAL"),
+        (w("<geom size=\"1\" conaffinity=\"2147483648\"/>", ""), ErrorKind::MalformedNumber, 3, 16, "number '2147483648' is too large"),
+        (w("<geom size=\"nan\"/>", ""), ErrorKind::InvalidValue, 3, 1, "nan size in geom"),
+        (w("<camera target=\"nosuch\"/>", ""), ErrorKind::UndefinedReference, 3, 1, "<camera> attribute 'target': unknown target body 'nosuch'"),
+        (w(body, "<tendon>\n<fixed><joint joint=\"j\" coef=\"1\"/>\n<joint joint=\"j\" coef=\"1\"/></fixed></tendon>"), ErrorKind::InvalidValue, 7, 1, "joint 'j' is repeated in the tendon"),
+        (w(body, "<equality>\n<joint joint1=\"j\" joint2=\"j\"/></equality>"), ErrorKind::InvalidValue, 6, 1, "joint 'j' is repeated in the equality constraint"),
+        (w(body, "<sensor>\n<framepos objtype=\"\" objname=\"b\"/></sensor>"), ErrorKind::InvalidKeyword, 6, 11, "invalid object type ''"),
+        (w("", "<asset>\n<material rgba=\"1 0 0 1\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a material needs a name"),
+        (w("", "<asset>\n<texture type=\"2d\" builtin=\"flat\" width=\"4\" height=\"4\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a texture needs a name"),
+        (w("", "<asset>\n<texture name=\"t\" type=\"skybox\"/></asset>"), ErrorKind::MissingAttribute, 6, 1, "a builtin pattern or a file"),
+        (w("", "<asset>\n<material name=\"m\"><site/></material></asset>"), ErrorKind::UnknownElement, 6, 20, "<site>: unrecognized element <site> in <material>"),
+        (w("", "<asset name=\"x\"/>"), ErrorKind::UnknownAttribute, 5, 8, "<asset name=\"x\"> attribute 'name'"),
+        ("<mujoco>\n<visual>\n<map znear=\"0\"/>\n</visual>\n</mujoco>".into(), ErrorKind::InvalidValue, 3, 6, "znear must be strictly positive"),
+        ("<mujoco>\n<size nuser_geom=\"0x10\"/>\n</mujoco>".into(), ErrorKind::MalformedNumber, 2, 7, "malformed integer '0x10'"),
+        ("<mujoco>\n<!--\0-->\n</mujoco>".into(), ErrorKind::Syntax, 2, 9, "NUL byte in a comment"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}
+
+/// Third pass from the generator's full run (checked with MuJoCo 4.0): single-precision colors,
+/// prefixed attributes on the root, repeated equality and keyframe names, pulley divisors,
+/// the typed `<visual><global>` attributes, single-precision visual numbers, a bare `&` in
+/// text, history buffers under a non-positive timestep.
+#[test]
+fn generator_full_run_parity_third() {
+    let w = |inner: &str, after: &str| {
+        format!("<mujoco>\n<worldbody>\n{inner}\n</worldbody>\n{after}\n</mujoco>")
+    };
+    for ok in [
+        w("<geom size=\"1\" rgba=\"3.3e38 inf nan 1\"/>", ""),
+        "<mujoco x:pos=\"1\" model=\"m\"><worldbody/></mujoco>".to_string(),
+        "&<mujoco><worldbody>&<geom size=\"1\"/></worldbody></mujoco>".to_string(),
+    ] {
+        load_str(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+    let two = "<body name=\"a\"><joint/><geom size=\"1\"/></body><body name=\"b\"><joint/><geom size=\"1\"/></body>";
+    let cases: Vec<(String, ErrorKind, usize, usize, &str)> = vec![
+        (w("<geom size=\"1\" rgba=\"3.5e38 0 0 1\"/>", ""), ErrorKind::MalformedNumber, 3, 16, "too large for a color"),
+        (w("<site rgba=\"1 0 0\"/>", ""), ErrorKind::WrongCount, 3, 7, "<site> attribute 'rgba': expected 4 numbers, got 3"),
+        (w(two, "<equality>\n<connect name=\"e\" body1=\"a\" anchor=\"0 0 0\"/>\n<connect name=\"e\" body1=\"b\" anchor=\"0 0 0\"/>\n</equality>"), ErrorKind::DuplicateName, 7, 1, "repeated name 'e' in equality"),
+        (w(two, "<keyframe>\n<key name=\"k\"/>\n<key name=\"k\"/>\n</keyframe>"), ErrorKind::DuplicateName, 7, 1, "repeated name 'k' in key"),
+        (w("<site name=\"a\"/><site name=\"b\"/><site name=\"c\"/><site name=\"d\"/>", "<tendon><spatial>\n<site site=\"a\"/><site site=\"b\"/><pulley divisor=\"-2\"/><site site=\"c\"/><site site=\"d\"/></spatial></tendon>"), ErrorKind::InvalidValue, 6, 41, "pulley divisor must be positive"),
+        ("<mujoco>\n<visual>\n<global offwidth=\"1e\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 9, "malformed integer '1e'"),
+        ("<mujoco>\n<visual>\n<headlight ambient=\".4 1e308 .4\"/>\n</visual>\n</mujoco>".into(), ErrorKind::MalformedNumber, 3, 12, "number too large for single precision"),
+        ("<mujoco>\n<option timestep=\"-0.01\"/>\n<worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\n<actuator>\n<motor joint=\"j\" nsample=\"2\" delay=\"0.01\"/>\n</actuator>\n</mujoco>".into(), ErrorKind::InvalidValue, 5, 1, "a history buffer needs a positive timestep"),
+    ];
+    for (xml, kind, line, col, needle) in cases {
+        check(&xml, kind, line, col, needle);
+    }
+}
+
+/// Fluid forces with negative coefficients as MuJoCo 4.0 applies them (its `qfrc_passive` for a
+/// free sphere at qvel (1, 2, 3, 0.5, −0.4, 0.3)): the inertia-box model leaves out a term
+/// whose coefficient is not positive (viscosity −1 with density 1 gives the quadratic drag
+/// only, viscosity 1 with density −1 the viscous drag only), the ellipsoid model applies a
+/// negative viscosity as it is.
+#[test]
+fn negative_fluid_coefficients_as_mujoco() {
+    let run = |visc: f64, dens: f64, shape: &str| {
+        let m = load_str(&format!(
+            "<mujoco><option viscosity=\"{visc}\" density=\"{dens}\"/><worldbody><body>\
+             <freejoint/><geom size=\"0.1\" mass=\"1\" {shape}/></body></worldbody></mujoco>"
+        ))
+        .unwrap();
+        let mut d = diffmj::Data::new(&m);
+        d.qvel.copy_from_slice(&[1.0, 2.0, 3.0, 0.5, -0.4, 0.3]);
+        diffmj::forward(&m, &mut d).unwrap();
+        d.qfrc_passive.clone()
+    };
+    let cases: [(f64, f64, &str, [f64; 6]); 4] = [
+        (
+            -1.0,
+            1.0,
+            "",
+            [
+                -0.012000000000000004,
+                -0.048000000000000015,
+                -0.10800000000000004,
+                -6.971370023173355e-07,
+                4.461676814830948e-07,
+                -2.509693208342408e-07,
+            ],
+        ),
+        (
+            1.0,
+            -1.0,
+            "",
+            [
+                -1.4600803233505004,
+                -2.920160646701001,
+                -4.380240970051501,
+                -0.005840321293402004,
+                0.004672257034721603,
+                -0.0035041927760412024,
+            ],
+        ),
+        (-1.0, -1.0, "", [0.0; 6]),
+        (
+            -1.0,
+            0.0,
+            "fluidshape=\"ellipsoid\"",
+            [1.884956, 3.769911, 5.654867, 0.012566, -0.010053, 0.00754],
+        ),
+    ];
+    for (visc, dens, shape, want) in cases {
+        let got = run(visc, dens, shape);
+        let tol = if shape.is_empty() { 1e-12 } else { 1e-6 };
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= tol,
+                "viscosity {visc} density {dens} {shape}: {got:?} vs {want:?}"
+            );
+        }
+    }
+}
+
+/// `0 · ∞` guards as MuJoCo 4.0 has them: a motor of gear 1e308 at zero control reflects no
+/// damping or armature (0 · gear², not NaN) and 100 steps from qpos 0.5, qvel 0.3 end where
+/// MuJoCo's do (qpos 0.56, qvel 0.3, no warning); an infinite springref with zero stiffness
+/// gives no spring force.
+#[test]
+fn zero_times_infinity_guards() {
+    let m = load_str(
+        "<mujoco><worldbody><body><joint name=\"j\"/><geom size=\"0.1\" mass=\"1\" \
+         pos=\"0 0 -1\"/></body></worldbody><actuator><motor joint=\"j\" gear=\"1e308\"/>\
+         </actuator></mujoco>",
+    )
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    d.qvel[0] = 0.3;
+    for _ in 0..100 {
+        diffmj::step(&m, &mut d).unwrap();
+    }
+    assert!((d.qpos[0] - 0.56).abs() < 1e-12 && (d.qvel[0] - 0.3).abs() < 1e-12);
+    assert!(d.warnings().next().is_none());
+    let m = load_str(
+        "<mujoco><worldbody><body><joint springref=\"inf\" stiffness=\"0\"/><geom size=\"0.1\" \
+         mass=\"1\" pos=\"0 0 -1\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    diffmj::forward(&m, &mut d).unwrap();
+    assert_eq!((d.qfrc_spring[0], d.qacc[0]), (0.0, 0.0));
+}
+
+/// A mass matrix that is not positive definite (armature −10 on a hinge of inertia 1.004):
+/// as MuJoCo 4.0, the pivot is raised to `mjMINVAL` with an `mjWARN_INERTIA` warning at that
+/// dof, so `qacc` is MuJoCo's −qfrc_bias·1e15 (−8.609e15) instead of an anti-physical one.
+/// diffmj's step then fails on the bad acceleration and resets the state (MuJoCo 4.0
+/// integrates the huge acceleration and resets at the next step's velocity check).
+#[test]
+fn non_positive_definite_mass_matrix_warns_and_resets() {
+    use diffmj::data::Warning;
+    let xml = |flag: &str| {
+        format!(
+            "<mujoco><option><flag {flag}/></option><worldbody><body><joint axis=\"1 0 0\" \
+             armature=\"-10\"/><geom size=\"0.1\" mass=\"1\" pos=\"0 1 0\"/></body>\
+             </worldbody></mujoco>"
+        )
+    };
+    // autoreset off: the state and the warnings stay to be looked at
+    let m = load_str(&xml("autoreset=\"disable\"")).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    d.qvel[0] = 0.3;
+    diffmj::forward(&m, &mut d).unwrap_err();
+    assert!(
+        (d.qacc[0] / -8.609084932144556e15 - 1.0).abs() < 1e-9,
+        "{}",
+        d.qacc[0]
+    );
+    let w = d.warning[Warning::Inertia as usize];
+    assert_eq!((w.number, w.lastinfo), (1, 0));
+    assert!((d.qLDiagInv[0] - 1e15).abs() < 1.0, "{}", d.qLDiagInv[0]);
+    let m = load_str(&xml("gravity=\"enable\"")).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    d.qpos[0] = 0.5;
+    assert!(diffmj::step(&m, &mut d).is_err());
+    assert_eq!(d.qpos[0], 0.0, "reset to qpos0");
+    assert!(d.warning[Warning::BadQacc as usize].number > 0);
 }

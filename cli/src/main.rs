@@ -1282,7 +1282,7 @@ mod tests {
             ("pbad_drag_axes=1,x,2", "not a list of numbers"),
             ("pbad_contact_stiffness=stiff", "not a number"),
             ("pbad_objective=energy", "unknown objective"),
-            ("tolerance=nan", "not a number the MJCF reader accepts"),
+            ("tolerance=nanx", "not a number the MJCF reader accepts"),
             ("gravity=0,0,1e400", "too large"),
             ("contact=maybe", "unknown value"),
             ("disable=warmstart,nosuch", "unknown flag"),
@@ -1341,7 +1341,7 @@ mod tests {
     }
 
     /// `--option KEY=VALUE` accepts and refuses what the MJCF reader accepts and refuses in
-    /// `<option KEY="VALUE"/>` (`inf` and hexadecimal accepted, `nan` and numbers beyond the
+    /// `<option KEY="VALUE"/>` (`inf`, `nan` and hexadecimal accepted, numbers beyond the
     /// double range refused, no range check the reader does not make).
     #[test]
     fn option_values_as_the_reader_reads_them() {

@@ -329,11 +329,14 @@ pub enum Warning {
     /// constraint was applied in that pass (MuJoCo's `mjWARN_CNSTRFULL`; `lastinfo` is the bytes
     /// the storage would have needed).
     ConstraintFull,
+    /// The inertia matrix had a pivot below `mjMINVAL` (not positive definite, e.g. a negative
+    /// armature); it was raised to `mjMINVAL` (MuJoCo's `mjWARN_INERTIA`; `lastinfo` is the dof).
+    Inertia,
 }
 
 impl Warning {
     /// Number of warning kinds.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
     /// Every kind, in index order.
     pub const ALL: [Warning; Warning::COUNT] = [
         Warning::BadQpos,
@@ -343,6 +346,7 @@ impl Warning {
         Warning::Singular,
         Warning::ContactFull,
         Warning::ConstraintFull,
+        Warning::Inertia,
     ];
     /// Short name (as in the CLI's JSON output).
     pub fn name(self) -> &'static str {
@@ -354,6 +358,7 @@ impl Warning {
             Warning::Singular => "singular",
             Warning::ContactFull => "contact_full",
             Warning::ConstraintFull => "constraint_full",
+            Warning::Inertia => "inertia",
         }
     }
 
@@ -368,6 +373,7 @@ impl Warning {
             Warning::Singular => "diffmj: singular implicit-integrator matrix",
             Warning::ContactFull => "mjWARN_CONTACTFULL",
             Warning::ConstraintFull => "mjWARN_CNSTRFULL",
+            Warning::Inertia => "mjWARN_INERTIA",
         }
     }
 }

@@ -79,6 +79,15 @@ fn box_sides<T: Scalar>(m: &Model<T>, b: usize) -> [T; 3] {
     ]
 }
 
+/// Whether a coefficient of the inertia-box model contributes: MuJoCo 4.0 leaves out a term
+/// whose coefficient is not positive (checked: viscosity −1 adds no viscous drag, density −1
+/// no quadratic drag, while the ellipsoid model applies negative coefficients as they are); a
+/// dual number seeded at 0 still carries its derivative.
+#[inline(always)]
+fn box_term_on<T: Scalar>(x: T) -> bool {
+    x.re() > 0.0 || (x.re() == 0.0 && !x.is_zero_exact())
+}
+
 /// The inertia-box model: a box with the body's mass and principal inertia moves through the
 /// fluid; Stokes drag with viscosity, quadratic drag with density.
 fn inertia_box<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, out: &mut [T]) {
@@ -89,14 +98,14 @@ fn inertia_box<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize, out: &mut [T]) {
     let pi = T::c(std::f64::consts::PI);
     let mu = m.opt.viscosity;
     let rho = m.opt.density;
-    if mu.positive_or_seeded() {
+    if box_term_on(mu) {
         let diam = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
         let ct = -pi * diam * diam * diam * mu;
         let cf = T::c(-3.0) * pi * diam * mu;
         lt = scl3(&w, ct);
         lf = scl3(&v, cf);
     }
-    if rho.positive_or_seeded() {
+    if box_term_on(rho) {
         let half = T::c(0.5) * rho;
         lf[0] -= half * bx[1] * bx[2] * v[0].abs() * v[0];
         lf[1] -= half * bx[0] * bx[2] * v[1].abs() * v[1];
@@ -251,14 +260,14 @@ fn box_b<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize) -> [[T; 6]; 6] {
     let pi = T::c(std::f64::consts::PI);
     let (mu, rho) = (m.opt.viscosity, m.opt.density);
     let mut diag = [T::zero(); 6];
-    if mu.positive_or_seeded() {
+    if box_term_on(mu) {
         let diam = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
         for k in 0..3 {
             diag[k] -= pi * diam * diam * diam * mu;
             diag[3 + k] -= T::c(3.0) * pi * diam * mu;
         }
     }
-    if rho.positive_or_seeded() {
+    if box_term_on(rho) {
         let p4 = |x: T| x * x * x * x;
         for k in 0..3 {
             let (j, l) = ((k + 1) % 3, (k + 2) % 3);

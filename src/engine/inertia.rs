@@ -86,10 +86,16 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-/// `qM → (qLD, qLDiagInv)`: factor the inertia matrix.
+/// `qM → (qLD, qLDiagInv)`: factor the inertia matrix. A pivot below `mjMINVAL` (a mass matrix
+/// that is not positive definite, e.g. from a negative armature) is raised to it and
+/// [`Warning::Inertia`](crate::data::Warning::Inertia) is recorded for that dof, as MuJoCo 4.0
+/// does (checked: its `qLD` reads 1e-15 and `qLDiagInv` 1e15 there, so the acceleration is
+/// huge and a step resets on the bad acceleration).
 pub fn factor_m<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.qLD.copy_from_slice(&d.qM);
-    linalg::ldl_factor(m, &mut d.qLD, &mut d.qLDiagInv);
+    if let Some(dof) = linalg::ldl_factor(m, &mut d.qLD, &mut d.qLDiagInv, Some(1e-15)) {
+        d.warn(crate::data::Warning::Inertia, dof);
+    }
 }
 
 /// `out = M v` with the inertia matrix in `d.qM` (MuJoCo's `mj_mulM`).

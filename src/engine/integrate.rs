@@ -159,7 +159,7 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             for i in 0..nv {
                 mh[m.dof_madr[i]] += diag[i];
             }
-            linalg::ldl_factor(m, &mut mh, &mut d.qHDiagInv);
+            linalg::ldl_factor(m, &mut mh, &mut d.qHDiagInv, None);
             d.qH = mh;
             d.flg_qh = true;
         }
@@ -297,7 +297,7 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             }
         }
         let mut dinv = std::mem::take(&mut d.scratch_nv[1]);
-        linalg::ldl_factor(m, &mut lo, &mut dinv);
+        linalg::ldl_factor(m, &mut lo, &mut dinv, None);
         linalg::ldl_solve(m, &lo, &dinv, &mut x);
         d.scratch_nv[1] = dinv;
         free_rigid_blocks(m, d, &mut x);

@@ -34,12 +34,16 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
     } else {
         &m.jnt_trn_actuators[id]
     };
+    // a zero coefficient reflects nothing, whatever the gear: 0 · gear₀² with gear₀ = 1e308 is
+    // 0, not NaN (MuJoCo 4.0 runs a motor of gear 1e308 without damping or armature
+    // normally; checked)
+    let times = |c: T, g2: T| if c.is_zero_exact() { T::zero() } else { c * g2 };
     for &u in acts {
         let g2 = m.actuator_gear[u][0] * m.actuator_gear[u][0];
-        b += m.actuator_damping[u] * g2;
-        p[0] += m.actuator_dampingpoly[u][0] * g2;
-        p[1] += m.actuator_dampingpoly[u][1] * g2;
-        a += m.actuator_armature[u] * g2;
+        b += times(m.actuator_damping[u], g2);
+        p[0] += times(m.actuator_dampingpoly[u][0], g2);
+        p[1] += times(m.actuator_dampingpoly[u][1], g2);
+        a += times(m.actuator_armature[u], g2);
     }
     (b, p, a)
 }

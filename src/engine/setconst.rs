@@ -140,11 +140,21 @@ fn slider_only_bodies<T: Scalar>(m: &Model<T>) -> Vec<bool> {
     simple
 }
 
+/// Why the compiler's constant stage failed: the message and, when one actuator's length range
+/// could not be found, that actuator's index (so the reader can point at its element).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetConstError {
+    /// The actuator whose length range computation failed, if that is the cause.
+    pub actuator: Option<usize>,
+    /// What went wrong.
+    pub message: String,
+}
+
 /// The compiler's constant stage on a freshly compiled model (MuJoCo's `mj_setConst` at
 /// compile time): records the compile-time markers the derived constants are recomputed from
 /// (a position servo's damping ratio given as a positive `biasprm[2]`, a tendon spring length
 /// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
-pub fn compile_constants(m: &mut Model<f64>) -> Result<(), String> {
+pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
     m.actuator_dampratio = (0..m.nu)
         .map(|u| {
             let (kp, b1, b2) = (
@@ -172,7 +182,11 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), String> {
             || m.actuator_biastype[u] == BiasType::Muscle;
         let lr = m.actuator_lengthrange[u];
         if muscle && lr[0] >= lr[1] {
-            m.actuator_lengthrange[u] = length_range_by_simulation(m, u)?;
+            m.actuator_lengthrange[u] =
+                length_range_by_simulation(m, u).map_err(|message| SetConstError {
+                    actuator: Some(u),
+                    message,
+                })?;
         }
     }
     Ok(())

@@ -56,8 +56,14 @@ impl<'a> A<'a> {
         self.get(name).is_some()
     }
 
+    /// The value of a numeric attribute: `None` when absent or when it holds no token
+    /// (MuJoCo 4.0 reads `pos=""` and `conaffinity=" "` as not written; checked).
+    fn numeric(&self, name: &str) -> Option<&'a str> {
+        self.get(name).filter(|v| !v.trim().is_empty())
+    }
+
     fn nums(&self, name: &str) -> R<Option<Vec<f64>>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let mut out = Vec::new();
@@ -150,25 +156,21 @@ impl<'a> A<'a> {
 
     /// One integer.
     pub fn int(&self, name: &str) -> R<Option<i64>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
         if toks.len() != 1 {
             return Err(self.count_err(name, 1, toks.len(), true));
         }
-        toks[0].parse::<i64>().map(Some).map_err(|_| {
-            self.err(
-                Some(name),
-                ErrorKind::MalformedNumber,
-                format!("malformed integer '{}'", toks[0]),
-            )
-        })
+        int32(toks[0])
+            .map(Some)
+            .map_err(|msg| self.err(Some(name), ErrorKind::MalformedNumber, msg))
     }
 
     /// Exactly `N` integers.
     pub fn ints<const N: usize>(&self, name: &str) -> R<Option<[i64; N]>> {
-        let Some(v) = self.get(name) else {
+        let Some(v) = self.numeric(name) else {
             return Ok(None);
         };
         let toks: Vec<&str> = v.split_whitespace().collect();
@@ -177,13 +179,7 @@ impl<'a> A<'a> {
         }
         let mut out = [0i64; N];
         for (o, t) in out.iter_mut().zip(&toks) {
-            *o = t.parse::<i64>().map_err(|_| {
-                self.err(
-                    Some(name),
-                    ErrorKind::MalformedNumber,
-                    format!("malformed integer '{t}'"),
-                )
-            })?;
+            *o = int32(t).map_err(|msg| self.err(Some(name), ErrorKind::MalformedNumber, msg))?;
         }
         Ok(Some(out))
     }
@@ -233,6 +229,26 @@ impl<'a> A<'a> {
     }
 }
 
+/// One integer as MuJoCo 4.0 reads it: decimal digits with a sign, within 32 bits ("number is
+/// too large in attribute" beyond; checked: 2147483647 read, 2147483648 and 4294967296
+/// refused).
+pub fn int32(tok: &str) -> Result<i64, String> {
+    match tok.parse::<i64>() {
+        Ok(x) if i32::try_from(x).is_ok() => Ok(x),
+        Ok(_) => Err(format!("number '{tok}' is too large")),
+        Err(_)
+            if tok
+                .trim_start_matches(['+', '-'])
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && tok.len() > 1 =>
+        {
+            Err(format!("number '{tok}' is too large"))
+        }
+        Err(_) => Err(format!("malformed integer '{tok}'")),
+    }
+}
+
 /// Three-valued setting (`limited="auto"` and friends).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tri {
@@ -244,12 +260,23 @@ pub enum Tri {
     Auto,
 }
 
-/// Parse one number the way MuJoCo accepts it (decimal or exponent notation; no NaN).
+/// Parse one number the way MuJoCo 4.0 accepts it: C's `strtod` on the whole token, so
+/// decimal, exponent and hexadecimal notation, `inf`/`infinity` and `nan`/`nan(chars)` in any
+/// case and with a sign (checked: `nan`, `NaN`, `-nan`, `+nan`, `nan(0x1)`, `NAN` read as
+/// NaN, `nanx` refused); a finite literal beyond the double range is refused.
 pub fn parse_num(tok: &str) -> Option<f64> {
     let t = tok.trim();
     let lower = t.to_ascii_lowercase();
-    if lower.contains("nan") {
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    if unsigned.len() + 1 < lower.len() {
         return None;
+    }
+    if let Some(rest) = unsigned.strip_prefix("nan") {
+        let payload = rest
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .is_some_and(|p| p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        return (rest.is_empty() || payload).then_some(f64::NAN);
     }
     let x = match parse_hex(&lower) {
         Some(x) => x,
@@ -337,6 +364,20 @@ pub(crate) mod lookups {
     #[cfg(test)]
     pub(crate) fn stop() -> Vec<Entry> {
         LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
+    }
+
+    /// Run `f` without recording: look-ups that only validate a value (its type, its count)
+    /// are not reads for the audit, which asks whether the simulation uses an attribute.
+    pub(crate) fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+        #[cfg(test)]
+        {
+            let saved = LOG.with(|l| l.borrow_mut().take());
+            let r = f();
+            LOG.with(|l| *l.borrow_mut() = saved);
+            r
+        }
+        #[cfg(not(test))]
+        f()
     }
 
     /// Note `name` of element `e` (a schema key or an attribute name, as `what` says).

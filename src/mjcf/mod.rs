@@ -21,14 +21,28 @@ use std::path::Path;
 fn finish(doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
     let spec = spec::build(&doc)?;
     let mut m = compile::compile(&doc, &spec)?;
-    crate::engine::setconst::compile_constants(&mut m).map_err(|msg| MjcfError {
-        file: doc.sources[0].name.clone(),
-        line: 0,
-        column: 0,
-        element: String::new(),
-        attribute: None,
-        kind: ErrorKind::SetConst,
-        message: msg,
+    crate::engine::setconst::compile_constants(&mut m).map_err(|e| {
+        // positioned at the actuator whose length range failed (actuators compile in order)
+        let at = e
+            .actuator
+            .and_then(|u| spec.actuators.get(u))
+            .map(|a| &a.loc);
+        let (file, (line, column), element) = match at {
+            Some(loc) => {
+                let src = &doc.sources[loc.src.min(doc.sources.len() - 1)];
+                (src.name.clone(), src.line_col(loc.pos), loc.desc.clone())
+            }
+            None => (doc.sources[0].name.clone(), (0, 0), String::new()),
+        };
+        MjcfError {
+            file,
+            line,
+            column,
+            element,
+            attribute: None,
+            kind: ErrorKind::SetConst,
+            message: e.message,
+        }
     })?;
     Ok(m)
 }

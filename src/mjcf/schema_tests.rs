@@ -21,7 +21,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
   <extension><plugin plugin="p"/></extension>
   <asset>
     <mesh name="me"/><mesh file="a.stl"/><hfield name="h" size="1 1 1 1"/><hfield file="h.png"/>
-    <texture name="tx"/><texture file="t.png"/><material name="ma"/><skin name="sk"/>
+    <texture name="tx" builtin="flat" width="1" height="1"/><texture file="t.png"/><material name="ma"/><skin name="sk"/>
     <skin file="s.skn"/><model name="mo" file="m.xml"/><model file="m.xml"/>
   </asset>
   <default>

@@ -1041,6 +1041,407 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
 // ---------------------------------------------------------------------------------------------
 // element readers (used both for default classes and for actual elements)
 
+/// Elements that take child elements, by (parent, element): their children are checked by
+/// the readers of those elements. Every other element takes none.
+const CONTAINERS: &[(&str, &str)] = &[
+    ("", "mujoco"),
+    ("mujoco", "option"),
+    ("mujoco", "compiler"),
+    ("mujoco", "visual"),
+    ("mujoco", "asset"),
+    ("mujoco", "worldbody"),
+    ("mujoco", "contact"),
+    ("mujoco", "equality"),
+    ("mujoco", "tendon"),
+    ("mujoco", "actuator"),
+    ("mujoco", "sensor"),
+    ("mujoco", "keyframe"),
+    ("mujoco", "default"),
+    ("mujoco", "custom"),
+    ("mujoco", "extension"),
+    ("mujoco", "deformable"),
+    ("default", "default"),
+    ("asset", "mesh"),
+    ("asset", "material"),
+    ("asset", "skin"),
+    ("tendon", "spatial"),
+    ("tendon", "fixed"),
+    ("custom", "tuple"),
+    ("extension", "plugin"),
+    ("plugin", "instance"),
+    ("actuator", "plugin"),
+    ("sensor", "plugin"),
+    ("deformable", "flex"),
+    ("deformable", "skin"),
+];
+
+/// Elements MuJoCo 4.0's schema allows at most once in a parent, by parent (every child of a
+/// `default` but a nested `default`, every child of `visual`; checked: "unique element 'geom'
+/// found 2 times" and likewise for `flag`, `lengthrange`, `inertial`, `global`).
+fn unique_child(parent: &str, child: &str) -> bool {
+    match parent {
+        "default" => child != "default",
+        "visual" => true,
+        "option" => child == "flag",
+        "compiler" => child == "lengthrange",
+        "body" => child == "inertial",
+        _ => false,
+    }
+}
+
+/// The structure MuJoCo 4.0's schema imposes before any element is read: no child element in an
+/// element that takes none (a `<camera>` inside a `<geom>`, anything inside a `<joint>`, a
+/// `<motor>`, a texture, a default class's `<joint>`: "unrecognized element"), and children
+/// that may appear once not repeated ("unique element").
+fn structure(doc: &Doc, root: &Elem) -> R<()> {
+    fn walk(doc: &Doc, parent: &str, e: &Elem) -> R<()> {
+        let body_like = matches!(
+            e.name.as_str(),
+            "worldbody" | "body" | "frame" | "replicate" | "composite"
+        ) && matches!(parent, "mujoco" | "worldbody" | "body" | "frame");
+        let geom_in_body = e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame");
+        let plugin_like = e.name == "plugin"
+            && matches!(parent, "mesh" | "body" | "geom" | "worldbody" | "frame")
+            || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
+        let container =
+            body_like || geom_in_body || plugin_like || CONTAINERS.contains(&(parent, &e.name));
+        // colors are single precision in MuJoCo 4.0: four numbers, finite ones within f32
+        // ("number is too large in attribute 'rgba'", checked: 3.5e38 refused, 3.3e38, inf
+        // and nan read; a site's "1 0 0" refused as a geom's)
+        if let Some(at) = e.attr("rgba") {
+            // parsed here without the reader's look-up (the schema audit sees the reader's own)
+            let a = A::new(doc, e);
+            let parsed: Option<Vec<f64>> = at
+                .value
+                .split_whitespace()
+                .map(super::attr::parse_num)
+                .collect();
+            if let Some(v) = parsed.filter(|v| !v.is_empty()) {
+                if v.len() != 4 {
+                    return Err(a.err(
+                        Some("rgba"),
+                        ErrorKind::WrongCount,
+                        format!("expected 4 numbers, got {}", v.len()),
+                    ));
+                }
+                if v.iter().any(|x| x.is_finite() && x.abs() > f32::MAX as f64) {
+                    return Err(a.err(
+                        Some(&at.name),
+                        ErrorKind::MalformedNumber,
+                        format!("number in '{}' is too large for a color", at.value),
+                    ));
+                }
+            }
+        }
+        // containers whose children no reader checks
+        let only: Option<&[&str]> = match (parent, e.name.as_str()) {
+            ("asset", "material") => Some(&["layer"]),
+            ("asset", "mesh") => Some(&["plugin"]),
+            ("asset" | "deformable", "skin") => Some(&["bone"]),
+            _ => None,
+        };
+        if let Some(c) =
+            only.and_then(|o| e.children.iter().find(|c| !o.contains(&c.name.as_str())))
+        {
+            return Err(doc.err(
+                c,
+                None,
+                ErrorKind::UnknownElement,
+                format!("unrecognized element <{}> in <{}>", c.name, e.name),
+            ));
+        }
+        // sections that take no attribute
+        if parent == "mujoco"
+            && matches!(
+                e.name.as_str(),
+                "asset"
+                    | "contact"
+                    | "equality"
+                    | "tendon"
+                    | "actuator"
+                    | "sensor"
+                    | "keyframe"
+                    | "deformable"
+                    | "custom"
+                    | "extension"
+            )
+        {
+            if let Some(at) = e.attrs.first() {
+                return Err(doc.err(
+                    e,
+                    Some(&at.name),
+                    ErrorKind::UnknownAttribute,
+                    "unrecognized attribute".into(),
+                ));
+            }
+        }
+        if !container {
+            if let Some(c) = e.children.first() {
+                return Err(doc.err(
+                    c,
+                    None,
+                    ErrorKind::UnknownElement,
+                    format!("unrecognized element <{}> in <{}>", c.name, e.name),
+                ));
+            }
+            return Ok(());
+        }
+        for (i, c) in e.children.iter().enumerate() {
+            if unique_child(&e.name, &c.name) && e.children[..i].iter().any(|p| p.name == c.name) {
+                return Err(doc.err(
+                    c,
+                    None,
+                    ErrorKind::UnknownElement,
+                    format!("<{}> may appear only once in <{}>", c.name, e.name),
+                ));
+            }
+            walk(doc, &e.name, c)?;
+        }
+        Ok(())
+    }
+    walk(doc, "", root)
+}
+
+/// How an attribute the simulation does not read is written: MuJoCo 4.0 still checks it when it
+/// reads the XML.
+#[derive(Clone, Copy)]
+enum Typed {
+    /// One of these keywords.
+    Kw(&'static [&'static str]),
+    /// Exactly this many numbers.
+    Nums(usize),
+    /// One integer (a 32-bit one: "number is too large" beyond).
+    Int,
+    /// Exactly this many integers.
+    Ints(usize),
+}
+
+const BOOL: Typed = Typed::Kw(&["false", "true"]);
+const CAM_MODES: Typed = Typed::Kw(&["fixed", "track", "trackcom", "targetbody", "targetbodycom"]);
+
+/// The typed attributes of the elements whose values only rendering uses (camera, light,
+/// texture, material, the visual settings), by element name.
+fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
+    use Typed::*;
+    match element {
+        "camera" => &[
+            ("mode", CAM_MODES),
+            ("orthographic", BOOL),
+            ("fovy", Nums(1)),
+            ("ipd", Nums(1)),
+            ("resolution", Ints(2)),
+            ("sensorsize", Nums(2)),
+            ("focal", Nums(2)),
+            ("focalpixel", Nums(2)),
+            ("principal", Nums(2)),
+            ("principalpixel", Nums(2)),
+        ],
+        "light" => &[
+            ("mode", CAM_MODES),
+            ("type", Kw(&["spot", "directional", "point", "image"])),
+            ("directional", BOOL),
+            ("castshadow", BOOL),
+            ("active", BOOL),
+            ("attenuation", Nums(3)),
+            ("cutoff", Nums(1)),
+            ("exponent", Nums(1)),
+            ("ambient", Nums(3)),
+            ("diffuse", Nums(3)),
+            ("specular", Nums(3)),
+            ("bulbradius", Nums(1)),
+            ("intensity", Nums(1)),
+            ("range", Nums(1)),
+        ],
+        "texture" => &[
+            ("type", Kw(&["2d", "cube", "skybox"])),
+            ("builtin", Kw(&["none", "gradient", "checker", "flat"])),
+            ("mark", Kw(&["none", "edge", "cross", "random"])),
+            ("rgb1", Nums(3)),
+            ("rgb2", Nums(3)),
+            ("markrgb", Nums(3)),
+            ("random", Nums(1)),
+            ("width", Int),
+            ("height", Int),
+            ("nchannel", Int),
+            ("gridsize", Ints(2)),
+            ("hflip", BOOL),
+            ("vflip", BOOL),
+        ],
+        "material" => &[
+            ("rgba", Nums(4)),
+            ("texrepeat", Nums(2)),
+            ("texuniform", BOOL),
+            ("emission", Nums(1)),
+            ("specular", Nums(1)),
+            ("shininess", Nums(1)),
+            ("reflectance", Nums(1)),
+            ("metallic", Nums(1)),
+            ("roughness", Nums(1)),
+        ],
+        "headlight" => &[
+            ("ambient", Nums(3)),
+            ("diffuse", Nums(3)),
+            ("specular", Nums(3)),
+            ("active", Int),
+        ],
+        "map" => &[
+            ("stiffness", Nums(1)),
+            ("stiffnessrot", Nums(1)),
+            ("force", Nums(1)),
+            ("torque", Nums(1)),
+            ("alpha", Nums(1)),
+            ("fogstart", Nums(1)),
+            ("fogend", Nums(1)),
+            ("znear", Nums(1)),
+            ("zfar", Nums(1)),
+            ("haze", Nums(1)),
+            ("shadowclip", Nums(1)),
+            ("shadowscale", Nums(1)),
+            ("actuatortendon", Nums(1)),
+        ],
+        "size" => &[
+            ("njmax", Int),
+            ("nconmax", Int),
+            ("nstack", Int),
+            ("nuserdata", Int),
+            ("nkey", Int),
+            ("nuser_body", Int),
+            ("nuser_jnt", Int),
+            ("nuser_geom", Int),
+            ("nuser_site", Int),
+            ("nuser_cam", Int),
+            ("nuser_tendon", Int),
+            ("nuser_actuator", Int),
+            ("nuser_sensor", Int),
+        ],
+        "global" => &[
+            ("cameraid", Int),
+            ("orthographic", BOOL),
+            ("fovy", Nums(1)),
+            ("ipd", Nums(1)),
+            ("azimuth", Nums(1)),
+            ("elevation", Nums(1)),
+            ("linewidth", Nums(1)),
+            ("glow", Nums(1)),
+            ("realtime", Nums(1)),
+            ("offwidth", Int),
+            ("offheight", Int),
+            ("ellipsoidinertia", BOOL),
+            ("bvactive", BOOL),
+        ],
+        "quality" => &[
+            ("shadowsize", Int),
+            ("offsamples", Int),
+            ("numslices", Int),
+            ("numstacks", Int),
+            ("numquads", Int),
+        ],
+        _ => &[],
+    }
+}
+
+/// Check the rendering attributes of `a`'s element ([`typed_attrs`]) as MuJoCo 4.0's XML reader
+/// does: keywords from their set, the right count of numbers, integers that fit 32 bits.
+fn check_typed(a: &A) -> R<()> {
+    super::attr::lookups::unrecorded(|| check_typed_values(a))
+}
+
+/// [`check_typed`]'s checks (run unrecorded for the schema audit).
+fn check_typed_values(a: &A) -> R<()> {
+    // MuJoCo 4.0: "znear must be strictly positive"
+    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z.is_nan() || z <= 0.0) {
+        return Err(a.err(
+            Some("znear"),
+            ErrorKind::InvalidValue,
+            "znear must be strictly positive",
+        ));
+    }
+    for &(name, ty) in typed_attrs(&a.e.name) {
+        match ty {
+            Typed::Kw(list) => {
+                let table: Vec<(&str, ())> = list.iter().map(|k| (*k, ())).collect();
+                a.kw(name, &table)?;
+            }
+            Typed::Nums(n) => {
+                if let Some(v) = a.vec(name)? {
+                    // these are single precision in MuJoCo 4.0 ("number is too large")
+                    let single = matches!(
+                        a.e.name.as_str(),
+                        "headlight" | "map" | "global" | "light" | "material" | "quality"
+                    );
+                    if single && v.iter().any(|x| x.is_finite() && x.abs() > f32::MAX as f64) {
+                        return Err(a.err(
+                            Some(name),
+                            ErrorKind::MalformedNumber,
+                            "number too large for single precision",
+                        ));
+                    }
+                    if v.len() != n {
+                        return Err(a.err(
+                            Some(name),
+                            ErrorKind::WrongCount,
+                            format!(
+                                "expected {n} number{}, got {}",
+                                if n == 1 { "" } else { "s" },
+                                v.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            Typed::Int | Typed::Ints(_) => {
+                let n = if let Typed::Ints(n) = ty { n } else { 1 };
+                let Some(v) = a.get(name).filter(|v| !v.trim().is_empty()) else {
+                    continue;
+                };
+                let toks: Vec<&str> = v.split_whitespace().collect();
+                if toks.len() != n {
+                    return Err(a.err(
+                        Some(name),
+                        ErrorKind::WrongCount,
+                        format!(
+                            "expected {n} integer{}, got {}",
+                            if n == 1 { "" } else { "s" },
+                            toks.len()
+                        ),
+                    ));
+                }
+                for t in toks {
+                    match t.parse::<i64>() {
+                        Ok(x) if i32::try_from(x).is_ok() => {}
+                        Ok(_) => {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("number '{t}' is too large"),
+                            ))
+                        }
+                        Err(_)
+                            if t.trim_start_matches(['+', '-'])
+                                .bytes()
+                                .all(|b| b.is_ascii_digit()) =>
+                        {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("number '{t}' is too large"),
+                            ))
+                        }
+                        Err(_) => {
+                            return Err(a.err(
+                                Some(name),
+                                ErrorKind::MalformedNumber,
+                                format!("malformed integer '{t}'"),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Check the attributes of `a`'s element against the schema list of `key` (noting the key for the
 /// schema audit).
 fn allowed(a: &A, key: &str) -> R<()> {
@@ -1453,9 +1854,8 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             if a.f_into("dampratio", &mut dampratio)? {
                 kv = 0.0;
             }
-            if kp < 0.0 {
-                return Err(a.err(Some("kp"), ErrorKind::InvalidValue, "kp cannot be negative"));
-            }
+            // a negative kp is read (checked: MuJoCo 4.0 reads position and intvelocity
+            // kp="-20"; it refuses a negative kv there)
             if kv < 0.0 {
                 return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
             }
@@ -1492,11 +1892,9 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             }
         }
         ActKind::Velocity => {
+            // a negative kv is read (checked: MuJoCo 4.0 reads velocity kv="-1")
             let mut kv = x.gainprm[0];
             a.f_into("kv", &mut kv)?;
-            if kv < 0.0 {
-                return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
-            }
             x.dyntype = DynType::None;
             x.dynprm = prm(&[1.0]);
             x.gaintype = GainType::Fixed;
@@ -1665,6 +2063,12 @@ struct Reader<'d> {
     classes: HashMap<String, Class>,
     top_class: String,
     spec: Spec,
+    /// Texture names of every `<asset>` section.
+    textures: Vec<String>,
+    /// Each material's texture reference, to resolve once every asset is read.
+    material_textures: Vec<(Loc, String)>,
+    /// Each camera's and light's `target` body, to resolve once every body is read.
+    frame_targets: Vec<(Loc, String)>,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -1765,7 +2169,21 @@ impl<'d> Reader<'d> {
             ));
         }
         let ra = self.a(root);
-        allowed(&ra, "mujoco")?;
+        // MuJoCo 4.0 accepts namespace declarations and prefixed attributes on the root
+        // element (only there; checked: `xmlns`, `xmlns:x` and `x:pos` on <mujoco> read,
+        // `xmlns` and `x:pos` on a geom refused)
+        super::attr::lookups::note(root, super::attr::lookups::Noted::Key, "mujoco");
+        let known = schema::allowed("mujoco").unwrap_or(&[]);
+        if let Some(at) = root.attrs.iter().find(|at| {
+            !known.contains(&at.name.as_str()) && at.name != "xmlns" && !at.name.contains(':')
+        }) {
+            return Err(ra.err(
+                Some(&at.name),
+                ErrorKind::UnknownAttribute,
+                "unrecognized attribute",
+            ));
+        }
+        structure(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
         // pass 1: compiler, then defaults
         for e in &root.children {
@@ -1800,6 +2218,9 @@ impl<'d> Reader<'d> {
                 "option" => self.option(e)?,
                 "size" | "statistic" | "visual" | "custom" | "extension" => {
                     self.skip_checked(e)?;
+                    if e.name == "size" {
+                        check_typed(&self.a(e))?;
+                    }
                     if e.name == "size" {
                         let a = self.a(e);
                         if let Some(n) = a.int("nkey")? {
@@ -1877,6 +2298,46 @@ impl<'d> Reader<'d> {
                 _ => return Err(self.unknown(e, "mujoco")),
             }
         }
+        // MuJoCo 4.0 refuses a camera or light whose target body does not exist ("unknown
+        // target body in camera"), whatever its mode
+        fn body_names(b: &BodyS, out: &mut Vec<String>) {
+            out.push(b.name.clone());
+            for c in &b.children {
+                body_names(c, out);
+            }
+        }
+        let mut bodies = Vec::new();
+        body_names(&self.spec.world, &mut bodies);
+        for (loc, t) in &self.frame_targets {
+            if !bodies.contains(t) {
+                let src = &self.doc.sources[loc.src];
+                let (line, column) = src.line_col(loc.pos);
+                return Err(MjcfError {
+                    file: src.name.clone(),
+                    line,
+                    column,
+                    element: loc.desc.clone(),
+                    attribute: Some("target".into()),
+                    kind: ErrorKind::UndefinedReference,
+                    message: format!("unknown target body '{t}'"),
+                });
+            }
+        }
+        for (loc, t) in &self.material_textures {
+            if !self.textures.contains(t) {
+                let src = &self.doc.sources[loc.src];
+                let (line, column) = src.line_col(loc.pos);
+                return Err(MjcfError {
+                    file: src.name.clone(),
+                    line,
+                    column,
+                    element: loc.desc.clone(),
+                    attribute: Some("texture".into()),
+                    kind: ErrorKind::UndefinedReference,
+                    message: format!("texture '{t}' not found"),
+                });
+            }
+        }
         Ok(self.spec)
     }
 
@@ -1890,6 +2351,9 @@ impl<'d> Reader<'d> {
                 return Err(self.unknown(c, &e.name));
             }
             allowed(&self.a(c), &k)?;
+            if e.name == "visual" {
+                check_typed(&self.a(c))?;
+            }
         }
         Ok(())
     }
@@ -2064,6 +2528,7 @@ impl<'d> Reader<'d> {
                 return Err(self.unknown(ch, "default"));
             }
             allowed(&a, &key)?;
+            check_typed(&a)?;
             match ch.name.as_str() {
                 "joint" => read_joint(&a, &mut cl.joint, &c)?,
                 "geom" => read_geom(&a, &mut cl.geom, &c)?,
@@ -2126,6 +2591,9 @@ impl<'d> Reader<'d> {
     }
 
     fn asset(&mut self, e: &Elem) -> R<()> {
+        let mut textures = Vec::new();
+        let mut material_names = Vec::new();
+        let mut materials_tex = Vec::new();
         for ch in &e.children {
             let key = format!("asset-{}", ch.name);
             if schema::allowed(&key).is_none() {
@@ -2133,6 +2601,87 @@ impl<'d> Reader<'d> {
             }
             let a = self.a(ch);
             allowed(&a, &key)?;
+            check_typed(&a)?;
+            if ch.name == "texture" {
+                // MuJoCo 4.0 refuses a builtin texture without a positive width, and a 2d one
+                // without a positive height ("Invalid width of builtin texture"); a skybox's
+                // height is not checked
+                let builtin = a.s("builtin").is_some_and(|b| b.trim() != "none");
+                let dims = [
+                    ("width", true),
+                    ("height", a.s("type").as_deref() == Some("2d")),
+                ];
+                for (dim, checked) in dims {
+                    if builtin && checked && a.int(dim)?.is_none_or(|w| w <= 0) {
+                        return Err(a.err(
+                            Some(dim),
+                            ErrorKind::InvalidValue,
+                            format!("a builtin texture needs a positive {dim}"),
+                        ));
+                    }
+                }
+            }
+            if ch.name == "texture" {
+                // without a builtin pattern a texture needs files (MuJoCo 4.0: "No cubefiles_
+                // defined in cube or skybox texture", "Cannot load 2D texture from separate
+                // files")
+                let builtin = a.s("builtin").is_some_and(|b| b.trim() != "none");
+                let files = [
+                    "file",
+                    "fileright",
+                    "fileleft",
+                    "fileup",
+                    "filedown",
+                    "filefront",
+                    "fileback",
+                    "gridlayout",
+                ];
+                if !builtin && !files.iter().any(|f| a.has(f)) {
+                    return Err(a.err(
+                        None,
+                        ErrorKind::MissingAttribute,
+                        "a texture needs a builtin pattern or a file",
+                    ));
+                }
+            }
+            if matches!(ch.name.as_str(), "texture" | "material") {
+                let n = a.s("name").unwrap_or_default();
+                let skybox = a.s("type").as_deref() == Some("skybox");
+                if n.is_empty() && (ch.name == "material" || !a.has("file") && !skybox) {
+                    // MuJoCo 4.0: "empty name in material" / "in texture" (a texture from a
+                    // file is named after it; a skybox needs no name)
+                    return Err(a.err(
+                        Some("name"),
+                        ErrorKind::MissingAttribute,
+                        format!("a {} needs a name", ch.name),
+                    ));
+                }
+                let seen = if ch.name == "texture" {
+                    &textures
+                } else {
+                    &material_names
+                };
+                if !n.is_empty()
+                    && (seen.contains(&n) || ch.name == "texture" && self.textures.contains(&n))
+                {
+                    return Err(a.err(
+                        Some("name"),
+                        ErrorKind::DuplicateName,
+                        format!("repeated name '{n}' in {}", ch.name),
+                    ));
+                }
+                if ch.name == "texture" {
+                    textures.push(n);
+                } else {
+                    material_names.push(n);
+                }
+            }
+            if let Some(t) = a
+                .s("texture")
+                .filter(|t| ch.name == "material" && !t.is_empty())
+            {
+                materials_tex.push((ch, t));
+            }
             let name = a.s("name").or_else(|| {
                 a.s("file").map(|f| {
                     let base = f.rsplit(['/', '\\']).next().unwrap_or(&f).to_string();
@@ -2157,6 +2706,12 @@ impl<'d> Reader<'d> {
                 }
             }
         }
+        self.textures.extend(textures);
+        // MuJoCo 4.0 refuses a material naming a texture that does not exist ("texture 'x'
+        // not found in material"; an empty name is none). Textures of later <asset> sections
+        // count, so the check runs once all are read (`check_material_textures`)
+        self.material_textures
+            .extend(materials_tex.into_iter().map(|(ch, t)| (Loc::of(ch), t)));
         Ok(())
     }
 
@@ -2304,6 +2859,7 @@ impl<'d> Reader<'d> {
                 "camera" | "light" => {
                     allowed(&a, &format!("body-{}", ch.name))?;
                     self.no_children(ch)?;
+                    check_typed(&a)?;
                     let cl = self.class_of(ch, inh)?;
                     let mut o = if ch.name == "camera" {
                         cl.cam.clone()
@@ -2311,6 +2867,9 @@ impl<'d> Reader<'d> {
                         cl.light.clone()
                     };
                     read_frameobj(&a, &mut o, &c)?;
+                    if let Some(tg) = a.s("target").filter(|t| !t.is_empty()) {
+                        self.frame_targets.push((Loc::of(ch), tg));
+                    }
                     o.name = a.s("name").unwrap_or_default();
                     o.loc = Loc::of(ch);
                     if !ctx.identity {
@@ -2505,6 +3064,14 @@ impl<'d> Reader<'d> {
                                 "missing required attribute",
                             ));
                         };
+                        if d.is_nan() || d <= 0.0 {
+                            // MuJoCo 4.0: "pulley divisor must be positive"
+                            return Err(wa.err(
+                                Some("divisor"),
+                                ErrorKind::InvalidValue,
+                                "pulley divisor must be positive",
+                            ));
+                        }
                         ws.prm = d;
                     }
                 }
@@ -2989,8 +3556,13 @@ impl<'d> Reader<'d> {
                         x.refname = self.required(&a, "refname")?;
                         x.refattr = "refname";
                     }
-                    for (k, v) in [("objtype", &x.objtype), ("reftype", &x.reftype)] {
-                        if !v.is_empty()
+                    // an empty keyword is refused too (MuJoCo 4.0: "invalid keyword: ''")
+                    let reftype_given = !x.reftype.is_empty() || a.has("reftype");
+                    for (k, v, given) in [
+                        ("objtype", &x.objtype, true),
+                        ("reftype", &x.reftype, reftype_given),
+                    ] {
+                        if given
                             && !["body", "xbody", "geom", "site", "camera"].contains(&v.as_str())
                         {
                             return Err(a.err(
@@ -3139,6 +3711,9 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         doc,
         classes: HashMap::new(),
         top_class: "main".into(),
+        textures: Vec::new(),
+        material_textures: Vec::new(),
+        frame_targets: Vec::new(),
         spec: Spec {
             name: String::new(),
             compiler: Compiler::default(),

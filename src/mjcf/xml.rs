@@ -212,15 +212,80 @@ fn offset_of(text: &str, s: &[u8]) -> usize {
     }
 }
 
-/// Deepest element nesting accepted: deeper input is refused rather than risk exhausting the
-/// stack in the recursive passes over the tree (a 1000-link chain is still far inside).
-const MAX_DEPTH: usize = 2000;
+/// Deepest open element accepted, counting the root as 1: MuJoCo 4.0's XML reader refuses an
+/// element with content (a start tag, not a self-closing one) at depth 499 or more ("Element
+/// nesting is too deep"; checked: 496 nested bodies in the world body are read, 497 refused,
+/// a self-closing element one level deeper still read). Also keeps the recursive passes over
+/// the tree within their stack.
+const MAX_DEPTH: usize = 498;
+
+/// Where the element of a syntax error is not known (before the root element).
+const TOP_LEVEL: &str = "(top level)";
+
+/// The message of a quick-xml error without its own "syntax error: " prefix (the message
+/// already says "XML syntax error").
+fn syntax_msg(e: &impl std::fmt::Display) -> String {
+    let s = e.to_string();
+    s.strip_prefix("syntax error: ")
+        .map(str::to_string)
+        .unwrap_or(s)
+}
+
+/// An attribute value with the predefined entities and character references replaced and any
+/// other entity left as written, as MuJoCo 4.0's XML reader leaves it (`a&nosuch;b` stays
+/// so; a declared entity is not expanded either). `None` for a character reference that is
+/// not a character.
+fn unescape_lenient(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let Some(end) = rest.find(';') else {
+            out.push_str(rest);
+            return Some(out);
+        };
+        let name = &rest[1..end];
+        let rep = match name {
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "amp" => Some('&'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => match name.strip_prefix('#') {
+                Some(num) => {
+                    let code = match num.strip_prefix(['x', 'X']) {
+                        Some(h) => u32::from_str_radix(h, 16).ok(),
+                        None => num.parse::<u32>().ok(),
+                    };
+                    Some(char::from_u32(code?)?)
+                }
+                None => None,
+            },
+        };
+        match rep {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
 
 impl Loader {
     /// Parse one source file into its element tree (without resolving includes).
     fn parse_source(&mut self, idx: usize) -> Result<Elem, MjcfError> {
         let text = self.sources[idx].text.clone();
         let mut reader = Reader::from_str(&text);
+        // a bare `&` in text is read (MuJoCo 4.0 reads `&<mujoco>...` and `&` between
+        // elements); text carries nothing in MJCF
+        reader.config_mut().allow_dangling_amp = true;
         let mut stack: Vec<Elem> = Vec::new();
         let mut root: Option<Elem> = None;
         loop {
@@ -232,11 +297,35 @@ impl Loader {
                         &self.sources[idx],
                         pos,
                         ErrorKind::Syntax,
-                        String::new(),
-                        format!("XML syntax error: {e}"),
+                        open_element(&stack, &root),
+                        format!("XML syntax error: {}", syntax_msg(&e)),
                     ));
                 }
             };
+            // after the root element MuJoCo 4.0 reads further elements (and ignores them) but
+            // refuses text and processing instructions; inside it refuses processing
+            // instructions (XML declarations included) and reads text as nothing
+            let pos = reader.buffer_position() as usize;
+            let misplaced = match &ev {
+                Event::PI(_) | Event::Decl(_) => (!stack.is_empty() || root.is_some()).then_some(
+                    "processing instruction or XML declaration inside or after the root element",
+                ),
+                Event::Text(t) if stack.is_empty() && root.is_some() => {
+                    (!t.trim_ascii().is_empty()).then_some("text after the root element")
+                }
+                Event::Text(t) if t.contains('\0') => Some("NUL byte in text"),
+                Event::Comment(t) if t.contains('\0') => Some("NUL byte in a comment"),
+                _ => None,
+            };
+            if let Some(what) = misplaced {
+                return Err(plain_err(
+                    &self.sources[idx],
+                    pos,
+                    ErrorKind::Syntax,
+                    open_element(&stack, &root),
+                    format!("XML syntax error: {what}"),
+                ));
+            }
             match ev {
                 Event::Start(b) => {
                     let el = self.start(idx, &text, &b)?;
@@ -244,20 +333,23 @@ impl Loader {
                         return Err(plain_err(
                             &self.sources[idx],
                             el.pos,
-                            ErrorKind::InvalidValue,
+                            ErrorKind::Syntax,
                             describe(&el),
-                            format!("elements nested deeper than {MAX_DEPTH}"),
+                            format!(
+                                "XML syntax error: elements nested deeper than {MAX_DEPTH} \
+                                 (MuJoCo's XML reader limit)"
+                            ),
                         ));
                     }
                     stack.push(el);
                 }
                 Event::Empty(b) => {
                     let el = self.start(idx, &text, &b)?;
-                    self.push_child(idx, &mut stack, &mut root, el)?;
+                    self.push_child(&mut stack, &mut root, el)?;
                 }
                 Event::End(_) => {
                     if let Some(el) = stack.pop() {
-                        self.push_child(idx, &mut stack, &mut root, el)?;
+                        self.push_child(&mut stack, &mut root, el)?;
                     }
                 }
                 Event::Eof => break,
@@ -278,7 +370,7 @@ impl Loader {
                 &self.sources[idx],
                 0,
                 ErrorKind::Syntax,
-                String::new(),
+                TOP_LEVEL.into(),
                 "XML syntax error: no root element".into(),
             )
         })
@@ -307,18 +399,23 @@ impl Loader {
             })?;
             let key = a.key.as_ref().to_string();
             let apos = offset_of(text, a.key.as_ref().as_bytes());
-            let value = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map_err(|e| {
-                    plain_err(
-                        &self.sources[idx],
-                        apos,
-                        ErrorKind::Syntax,
-                        describe(&el),
-                        format!("XML syntax error in attribute '{key}': {e}"),
-                    )
-                })?
-                .into_owned();
+            let bad = |msg: String| {
+                plain_err(
+                    &self.sources[idx],
+                    apos,
+                    ErrorKind::Syntax,
+                    describe(&el),
+                    format!("XML syntax error in attribute '{key}': {msg}"),
+                )
+            };
+            if a.value.contains('\0') {
+                // MuJoCo 4.0's XML reader refuses a NUL byte in an attribute
+                return Err(bad("NUL byte in the value".into()));
+            }
+            let value = match a.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
+                Ok(v) => v.into_owned(),
+                Err(e) => unescape_lenient(&a.value).ok_or_else(|| bad(e.to_string()))?,
+            };
             el.attrs.push(Attr {
                 name: key,
                 value,
@@ -330,22 +427,16 @@ impl Loader {
 
     fn push_child(
         &mut self,
-        idx: usize,
         stack: &mut [Elem],
         root: &mut Option<Elem>,
         el: Elem,
     ) -> Result<(), MjcfError> {
         let Some(parent) = stack.last_mut() else {
-            if root.is_some() {
-                return Err(plain_err(
-                    &self.sources[idx],
-                    el.pos,
-                    ErrorKind::Syntax,
-                    describe(&el),
-                    "XML syntax error: more than one root element".into(),
-                ));
+            // MuJoCo 4.0 reads the first root element and ignores well-formed elements after
+            // it (checked: `<mujoco>...</mujoco><mujoco/>` is read)
+            if root.is_none() {
+                *root = Some(el);
             }
-            *root = Some(el);
             return Ok(());
         };
         if el.name == "include" {
@@ -439,20 +530,21 @@ impl Loader {
         self.dirs
             .push(path.parent().map(Path::to_path_buf).unwrap_or_default());
         self.included.push(canon);
+        // MuJoCo 4.0 takes the children of an included file's root element whatever its name
+        // (checked: `<foo><geom/><geom/></foo>` included in the world body adds two geoms)
         let root = self.parse_source(idx)?;
-        if root.name != "mujoco" {
-            return Err(self.err_at(
-                &root,
-                ErrorKind::UnknownElement,
-                "included file must have a <mujoco> root element".into(),
-            ));
-        }
         Ok(root.children)
     }
+}
 
-    fn err_at(&self, e: &Elem, kind: ErrorKind, msg: String) -> MjcfError {
-        plain_err(&self.sources[e.src], e.pos, kind, describe(e), msg)
-    }
+/// The element a syntax error is inside: the innermost open one, else the root when it was
+/// read, else [`TOP_LEVEL`].
+fn open_element(stack: &[Elem], root: &Option<Elem>) -> String {
+    stack
+        .last()
+        .or(root.as_ref())
+        .map(describe)
+        .unwrap_or_else(|| TOP_LEVEL.into())
 }
 
 /// Parse `text` (named `name` in messages); includes are resolved relative to `base_dir`, then

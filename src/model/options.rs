@@ -153,9 +153,8 @@ pub struct OptionError {
     pub msg: String,
 }
 
-/// Read one finite number as the MJCF reader does.
-/// One number as the MJCF reader reads it ([`crate::mjcf::attr::parse_num`]): `nan` and
-/// numbers beyond the double range refused, `inf` and hexadecimal accepted.
+/// One number as the MJCF reader reads it ([`crate::mjcf::attr::parse_num`]): numbers beyond
+/// the double range refused; `inf`, `nan` and hexadecimal accepted, as MuJoCo 4.0 reads them.
 fn number(key: &str, v: &str) -> Result<f64, OptionError> {
     crate::mjcf::attr::parse_num(v).ok_or_else(|| OptionError {
         key: key.to_string(),

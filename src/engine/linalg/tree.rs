@@ -17,13 +17,29 @@ use crate::scalar::Scalar;
 ///
 /// Dofs are eliminated from the leaves (highest index) upward; the update of row `i` touches only
 /// ancestors of `i`, which are ancestors of the eliminated dof too, so there is no fill-in.
-pub fn ldl_factor<T: Scalar>(t: &Topology, a: &mut [T], diag_inv: &mut [T]) {
+///
+/// With `min_pivot`, a pivot below it is raised to it (MuJoCo's `mj_factorM` with `mjMINVAL`,
+/// which then warns `mjWARN_INERTIA`); returns the last dof so raised, if any.
+pub fn ldl_factor<T: Scalar>(
+    t: &Topology,
+    a: &mut [T],
+    diag_inv: &mut [T],
+    min_pivot: Option<f64>,
+) -> Option<usize> {
+    let mut raised = None;
     for k in (0..t.nv).rev() {
         let ak = t.dof_madr[k];
         let len = t.dof_mrownnz[k];
         // rows of ancestors precede row k in the layout
         let (lower, rowk) = a.split_at_mut(ak);
         let rowk = &mut rowk[..len];
+        if let Some(minp) = min_pivot {
+            // NaN is left as it is (the bad-acceleration check catches it)
+            if rowk[0].re() < minp {
+                rowk[0] = T::c(minp);
+                raised = Some(k);
+            }
+        }
         let inv = 1.0 / rowk[0].re();
         // entry n of row k is (k, i) for the n-th ancestor i, whose own row holds exactly the
         // ancestors from there on: row i −= (a_ki / d_k) · row k[n..]
@@ -39,6 +55,7 @@ pub fn ldl_factor<T: Scalar>(t: &Topology, a: &mut [T], diag_inv: &mut [T]) {
         }
         diag_inv[k] = T::c(inv);
     }
+    raised
 }
 
 /// `dst −= s · src` on the real parts (`src` at least as long as `dst`). Rows of the tree-sparse

@@ -30,7 +30,8 @@ impl Build<'_> {
                     "a delayed actuator needs a control history: set nsample > 0",
                 ));
             }
-            let (history, adr) = history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1)?;
+            let (history, adr) =
+                history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1, s.opt.timestep)?;
             t.actuator_history.push(history);
             t.actuator_historyadr.push(adr);
             m.actuator_delay.push(a.delay);
@@ -148,6 +149,13 @@ impl Build<'_> {
             t.na += actnum;
             let mut ctrlrange = a.ctrlrange;
             let mut actrange = a.actrange;
+            for (tri, range, r, l) in [
+                (a.ctrllimited, &a.ctrlrange, "ctrlrange", "ctrllimited"),
+                (a.actlimited, &a.actrange, "actrange", "actlimited"),
+                (a.forcelimited, &a.forcerange, "forcerange", "forcelimited"),
+            ] {
+                autolimits_range(doc, &a.loc, tri, range, c.autolimits, "actuator", r, l)?;
+            }
             let mut ctrllimited = resolve_limited(a.ctrllimited, &a.ctrlrange, c.autolimits);
             let mut actlimited = resolve_limited(a.actlimited, &a.actrange, c.autolimits);
             if a.inheritrange > 0.0 {

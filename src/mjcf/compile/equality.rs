@@ -9,6 +9,7 @@ impl Build<'_> {
         let (doc, s) = (self.doc, self.s);
         let (t, m, xpos, xquat) = (&mut self.t, &mut self.m, &self.xpos, &self.xquat);
         for q in &s.eqs {
+            self.names.add(doc, "equality", &q.name, &q.loc)?;
             let (ty, names, what): (EqType, &[String], &str) = match q.tag.as_str() {
                 "connect" => (
                     EqType::Connect,
@@ -63,6 +64,16 @@ impl Build<'_> {
                     }
                 }
             };
+            if q.obj2.is_some() && o2 == o1 as i32 {
+                // MuJoCo 4.0: "element 'x' is repeated in equality constraint"
+                return Err(err(
+                    doc,
+                    &q.loc,
+                    Some(&a2),
+                    ErrorKind::InvalidValue,
+                    format!("{what} '{}' is repeated in the equality constraint", q.obj1),
+                ));
+            }
             let mut data = [0.0; 11];
             match ty {
                 EqType::Connect | EqType::Weld if !q.sites => {

@@ -49,7 +49,8 @@ impl Build<'_> {
                 }
                 _ => {}
             }
-            if let Some(mat) = &g.material {
+            // an empty material name is no material (MuJoCo 4.0 reads material="")
+            if let Some(mat) = g.material.as_ref().filter(|m| !m.is_empty()) {
                 if !s.materials.contains(mat) {
                     return Err(err(
                         doc,
@@ -59,6 +60,16 @@ impl Build<'_> {
                         format!("undefined material '{mat}'"),
                     ));
                 }
+            }
+            if g.size.iter().any(|x| x.is_nan()) {
+                // MuJoCo 4.0: "nan size in geom", whatever the type uses
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("size"),
+                    ErrorKind::InvalidValue,
+                    "nan size in geom",
+                ));
             }
             let need = match g.gtype {
                 G::Sphere => 1,
@@ -77,6 +88,16 @@ impl Build<'_> {
                     ));
                 }
             }
+            if g.gtype == G::Plane && (g.size[2].is_nan() || g.size[2] <= 0.0) {
+                // the grid spacing (checked: size "40 40 0" refused by MuJoCo 4.0)
+                return Err(err(
+                    doc,
+                    &g.loc,
+                    Some("size"),
+                    ErrorKind::InvalidValue,
+                    "plane size 2 must be positive",
+                ));
+            }
             if g.gtype == G::Plane && id != 0 && !b.joints.is_empty() {
                 // MuJoCo allows planes only in static bodies
                 return Err(err(
@@ -87,7 +108,9 @@ impl Build<'_> {
                     "plane geoms are only allowed in static bodies",
                 ));
             }
-            if let Some(mm) = g.mass {
+            // MuJoCo 4.0 does not check the mass of world geoms, which carry none (checked:
+            // a world geom with mass -1 or density -1 is read)
+            if let Some(mm) = g.mass.filter(|_| id != 0) {
                 if mm < 0.0 {
                     return Err(err(
                         doc,
@@ -98,7 +121,7 @@ impl Build<'_> {
                     ));
                 }
             }
-            if g.density < 0.0 {
+            if g.density < 0.0 && id != 0 {
                 return Err(err(
                     doc,
                     &g.loc,

@@ -100,15 +100,10 @@ impl Build<'_> {
                     // fullinertia excludes an inertial orientation: the principal axes are the frame
                     iquat[id] = q;
                 }
-                if inr.mass < 0.0 || iinert[id].iter().any(|&x| x < 0.0) {
-                    return Err(err(
-                        doc,
-                        &inr.loc,
-                        None,
-                        ErrorKind::MassInertia,
-                        "mass and inertia cannot be negative",
-                    ));
-                }
+                // a negative mass or inertia is raised to the bounds below (boundmass and
+                // boundinertia, 0 by default), as MuJoCo 4.0 does (checked: a static body's
+                // inertial mass -1 reads as body_mass 0, diaginertia "-1 1 1" as "0 1 1"); a
+                // moving body is then refused by the mjMINVAL check
             }
             // bounds
             if imass[id] < c.boundmass {
@@ -166,7 +161,8 @@ impl Build<'_> {
             for (id, fb) in flat.iter().enumerate().skip(1) {
                 if t.body_weldid[id] == id
                     && !fb.b.joints.is_empty()
-                    && (wm[id] < MINVAL || wi[id] < MINVAL)
+                    // NaN fails too (MuJoCo 4.0 refuses an inertial mass or inertia of nan)
+                    && !(wm[id] >= MINVAL && wi[id] >= MINVAL)
                 {
                     return Err(err(
                         doc,
@@ -211,6 +207,13 @@ fn geom_inertia(g: &GeomS) -> Option<(f64, [f64; 3])> {
             (
                 vol,
                 Box::new(move |m| {
+                    // MuJoCo 4.0 goes through the density for a capsule: one that overflows
+                    // (an infinite density, or mass 1e308 in a small capsule) leaves NaN
+                    // inertia, and a moving body is then refused (checked; spheres, boxes,
+                    // cylinders and ellipsoids of infinite mass keep infinite inertia)
+                    if !(m / vol).is_finite() {
+                        return [f64::NAN; 3];
+                    }
                     let mc = m * vc / vol;
                     let ms = m * vs / vol;
                     let hh = 2.0 * h;

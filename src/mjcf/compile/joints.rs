@@ -17,6 +17,37 @@ impl Build<'_> {
         t.body_jntnum.push(b.joints.len());
         t.body_dofadr.push(t.nv);
         let dof0 = t.nv;
+        // MuJoCo 4.0: a ball joint may be followed only by slides ("ball followed by rotation
+        // in body"), and a body has at most 6 dofs ("more than 6 dofs in body"; checked: 7
+        // hinges, a free joint with a hinge)
+        let mut ball_seen = false;
+        let mut ndof = 0;
+        for j in &b.joints {
+            if ball_seen && matches!(j.jtype, JointType::Hinge | JointType::Ball) {
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("type"),
+                    ErrorKind::InvalidValue,
+                    "ball joint followed by a rotation in the same body",
+                ));
+            }
+            ball_seen |= j.jtype == JointType::Ball;
+            ndof += match j.jtype {
+                JointType::Free => 6,
+                JointType::Ball => 3,
+                _ => 1,
+            };
+            if ndof > 6 {
+                return Err(err(
+                    doc,
+                    &b.loc,
+                    None,
+                    ErrorKind::InvalidValue,
+                    "more than 6 dofs in body",
+                ));
+            }
+        }
         for j in &b.joints {
             self.names.add(doc, "joint", &j.name, &j.loc)?;
             if id == 0 {
@@ -52,6 +83,16 @@ impl Build<'_> {
             t.jnt_dofadr.push(t.nv);
             t.jnt_bodyid.push(id);
             t.jnt_name.push(j.name.clone());
+            autolimits_range(
+                doc,
+                &j.loc,
+                j.limited,
+                &j.range,
+                c.autolimits,
+                "joint",
+                "range",
+                "limited",
+            )?;
             let limited = resolve_limited(j.limited, &j.range, c.autolimits);
             let angular = matches!(j.jtype, JointType::Hinge | JointType::Ball);
             let mut range = j.range;

@@ -15,6 +15,19 @@ impl Build<'_> {
             keys.push(crate::mjcf::spec::KeyS::default());
         }
         for k in &keys {
+            self.names.add(doc, "key", &k.name, &k.loc)?;
+            // MuJoCo 4.0 completes a shorter qpos, qvel, act or ctrl with the defaults' tail
+            // (checked: qpos "1 2" of a free body and a hinge reads as 1 2 then qpos0's rest,
+            // qvel and ctrl with zeros) and refuses a longer one
+            let pad = |v: &Option<Vec<f64>>, def: &[f64]| -> Option<Vec<f64>> {
+                v.as_ref().map(|v| {
+                    let mut out = v.clone();
+                    if out.len() < def.len() {
+                        out.extend_from_slice(&def[out.len()..]);
+                    }
+                    out
+                })
+            };
             let fill = |v: &Option<Vec<f64>>, def: &[f64], attr: &str| -> R<Vec<f64>> {
                 match v {
                     Some(v) if v.len() != def.len() => Err(err(
@@ -29,7 +42,7 @@ impl Build<'_> {
                 }
             };
             m.key_time.push(k.time);
-            let mut kq = fill(&k.qpos, &m.qpos0, "qpos")?;
+            let mut kq = fill(&pad(&k.qpos, &m.qpos0), &m.qpos0, "qpos")?;
             for j in 0..t.njnt {
                 let a = t.jnt_qposadr[j];
                 let r = match t.jnt_type[j] {
@@ -43,9 +56,13 @@ impl Build<'_> {
                 }
             }
             m.key_qpos.extend(kq);
-            m.key_qvel.extend(fill(&k.qvel, &vec![0.0; t.nv], "qvel")?);
-            m.key_act.extend(fill(&k.act, &vec![0.0; t.na], "act")?);
-            m.key_ctrl.extend(fill(&k.ctrl, &vec![0.0; t.nu], "ctrl")?);
+            let zeros = |n: usize| vec![0.0; n];
+            m.key_qvel
+                .extend(fill(&pad(&k.qvel, &zeros(t.nv)), &zeros(t.nv), "qvel")?);
+            m.key_act
+                .extend(fill(&pad(&k.act, &zeros(t.na)), &zeros(t.na), "act")?);
+            m.key_ctrl
+                .extend(fill(&pad(&k.ctrl, &zeros(t.nu)), &zeros(t.nu), "ctrl")?);
             let mp: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_pos[b]).collect();
             let mq: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_quat[b]).collect();
             m.key_mpos.extend(fill(&k.mpos, &mp, "mpos")?);

@@ -65,7 +65,7 @@ fn err(
 /// Place the history buffer of `nsample` samples of `dim` values (an actuator's control or a
 /// sensor's output) at the end of `Data::history`: returns `([nsample, interp], address)`
 /// (`[0, interp]` and −1 without one) and grows `t.nhistory` by the buffer's
-/// `2 + nsample·(1 + dim)` scalars.
+/// `2 + nsample·(1 + dim)` scalars. A buffer needs a positive `timestep`.
 fn history_buffer(
     doc: &Doc,
     loc: &Loc,
@@ -73,9 +73,20 @@ fn history_buffer(
     nsample: i64,
     interp: i32,
     dim: usize,
+    timestep: f64,
 ) -> R<([i32; 2], i32)> {
     if nsample <= 0 {
         return Ok(([0, interp], -1));
+    }
+    if timestep.is_nan() || timestep <= 0.0 {
+        // MuJoCo 4.0: "history buffers require positive timestep"
+        return Err(err(
+            doc,
+            loc,
+            Some("nsample"),
+            ErrorKind::InvalidValue,
+            format!("a history buffer needs a positive timestep, the model's is {timestep}"),
+        ));
     }
     let too_large = || {
         err(
@@ -103,6 +114,36 @@ fn flatten<'a>(b: &'a BodyS, parent: usize, out: &mut Vec<FlatBody<'a>>) {
     for c in &b.children {
         flatten(c, id, out);
     }
+}
+
+/// MuJoCo 4.0 refuses a range that is written (not `0 0`, also from a default class) with its
+/// limited flag left to `auto` when `autolimits` is off ("joint has `range` but not
+/// `limited`"; checked for joint and tendon `range`, actuator `ctrlrange`, `forcerange`,
+/// `actrange`).
+#[allow(clippy::too_many_arguments)]
+fn autolimits_range(
+    doc: &Doc,
+    loc: &Loc,
+    t: Tri,
+    range: &[f64; 2],
+    autolimits: bool,
+    what: &str,
+    range_attr: &str,
+    limited_attr: &str,
+) -> R<()> {
+    if t == Tri::Auto && !autolimits && (range[0] != 0.0 || range[1] != 0.0) {
+        return Err(err(
+            doc,
+            loc,
+            Some(range_attr),
+            ErrorKind::InvalidValue,
+            format!(
+                "{what} has '{range_attr}' but not '{limited_attr}' under autolimits=\"false\": \
+                 set {limited_attr} to true or false, or remove {range_attr}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_limited(t: Tri, range: &[f64; 2], autolimits: bool) -> bool {

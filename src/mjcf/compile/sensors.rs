@@ -107,7 +107,15 @@ impl Build<'_> {
                     "a history of a sensor with more than 64 values is not supported",
                 ));
             }
-            let (history, hadr) = history_buffer(doc, &x.loc, t, x.nsample, x.interp, dim)?;
+            let (history, hadr) = history_buffer(
+                doc,
+                &x.loc,
+                t,
+                x.nsample,
+                x.interp,
+                dim,
+                self.s.opt.timestep,
+            )?;
             t.sensor_history.push(history);
             t.sensor_historyadr.push(hadr);
             adr += dim;

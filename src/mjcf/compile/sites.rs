@@ -11,6 +11,33 @@ impl Build<'_> {
         let (t, m) = (&mut self.t, &mut self.m);
         for st in &b.sites {
             self.names.add(doc, "site", &st.name, &st.loc)?;
+            // MuJoCo 4.0 sizes a site as a geom of its type: the sizes its type uses must be
+            // positive ("size 0 must be positive"), and planes, height fields and meshes are
+            // refused for sites
+            use crate::model::GeomType as G;
+            let need = match st.stype {
+                G::Sphere => 1,
+                G::Capsule | G::Cylinder => 2,
+                G::Ellipsoid | G::Box => 3,
+                _ => {
+                    return Err(err(
+                        doc,
+                        &st.loc,
+                        Some("type"),
+                        ErrorKind::InvalidValue,
+                        "planes, height fields and meshes are not allowed in sites",
+                    ))
+                }
+            };
+            if let Some(i) = (0..need).find(|&i| st.size[i].is_nan() || st.size[i] <= 0.0) {
+                return Err(err(
+                    doc,
+                    &st.loc,
+                    Some("size"),
+                    ErrorKind::InvalidValue,
+                    format!("size {i} must be positive in site"),
+                ));
+            }
             t.site_bodyid.push(id);
             t.site_name.push(st.name.clone());
             t.site_type.push(st.stype);

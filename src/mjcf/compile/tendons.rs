@@ -25,6 +25,16 @@ impl Build<'_> {
                     "tendon must have at least one wrap object",
                 ));
             }
+            autolimits_range(
+                doc,
+                &td.loc,
+                td.limited,
+                &td.range,
+                c.autolimits,
+                "tendon",
+                "range",
+                "limited",
+            )?;
             let limited = resolve_limited(td.limited, &td.range, c.autolimits);
             if limited && td.range[0] >= td.range[1] {
                 return Err(err(
@@ -45,6 +55,7 @@ impl Build<'_> {
             if td.spatial {
                 check_spatial_path(doc, td)?;
             }
+            let mut joints_seen: Vec<usize> = Vec::new();
             for w in &td.wraps {
                 let mut side = w.prm;
                 let (wt, id) = match w.kind.as_str() {
@@ -95,6 +106,17 @@ impl Build<'_> {
                     ));
                 };
                 if wt == WrapType::Joint {
+                    if joints_seen.contains(&id) {
+                        // MuJoCo 4.0: "tendon 't' (id = 0): joint 2 is repeated"
+                        return Err(err(
+                            doc,
+                            &w.loc,
+                            Some("joint"),
+                            ErrorKind::InvalidValue,
+                            format!("joint '{}' is repeated in the tendon", w.target),
+                        ));
+                    }
+                    joints_seen.push(id);
                     if !matches!(t.jnt_type[id], JointType::Hinge | JointType::Slide) {
                         return Err(err(
                             doc,
