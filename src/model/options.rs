@@ -7,7 +7,7 @@
 //! m.opt.set("gravity", "0 0 -1.62").unwrap();
 //! m.opt.set("contact", "disable").unwrap();          // a <flag> attribute
 //! m.opt.set("disable", "limit,equality").unwrap();   // several flags at once
-//! assert!(m.opt.set("tolerance", "nan").is_err());
+//! assert!(m.opt.set("tolerance", "1e-8 2").is_err());   // one number, as the reader wants
 //! ```
 
 use super::{disable, enable, Cone, Integrator, Options, Solver};
