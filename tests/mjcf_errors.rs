@@ -1398,3 +1398,55 @@ fn non_positive_definite_mass_matrix_warns_and_resets() {
     assert_eq!(d.qpos[0], 0.0, "reset to qpos0");
     assert!(d.warning[Warning::BadQacc as usize].number > 0);
 }
+
+/// Refusals found by the malformed-MJCF generator's second run, each MuJoCo 4.0's too: an
+/// `<inertial>` without `pos` ("required attribute missing: 'pos'"), a repeated contact pair
+/// name, a site naming a missing material, and malformed `<statistic>` values ("bad format",
+/// "does not have enough data"). MuJoCo accepts a tendon's `actuatorfrcrange=""`, and so does
+/// diffmj.
+#[test]
+fn generator_second_run_refusals() {
+    check(
+        "<mujoco><worldbody><body><freejoint/>\n<inertial mass=\"1\" diaginertia=\"1 1 1\"/>\
+         </body></worldbody></mujoco>",
+        ErrorKind::MissingAttribute,
+        2,
+        1,
+        "attribute 'pos': missing required attribute",
+    );
+    check(
+        "<mujoco><worldbody><geom name=\"a\" size=\"1\"/><body><freejoint/><geom name=\"b\" \
+         size=\"1\"/></body></worldbody><contact><pair name=\"p\" geom1=\"a\" geom2=\"b\"/>\n\
+         <pair name=\"p\" geom1=\"a\" geom2=\"b\"/></contact></mujoco>",
+        ErrorKind::DuplicateName,
+        2,
+        1,
+        "repeated name 'p' in pair",
+    );
+    check(
+        "<mujoco><worldbody>\n<site name=\"s\" material=\"nope\"/></worldbody></mujoco>",
+        ErrorKind::UndefinedReference,
+        2,
+        1,
+        "undefined material 'nope'",
+    );
+    check(
+        "<mujoco>\n<statistic meansize=\"abc\"/></mujoco>",
+        ErrorKind::MalformedNumber,
+        2,
+        12,
+        "attribute 'meansize'",
+    );
+    check(
+        "<mujoco>\n<statistic center=\"1 2\"/></mujoco>",
+        ErrorKind::WrongCount,
+        2,
+        12,
+        "expected 3 numbers, got 2",
+    );
+    let ok = "<mujoco><worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\
+              <tendon><fixed actuatorfrcrange=\"\"><joint joint=\"j\" coef=\"1\"/></fixed></tendon>\
+              <asset><material name=\"m\"/></asset><statistic meansize=\"0.5\" center=\"0 0 1\"/>\
+              </mujoco>";
+    load_str(ok).expect("MuJoCo 4.0 accepts it");
+}

@@ -1278,6 +1278,14 @@ fn typed_attrs(element: &str) -> &'static [(&'static str, Typed)] {
             ("metallic", Nums(1)),
             ("roughness", Nums(1)),
         ],
+        // MuJoCo 4.0 reads <statistic> (the visualizer's scales) and refuses malformed values
+        "statistic" => &[
+            ("meaninertia", Nums(1)),
+            ("meanmass", Nums(1)),
+            ("meansize", Nums(1)),
+            ("extent", Nums(1)),
+            ("center", Nums(3)),
+        ],
         "headlight" => &[
             ("ambient", Nums(3)),
             ("diffuse", Nums(3)),
@@ -2218,7 +2226,7 @@ impl<'d> Reader<'d> {
                 "option" => self.option(e)?,
                 "size" | "statistic" | "visual" | "custom" | "extension" => {
                     self.skip_checked(e)?;
-                    if e.name == "size" {
+                    if e.name == "size" || e.name == "statistic" {
                         check_typed(&self.a(e))?;
                     }
                     if e.name == "size" {
@@ -2725,7 +2733,14 @@ impl<'d> Reader<'d> {
                     allowed(&a, "body-inertial")?;
                     self.no_children(ch)?;
                     let mut pos = [0.0; 3];
-                    a.exact("pos", &mut pos)?;
+                    // MuJoCo 4.0's schema requires pos ("required attribute missing")
+                    if !a.exact("pos", &mut pos)? {
+                        return Err(a.err(
+                            Some("pos"),
+                            ErrorKind::MissingAttribute,
+                            "missing required attribute",
+                        ));
+                    }
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
                     let Some(mass) = a.f("mass")? else {
                         return Err(a.err(

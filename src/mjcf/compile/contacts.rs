@@ -6,7 +6,8 @@ use super::*;
 /// `body_contype`/`body_conaffinity` masks (MuJoCo's compiler, as measured on 4.0): a pair's
 /// geoms are swapped when the first one's body id is larger, its signature is
 /// `(body1 << 16) + body2`, and pairs are stably sorted by signature; exclusions are stored as
-/// sorted body-pair signatures. Errors: a condim other than 1, 3, 4, 6; an unknown geom or body
+/// sorted body-pair signatures. Errors: a repeated pair name; a condim other than 1, 3, 4, 6; an
+/// unknown geom or body
 /// (normally reported earlier with the other references); more than 65535 bodies (signatures
 /// hold 16-bit body ids).
 pub(super) fn compile_contacts(doc: &Doc, s: &Spec, t: &mut Topology, m: &mut Model<f64>) -> R<()> {
@@ -43,7 +44,18 @@ pub(super) fn compile_contacts(doc: &Doc, s: &Spec, t: &mut Topology, m: &mut Mo
     };
     // (signature, written index, geom1, geom2)
     let mut pairs = Vec::with_capacity(s.pairs.len());
+    let mut names = std::collections::HashSet::new();
     for (k, p) in s.pairs.iter().enumerate() {
+        // MuJoCo 4.0: "repeated name 'p' in pair"
+        if !p.name.is_empty() && !names.insert(p.name.as_str()) {
+            return Err(err(
+                doc,
+                &p.loc,
+                Some("name"),
+                ErrorKind::DuplicateName,
+                format!("repeated name '{}' in pair", p.name),
+            ));
+        }
         if !matches!(p.condim, 1 | 3 | 4 | 6) {
             return Err(err(
                 doc,

@@ -11,6 +11,18 @@ impl Build<'_> {
         let (t, m) = (&mut self.t, &mut self.m);
         for st in &b.sites {
             self.names.add(doc, "site", &st.name, &st.loc)?;
+            // MuJoCo 4.0: "material 'x' not found in site" (an empty name is none)
+            if let Some(mat) = st.material.as_ref().filter(|x| !x.is_empty()) {
+                if !self.s.materials.contains(mat) {
+                    return Err(err(
+                        doc,
+                        &st.loc,
+                        Some("material"),
+                        ErrorKind::UndefinedReference,
+                        format!("undefined material '{mat}'"),
+                    ));
+                }
+            }
             // MuJoCo 4.0 sizes a site as a geom of its type: the sizes its type uses must be
             // positive ("size 0 must be positive"), and planes, height fields and meshes are
             // refused for sites
