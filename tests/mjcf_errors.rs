@@ -1450,3 +1450,45 @@ fn generator_second_run_refusals() {
               </mujoco>";
     load_str(ok).expect("MuJoCo 4.0 accepts it");
 }
+
+/// MuJoCo 4.0's muscle parameter checks, on a muscle gain's `gainprm` and a muscle bias's
+/// `biasprm`: `range[0] < range[1]` and `lmin < 1 < lmax` (NaN passes both comparisons, as in
+/// MuJoCo); each refused case is refused by MuJoCo 4.0 with the same message.
+#[test]
+fn muscle_parameters_are_checked() {
+    let model = |act: &str| {
+        format!(
+            "<mujoco><worldbody><body><joint name=\"j\" range=\"-30 30\"/><geom type=\"capsule\" \
+             size=\".1\" fromto=\"0 0 0 1 0 0\"/></body></worldbody><actuator>\n{act}\
+             </actuator></mujoco>"
+        )
+    };
+    for (act, msg) in [
+        (
+            "<muscle joint=\"j\" lmin=\"1.1\"/>",
+            "lmin<1<lmax required in muscle",
+        ),
+        (
+            "<muscle joint=\"j\" lmax=\"0.9\"/>",
+            "lmin<1<lmax required in muscle",
+        ),
+        (
+            "<muscle joint=\"j\" range=\"0.9 0.9\"/>",
+            "range[0]<range[1] required in muscle",
+        ),
+        (
+            "<general joint=\"j\" biastype=\"muscle\" dyntype=\"muscle\" \
+             biasprm=\"1.75 1.05 -1 200 0.5 1.9 1.5 1.3 1.2\"/>",
+            "range[0]<range[1] required in muscle",
+        ),
+    ] {
+        check(&model(act), ErrorKind::InvalidValue, 2, 1, msg);
+    }
+    for act in [
+        "<muscle joint=\"j\"/>",
+        "<muscle joint=\"j\" lmin=\"nan\"/>",
+        "<muscle joint=\"j\" vmax=\"-1\"/>",
+    ] {
+        load_str(&model(act)).expect("MuJoCo 4.0 accepts it");
+    }
+}

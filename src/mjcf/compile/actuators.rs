@@ -113,6 +113,25 @@ impl Build<'_> {
                     ));
                 }
             }
+            // MuJoCo 4.0's muscle parameter checks, on the gain and the bias parameters a
+            // muscle gain or bias reads (range, force, scale, lmin, lmax, ...; NaN passes, as in
+            // MuJoCo's comparisons)
+            for (muscle, prm) in [
+                (a.gaintype == GainType::Muscle, &a.gainprm),
+                (a.biastype == BiasType::Muscle, &a.biasprm),
+            ] {
+                if !muscle {
+                    continue;
+                }
+                let msg = if prm[0] >= prm[1] {
+                    "range[0]<range[1] required in muscle"
+                } else if prm[4] >= 1.0 || prm[5] <= 1.0 {
+                    "lmin<1<lmax required in muscle"
+                } else {
+                    continue;
+                };
+                return Err(err(doc, &a.loc, None, ErrorKind::InvalidValue, msg));
+            }
             t.actuator_trntype.push(tt);
             t.actuator_trnid.push([id0 as i32, id1]);
             t.actuator_dyntype.push(a.dyntype);
