@@ -143,6 +143,9 @@ fn constraint_rows_and_solution_match_mujoco() {
     let mut failures = Vec::new();
     let mut known_seen: Vec<String> = Vec::new();
     let mut niter_states = 0usize;
+    let (mut neval_iters, mut neval_ours, mut neval_mj) = (0usize, 0usize, 0usize);
+    let mut neval_diff: Vec<String> = Vec::new();
+    let mut neval_excess = i64::MIN;
     println!(
         "{:<44} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "file", "rows", "aref", "adh/act", "qacc", "qfrc_c", "force", "vs exact"
@@ -281,6 +284,26 @@ fn constraint_rows_and_solution_match_mujoco() {
                         "{name} step {step}: solver_niter {:?} vs MuJoCo {gn:?}",
                         &d.solver_niter[..gn.len()]
                     ));
+                } else {
+                    // the line search's evaluations of each recorded iteration (its stopping
+                    // rule, MuJoCo's absolute slope bound included)
+                    for (k, rec) in out["solver_stats"].as_array().unwrap().iter().enumerate() {
+                        let want = gi(&rec["neval"]);
+                        let base = k * diffmj::engine::solver::NSOLVER;
+                        let ours: Vec<usize> = d.solver[base..base + want.len()]
+                            .iter()
+                            .map(|x| x.neval)
+                            .collect();
+                        neval_iters += want.len();
+                        neval_ours += ours.iter().sum::<usize>();
+                        neval_mj += want.iter().sum::<usize>();
+                        if ours != want {
+                            neval_diff.push(format!("{name} step {step}: {ours:?} vs {want:?}"));
+                        }
+                        for (o, w) in ours.iter().zip(&want) {
+                            neval_excess = neval_excess.max(*o as i64 - *w as i64);
+                        }
+                    }
                 }
                 let nv = m.nv;
                 let mut st_rows = 0.0f64;
@@ -445,6 +468,21 @@ fn constraint_rows_and_solution_match_mujoco() {
         println!("{k}");
     }
     println!("islands and Newton iterations per island checked in {niter_states} states");
+    // our exact line search never needs more evaluations than MuJoCo's in an iteration, and
+    // most iterations take exactly as many (elliptic cones and adhesion differ in a few, ours
+    // fewer)
+    assert!(
+        neval_excess <= 0 && neval_diff.len() * 10 <= neval_iters,
+        "line search: up to {neval_excess} more evaluations than MuJoCo in one iteration, \
+         {} of {neval_iters} iterations differ",
+        neval_diff.len()
+    );
+    println!(
+        "line-search evaluations over {neval_iters} iterations: ours {neval_ours}, MuJoCo \
+         {neval_mj}, most more in one iteration {neval_excess}; {} iterations differ: {:?}",
+        neval_diff.len(),
+        &neval_diff[..neval_diff.len().min(5)]
+    );
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
