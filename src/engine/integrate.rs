@@ -136,7 +136,7 @@ pub fn euler<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // h·∂damping/∂v of each dof, and whether any dof is damped, in one pass
     let mut diag = std::mem::take(&mut d.scratch_nv[1]);
     let mut any_damping = false;
-    if !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) {
+    if eulerdamp_on(m) {
         passive::each_dof_damping(m, |i, b, p| {
             any_damping |= damped(b, &p);
             diag[i] = h * passive::poly_damping_derivative(b, &p, d.qvel[i]);
@@ -183,12 +183,21 @@ fn damped<T: Scalar>(b: T, p: &[T; 2]) -> bool {
     b.positive_or_seeded() || *p != [T::zero(); 2]
 }
 
-/// Whether the Euler step integrates joint damping implicitly (the `eulerdamp` flag on, the
-/// `damper` flag on, and some dof damped), as [`euler`] decides.
+/// Whether the flags let the Euler step integrate damping implicitly (`eulerdamp` and `damper`
+/// both on).
+fn eulerdamp_on<T: Scalar>(m: &Model<T>) -> bool {
+    !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER)
+}
+
+/// Whether the Euler step integrates joint damping implicitly (the flags of [`eulerdamp_on`],
+/// and some dof damped), as [`euler`] decides.
 fn euler_implicit_damping<T: Scalar>(m: &Model<T>) -> bool {
+    if !eulerdamp_on(m) {
+        return false;
+    }
     let mut any_damping = false;
     passive::each_dof_damping(m, |_, b, p| any_damping |= damped(b, &p));
-    !m.disabled(disable::EULERDAMP) && !m.disabled(disable::DAMPER) && any_damping
+    any_damping
 }
 
 /// `out = M̂ a`, with `M̂` the matrix the model's one-step integrator solves with in place of
