@@ -42,10 +42,11 @@ pub trait Scalar:
         (self - Self::c(v)).is_zero_exact()
     }
 
-    /// True when the value is positive, or zero with a non-zero derivative part. Terms
-    /// proportional to a non-negative coefficient (fluid density, viscosity) that MuJoCo skips
-    /// when the coefficient is not positive test this, so a coefficient seeded at 0 keeps its
-    /// derivative.
+    /// True unless the value and every derivative part are exactly zero (so also for a
+    /// negative value): the test of the shortcuts that skip a term whose coefficient is zero
+    /// (friction loss, damping, the fluid gate), so a coefficient seeded at 0 keeps its
+    /// derivative. A term MuJoCo skips for every non-positive coefficient needs its own test
+    /// (the inertia-box fluid model's `box_term_on`).
     #[inline(always)]
     fn positive_or_seeded(self) -> bool {
         self.re() > 0.0 || !self.is_zero_exact()
