@@ -565,9 +565,8 @@ fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut 
             out[a..a + v.len()].copy_from_slice(v);
         }
     };
-    let nmatch = (0..d.ncon)
-        .filter(|&c| contact_matches(m, d, i, c).is_some())
-        .count();
+    // matches counted in the pass that uses them (matching is most of this sensor's cost)
+    let mut nmatch = 0usize;
     if reduce == 3 {
         // net force: the force-weighted centroid of the contact points, then the total wrench
         // about it in the world frame
@@ -584,6 +583,7 @@ fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut 
             let Some(flip) = contact_matches(m, d, i, c) else {
                 continue;
             };
+            nmatch += 1;
             let w = wrench(c, flip);
             let n2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
             let weight = if n2.re() > 0.0 { n2.sqrt() } else { T::zero() };
@@ -592,7 +592,7 @@ fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut 
         }
         point = scl3(&point, T::one() / total.select_max(T::c(MINVAL)));
         let (mut force, mut torque) = (z3, z3);
-        for c in 0..d.ncon {
+        for c in (0..d.ncon).filter(|_| nmatch > 0) {
             let Some(flip) = contact_matches(m, d, i, c) else {
                 continue;
             };
@@ -620,6 +620,7 @@ fn contact_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut 
         let Some(flip) = contact_matches(m, d, i, c) else {
             continue;
         };
+        nmatch += 1;
         let key = match reduce {
             1 => d.contact[c].dist.re(),
             2 => {
