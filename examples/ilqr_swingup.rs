@@ -55,6 +55,8 @@ fn upright_cost(run: Vec<f64>, term: Vec<f64>, r: f64) -> Cost {
         }),
         control_weight: vec![r],
         control_ref: vec![0.0],
+        running_positions: vec![],
+        terminal_positions: vec![],
     }
 }
 

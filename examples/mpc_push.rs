@@ -9,7 +9,7 @@
 //!
 //! `cargo run --release --example mpc_push [-- --quick]`
 
-use diffmj::control::cost::{Cost, StateCost};
+use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::{ilqr, IlqrOptions};
 use diffmj::control::mpc::{Mpc, MpcOptions};
 use diffmj::{mjcf, step, Data, Model};
@@ -23,7 +23,8 @@ const GOAL: [f64; 2] = [0.6, 0.0];
 const TOL: f64 = 0.05;
 
 /// The cost of examples/tasks/push_mpc.json: the box's planar position (dofs 2, 3) toward the
-/// goal and its velocity toward rest, at every step and heavier at the end of the horizon.
+/// goal and its velocity toward rest, at every step and heavier at the end of the horizon,
+/// and the pusher behind the box ([`behind_box`]).
 fn cost(m: &Model<f64>) -> Cost {
     let mut goal = m.qpos0.clone();
     goal[2] = GOAL[0];
@@ -50,6 +51,27 @@ fn cost(m: &Model<f64>) -> Cost {
         }),
         control_weight: vec![1e-3; m.nu],
         control_ref: vec![0.0; m.nu],
+        running_positions: vec![behind_box(m)],
+        terminal_positions: vec![],
+    }
+}
+
+/// Keeps the pusher behind the box on the side away from the goal (15 cm: box half-width
+/// plus the pusher's radius), linearly beyond 5 cm, so that a pusher that lost contact has a
+/// gradient back to it.
+fn behind_box(m: &Model<f64>) -> PositionCost {
+    let body = |n: &str| {
+        m.body_name
+            .iter()
+            .position(|b| b == n)
+            .expect("push.xml bodies")
+    };
+    PositionCost {
+        point: Point::Body(body("pusher")),
+        reference: Some(Point::Body(body("box"))),
+        target: [-0.15, 0.0, 0.0],
+        weight: 1.0,
+        norm: Norm::SmoothL2 { p: 0.05 },
     }
 }
 

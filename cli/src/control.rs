@@ -472,6 +472,84 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// Site and body terms in `ilqr`: a point mass on two slides brings its site to a target
+    /// (terminal, quadratic) while a running smooth-L2 term holds a second body near it; the
+    /// plan's end is where the terms ask, and trajopt refuses what it cannot take.
+    #[test]
+    fn ilqr_site_and_body_terms() {
+        let dir = std::env::temp_dir().join(format!("diffmj-cli-ilqr-pos-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("m.xml");
+        std::fs::write(
+            &model,
+            r#"<mujoco><option timestep="0.02" gravity="0 0 0"/><worldbody>
+            <body name="a"><joint name="ax" type="slide" axis="1 0 0" damping="1"/>
+              <joint name="ay" type="slide" axis="0 1 0" damping="1"/><geom size=".05" mass="1"/>
+              <site name="tip" pos="0 0 0.1"/></body>
+            <body name="b" pos="0 0 0.5"><joint name="bx" type="slide" axis="1 0 0" damping="1"/>
+              <joint name="by" type="slide" axis="0 1 0" damping="1"/><geom size=".05" mass="1"/>
+            </body></worldbody><actuator><motor joint="ax"/><motor joint="ay"/>
+            <motor joint="bx"/><motor joint="by"/></actuator></mujoco>"#,
+        )
+        .unwrap();
+        let task = dir.join("t.json");
+        std::fs::write(
+            &task,
+            r#"{"horizon": 60, "terms": [{"effort": {"weight": 1e-4}},
+                {"site": {"time": 60, "site": "tip", "target": [0.3, -0.2, 0.1], "weight": 1e4}},
+                {"body": {"body": "b", "relative_to": {"site": "tip"}, "target": [0, 0, 0.4],
+                          "weight": 10, "norm": {"smooth_l2": 0.01}}},
+                {"qvel": {"time": 60, "target": [0, 0, 0, 0], "weight": [10, 10, 10, 10]}}],
+              "ilqr": {"max_iterations": 100}}"#,
+        )
+        .unwrap();
+        let out = dir.join("plan.csv");
+        let s: Value = serde_json::from_str(
+            &run_ilqr(
+                &model,
+                &[],
+                &task,
+                "ad",
+                false,
+                None,
+                out.to_str().unwrap(),
+                None,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(s["converged"], json!(true), "{s}");
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let last: Vec<f64> = csv
+            .lines()
+            .last()
+            .unwrap()
+            .split(',')
+            .take(5)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        // time, then qpos: a (x, y), b (x, y)
+        let (ax, ay, bx, by) = (last[1], last[2], last[3], last[4]);
+        assert!(
+            (ax - 0.3).abs() < 2e-3 && (ay + 0.2).abs() < 2e-3,
+            "{last:?}"
+        );
+        assert!((bx - ax).abs() < 0.02 && (by - ay).abs() < 0.02, "{last:?}");
+        // trajopt takes quadratic world site terms only
+        let e = crate::task::TaskSpec::parse(
+            &diffmj::mjcf::load_file(&model).unwrap(),
+            &serde_json::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap(),
+        )
+        .unwrap()
+        .trajopt(&diffmj::mjcf::load_file(&model).unwrap())
+        .unwrap_err();
+        assert!(
+            e.contains("term 2") && e.contains("trajopt takes site terms"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// A malformed control task is an error naming the term or option.
     #[test]
     fn control_task_errors() {
@@ -496,6 +574,29 @@ mod tests {
         let e =
             run(r#"{"horizon": 10, "terms": [{"qvel": {"target": [0, 0], "weight": [1, -1]}}]}"#);
         assert!(e.contains("non-negative"), "{e}");
+        let e = run(
+            r#"{"horizon": 10, "terms": [{"body": {"body": "cart", "target": [0, 0, 0], "weight": 1, "norm": "l1"}}]}"#,
+        );
+        assert!(
+            e.contains("term 0") && e.contains("\"norm\" must be"),
+            "{e}"
+        );
+        let e = run(
+            r#"{"horizon": 10, "terms": [{"body": {"body": "cart", "target": [0, 0, 0], "weight": 1, "norm": {"smooth_l2": 0}}}]}"#,
+        );
+        assert!(e.contains("positive number"), "{e}");
+        let e = run(
+            r#"{"horizon": 10, "terms": [{"body": {"body": "cart", "target": [0, 0, 0], "weight": 1, "relative_to": "pole"}}]}"#,
+        );
+        assert!(e.contains("\"relative_to\" must be"), "{e}");
+        let e = run(
+            r#"{"horizon": 10, "terms": [{"site": {"site": "nowhere", "target": [0, 0, 0], "weight": 1}}]}"#,
+        );
+        assert!(e.contains("no site named 'nowhere'"), "{e}");
+        let e = run(
+            r#"{"horizon": 10, "terms": [{"body": {"body": "cart", "target": [0, 0, 0], "weight": 1, "scale": 2}}]}"#,
+        );
+        assert!(e.contains("unknown key 'scale'"), "{e}");
         std::fs::write(&task, r#"{"horizon": 10, "terms": []}"#).unwrap();
         let e = run_ilqr(&model, &[], &task, "exact", false, None, out, None).unwrap_err();
         assert!(e.contains("--jacobian"), "{e}");

@@ -16,8 +16,15 @@
 //! `qpos`, `qvel` and `site` term and reads `"options"`; `ilqr` and `mpc` read a term without
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`.
+//!
+//! `site` and `body` terms measure a site's position or a body's origin (world frame), from
+//! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
+//! "quadratic"` (the default, `½ w ‖r‖²`) or `{"smooth_l2": P}` (`w (√(‖r‖² + P²) − P)`,
+//! linear beyond about `P` metres), e.g. `{"body": {"body": "pusher", "relative_to": {"body":
+//! "box"}, "target": [-0.15, 0, 0], "weight": 1, "norm": {"smooth_l2": 0.05}}}`. `trajopt`
+//! takes quadratic site terms from the world origin only.
 
-use diffmj::control::cost::{Cost, StateCost};
+use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::IlqrOptions;
 use diffmj::control::mpc::MpcOptions;
 use diffmj::model::{GainType, Model};
@@ -51,12 +58,11 @@ pub enum TermSpec {
         target: Vec<f64>,
         weight: Vec<f64>,
     },
-    /// `weight · ‖site_xpos − target‖²` at `time`.
-    Site {
+    /// `weight · n(pos(point) − pos(reference) − target)` at `time` (every step without one):
+    /// the `"site"` and `"body"` kinds.
+    Position {
         time: Option<usize>,
-        site: usize,
-        target: [f64; 3],
-        weight: f64,
+        term: PositionCost,
     },
 }
 
@@ -197,16 +203,26 @@ impl TaskSpec {
                     target: target.clone(),
                     weight: weight.clone(),
                 },
-                TermSpec::Site {
-                    time,
-                    site,
-                    target,
-                    weight,
-                } => Term::SitePos {
-                    time: at(time)?,
-                    site: *site,
-                    target: *target,
-                    weight: *weight,
+                TermSpec::Position { time, term } => match term {
+                    PositionCost {
+                        point: Point::Site(site),
+                        reference: None,
+                        target,
+                        weight,
+                        norm: Norm::Quadratic,
+                    } => Term::SitePos {
+                        time: at(time)?,
+                        site: *site,
+                        target: *target,
+                        weight: *weight,
+                    },
+                    _ => {
+                        return Err(format!(
+                            "task term {k}: trajopt takes site terms with the quadratic norm \
+                             and no \"relative_to\" (body terms, relative positions and smooth \
+                             norms are for ilqr/mpc)"
+                        ))
+                    }
                 },
             });
         }
@@ -275,6 +291,8 @@ impl TaskSpec {
             terminal: None,
             control_weight: vec![0.0; m.nu],
             control_ref: vec![0.0; m.nu],
+            running_positions: vec![],
+            terminal_positions: vec![],
         };
         let mut ignored = vec![];
         for (k, t) in self.terms.iter().enumerate() {
@@ -306,10 +324,13 @@ impl TaskSpec {
                     ));
                     continue;
                 }
-                TermSpec::Site { .. } => {
-                    return Err(format!(
-                        "task term {k}: site terms are not available to ilqr/mpc yet (use qpos)"
-                    ))
+                TermSpec::Position { time, term } => {
+                    if slot(time)? {
+                        cost.terminal_positions.push(term.clone());
+                    } else {
+                        cost.running_positions.push(term.clone());
+                    }
+                    continue;
                 }
                 TermSpec::Qpos {
                     time,
@@ -450,26 +471,89 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
             target: num_array(&t["target"], &format!("task term {k} target"), m.nv)?,
             weight: weights(m.nv)?,
         },
-        "site" => {
-            let name = t["site"]
-                .as_str()
-                .ok_or_else(|| format!("task term {k}: \"site\" must be a site name"))?;
-            let site = m
-                .site_name
-                .iter()
-                .position(|n| n == name)
-                .ok_or_else(|| format!("task term {k}: no site named '{name}'"))?;
+        "site" | "body" => {
+            let known = [
+                kind.as_str(),
+                "target",
+                "weight",
+                "time",
+                "relative_to",
+                "norm",
+            ];
+            if let Some(key) = t
+                .as_object()
+                .and_then(|o| o.keys().find(|x| !known.contains(&x.as_str())))
+            {
+                return Err(format!(
+                    "task term {k}: unknown key '{key}' (known: {})",
+                    known.join(", ")
+                ));
+            }
+            let point = |v: &Value, kind: &str| -> Res<Point> {
+                let name = v.as_str().ok_or_else(|| {
+                    format!("task term {k}: \"{kind}\" must be a {kind} name, got {v}")
+                })?;
+                let (names, make): (&[String], fn(usize) -> Point) = if kind == "site" {
+                    (&m.site_name, Point::Site)
+                } else {
+                    (&m.body_name, Point::Body)
+                };
+                names
+                    .iter()
+                    .position(|n| n == name)
+                    .map(make)
+                    .ok_or_else(|| format!("task term {k}: no {kind} named '{name}'"))
+            };
+            let reference = match &t["relative_to"] {
+                Value::Null => None,
+                Value::Object(o)
+                    if o.len() == 1 && (o.contains_key("site") || o.contains_key("body")) =>
+                {
+                    let (rk, rv) = o.iter().next().expect("one entry");
+                    Some(point(rv, rk)?)
+                }
+                x => {
+                    return Err(format!(
+                        "task term {k}: \"relative_to\" must be {{\"site\": NAME}} or \
+                         {{\"body\": NAME}}, got {x}"
+                    ))
+                }
+            };
+            let norm = match &t["norm"] {
+                Value::Null => Norm::Quadratic,
+                Value::String(s) if s == "quadratic" => Norm::Quadratic,
+                Value::Object(o) if o.len() == 1 && o.contains_key("smooth_l2") => {
+                    let p = o["smooth_l2"]
+                        .as_f64()
+                        .filter(|p| p.is_finite() && *p > 0.0);
+                    Norm::SmoothL2 {
+                        p: p.ok_or_else(|| {
+                            format!("task term {k}: \"smooth_l2\" must be a positive number")
+                        })?,
+                    }
+                }
+                x => {
+                    return Err(format!(
+                        "task term {k}: \"norm\" must be \"quadratic\" or {{\"smooth_l2\": P}}, \
+                         got {x}"
+                    ))
+                }
+            };
             let p = num_array(&t["target"], &format!("task term {k} target"), 3)?;
-            TermSpec::Site {
+            TermSpec::Position {
                 time: time()?,
-                site,
-                target: [p[0], p[1], p[2]],
-                weight: weight()?,
+                term: PositionCost {
+                    point: point(&t[kind.as_str()], kind)?,
+                    reference,
+                    target: [p[0], p[1], p[2]],
+                    weight: weight()?,
+                    norm,
+                },
             }
         }
         other => {
             return Err(format!(
-                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site)"
+                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site, body)"
             ))
         }
     })

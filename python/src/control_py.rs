@@ -62,6 +62,8 @@ pub(super) fn make_cost(
         terminal,
         control_weight: vec_or(control_weight, m.nu, "control_weight (nu)", 0.0)?,
         control_ref: vec_or(control_ref, m.nu, "control_ref (nu)", 0.0)?,
+        running_positions: vec![],
+        terminal_positions: vec![],
     })
 }
 

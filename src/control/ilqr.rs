@@ -229,6 +229,7 @@ impl Problem<'_> {
         ctrl: &mut [f64],
         states: &mut [f64],
         d: &mut Data<f64>,
+        kin: &mut Data<f64>,
     ) -> Result<f64, SimError> {
         let (m, nu, ndx, ns) = (self.m, self.m.nu, self.ndx, self.nstate);
         d.copy_from(self.d0);
@@ -248,7 +249,7 @@ impl Problem<'_> {
             for i in 0..nu {
                 u[i] = u[i].clamp(self.lo[i], self.hi[i]);
             }
-            cost += self.cost.value(m, self.x(states, t), Some(u));
+            cost += self.cost.value(m, kin, self.x(states, t), Some(u));
             d.ctrl.copy_from_slice(u);
             step(m, d)?;
             d.get_state(
@@ -258,7 +259,7 @@ impl Problem<'_> {
             )
             .expect("sized");
         }
-        cost += self.cost.value(m, self.x(states, self.horizon), None);
+        cost += self.cost.value(m, kin, self.x(states, self.horizon), None);
         if !cost.is_finite() {
             return Err(SimError::Diverged(format!("rollout cost {cost}")));
         }
@@ -289,6 +290,8 @@ struct Backward {
 ///     terminal: Some(StateCost { goal, weight: vec![100.0, 10.0, 10.0, 1.0], wrap_hinges: false }),
 ///     control_weight: vec![1e-2],
 ///     control_ref: vec![0.0],
+///     running_positions: vec![],
+///     terminal_positions: vec![],
 /// };
 /// let (plan, stats) = ilqr(&m, &d, &cost, &vec![0.0; 50], &IlqrOptions::default()).unwrap();
 /// assert!(stats.converged && plan.cost < stats.cost[0]);
@@ -361,6 +364,8 @@ fn run(
         hi,
     };
     let mut d = d0.clone();
+    // kinematics of the position cost terms
+    let mut kin = d0.clone();
     let mut plan = Plan {
         horizon,
         nstate,
@@ -375,6 +380,7 @@ fn run(
         &mut plan.ctrl,
         &mut plan.states,
         &mut d,
+        &mut kin,
     )?;
     let mut stats = IlqrStats {
         cost: vec![plan.cost],
@@ -417,7 +423,16 @@ fn run(
         // backward pass, raising μ until it succeeds
         let bw = loop {
             let (t0, before) = (Instant::now(), stats.derivative_seconds);
-            let r = backward(&p, &plan, &trans, hess.as_mut(), mu, &mut d, &mut stats)?;
+            let r = backward(
+                &p,
+                &plan,
+                &trans,
+                hess.as_mut(),
+                mu,
+                &mut d,
+                &mut kin,
+                &mut stats,
+            )?;
             // the DDP Hessians count as derivative time
             stats.backward_seconds +=
                 t0.elapsed().as_secs_f64() - (stats.derivative_seconds - before);
@@ -463,6 +478,7 @@ fn run(
                 &mut trial_ctrl,
                 &mut trial_states,
                 &mut d,
+                &mut kin,
             ) else {
                 continue;
             };
@@ -515,6 +531,7 @@ fn run(
 }
 
 /// One backward pass at regularization `mu`; `None` when a `Q_uu` is not positive definite.
+#[allow(clippy::too_many_arguments)]
 fn backward(
     p: &Problem,
     plan: &Plan,
@@ -522,12 +539,13 @@ fn backward(
     mut hess: Option<&mut (HessianWorkspace, Hessian)>,
     mu: f64,
     d: &mut Data<f64>,
+    kin: &mut Data<f64>,
     stats: &mut IlqrStats,
 ) -> Result<Option<Backward>, ControlError> {
     let (m, horizon, ndx, nu, ns) = (p.m, p.horizon, p.ndx, p.m.nu, p.nstate);
     let mut cd = CostDerivatives::default();
     p.cost
-        .derivatives(m, p.x(&plan.states, horizon), None, &mut cd);
+        .derivatives(m, kin, p.x(&plan.states, horizon), None, &mut cd);
     let mut vx = DVector::from_column_slice(&cd.lx);
     let mut vxx = DMatrix::from_row_slice(ndx, ndx, &cd.lxx);
     let mut out = Backward {
@@ -538,7 +556,7 @@ fn backward(
     for t in (0..horizon).rev() {
         let u = &plan.ctrl[t * nu..(t + 1) * nu];
         p.cost
-            .derivatives(m, p.x(&plan.states, t), Some(u), &mut cd);
+            .derivatives(m, kin, p.x(&plan.states, t), Some(u), &mut cd);
         let a = DMatrix::from_row_slice(ndx, ndx, &trans[t].a);
         let b = DMatrix::from_row_slice(ndx, nu, &trans[t].b);
         let qx = DVector::from_column_slice(&cd.lx) + a.transpose() * &vx;
