@@ -11,12 +11,20 @@
 //! backtracking line search on the ratio of actual to expected cost reduction; `μ` grows on a
 //! failed pass and shrinks on a successful one (Tassa 2012, Sec. II-F).
 //!
+//! The optimizer is an argmin [`Solver`] ([`IlqrSolver`] on an [`IlqrProblem`]): [`ilqr`]
+//! runs it under argmin's `Executor`, and users can run it with their own observers and
+//! stopping rules.
+//!
 //! States are in the tangent space of the transition Jacobians (`2 nv + na`, see
 //! [`crate::derivatives`]); `gains` are `K_t` (`nu × (2 nv + na)`, row-major) acting on
 //! `x_t ⊖ x̂_t`.
 
 use std::time::Instant;
 
+use argmin::core::{
+    Error as ArgminError, Executor, IterState, Problem as ArgminProblem, Solver, TerminationReason,
+    TerminationStatus, KV,
+};
 use nalgebra::{DMatrix, DVector};
 
 use super::boxqp;
@@ -201,6 +209,7 @@ pub enum ControlError {
 }
 
 /// The problem's fixed parts: model, initial data, cost, sizes and control bounds.
+#[derive(Clone, Copy)]
 struct Problem<'a> {
     m: &'a Model<f64>,
     d0: &'a Data<f64>,
@@ -208,8 +217,8 @@ struct Problem<'a> {
     horizon: usize,
     nstate: usize,
     ndx: usize,
-    lo: Vec<f64>,
-    hi: Vec<f64>,
+    lo: &'a [f64],
+    hi: &'a [f64],
 }
 
 impl Problem<'_> {
@@ -340,118 +349,319 @@ fn run(
     policy: Option<&Plan>,
     opts: &IlqrOptions,
 ) -> Result<(Plan, IlqrStats), ControlError> {
-    let start = Instant::now();
-    cost.check(m)?;
-    let nu = m.nu;
-    if nu == 0 || !ctrl.len().is_multiple_of(nu) || ctrl.is_empty() {
-        return Err(ControlError::Invalid(format!(
-            "controls: {} entries for nu = {nu} (a positive multiple of nu needed)",
-            ctrl.len()
-        )));
-    }
-    let horizon = ctrl.len() / nu;
-    let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
-    let ndx = 2 * m.nv + m.na;
-    let (lo, hi): (Vec<f64>, Vec<f64>) = (0..nu).map(|i| ctrl_bounds(m, i)).unzip();
-    let p = Problem {
-        m,
-        d0,
+    let mut solver = IlqrSolver::new(opts.clone());
+    solver.policy = policy.cloned();
+    let problem = IlqrProblem {
+        model: m,
+        data: d0,
         cost,
-        horizon,
-        nstate,
-        ndx,
-        lo,
-        hi,
     };
-    let mut d = d0.clone();
-    // kinematics of the position cost terms
-    let mut kin = d0.clone();
-    let mut plan = Plan {
-        horizon,
-        nstate,
-        states: vec![0.0; (horizon + 1) * nstate],
-        ctrl: ctrl.to_vec(),
-        gains: vec![0.0; horizon * nu * ndx],
-        cost: 0.0,
-    };
-    let zero = vec![0.0; ctrl.len()];
-    plan.cost = p.rollout(
-        policy.map(|w| (w, &zero[..], 0.0)),
-        &mut plan.ctrl,
-        &mut plan.states,
-        &mut d,
-        &mut kin,
-    )?;
-    let mut stats = IlqrStats {
-        cost: vec![plan.cost],
-        ..Default::default()
-    };
-    let mut trans: Vec<Transition> = (0..horizon)
-        .map(|_| Transition::without_sensors(m))
-        .collect();
-    let mut jac = TrajectoryWorkspace::new(m, d0, opts.threads);
-    let mut hess = opts
-        .ddp
-        .then(|| (HessianWorkspace::new(m), Hessian::new(m)));
-    let (mut mu, mut delta) = (opts.mu_init, 1.0);
-    let (mut trial_states, mut trial_ctrl) = (plan.states.clone(), plan.ctrl.clone());
-    let alphas: Vec<f64> = (0..11)
-        .map(|k| 10f64.powf(-3.0 * k as f64 / 10.0))
-        .collect();
-    stats.reason = "iteration limit".into();
-    let mut need_jacobians = true;
-    for _ in 0..opts.max_iterations {
-        if start.elapsed().as_secs_f64() > opts.max_seconds {
-            stats.reason = "time budget".into();
-            break;
+    let res = Executor::new(problem, solver)
+        .configure(|s| s.param(ctrl.to_vec()).max_iters(opts.max_iterations as u64))
+        .run()
+        .map_err(|e| match e.downcast::<ControlError>() {
+            Ok(e) => e,
+            Err(e) => ControlError::Invalid(e.to_string()),
+        })?;
+    let mut solver = res.solver;
+    let plan = solver.plan.take().expect("a plan after init");
+    Ok((plan, solver.stats))
+}
+
+/// What [`IlqrSolver`] optimizes, for argmin's [`Executor`]: a model, the state the horizon
+/// starts from (`data`'s, as [`ilqr`]'s `d0`) and the cost.
+#[derive(Clone, Copy)]
+pub struct IlqrProblem<'a> {
+    /// The model.
+    pub model: &'a Model<f64>,
+    /// The initial state (and everything else a rollout starts from).
+    pub data: &'a Data<f64>,
+    /// The cost.
+    pub cost: &'a Cost,
+}
+
+/// The argmin state [`IlqrSolver`] runs on: the parameter is the control sequence (`T · nu`,
+/// row-major), the cost the plan's.
+pub type IlqrState = IterState<Vec<f64>, (), (), (), (), f64>;
+
+/// iLQR / DDP (see the [module doc](self)) as an argmin [`Solver`], one backward and forward
+/// pass per iteration, so argmin's executor, observers and stopping rules (`max_iters`, a
+/// target cost) apply. [`ilqr`] and [`ilqr_from_policy`] run it; after a run, `plan` holds the
+/// plan with its gains and `stats` what the run did.
+///
+/// ```
+/// use argmin::core::Executor;
+/// use diffmj::control::cost::{Cost, StateCost};
+/// use diffmj::control::ilqr::{IlqrOptions, IlqrProblem, IlqrSolver};
+/// use diffmj::{mjcf, Data};
+/// let m = mjcf::load_file("models/cartpole.xml").unwrap();
+/// let d = Data::new(&m);
+/// let cost = Cost {
+///     running: None,
+///     terminal: Some(StateCost { goal: vec![0.5, 0.0, 0.0, 0.0], weight: vec![100.0, 10.0, 10.0, 1.0], wrap_hinges: false }),
+///     control_weight: vec![1e-2],
+///     control_ref: vec![0.0],
+///     running_positions: vec![],
+///     terminal_positions: vec![],
+/// };
+/// let problem = IlqrProblem { model: &m, data: &d, cost: &cost };
+/// let res = Executor::new(problem, IlqrSolver::new(IlqrOptions::default()))
+///     .configure(|s| s.param(vec![0.0; 50]).max_iters(20))
+///     .run()
+///     .unwrap();
+/// let plan = res.solver.plan.as_ref().unwrap();
+/// assert!(plan.cost < res.solver.stats.cost[0] && plan.ctrl == *res.state.param.as_ref().unwrap());
+/// ```
+pub struct IlqrSolver {
+    opts: IlqrOptions,
+    /// A policy the first rollout follows (see [`ilqr_from_policy`]); `None`: the controls
+    /// of the initial parameter, open loop.
+    pub policy: Option<Plan>,
+    /// The current plan (after `init`).
+    pub plan: Option<Plan>,
+    /// What the run did so far.
+    pub stats: IlqrStats,
+    work: Option<Work>,
+    done: Option<TerminationStatus>,
+    start: Instant,
+}
+
+/// [`IlqrSolver`]'s buffers and schedule between iterations.
+struct Work {
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+    d: Data<f64>,
+    /// Kinematics of the position cost terms.
+    kin: Data<f64>,
+    trans: Vec<Transition>,
+    jac: TrajectoryWorkspace,
+    hess: Option<(HessianWorkspace, Hessian)>,
+    mu: f64,
+    delta: f64,
+    trial_states: Vec<f64>,
+    trial_ctrl: Vec<f64>,
+    alphas: Vec<f64>,
+    need_jacobians: bool,
+}
+
+impl IlqrSolver {
+    /// The solver with options `opts` (its `max_iterations` is for [`ilqr`]; under an
+    /// executor, `max_iters` of the state counts).
+    pub fn new(opts: IlqrOptions) -> Self {
+        IlqrSolver {
+            opts,
+            policy: None,
+            plan: None,
+            stats: IlqrStats::default(),
+            work: None,
+            done: None,
+            start: Instant::now(),
         }
+    }
+
+    fn stop(&mut self, converged: bool, reason: String) {
+        self.stats.converged = converged;
+        self.stats.reason = reason.clone();
+        self.done = Some(TerminationStatus::Terminated(if converged {
+            TerminationReason::SolverConverged
+        } else {
+            TerminationReason::SolverExit(reason)
+        }));
+    }
+}
+
+fn to_argmin(e: impl Into<ControlError>) -> ArgminError {
+    ArgminError::new(e.into())
+}
+
+impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
+    fn name(&self) -> &str {
+        if self.opts.ddp {
+            "DDP"
+        } else {
+            "iLQR"
+        }
+    }
+
+    fn init(
+        &mut self,
+        problem: &mut ArgminProblem<IlqrProblem<'a>>,
+        mut state: IlqrState,
+    ) -> Result<(IlqrState, Option<KV>), ArgminError> {
+        self.start = Instant::now();
+        let IlqrProblem {
+            model: m,
+            data: d0,
+            cost,
+        } = *problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("iLQR: no problem"))?;
+        let ctrl = state.take_param().ok_or_else(|| {
+            ArgminError::msg("iLQR: no initial controls (configure the executor with .param(u))")
+        })?;
+        cost.check(m).map_err(to_argmin)?;
+        let nu = m.nu;
+        if nu == 0 || !ctrl.len().is_multiple_of(nu) || ctrl.is_empty() {
+            return Err(to_argmin(ControlError::Invalid(format!(
+                "controls: {} entries for nu = {nu} (a positive multiple of nu needed)",
+                ctrl.len()
+            ))));
+        }
+        let horizon = ctrl.len() / nu;
+        if let Some(w) = &self.policy {
+            if w.horizon != horizon {
+                return Err(to_argmin(ControlError::Invalid(format!(
+                    "warm-start plan: horizon {} for {horizon} steps of controls",
+                    w.horizon
+                ))));
+            }
+        }
+        let nstate = Data::state_size(m, StateMask::FULLPHYSICS);
+        let ndx = 2 * m.nv + m.na;
+        let (lo, hi): (Vec<f64>, Vec<f64>) = (0..nu).map(|i| ctrl_bounds(m, i)).unzip();
+        let mut w = Work {
+            d: d0.clone(),
+            kin: d0.clone(),
+            trans: (0..horizon)
+                .map(|_| Transition::without_sensors(m))
+                .collect(),
+            jac: TrajectoryWorkspace::new(m, d0, self.opts.threads),
+            hess: self
+                .opts
+                .ddp
+                .then(|| (HessianWorkspace::new(m), Hessian::new(m))),
+            mu: self.opts.mu_init,
+            delta: 1.0,
+            trial_states: vec![],
+            trial_ctrl: vec![],
+            alphas: (0..11)
+                .map(|k| 10f64.powf(-3.0 * k as f64 / 10.0))
+                .collect(),
+            need_jacobians: true,
+            lo,
+            hi,
+        };
+        let p = Problem {
+            m,
+            d0,
+            cost,
+            horizon,
+            nstate,
+            ndx,
+            lo: &w.lo,
+            hi: &w.hi,
+        };
+        let mut plan = Plan {
+            horizon,
+            nstate,
+            states: vec![0.0; (horizon + 1) * nstate],
+            ctrl,
+            gains: vec![0.0; horizon * nu * ndx],
+            cost: 0.0,
+        };
+        let zero = vec![0.0; plan.ctrl.len()];
+        plan.cost = p
+            .rollout(
+                self.policy.as_ref().map(|w| (w, &zero[..], 0.0)),
+                &mut plan.ctrl,
+                &mut plan.states,
+                &mut w.d,
+                &mut w.kin,
+            )
+            .map_err(to_argmin)?;
+        w.trial_states = plan.states.clone();
+        w.trial_ctrl = plan.ctrl.clone();
+        self.stats = IlqrStats {
+            cost: vec![plan.cost],
+            reason: "iteration limit".into(),
+            ..Default::default()
+        };
+        self.done = None;
+        let (c, u) = (plan.cost, plan.ctrl.clone());
+        self.plan = Some(plan);
+        self.work = Some(w);
+        Ok((state.param(u).cost(c), None))
+    }
+
+    fn next_iter(
+        &mut self,
+        problem: &mut ArgminProblem<IlqrProblem<'a>>,
+        state: IlqrState,
+    ) -> Result<(IlqrState, Option<KV>), ArgminError> {
+        let IlqrProblem {
+            model: m,
+            data: d0,
+            cost,
+        } = *problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("iLQR: no problem"))?;
+        let (Some(plan), Some(w)) = (self.plan.as_mut(), self.work.as_mut()) else {
+            return Err(ArgminError::msg("iLQR: next_iter before init"));
+        };
+        let (opts, stats) = (&self.opts, &mut self.stats);
+        let (nu, horizon, nstate) = (m.nu, plan.horizon, plan.nstate);
+        let p = Problem {
+            m,
+            d0,
+            cost,
+            horizon,
+            nstate,
+            ndx: 2 * m.nv + m.na,
+            lo: &w.lo,
+            hi: &w.hi,
+        };
         stats.iterations += 1;
-        if need_jacobians {
+        if w.need_jacobians {
             let t0 = Instant::now();
-            jac.transitions(
-                m,
-                d0,
-                &plan.states[..horizon * nstate],
-                &plan.ctrl,
-                opts.method,
-                &mut trans,
-            )?;
+            w.jac
+                .transitions(
+                    m,
+                    d0,
+                    &plan.states[..horizon * nstate],
+                    &plan.ctrl,
+                    opts.method,
+                    &mut w.trans,
+                )
+                .map_err(to_argmin)?;
             stats.derivative_seconds += t0.elapsed().as_secs_f64();
             stats.jacobian_passes += 1;
-            need_jacobians = false;
+            w.need_jacobians = false;
         }
         // backward pass, raising μ until it succeeds
         let bw = loop {
             let (t0, before) = (Instant::now(), stats.derivative_seconds);
             let r = backward(
                 &p,
-                &plan,
-                &trans,
-                hess.as_mut(),
-                mu,
-                &mut d,
-                &mut kin,
-                &mut stats,
-            )?;
+                plan,
+                &w.trans,
+                w.hess.as_mut(),
+                w.mu,
+                &mut w.d,
+                &mut w.kin,
+                stats,
+            )
+            .map_err(to_argmin)?;
             // the DDP Hessians count as derivative time
             stats.backward_seconds +=
                 t0.elapsed().as_secs_f64() - (stats.derivative_seconds - before);
             match r {
                 Some(bw) => break Some(bw),
                 None => {
-                    delta = f64::max(opts.mu_factor, delta * opts.mu_factor);
-                    mu = f64::max(opts.mu_min, mu * delta);
-                    if mu > opts.mu_max {
+                    w.delta = f64::max(opts.mu_factor, w.delta * opts.mu_factor);
+                    w.mu = f64::max(opts.mu_min, w.mu * w.delta);
+                    if w.mu > opts.mu_max {
                         break None;
                     }
                 }
             }
         };
         let Some(bw) = bw else {
-            stats.reason = "regularization limit in the backward pass".into();
-            break;
+            self.stop(false, "regularization limit in the backward pass".into());
+            return Ok((state, None));
         };
-        stats.mu.push(mu);
+        stats.mu.push(w.mu);
         // converged when the feedforward steps vanish
         let gnorm = (0..horizon)
             .map(|t| {
@@ -461,24 +671,26 @@ fn run(
             })
             .sum::<f64>()
             / horizon as f64;
-        if gnorm < opts.gradient_tolerance && mu < 1e-5 {
-            stats.converged = true;
-            stats.reason = format!("feedforward steps {gnorm:.1e} below the gradient tolerance");
+        if gnorm < opts.gradient_tolerance && w.mu < 1e-5 {
             plan.gains.copy_from_slice(&bw.gains);
             stats.cost.push(plan.cost);
-            break;
+            self.stop(
+                true,
+                format!("feedforward steps {gnorm:.1e} below the gradient tolerance"),
+            );
+            return Ok((state, None));
         }
         // forward pass with a line search
         let t0 = Instant::now();
         let mut accepted = None;
         let backup = std::mem::replace(&mut plan.gains, bw.gains);
-        for &alpha in &alphas {
+        for &alpha in &w.alphas {
             let Ok(c) = p.rollout(
-                Some((&plan, &bw.k, alpha)),
-                &mut trial_ctrl,
-                &mut trial_states,
-                &mut d,
-                &mut kin,
+                Some((plan, &bw.k, alpha)),
+                &mut w.trial_ctrl,
+                &mut w.trial_states,
+                &mut w.d,
+                &mut w.kin,
             ) else {
                 continue;
             };
@@ -489,45 +701,55 @@ fn run(
                 (plan.cost - c).signum()
             };
             if ratio > 1e-4 {
-                accepted = Some(c);
+                accepted = Some((c, alpha));
                 break;
             }
         }
         stats.forward_seconds += t0.elapsed().as_secs_f64();
+        let mu = w.mu;
         match accepted {
-            Some(c) => {
+            Some((c, alpha)) => {
                 let improvement = (plan.cost - c) / plan.cost.abs().max(1e-300);
-                std::mem::swap(&mut plan.states, &mut trial_states);
-                std::mem::swap(&mut plan.ctrl, &mut trial_ctrl);
+                std::mem::swap(&mut plan.states, &mut w.trial_states);
+                std::mem::swap(&mut plan.ctrl, &mut w.trial_ctrl);
                 plan.cost = c;
                 stats.cost.push(c);
-                need_jacobians = true;
-                delta = f64::min(1.0 / opts.mu_factor, delta / opts.mu_factor);
-                mu = if mu * delta > opts.mu_min {
-                    mu * delta
+                w.need_jacobians = true;
+                w.delta = f64::min(1.0 / opts.mu_factor, w.delta / opts.mu_factor);
+                w.mu = if w.mu * w.delta > opts.mu_min {
+                    w.mu * w.delta
                 } else {
                     0.0
                 };
+                let u = plan.ctrl.clone();
                 if improvement < opts.tolerance {
-                    stats.converged = true;
-                    stats.reason = format!("relative cost improvement {improvement:.1e}");
-                    break;
+                    self.stop(true, format!("relative cost improvement {improvement:.1e}"));
                 }
+                let kv = argmin::kv!("mu" => mu; "alpha" => alpha;);
+                Ok((state.param(u).cost(c), Some(kv)))
             }
             None => {
                 plan.gains = backup;
                 stats.cost.push(plan.cost);
-                delta = f64::max(opts.mu_factor, delta * opts.mu_factor);
-                mu = f64::max(opts.mu_min, mu * delta);
-                if mu > opts.mu_max {
-                    stats.reason = "regularization limit in the line search".into();
-                    break;
+                w.delta = f64::max(opts.mu_factor, w.delta * opts.mu_factor);
+                w.mu = f64::max(opts.mu_min, w.mu * w.delta);
+                if w.mu > opts.mu_max {
+                    self.stop(false, "regularization limit in the line search".into());
                 }
+                Ok((state, Some(argmin::kv!("mu" => mu;))))
             }
         }
     }
-    stats.total_seconds = start.elapsed().as_secs_f64();
-    Ok((plan, stats))
+
+    fn terminate(&mut self, _state: &IlqrState) -> TerminationStatus {
+        if self.done.is_none() && self.start.elapsed().as_secs_f64() > self.opts.max_seconds {
+            self.stop(false, "time budget".into());
+        }
+        self.stats.total_seconds = self.start.elapsed().as_secs_f64();
+        self.done
+            .clone()
+            .unwrap_or(TerminationStatus::NotTerminated)
+    }
 }
 
 /// One backward pass at regularization `mu`; `None` when a `Q_uu` is not positive definite.
