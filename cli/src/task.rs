@@ -471,86 +471,11 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
             target: num_array(&t["target"], &format!("task term {k} target"), m.nv)?,
             weight: weights(m.nv)?,
         },
-        "site" | "body" => {
-            let known = [
-                kind.as_str(),
-                "target",
-                "weight",
-                "time",
-                "relative_to",
-                "norm",
-            ];
-            if let Some(key) = t
-                .as_object()
-                .and_then(|o| o.keys().find(|x| !known.contains(&x.as_str())))
-            {
-                return Err(format!(
-                    "task term {k}: unknown key '{key}' (known: {})",
-                    known.join(", ")
-                ));
-            }
-            let point = |v: &Value, kind: &str| -> Res<Point> {
-                let name = v.as_str().ok_or_else(|| {
-                    format!("task term {k}: \"{kind}\" must be a {kind} name, got {v}")
-                })?;
-                let (names, make): (&[String], fn(usize) -> Point) = if kind == "site" {
-                    (&m.site_name, Point::Site)
-                } else {
-                    (&m.body_name, Point::Body)
-                };
-                names
-                    .iter()
-                    .position(|n| n == name)
-                    .map(make)
-                    .ok_or_else(|| format!("task term {k}: no {kind} named '{name}'"))
-            };
-            let reference = match &t["relative_to"] {
-                Value::Null => None,
-                Value::Object(o)
-                    if o.len() == 1 && (o.contains_key("site") || o.contains_key("body")) =>
-                {
-                    let (rk, rv) = o.iter().next().expect("one entry");
-                    Some(point(rv, rk)?)
-                }
-                x => {
-                    return Err(format!(
-                        "task term {k}: \"relative_to\" must be {{\"site\": NAME}} or \
-                         {{\"body\": NAME}}, got {x}"
-                    ))
-                }
-            };
-            let norm = match &t["norm"] {
-                Value::Null => Norm::Quadratic,
-                Value::String(s) if s == "quadratic" => Norm::Quadratic,
-                Value::Object(o) if o.len() == 1 && o.contains_key("smooth_l2") => {
-                    let p = o["smooth_l2"]
-                        .as_f64()
-                        .filter(|p| p.is_finite() && *p > 0.0);
-                    Norm::SmoothL2 {
-                        p: p.ok_or_else(|| {
-                            format!("task term {k}: \"smooth_l2\" must be a positive number")
-                        })?,
-                    }
-                }
-                x => {
-                    return Err(format!(
-                        "task term {k}: \"norm\" must be \"quadratic\" or {{\"smooth_l2\": P}}, \
-                         got {x}"
-                    ))
-                }
-            };
-            let p = num_array(&t["target"], &format!("task term {k} target"), 3)?;
-            TermSpec::Position {
-                time: time()?,
-                term: PositionCost {
-                    point: point(&t[kind.as_str()], kind)?,
-                    reference,
-                    target: [p[0], p[1], p[2]],
-                    weight: weight()?,
-                    norm,
-                },
-            }
-        }
+        "site" | "body" => TermSpec::Position {
+            time: time()?,
+            term: PositionCost::parse(m, kind, t, &["time"])
+                .map_err(|e| format!("task term {k}: {e}"))?,
+        },
         other => {
             return Err(format!(
                 "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site, body)"

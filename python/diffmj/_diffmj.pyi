@@ -150,6 +150,7 @@ def ilqr(
     wrap_hinges: bool = True, max_iterations: int = 200, tolerance: float = 1e-7,
     method: str = "ad", eps: float = 1e-6, centered: bool = False, ddp: bool = False,
     threads: int = 0, max_seconds: float = ...,
+    positions: Optional[Sequence[dict]] = None,
 ) -> IlqrResult: ...
 
 class Mpc:
@@ -164,6 +165,7 @@ class Mpc:
         control_ref: Optional[Sequence[float]] = None,
         wrap_hinges: bool = True, max_iterations: int = 3, method: str = "ad",
         threads: int = 0, max_seconds: float = ...,
+        positions: Optional[Sequence[dict]] = None,
     ) -> None: ...
     def warm_start(self, result: Any) -> None: ...
     def control(self, data: Data) -> _F: ...

@@ -1,7 +1,7 @@
 //! iLQR and MPC (`diffmj::control`) for Python: `ilqr`, `Mpc`.
 
 use super::*;
-use diffmj::control::cost::{Cost, StateCost};
+use diffmj::control::cost::{Cost, PositionCost, StateCost};
 use diffmj::control::ilqr::{ilqr as rs_ilqr, IlqrOptions, IlqrStats, Plan};
 use diffmj::control::mpc::{Mpc as RsMpc, MpcOptions};
 use diffmj::derivatives::trajectory::Method;
@@ -27,6 +27,7 @@ pub(super) fn make_cost(
     terminal_goal: Option<Vec<f64>>,
     control_ref: Option<Vec<f64>>,
     wrap_hinges: bool,
+    positions: Option<Vec<Bound<'_, PyDict>>>,
 ) -> PyResult<Cost> {
     let ndx = 2 * m.nv + m.na;
     let ngoal = m.nq + m.nv + m.na;
@@ -57,13 +58,41 @@ pub(super) fn make_cost(
             })
         })
         .transpose()?;
+    // position terms: the task files' site/body terms as dicts, "terminal": True for the
+    // terminal cost
+    let (mut running_positions, mut terminal_positions) = (vec![], vec![]);
+    for (k, p) in positions.unwrap_or_default().iter().enumerate() {
+        let text: String = p
+            .py()
+            .import("json")?
+            .call_method1("dumps", (p,))?
+            .extract()?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| PyValueError::new_err(format!("positions[{k}]: {e}")))?;
+        let kind = if v.get("site").is_some() {
+            "site"
+        } else {
+            "body"
+        };
+        let term = PositionCost::parse(m, kind, &v, &["terminal"])
+            .map_err(|e| PyValueError::new_err(format!("positions[{k}]: {e}")))?;
+        match v.get("terminal") {
+            None | Some(serde_json::Value::Bool(false)) => running_positions.push(term),
+            Some(serde_json::Value::Bool(true)) => terminal_positions.push(term),
+            Some(x) => {
+                return Err(PyValueError::new_err(format!(
+                    "positions[{k}]: \"terminal\" must be True or False, got {x}"
+                )))
+            }
+        }
+    }
     Ok(Cost {
         running,
         terminal,
         control_weight: vec_or(control_weight, m.nu, "control_weight (nu)", 0.0)?,
         control_ref: vec_or(control_ref, m.nu, "control_ref (nu)", 0.0)?,
-        running_positions: vec![],
-        terminal_positions: vec![],
+        running_positions,
+        terminal_positions,
     })
 }
 
@@ -115,14 +144,18 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
 /// ½‖x_T ⊖ terminal_goal‖²_Qf` with diagonal weights over the `2nv + na` tangent
 /// coordinates (`running_weight`, `terminal_weight`) and the `nu` controls
 /// (`control_weight`); `goal` is `(qpos, qvel, act)` (default: `qpos0` at rest), hinge
-/// angles compared modulo 2π with `wrap_hinges`. Returns a namespace with `states`
+/// angles compared modulo 2π with `wrap_hinges`. `positions` adds position terms, each a
+/// dict as the task files' site and body terms (`{"site": "tip", "target": [x, y, z],
+/// "weight": w, "relative_to": {"body": "box"}, "norm": {"smooth_l2": 0.05}}`), running
+/// unless `"terminal": True`. Returns a namespace with `states`
 /// (`(T+1, nstate)`, FULLPHYSICS), `ctrl` (`(T, nu)`), `gains` (`(T, nu, ndx)`), `cost`,
 /// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`.
 #[pyfunction]
 #[pyo3(signature = (model, data, ctrl, running_weight = None, terminal_weight = None,
     control_weight = None, goal = None, terminal_goal = None, control_ref = None,
     wrap_hinges = true, max_iterations = 200, tolerance = 1e-7, method = "ad",
-    eps = 1e-6, centered = false, ddp = false, threads = 0, max_seconds = f64::INFINITY))]
+    eps = 1e-6, centered = false, ddp = false, threads = 0, max_seconds = f64::INFINITY,
+    positions = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn ilqr<'py>(
     py: Python<'py>,
@@ -144,6 +177,7 @@ pub(super) fn ilqr<'py>(
     ddp: bool,
     threads: usize,
     max_seconds: f64,
+    positions: Option<Vec<Bound<'py, PyDict>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     check_same(py, model, data)?;
     let m = model.borrow().inner.clone();
@@ -156,6 +190,7 @@ pub(super) fn ilqr<'py>(
         terminal_goal,
         control_ref,
         wrap_hinges,
+        positions,
     )?;
     let opts = IlqrOptions {
         max_iterations,
@@ -196,7 +231,7 @@ impl Mpc {
     #[pyo3(signature = (model, horizon = 100, replan_every = 1, running_weight = None,
         terminal_weight = None, control_weight = None, goal = None, terminal_goal = None,
         control_ref = None, wrap_hinges = true, max_iterations = 3, method = "ad",
-        threads = 0, max_seconds = f64::INFINITY))]
+        threads = 0, max_seconds = f64::INFINITY, positions = None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         model: Bound<'_, Model>,
@@ -213,6 +248,7 @@ impl Mpc {
         method: &str,
         threads: usize,
         max_seconds: f64,
+        positions: Option<Vec<Bound<'_, PyDict>>>,
     ) -> PyResult<Self> {
         let m = model.borrow().inner.clone();
         let cost = make_cost(
@@ -224,6 +260,7 @@ impl Mpc {
             terminal_goal,
             control_ref,
             wrap_hinges,
+            positions,
         )?;
         let opts = MpcOptions {
             horizon,

@@ -302,3 +302,30 @@ def test_trajopt_cartpole_swing_up_replays():
     assert r.qpos.shape == (n + 1, 2) and r.ctrl.shape == (n, 1)
     assert np.abs(r.qpos[-1]).max() < 2e-2
     assert r.max_unactuated < 1e-3 and r.replay_deviation < 1e-6
+
+
+def test_ilqr_position_terms_bring_a_site_to_its_target():
+    xml = """<mujoco><option timestep="0.02" gravity="0 0 0"/><worldbody>
+      <body name="a"><joint name="ax" type="slide" axis="1 0 0" damping="1"/>
+        <joint name="ay" type="slide" axis="0 1 0" damping="1"/>
+        <geom size=".05" mass="1"/><site name="tip" pos="0 0 0.1"/></body>
+      </worldbody><actuator><motor joint="ax"/><motor joint="ay"/></actuator></mujoco>"""
+    m = diffmj.Model.from_xml_string(xml)
+    d = diffmj.Data(m)
+    target = [0.3, -0.2, 0.1]
+    r = diffmj.ilqr(m, d, np.zeros((60, 2)), control_weight=[2e-4, 2e-4],
+                    terminal_weight=[0, 0, 10, 10],
+                    positions=[{"site": "tip", "target": target, "weight": 2e4, "terminal": True}])
+    assert r.converged
+    # the final configuration, measured by mujoco
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    md.qpos[:] = r.states[-1, 1:1 + mm.nq]
+    mujoco.mj_forward(mm, md)
+    np.testing.assert_allclose(md.site_xpos[0], target, atol=2e-3)
+    with pytest.raises(ValueError, match="no site named 'nowhere'"):
+        diffmj.ilqr(m, d, np.zeros((5, 2)),
+                    positions=[{"site": "nowhere", "target": target, "weight": 1}])
+    with pytest.raises(ValueError, match="terminal"):
+        diffmj.ilqr(m, d, np.zeros((5, 2)),
+                    positions=[{"site": "tip", "target": target, "weight": 1, "terminal": 1}])

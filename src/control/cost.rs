@@ -117,6 +117,101 @@ pub struct PositionCost {
 }
 
 impl PositionCost {
+    /// A term from its JSON form (the `site` and `body` terms of task files, and the
+    /// `positions` of the Python `ilqr`): `t[kind]` names the site or body (`kind` is `"site"`
+    /// or `"body"`), `"target"` (3 numbers), `"weight"` (≥ 0), optional `"relative_to":
+    /// {"site": NAME}` or `{"body": NAME}` and `"norm": "quadratic"` (default) or
+    /// `{"smooth_l2": P}` (`P > 0`). Keys other than these and `extra` are refused.
+    ///
+    /// ```
+    /// use diffmj::control::cost::{Norm, Point, PositionCost};
+    /// let m = diffmj::mjcf::load_file("models/control/push.xml").unwrap();
+    /// let t = serde_json::json!({"body": "pusher", "relative_to": {"body": "box"},
+    ///     "target": [-0.15, 0, 0], "weight": 1, "norm": {"smooth_l2": 0.05}});
+    /// let term = PositionCost::parse(&m, "body", &t, &[]).unwrap();
+    /// assert_eq!(term.point, Point::Body(1));
+    /// assert_eq!(term.norm, Norm::SmoothL2 { p: 0.05 });
+    /// ```
+    pub fn parse(
+        m: &Model<f64>,
+        kind: &str,
+        t: &serde_json::Value,
+        extra: &[&str],
+    ) -> Result<PositionCost, String> {
+        use serde_json::Value;
+        let obj = t
+            .as_object()
+            .ok_or_else(|| format!("expected an object, got {t}"))?;
+        let known = [kind, "target", "weight", "relative_to", "norm"];
+        if let Some(key) = obj
+            .keys()
+            .find(|x| !known.contains(&x.as_str()) && !extra.contains(&x.as_str()))
+        {
+            return Err(format!(
+                "unknown key '{key}' (known: {})",
+                [&known[..], extra].concat().join(", ")
+            ));
+        }
+        let point = |v: &Value, kind: &str| -> Result<Point, String> {
+            let name = v
+                .as_str()
+                .ok_or_else(|| format!("\"{kind}\" must be a {kind} name, got {v}"))?;
+            let (names, make): (&[String], fn(usize) -> Point) = match kind {
+                "site" => (&m.site_name, Point::Site),
+                "body" => (&m.body_name, Point::Body),
+                _ => return Err(format!("unknown point kind '{kind}' (site, body)")),
+            };
+            names
+                .iter()
+                .position(|n| n == name)
+                .map(make)
+                .ok_or_else(|| format!("no {kind} named '{name}'"))
+        };
+        let reference = match &t["relative_to"] {
+            Value::Null => None,
+            Value::Object(o) if o.len() == 1 => {
+                let (rk, rv) = o.iter().next().expect("one entry");
+                Some(point(rv, rk)?)
+            }
+            x => {
+                return Err(format!(
+                    "\"relative_to\" must be {{\"site\": NAME}} or {{\"body\": NAME}}, got {x}"
+                ))
+            }
+        };
+        let norm = match &t["norm"] {
+            Value::Null => Norm::Quadratic,
+            Value::String(s) if s == "quadratic" => Norm::Quadratic,
+            Value::Object(o) if o.len() == 1 && o.contains_key("smooth_l2") => Norm::SmoothL2 {
+                p: o["smooth_l2"]
+                    .as_f64()
+                    .filter(|p| p.is_finite() && *p > 0.0)
+                    .ok_or("\"smooth_l2\" must be a positive number")?,
+            },
+            x => {
+                return Err(format!(
+                    "\"norm\" must be \"quadratic\" or {{\"smooth_l2\": P}}, got {x}"
+                ))
+            }
+        };
+        let target: Vec<f64> = t["target"]
+            .as_array()
+            .and_then(|a| a.iter().map(|x| x.as_f64()).collect::<Option<Vec<f64>>>())
+            .filter(|a| a.len() == 3 && a.iter().all(|x| x.is_finite()))
+            .ok_or_else(|| format!("\"target\" must be 3 finite numbers, got {}", t["target"]))?;
+        let weight = t["weight"]
+            .as_f64()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or("\"weight\" must be a non-negative number")?;
+        Ok(PositionCost {
+            point: point(&t[kind], kind)?,
+            reference,
+            target: [target[0], target[1], target[2]],
+            weight,
+            norm,
+        })
+    }
+
     /// The residual `r = pos(point) − pos(reference) − target` in `d` (after kinematics).
     pub fn residual(&self, d: &Data<f64>) -> V3<f64> {
         let p = self.point.pos(d);
