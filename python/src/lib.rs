@@ -822,7 +822,7 @@ fn transition_jacobian<'py>(
 
 /// The Jacobians of inverse dynamics at the state and `qacc` of `data`, in
 /// `mujoco.mjd_inverseFD`'s orientation (row `i` is the response to input `i`): a dict with
-/// `DfDq`, `DfDv`, `DfDa` (`nv × nv`), `DmDq` (`nv × nM`, diffmj's sparse `M` layout) and with
+/// `DfDq`, `DfDv`, `DfDa` (`nv × nv`), `DmDq` (`nv × nC`, MuJoCo's sparse `M` layout) and with
 /// `sensors=True` `DsDq`, `DsDv`, `DsDa` (`nv × nsensordata`). With `actuation`,
 /// `qfrc_actuator` is subtracted from `qfrc_inverse` (MuJoCo's `flg_actuation`).
 #[pyfunction]
@@ -862,7 +862,7 @@ fn inverse_jacobian<'py>(
     out.set_item("DfDq", mat(py, j.dfdq, nv, nv)?)?;
     out.set_item("DfDv", mat(py, j.dfdv, nv, nv)?)?;
     out.set_item("DfDa", mat(py, j.dfda, nv, nv)?)?;
-    out.set_item("DmDq", mat(py, j.dmdq, nv, m.nm)?)?;
+    out.set_item("DmDq", mat(py, j.dmdq, nv, m.nc)?)?;
     if sensors {
         out.set_item("DsDq", mat(py, j.dsdq, nv, ns)?)?;
         out.set_item("DsDv", mat(py, j.dsdv, nv, ns)?)?;

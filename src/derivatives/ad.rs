@@ -16,7 +16,7 @@
 
 use num_dual::DualSVec64;
 
-use super::{DerivError, InverseJacobians, Transition};
+use super::{m_layout_addresses, DerivError, InverseJacobians, Transition};
 use crate::data::Data;
 use crate::engine::solver::NSOLVER;
 use crate::engine::{
@@ -304,7 +304,7 @@ impl AdWorkspace {
         out: &mut InverseJacobians,
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
-        let (nv, nm, ns) = (m.nv, m.nm, out.ns);
+        let (nv, nc, ns) = (m.nv, m.nc, out.ns);
         let ncol = 3 * nv;
         let mut report = AdReport::default();
         for k0 in (0..ncol).step_by(CHUNK) {
@@ -355,14 +355,9 @@ impl AdWorkspace {
                     smat[i * ns + j] = s.deriv(l);
                 }
                 if k < nv {
-                    // the inertia matrix in MuJoCo's row order (see qm_to_mujoco)
-                    let mut c = 0;
-                    for r in 0..nv {
-                        let (a, n) = (m.dof_madr[r], m.dof_mrownnz[r]);
-                        for adr in (a..a + n).rev() {
-                            out.dmdq[k * nm + c] = self.dd.qM[adr].deriv(l);
-                            c += 1;
-                        }
+                    // the inertia matrix in MuJoCo's M layout (see qm_to_mujoco)
+                    for (c, adr) in m_layout_addresses(m).enumerate() {
+                        out.dmdq[k * nc + c] = self.dd.qM[adr].deriv(l);
                     }
                 }
             }

@@ -92,9 +92,9 @@ impl FdWorkspace {
             col: vec![0.0; 2 * m.nv + m.na],
             scol: vec![0.0; m.nsensordata],
             force: vec![0.0; m.nv + m.nsensordata],
-            mass: vec![0.0; m.nm],
-            mass_plus: vec![0.0; m.nm],
-            mass_minus: vec![0.0; m.nm],
+            mass: vec![0.0; m.nc],
+            mass_plus: vec![0.0; m.nc],
+            mass_minus: vec![0.0; m.nc],
             actuator_force: vec![0.0; m.nu],
             qfrc_actuator: vec![0.0; m.nv],
             sensors: false,
@@ -272,7 +272,7 @@ impl FdWorkspace {
     ) -> Result<(), DerivError> {
         out.check(m)?;
         let eps = opts.checked_eps()?;
-        let (nv, nm, ns) = (m.nv, m.nm, out.ns);
+        let (nv, nc, ns) = (m.nv, m.nc, out.ns);
         self.d.copy_state_from(d);
         self.d.qacc.copy_from_slice(&d.qacc);
         // the outputs (forces, then sensor data) at the nominal point (forward differences),
@@ -354,8 +354,8 @@ impl FdWorkspace {
                     ds[i * ns + j] = (self.plus[nv + j] - self.minus[nv + j]) / width;
                 }
                 if kind == Input::Qpos {
-                    for j in 0..nm {
-                        out.dmdq[i * nm + j] = (self.mass_plus[j] - self.mass_minus[j]) / width;
+                    for j in 0..nc {
+                        out.dmdq[i * nc + j] = (self.mass_plus[j] - self.mass_minus[j]) / width;
                     }
                 }
             }

@@ -179,11 +179,11 @@ pub struct InverseJacobians {
     pub dfdv: Vec<f64>,
     /// `∂qfrc_inverse/∂qacc`, `nv × nv`.
     pub dfda: Vec<f64>,
-    /// `∂M/∂qpos`, `nv × nM`: row `i` is the derivative of the inertia matrix's lower
-    /// triangle in its tree-sparse layout (for each dof `j` in order, the entries `(j, k)` for
-    /// its ancestors `k` ascending, then `(j, j)`; see [`qm_to_mujoco`]). MuJoCo 4.0's
-    /// `mjd_inverseFD` uses its `M` layout, which leaves out entries it knows to be zero
-    /// (`nC ≤ nM` columns); the non-zero values are the same.
+    /// `∂M/∂qpos`, `nv × nC`: row `i` is the derivative of the inertia matrix's lower
+    /// triangle in MuJoCo's `M` layout, as `mjd_inverseFD` writes it (for each dof `j` in
+    /// order, the entries `(j, k)` for its ancestors `k` ascending, then `(j, j)`, the
+    /// off-diagonal entries of simple dofs left out: `Model::mc_rownnz`, `mc_rowadr`,
+    /// `mc_colind`; see [`qm_to_mujoco`]).
     pub dmdq: Vec<f64>,
     /// `∂sensordata/∂qpos` (tangent), `nv × ns`: `DsDq[i·ns + j] = ∂s_j/∂qpos_i`.
     pub dsdq: Vec<f64>,
@@ -203,7 +203,7 @@ impl InverseJacobians {
             dfdq: vec![0.0; nv * nv],
             dfdv: vec![0.0; nv * nv],
             dfda: vec![0.0; nv * nv],
-            dmdq: vec![0.0; nv * m.nm],
+            dmdq: vec![0.0; nv * m.nc],
             dsdq: vec![0.0; nv * ns],
             dsdv: vec![0.0; nv * ns],
             dsda: vec![0.0; nv * ns],
@@ -220,7 +220,7 @@ impl InverseJacobians {
             dfdq: vec![0.0; nv * nv],
             dfdv: vec![0.0; nv * nv],
             dfda: vec![0.0; nv * nv],
-            dmdq: vec![0.0; nv * m.nm],
+            dmdq: vec![0.0; nv * m.nc],
             dsdq: vec![],
             dsdv: vec![],
             dsda: vec![],
@@ -234,7 +234,7 @@ impl InverseJacobians {
             ("DfDq", self.dfdq.len(), nv * nv),
             ("DfDv", self.dfdv.len(), nv * nv),
             ("DfDa", self.dfda.len(), nv * nv),
-            ("DmDq", self.dmdq.len(), nv * m.nm),
+            ("DmDq", self.dmdq.len(), nv * m.nc),
             ("DsDq", self.dsdq.len(), nv * ns),
             ("DsDv", self.dsdv.len(), nv * ns),
             ("DsDa", self.dsda.len(), nv * ns),
@@ -250,16 +250,21 @@ impl InverseJacobians {
     }
 }
 
-/// The inertia matrix `qM` (diffmj's row layout: diagonal, then ancestors) in the lower-triangle
-/// row layout MuJoCo's `M` uses (for each dof, its ancestors ascending, then the diagonal),
-/// without leaving out structural zeros: `nM` entries written to `out`.
+/// The inertia matrix `qM` (diffmj's row layout: diagonal, then ancestors) in MuJoCo's `M`
+/// layout (`mc_rownnz`, `mc_rowadr`, `mc_colind`: for each dof its ancestors ascending, then
+/// the diagonal; a simple dof only its diagonal): `nC` entries written to `out`.
 pub fn qm_to_mujoco<T: Copy>(m: &Model<f64>, qm: &[T], out: &mut [T]) {
-    let mut k = 0;
-    for i in 0..m.nv {
-        let (a, n) = (m.dof_madr[i], m.dof_mrownnz[i]);
-        for adr in (a..a + n).rev() {
-            out[k] = qm[adr];
-            k += 1;
-        }
+    for (k, adr) in m_layout_addresses(m).enumerate() {
+        out[k] = qm[adr];
     }
+}
+
+/// The `qM` address of each entry of MuJoCo's `M` layout, in order (`nC` of them).
+pub(crate) fn m_layout_addresses<T>(m: &Model<T>) -> impl Iterator<Item = usize> + '_ {
+    (0..m.nv).flat_map(move |i| {
+        let (a, n) = (m.dof_madr[i], m.dof_mrownnz[i]);
+        // the row reversed is ancestors ascending, then the diagonal
+        let first = if m.dof_simplenum[i] > 0 { a } else { a + n - 1 };
+        (a..=first).rev()
+    })
 }

@@ -58,6 +58,8 @@ pub enum Size {
     Nm,
     /// `nD`, the entries of the sparse `qDeriv`.
     Nd,
+    /// `nC`, the entries of the inertia matrix in MuJoCo's `M` layout.
+    Nc,
     /// `nuserdata`.
     Nuserdata,
     /// The constraint rows in use, `Data::nefc` (changes from step to step; 0 for a model).
@@ -98,6 +100,7 @@ impl Size {
             Size::Nhistory => t.nhistory,
             Size::Nm => t.nm,
             Size::Nd => t.nd,
+            Size::Nc => t.nc,
             Size::Nuserdata => t.nuserdata,
             Size::Nefc => 0,
             Size::Fixed(n) => n,
@@ -297,6 +300,11 @@ impl Code for i32 {
     }
 }
 impl Code for u32 {
+    fn code(&self) -> i64 {
+        *self as i64
+    }
+}
+impl Code for u8 {
     fn code(&self) -> i64 {
         *self as i64
     }

@@ -866,6 +866,10 @@ int_fields! {
             /// Number of entries of the sparse `qDeriv` (MuJoCo's `nD`): the pairs of dofs of which one
             /// is an ancestor of the other, both orders, plus the diagonal.
             nd = "nD";
+            /// Entries of the inertia matrix in MuJoCo's `M` layout (`nC ≤ nM`): those of
+            /// [`nm`](Topology::nm) less the off-diagonal entries of simple dofs
+            /// (`dof_simplenum > 0`), which are structurally zero.
+            nc = "nC";
             /// `<size memory>` in bytes, 0 for none (then
             /// [`DEFAULT_MEMORY`](crate::engine::constraint::DEFAULT_MEMORY)): the most the
             /// contact and constraint storage of a `Data` may take, counted for `f64`
@@ -925,6 +929,23 @@ int_fields! {
             /// Column (dof index) of each entry of the sparse `qM`: the row's own dof, then its parent,
             /// grandparent, … (MuJoCo's `M_colind`, in this crate's order).
             m_colind: Vec<usize> = "m_colind" [Nm];
+            /// MuJoCo's `body_simple`: 1 for a body whose inertial frame is its body frame (within
+            /// 1e-6), that is a root (or the child of a fixed child of the world), has no
+            /// children, and whose joints sit at its origin along coordinate axes with at most
+            /// one rotation (and no tendon with armature passes it); 2 when those joints are
+            /// all slides; 0 otherwise. Its dofs' inertia rows are diagonal.
+            body_simple: Vec<u8> = "body_simple" [Nbody];
+            /// MuJoCo's `dof_simplenum`: how many consecutive dofs from this one on belong to
+            /// simple bodies (0 when this one does not).
+            dof_simplenum: Vec<usize> = "dof_simplenum" [Nv];
+            /// MuJoCo's `M_rownnz`: entries of each row of the inertia matrix in MuJoCo's `M`
+            /// layout (CSR, lower triangle, columns ascending: the dof's ancestors, then itself;
+            /// a simple dof only itself).
+            mc_rownnz: Vec<usize> = "M_rownnz" [Nv];
+            /// MuJoCo's `M_rowadr`: first entry of each row in that layout.
+            mc_rowadr: Vec<usize> = "M_rowadr" [Nv];
+            /// MuJoCo's `M_colind`: the column of each entry in that layout (`nC`).
+            mc_colind: Vec<usize> = "M_colind" [Nc];
             /// For each entry of the sparse `qM`: the address of its column's own row
             /// (`dof_madr[m_colind[adr]]`), so the factorization reaches the row to update directly.
             m_colrowadr: Vec<usize> = "m_colrowadr" [Nm];

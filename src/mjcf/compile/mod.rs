@@ -242,6 +242,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     b.sensors()?;
     let Build { mut t, mut m, .. } = b;
     topology::free_rigid_subtrees(&mut t, &m);
+    topology::simple_bodies(&mut t, &m);
     m.topo = Arc::new(t);
     Ok(m)
 }

@@ -96,3 +96,99 @@ pub(super) fn free_rigid_subtrees(t: &mut Topology, m: &Model<f64>) {
         })
         .collect();
 }
+
+/// MuJoCo's simple bodies and its `M` layout: `body_simple`, `dof_simplenum`, `nc`,
+/// `mc_rownnz`, `mc_rowadr`, `mc_colind` (see their docs). Reads the inertial frames, the
+/// joints' poses and the tendons with armature.
+pub(super) fn simple_bodies(t: &mut Topology, m: &Model<f64>) {
+    const FRAME_EPS: f64 = 1e-6;
+    let near = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < FRAME_EPS);
+    let null_pose = |p: &[f64; 3], q: &[f64; 4]| {
+        let qn = [-q[0], -q[1], -q[2], -q[3]];
+        near(p, &[0.0; 3]) && (near(q, &[1.0, 0.0, 0.0, 0.0]) || near(&qn, &[1.0, 0.0, 0.0, 0.0]))
+    };
+    let nb = t.nbody;
+    let mut simple = vec![0u8; nb];
+    for b in 0..nb {
+        let p = t.body_parentid[b];
+        let sameframe = null_pose(&m.body_ipos[b], &m.body_iquat[b]);
+        let placed = t.body_rootid[b] == b
+            || (b > 0 && p > 0 && t.body_parentid[p] == 0 && t.body_dofnum[p] == 0);
+        simple[b] = u8::from(sameframe && placed);
+    }
+    // a parent is never simple (the world may be)
+    for b in 1..nb {
+        if t.body_parentid[b] > 0 {
+            simple[t.body_parentid[b]] = 0;
+        }
+    }
+    for b in 1..nb {
+        if simple[b] == 0 {
+            continue;
+        }
+        let mut rot = false;
+        let ja = t.body_jntadr[b];
+        for j in ja..ja + t.body_jntnum[b] {
+            let ty = t.jnt_type[j];
+            let a = &m.jnt_axis[j];
+            let aligned = a.iter().filter(|x| x.abs() > 1e-14).count() == 1;
+            let scalar = matches!(ty, JointType::Hinge | JointType::Slide);
+            if rot || !near(&m.jnt_pos[j], &[0.0; 3]) || (scalar && !aligned) {
+                simple[b] = 0;
+                break;
+            }
+            rot |= matches!(ty, JointType::Ball | JointType::Hinge);
+        }
+        if simple[b] != 0 && t.body_dofnum[b] > 0 {
+            let slides = (ja..ja + t.body_jntnum[b]).all(|j| t.jnt_type[j] == JointType::Slide);
+            simple[b] = if slides { 2 } else { 1 };
+        }
+    }
+    // a tendon with armature couples the bodies it passes
+    for k in 0..t.ntendon {
+        if m.tendon_armature[k] <= 0.0 {
+            continue;
+        }
+        for w in t.tendon_adr[k]..t.tendon_adr[k] + t.tendon_num[k] {
+            let id = t.wrap_objid[w];
+            let body = match t.wrap_type[w] {
+                WrapType::Site if id >= 0 => Some(t.site_bodyid[id as usize]),
+                WrapType::Sphere | WrapType::Cylinder if id >= 0 => {
+                    Some(t.geom_bodyid[id as usize])
+                }
+                _ => None,
+            };
+            if let Some(b) = body {
+                simple[b] = 0;
+            }
+        }
+    }
+    let nv = t.nv;
+    let mut count = 0;
+    t.dof_simplenum = vec![0; nv];
+    for i in (0..nv).rev() {
+        count = if simple[t.dof_bodyid[i]] != 0 {
+            count + 1
+        } else {
+            0
+        };
+        t.dof_simplenum[i] = count;
+    }
+    // rows: ancestors ascending, then the dof (a simple dof: only itself)
+    t.mc_rownnz.clear();
+    t.mc_rowadr.clear();
+    t.mc_colind.clear();
+    for i in 0..nv {
+        t.mc_rowadr.push(t.mc_colind.len());
+        if t.dof_simplenum[i] == 0 {
+            let (a, n) = (t.dof_madr[i], t.dof_mrownnz[i]);
+            for adr in (a + 1..a + n).rev() {
+                t.mc_colind.push(t.m_colind[adr]);
+            }
+        }
+        t.mc_colind.push(i);
+        t.mc_rownnz.push(t.mc_colind.len() - t.mc_rowadr[i]);
+    }
+    t.nc = t.mc_colind.len();
+    t.body_simple = simple;
+}
