@@ -414,3 +414,24 @@ fn position_terms_match_finite_differences() {
         }
     }
 }
+
+/// Runtime warnings of the optimizer's rollouts reach `IlqrStats::warnings`: controls beyond
+/// MuJoCo's `MAXVAL` in the initial guess are zeroed with `mjWARN_BADCTRL` at every step of
+/// the first rollout; a run from sane controls raises none.
+#[test]
+fn ilqr_counts_rollout_warnings() {
+    use diffmj::data::Warning;
+    let m = double_integrator(None);
+    let d = Data::new(&m);
+    let cost = lq_cost();
+    let opts = IlqrOptions {
+        max_iterations: 3,
+        ..Default::default()
+    };
+    let (_, clean) = ilqr(&m, &d, &cost, &[0.1; 20], &opts).unwrap();
+    assert_eq!(clean.warnings, [0; Warning::COUNT]);
+    let (_, stats) = ilqr(&m, &d, &cost, &[1e11; 20], &opts).unwrap();
+    let bad = stats.warnings[Warning::BadCtrl as usize];
+    assert!(bad >= 20, "{:?}", stats.warnings);
+    assert_eq!(stats.warnings.iter().sum::<usize>(), bad);
+}

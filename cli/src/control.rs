@@ -2,7 +2,7 @@
 
 use crate::plot::{lines, Series};
 use crate::task::TaskSpec;
-use crate::{load_with, read_json, write_out, Res};
+use crate::{counts, load_with, read_json, report_warnings, write_out, Res};
 use diffmj::control::cost::Cost;
 use diffmj::control::ilqr::{ilqr, IlqrOptions, Plan};
 use diffmj::control::mpc::Mpc;
@@ -133,6 +133,8 @@ pub fn run_ilqr(
         ddp,
     )?;
     let (plan, stats) = ilqr(&m, &d0, &cost, &ctrl0, &opts).map_err(|e| e.to_string())?;
+    // warnings of the optimizer's rollouts, each kind once
+    report_warnings(&stats.warnings);
     let h = m.opt.timestep;
     let times: Vec<f64> = (0..=spec.horizon).map(|t| t as f64 * h).collect();
     let xs: Vec<Vec<f64>> = (0..=spec.horizon)
@@ -301,8 +303,10 @@ pub fn run_mpc(
         jacobian,
         false,
     )?;
-    let (plan, _) = ilqr(&m, &d, &cost, &vec![0.0; spec.horizon * m.nu], &offline)
+    let (plan, offline_stats) = ilqr(&m, &d, &cost, &vec![0.0; spec.horizon * m.nu], &offline)
         .map_err(|e| e.to_string())?;
+    // warnings of the planners' rollouts, then of the closed loop, each kind once at the end
+    let mut warnings = offline_stats.warnings;
     let horizon = mo.horizon;
     let mut mpc = Mpc::new(&m, cost.clone(), mo).map_err(|e| e.to_string())?;
     mpc.warm_start(plan);
@@ -328,6 +332,9 @@ pub fn run_mpc(
             .control(&m, &seen, &mut ctrl)
             .map_err(|e| e.to_string())?;
         replans += info.replanned as usize;
+        for (w, n) in warnings.iter_mut().zip(info.warnings) {
+            *w += n;
+        }
         iterations += info.iterations;
         max_step = max_step.max(info.seconds);
         times.push(d.time);
@@ -337,6 +344,10 @@ pub fn run_mpc(
         diffmj::step(&m, &mut d).map_err(|e| format!("closed loop at t = {}: {e}", d.time))?;
     }
     let wall = start.elapsed().as_secs_f64();
+    for (w, n) in warnings.iter_mut().zip(counts(&d)) {
+        *w += n;
+    }
+    report_warnings(&warnings);
     let last = x_of(&d);
     times.push(d.time);
     xs.push(last.clone());

@@ -470,7 +470,7 @@ pub(crate) fn num(what: &str, x: f64) -> Value {
 
 /// Print each warning kind that occurred once on stderr, with its count over the run (MuJoCo's
 /// `mjtWarning` kinds as `Data::warning` counts them).
-fn report_warnings(counts: &[usize; Warning::COUNT]) {
+pub(crate) fn report_warnings(counts: &[usize; Warning::COUNT]) {
     for w in Warning::ALL {
         let n = counts[w as usize];
         if n > 0 {
@@ -485,7 +485,7 @@ fn report_warnings(counts: &[usize; Warning::COUNT]) {
 }
 
 /// The warning counts of one `Data`.
-fn counts(d: &Data<f64>) -> [usize; Warning::COUNT] {
+pub(crate) fn counts(d: &Data<f64>) -> [usize; Warning::COUNT] {
     d.warning.map(|w| w.number)
 }
 

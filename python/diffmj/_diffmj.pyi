@@ -138,6 +138,7 @@ class IlqrResult:
     mu_history: _F
     seconds: float
     derivative_seconds: float
+    warnings: dict[str, int]
 
 def ilqr(
     model: Model, data: Data, ctrl: _ArrayLike,

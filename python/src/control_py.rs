@@ -135,6 +135,14 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
     kw.set_item("mu_history", PyArray1::from_vec(kw.py(), s.mu.clone()))?;
     kw.set_item("seconds", s.total_seconds)?;
     kw.set_item("derivative_seconds", s.derivative_seconds)?;
+    // runtime warnings of the rollouts: {MuJoCo name: count} of the kinds that occurred
+    let w = PyDict::new(kw.py());
+    for k in diffmj::data::Warning::ALL {
+        if s.warnings[k as usize] > 0 {
+            w.set_item(k.mujoco_name(), s.warnings[k as usize])?;
+        }
+    }
+    kw.set_item("warnings", w)?;
     Ok(())
 }
 
@@ -149,7 +157,8 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
 /// "weight": w, "relative_to": {"body": "box"}, "norm": {"smooth_l2": 0.05}}`), running
 /// unless `"terminal": True`. Returns a namespace with `states`
 /// (`(T+1, nstate)`, FULLPHYSICS), `ctrl` (`(T, nu)`), `gains` (`(T, nu, ndx)`), `cost`,
-/// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`.
+/// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`,
+/// `warnings` (`{"mjWARN_BADCTRL": count, ...}`, the kinds the rollouts raised).
 #[pyfunction]
 #[pyo3(signature = (model, data, ctrl, running_weight = None, terminal_weight = None,
     control_weight = None, goal = None, terminal_goal = None, control_ref = None,

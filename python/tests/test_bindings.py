@@ -316,7 +316,7 @@ def test_ilqr_position_terms_bring_a_site_to_its_target():
     r = diffmj.ilqr(m, d, np.zeros((60, 2)), control_weight=[2e-4, 2e-4],
                     terminal_weight=[0, 0, 10, 10],
                     positions=[{"site": "tip", "target": target, "weight": 2e4, "terminal": True}])
-    assert r.converged
+    assert r.converged and r.warnings == {}
     # the final configuration, measured by mujoco
     mm = mujoco.MjModel.from_xml_string(xml)
     md = mujoco.MjData(mm)

@@ -29,7 +29,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::boxqp;
 use super::cost::{error, Cost, CostDerivatives, CostError};
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::derivatives::hessian::{Hessian, HessianWorkspace, LinearCost};
 use crate::derivatives::trajectory::{Method, TrajectoryWorkspace};
 use crate::derivatives::{DerivError, FdOptions, Transition};
@@ -189,6 +189,10 @@ pub struct IlqrStats {
     pub forward_seconds: f64,
     /// See [`IlqrStats::derivative_seconds`].
     pub total_seconds: f64,
+    /// MuJoCo's runtime warnings raised in the run's rollouts, counted per kind (indexed by
+    /// [`Warning`] as `Data::warning` is): e.g. controls out of range zeroed, an inertia
+    /// matrix raised to positive definite.
+    pub warnings: [usize; Warning::COUNT],
 }
 
 /// Why a control problem could not be solved.
@@ -239,9 +243,29 @@ impl Problem<'_> {
         states: &mut [f64],
         d: &mut Data<f64>,
         kin: &mut Data<f64>,
+        warnings: &mut [usize; Warning::COUNT],
+    ) -> Result<f64, SimError> {
+        d.copy_from(self.d0);
+        let result = self.rollout_steps(feedback, ctrl, states, d, kin);
+        // the rollout's own warnings (beyond those d0 carries)
+        for (k, w) in warnings.iter_mut().enumerate() {
+            *w += d.warning[k]
+                .number
+                .saturating_sub(self.d0.warning[k].number);
+        }
+        result
+    }
+
+    /// [`Problem::rollout`]'s steps, from `d` at `d0`.
+    fn rollout_steps(
+        &self,
+        feedback: Option<(&Plan, &[f64], f64)>,
+        ctrl: &mut [f64],
+        states: &mut [f64],
+        d: &mut Data<f64>,
+        kin: &mut Data<f64>,
     ) -> Result<f64, SimError> {
         let (m, nu, ndx, ns) = (self.m, self.m.nu, self.ndx, self.nstate);
-        d.copy_from(self.d0);
         let mut dx = vec![0.0; ndx];
         let mut cost = 0.0;
         d.get_state(m, &mut states[..ns], StateMask::FULLPHYSICS)
@@ -561,6 +585,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
             cost: 0.0,
         };
         let zero = vec![0.0; plan.ctrl.len()];
+        let mut warnings = [0; Warning::COUNT];
         plan.cost = p
             .rollout(
                 self.policy.as_ref().map(|w| (w, &zero[..], 0.0)),
@@ -568,6 +593,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
                 &mut plan.states,
                 &mut w.d,
                 &mut w.kin,
+                &mut warnings,
             )
             .map_err(to_argmin)?;
         w.trial_states = plan.states.clone();
@@ -575,6 +601,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
         self.stats = IlqrStats {
             cost: vec![plan.cost],
             reason: "iteration limit".into(),
+            warnings,
             ..Default::default()
         };
         self.done = None;
@@ -691,6 +718,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
                 &mut w.trial_states,
                 &mut w.d,
                 &mut w.kin,
+                &mut stats.warnings,
             ) else {
                 continue;
             };

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::cost::{error, Cost};
 use super::ilqr::{ctrl_bounds, ilqr, ilqr_from_policy, ControlError, IlqrOptions, Plan};
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::model::Model;
 
 /// Options of [`Mpc`].
@@ -47,6 +47,9 @@ pub struct MpcStep {
     pub cost: f64,
     /// Seconds this step took.
     pub seconds: f64,
+    /// Runtime warnings raised in this step's planning rollouts, per kind
+    /// ([`IlqrStats::warnings`](super::ilqr::IlqrStats::warnings)).
+    pub warnings: [usize; Warning::COUNT],
 }
 
 /// A receding-horizon controller for one model and cost.
@@ -117,6 +120,7 @@ impl Mpc {
             };
             info.replanned = true;
             info.iterations = stats.iterations;
+            info.warnings = stats.warnings;
             info.cost = plan.cost;
             self.plan = Some(plan);
             self.age = 0;
