@@ -61,6 +61,7 @@ fn double_integrator_matches_the_dense_solution() {
     assert!(err <= 1e-8 * scale, "{err:.3e}");
     // the controls reproduce the motion in forward simulation
     assert!(sol.replay_deviation <= 1e-9, "{}", sol.replay_deviation);
+    assert_eq!(sol.replay_warnings, [0; diffmj::data::Warning::COUNT]);
 }
 
 /// Cart-pole swing-up from hanging down, from a straight-line guess: the unactuated hinge gets

@@ -723,6 +723,7 @@ fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<
         csv.push_str(&(row.join(",") + "\n"));
     }
     write_out(out, &csv)?;
+    report_warnings(&sol.replay_warnings);
     Ok(json!({
         "iterations": sol.stats.iterations,
         "augmented_lagrangian_runs": sol.stats.outer_iterations,

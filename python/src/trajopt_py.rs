@@ -51,7 +51,8 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`. Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
-/// simulation), `iterations`, `outer_iterations`, `cost_history`, `converged`, `seconds`.
+/// simulation), `replay_warnings` (`{"mjWARN_*": count}` of that simulation), `iterations`,
+/// `outer_iterations`, `cost_history`, `converged`, `seconds`.
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0))]
@@ -115,6 +116,13 @@ pub(super) fn trajopt<'py>(
     kw.set_item("max_unactuated", sol.max_unactuated)?;
     kw.set_item("ctrl_clamped", sol.ctrl_clamped)?;
     kw.set_item("replay_deviation", sol.replay_deviation)?;
+    let w = PyDict::new(py);
+    for k in diffmj::data::Warning::ALL {
+        if sol.replay_warnings[k as usize] > 0 {
+            w.set_item(k.mujoco_name(), sol.replay_warnings[k as usize])?;
+        }
+    }
+    kw.set_item("replay_warnings", w)?;
     kw.set_item("iterations", sol.stats.iterations)?;
     kw.set_item("outer_iterations", sol.stats.outer_iterations)?;
     kw.set_item(

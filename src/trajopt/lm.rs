@@ -90,6 +90,9 @@ pub struct Solution {
     /// Largest tangent-space distance between `q_t` and the forward simulation of `ctrl` from
     /// the initial state (`NaN` without controls).
     pub replay_deviation: f64,
+    /// MuJoCo's runtime warnings the replay raised, per kind (indexed by
+    /// [`Warning`](crate::data::Warning) as `Data::warning` is).
+    pub replay_warnings: [usize; crate::data::Warning::COUNT],
     /// Solver statistics.
     pub stats: Stats,
 }
@@ -552,10 +555,10 @@ fn finish(
     if !ctrl_ok {
         ctrl.clear();
     }
-    let replay_deviation = if ctrl_ok {
+    let (replay_deviation, replay_warnings) = if ctrl_ok {
         replay(m, task, &q, &ctrl)?
     } else {
-        f64::NAN
+        (f64::NAN, Default::default())
     };
     Ok(Solution {
         qpos: q,
@@ -566,18 +569,19 @@ fn finish(
         max_unactuated: max_unact,
         ctrl_clamped: clamped,
         replay_deviation,
+        replay_warnings,
         stats,
     })
 }
 
 /// Largest tangent distance between `q_t` and the forward simulation of `ctrl` from the
-/// task's initial state.
+/// task's initial state, and the warnings that simulation raised.
 pub(crate) fn replay(
     m: &Model<f64>,
     task: &Task,
     q: &[Vec<f64>],
     ctrl: &[Vec<f64>],
-) -> Result<f64, TrajoptError> {
+) -> Result<(f64, [usize; crate::data::Warning::COUNT]), TrajoptError> {
     let mut d = Data::new(m);
     d.qpos.copy_from_slice(&task.qpos0);
     d.qvel.copy_from_slice(&task.qvel0);
@@ -589,7 +593,7 @@ pub(crate) fn replay(
         differentiate_pos(m, &mut diff, 1.0, &q[t + 1], &d.qpos);
         dev = dev.max(diff.iter().fold(0.0f64, |s, x| s.max(x.abs())));
     }
-    Ok(dev)
+    Ok((dev, d.warning.map(|w| w.number)))
 }
 
 /// The task as an argmin problem for its gradient-based solvers (L-BFGS: the baseline the
