@@ -70,8 +70,23 @@ class TaskCost:
         self.r = np.zeros(nu)
         blank = lambda: [np.concatenate([m.qpos0, np.zeros(nv + na)]), np.zeros(2 * nv + na)]
         self.run, self.term = None, None
+        # position terms (site/body, as src/control/cost.rs's PositionCost): running, terminal
+        self.pos_run, self.pos_term = [], []
+        self.kin = mujoco.MjData(m)
         for t in task["terms"]:
             (kind, a), = t.items()
+            if kind in ("site", "body"):
+                terminal = a.get("time") is not None
+                if terminal and a["time"] != self.horizon:
+                    raise ValueError("only running and terminal terms")
+                point = self.point(kind, a[kind])
+                rel = a.get("relative_to")
+                ref = self.point(*next(iter(rel.items()))) if rel else None
+                norm = a.get("norm", "quadratic")
+                p = None if norm == "quadratic" else float(norm["smooth_l2"])
+                term = (point, ref, np.array(a["target"], float), float(a["weight"]), p)
+                (self.pos_term if terminal else self.pos_run).append(term)
+                continue
             if kind == "effort":
                 gain = np.where(m.actuator_gaintype == 0, m.actuator_gainprm[:, 0], 1.0)
                 self.r += a["weight"] * gain**2
@@ -91,6 +106,8 @@ class TaskCost:
                 else:
                     s[0][nq : nq + nv] = a["target"]
                     s[1][nv : 2 * nv] += a["weight"]
+            elif kind != "unactuated":  # zero in a simulated rollout, as diffmj ilqr says
+                raise ValueError(f"task term kind {kind} is not in this bench")
         # rotations of ball and free joints would need J_r^-1(e): none is weighted here
         rot = []
         for j in range(m.njnt):
@@ -103,6 +120,51 @@ class TaskCost:
             if s is not None and np.any(s[1][rot] != 0):
                 raise ValueError("weighted rotations are not supported by this bench")
         self.hinges = [m.jnt_dofadr[j] for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+
+    def point(self, kind, name):
+        """(kind, id) of a site or body named in a task term."""
+        obj = mujoco.mjtObj.mjOBJ_SITE if kind == "site" else mujoco.mjtObj.mjOBJ_BODY
+        i = mujoco.mj_name2id(self.m, obj, name)
+        if i < 0:
+            raise ValueError(f"no {kind} named {name}")
+        return kind, i
+
+    def pos_jac(self, pt):
+        """World position and translational Jacobian (3 x nv) of a point at self.kin."""
+        kind, i = pt
+        jacp = np.zeros((3, self.m.nv))
+        if kind == "site":
+            mujoco.mj_jacSite(self.m, self.kin, jacp, None, i)
+            return self.kin.site_xpos[i].copy(), jacp
+        mujoco.mj_jacBody(self.m, self.kin, jacp, None, i)
+        return self.kin.xpos[i].copy(), jacp
+
+    def positions(self, x, terms, derivatives):
+        """Value, gradient and Gauss-Newton Hessian (nv rows) of position terms at x."""
+        nv = self.m.nv
+        l, g, h = 0.0, np.zeros(nv), np.zeros((nv, nv))
+        if not terms:
+            return l, g, h
+        self.kin.qpos[:] = x[: self.m.nq]
+        mujoco.mj_kinematics(self.m, self.kin)
+        mujoco.mj_comPos(self.m, self.kin)
+        for point, ref, target, w, p in terms:
+            pos, jac = self.pos_jac(point)
+            if ref is not None:
+                rpos, rjac = self.pos_jac(ref)
+                pos, jac = pos - rpos, jac - rjac
+            r = pos - target
+            if p is None:
+                n, dn, hn = 0.5 * r @ r, r, np.eye(3)
+            else:
+                sq = np.sqrt(r @ r + p * p)
+                n, dn = sq - p, r / sq
+                hn = (np.eye(3) - np.outer(dn, dn)) / sq
+            l += w * n
+            if derivatives:
+                g += w * jac.T @ dn
+                h += w * jac.T @ hn @ jac
+        return l, g, h
 
     def error(self, x, goal):
         m = self.m
@@ -121,6 +183,7 @@ class TaskCost:
         if s is not None:
             e = self.error(x, s[0])
             c += 0.5 * np.sum(s[1] * e * e)
+        c += self.positions(x, self.pos_run if u is not None else self.pos_term, False)[0]
         if u is not None:
             c += 0.5 * np.sum(self.r * u * u)
         return c
@@ -134,6 +197,14 @@ class TaskCost:
             e = self.error(x, s[0])
             lx = s[1] * e
             lxx = np.diag(s[1])
+        terms = self.pos_run if u is not None else self.pos_term
+        if terms:
+            nv = self.m.nv
+            _, g, h = self.positions(x, terms, True)
+            lx = lx.copy()
+            lxx = lxx.copy()
+            lx[:nv] += g
+            lxx[:nv, :nv] += h
         if u is None:
             return lx, lxx, None, None
         return lx, lxx, self.r * u, np.diag(self.r)
