@@ -494,6 +494,14 @@ impl IlqrSolver {
     }
 }
 
+/// The problem argmin's wrapper holds (a copy of its references).
+fn problem_of<'a>(p: &ArgminProblem<IlqrProblem<'a>>) -> Result<IlqrProblem<'a>, ArgminError> {
+    p.problem
+        .as_ref()
+        .copied()
+        .ok_or_else(|| ArgminError::msg("iLQR: no problem"))
+}
+
 fn to_argmin(e: impl Into<ControlError>) -> ArgminError {
     ArgminError::new(e.into())
 }
@@ -517,10 +525,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
             model: m,
             data: d0,
             cost,
-        } = *problem
-            .problem
-            .as_ref()
-            .ok_or_else(|| ArgminError::msg("iLQR: no problem"))?;
+        } = problem_of(problem)?;
         let ctrl = state.take_param().ok_or_else(|| {
             ArgminError::msg("iLQR: no initial controls (configure the executor with .param(u))")
         })?;
@@ -620,10 +625,7 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
             model: m,
             data: d0,
             cost,
-        } = *problem
-            .problem
-            .as_ref()
-            .ok_or_else(|| ArgminError::msg("iLQR: no problem"))?;
+        } = problem_of(problem)?;
         let (Some(plan), Some(w)) = (self.plan.as_mut(), self.work.as_mut()) else {
             return Err(ArgminError::msg("iLQR: next_iter before init"));
         };
