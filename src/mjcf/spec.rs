@@ -18,6 +18,8 @@ use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Opt
 use std::collections::HashMap;
 use std::f64::consts::PI;
 
+mod replicate;
+
 /// Where an element was written (for errors raised by the compiler).
 #[derive(Clone, Debug, Default)]
 pub struct Loc {
@@ -962,6 +964,29 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
+/// The unit quaternion of Euler angles `v` in the compiler's angle unit and `eulerseq`
+/// (lower-case axes rotate about the moving frame, upper-case about the fixed one).
+pub fn euler_quat(v: &[f64; 3], c: &Compiler) -> [f64; 4] {
+    let ang = |x: f64| if c.degree { x * PI / 180.0 } else { x };
+    let mut q = [1.0, 0.0, 0.0, 0.0];
+    for i in 0..3 {
+        let ch = c.eulerseq[i];
+        let ax = match ch.to_ascii_lowercase() {
+            b'x' => [1.0, 0.0, 0.0],
+            b'y' => [0.0, 1.0, 0.0],
+            _ => [0.0, 0.0, 1.0],
+        };
+        let r = axis_angle_quat(&ax, ang(v[i]));
+        q = if ch.is_ascii_lowercase() {
+            quat_mul(&q, &r)
+        } else {
+            quat_mul(&r, &q)
+        };
+    }
+    quat_normalize(&mut q);
+    q
+}
+
 /// Read the orientation attributes of `a` (at most one) into a quaternion.
 pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
     let names = ["quat", "axisangle", "euler", "xyaxes", "zaxis"];
@@ -990,23 +1015,7 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
         return Ok(Some(axis_angle_quat(&ax, ang(v[3]))));
     }
     if let Some(v) = a.exact_opt::<3>("euler")? {
-        let mut q = [1.0, 0.0, 0.0, 0.0];
-        for i in 0..3 {
-            let ch = c.eulerseq[i];
-            let ax = match ch.to_ascii_lowercase() {
-                b'x' => [1.0, 0.0, 0.0],
-                b'y' => [0.0, 1.0, 0.0],
-                _ => [0.0, 0.0, 1.0],
-            };
-            let r = axis_angle_quat(&ax, ang(v[i]));
-            q = if ch.is_ascii_lowercase() {
-                quat_mul(&q, &r)
-            } else {
-                quat_mul(&r, &q)
-            };
-        }
-        quat_normalize(&mut q);
-        return Ok(Some(q));
+        return Ok(Some(euler_quat(&v, c)));
     }
     if let Some(v) = a.exact_opt::<6>("xyaxes")? {
         let nx = norm(&v[..3]);
@@ -1098,8 +1107,12 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
         let body_like = matches!(
             e.name.as_str(),
             "worldbody" | "body" | "frame" | "replicate" | "composite"
-        ) && matches!(parent, "mujoco" | "worldbody" | "body" | "frame");
-        let geom_in_body = e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame");
+        ) && matches!(
+            parent,
+            "mujoco" | "worldbody" | "body" | "frame" | "replicate"
+        );
+        let geom_in_body =
+            e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame" | "replicate");
         let plugin_like = e.name == "plugin"
             && matches!(parent, "mesh" | "body" | "geom" | "worldbody" | "frame")
             || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
@@ -2077,6 +2090,11 @@ struct Reader<'d> {
     material_textures: Vec<(Loc, String)>,
     /// Each camera's and light's `target` body, to resolve once every body is read.
     frame_targets: Vec<(Loc, String)>,
+    /// Names of the bodies, joints, geoms, sites, cameras and lights read so far (what
+    /// `<replicate>` resolves the references of the elements it copies against).
+    tree: replicate::TreeNames,
+    /// Whether a `<replicate>` was expanded (contact name references are then rebuilt).
+    replicated: bool,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -2085,6 +2103,15 @@ fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f6
     let mut q = quat_mul(fquat, quat);
     quat_normalize(&mut q);
     *quat = q;
+}
+
+/// What owns the elements `Reader::body_children` reads: the world body, a body, or the
+/// temporary body a `<replicate>` reads its children into (no joints there).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    World,
+    Body,
+    Replicate,
 }
 
 #[derive(Clone)]
@@ -2266,27 +2293,8 @@ impl<'d> Reader<'d> {
                     }
                 }
                 "asset" => self.asset(e)?,
-                "worldbody" => {
-                    let a = self.a(e);
-                    if let Some(at) = e.attrs.first() {
-                        return Err(self.err(
-                            e,
-                            Some(&at.name),
-                            ErrorKind::UnknownAttribute,
-                            "world body cannot have attributes",
-                        ));
-                    }
-                    let _ = a;
-                    let ctx = FrameCtx {
-                        pos: [0.0; 3],
-                        quat: [1.0, 0.0, 0.0, 0.0],
-                        childclass: self.top_class.clone(),
-                        identity: true,
-                    };
-                    let mut world = std::mem::take(&mut self.spec.world);
-                    self.body_children(e, &mut world, &ctx, true)?;
-                    self.spec.world = world;
-                }
+                // read last, as MuJoCo 4.0 does (below)
+                "worldbody" => {}
                 "tendon" => self.tendons(e)?,
                 "actuator" => self.actuators(e)?,
                 "equality" => self.equalities(e)?,
@@ -2305,6 +2313,31 @@ impl<'d> Reader<'d> {
                 }
                 _ => return Err(self.unknown(e, "mujoco")),
             }
+        }
+        // MuJoCo 4.0 reads the world body after every other section: a `<replicate>` copies the
+        // tendons, actuators, sensors, ... that name what it replicates, so they must be known
+        // when the world body is read
+        for e in root.children.iter().filter(|e| e.name == "worldbody") {
+            if let Some(at) = e.attrs.first() {
+                return Err(self.err(
+                    e,
+                    Some(&at.name),
+                    ErrorKind::UnknownAttribute,
+                    "world body cannot have attributes",
+                ));
+            }
+            let ctx = FrameCtx {
+                pos: [0.0; 3],
+                quat: [1.0, 0.0, 0.0, 0.0],
+                childclass: self.top_class.clone(),
+                identity: true,
+            };
+            let mut world = std::mem::take(&mut self.spec.world);
+            self.body_children(e, &mut world, &ctx, Owner::World)?;
+            self.spec.world = world;
+        }
+        if self.replicated {
+            self.rebuild_contact_refs();
         }
         // MuJoCo 4.0 refuses a camera or light whose target body does not exist ("unknown
         // target body in camera"), whatever its mode
@@ -2723,8 +2756,9 @@ impl<'d> Reader<'d> {
         Ok(())
     }
 
-    fn body_children(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx, world: bool) -> R<()> {
+    fn body_children(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx, owner: Owner) -> R<()> {
         let c = self.spec.compiler.clone();
+        let world = owner == Owner::World;
         for ch in &e.children {
             let a = self.a(ch);
             let inh = ctx.childclass.as_str();
@@ -2784,6 +2818,15 @@ impl<'d> Reader<'d> {
                         loc: Loc::of(ch),
                     });
                 }
+                "joint" | "freejoint" if owner == Owner::Replicate => {
+                    // checked: also inside a frame of the replicate
+                    return Err(self.err(
+                        ch,
+                        None,
+                        ErrorKind::UnknownElement,
+                        "joint cannot be a direct child of replicate",
+                    ));
+                }
                 "joint" | "freejoint" if !world => {
                     self.no_children(ch)?;
                     let mut j = if ch.name == "joint" {
@@ -2817,6 +2860,7 @@ impl<'d> Reader<'d> {
                         compose(&ctx.pos, &ctx.quat, &mut j.pos, &mut q);
                         j.axis = quat_rotate(&ctx.quat, &j.axis);
                     }
+                    self.tree.add("joint", &j.name);
                     body.joints.push(j);
                 }
                 "geom" => {
@@ -2835,6 +2879,7 @@ impl<'d> Reader<'d> {
                     if !ctx.identity {
                         compose(&ctx.pos, &ctx.quat, &mut g.pos, &mut g.quat);
                     }
+                    self.tree.add("geom", &g.name);
                     body.geoms.push(g);
                 }
                 "site" => {
@@ -2869,6 +2914,7 @@ impl<'d> Reader<'d> {
                     if !ctx.identity {
                         compose(&ctx.pos, &ctx.quat, &mut s.pos, &mut s.quat);
                     }
+                    self.tree.add("site", &s.name);
                     body.sites.push(s);
                 }
                 "camera" | "light" => {
@@ -2892,8 +2938,10 @@ impl<'d> Reader<'d> {
                         o.dir = quat_rotate(&ctx.quat, &o.dir);
                     }
                     if ch.name == "camera" {
+                        self.tree.add("camera", &o.name);
                         body.cams.push(o);
                     } else {
+                        self.tree.add("light", &o.name);
                         body.lights.push(o);
                     }
                 }
@@ -2939,7 +2987,8 @@ impl<'d> Reader<'d> {
                         childclass: cc,
                         identity: true,
                     };
-                    self.body_children(ch, &mut b, &sub, false)?;
+                    self.tree.add("body", &b.name);
+                    self.body_children(ch, &mut b, &sub, Owner::Body)?;
                     body.children.push(b);
                 }
                 "frame" => {
@@ -2967,9 +3016,10 @@ impl<'d> Reader<'d> {
                         childclass: cc,
                         identity: false,
                     };
-                    self.body_children(ch, body, &sub, world)?;
+                    self.body_children(ch, body, &sub, owner)?;
                 }
-                "plugin" | "attach" | "flexcomp" | "composite" | "replicate" | "skin" => {
+                "replicate" => self.replicate(ch, body, ctx)?,
+                "plugin" | "attach" | "flexcomp" | "composite" | "skin" => {
                     return Err(self.err(
                         ch,
                         None,
@@ -2977,7 +3027,14 @@ impl<'d> Reader<'d> {
                         format!("<{}> is not supported yet", ch.name),
                     ));
                 }
-                _ => return Err(self.unknown(ch, if world { "worldbody" } else { "body" })),
+                _ => {
+                    let parent = match owner {
+                        Owner::World => "worldbody",
+                        Owner::Body => "body",
+                        Owner::Replicate => "replicate",
+                    };
+                    return Err(self.unknown(ch, parent));
+                }
             }
         }
         Ok(())
@@ -3729,6 +3786,8 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         textures: Vec::new(),
         material_textures: Vec::new(),
         frame_targets: Vec::new(),
+        tree: replicate::TreeNames::with_world(),
+        replicated: false,
         spec: Spec {
             name: String::new(),
             compiler: Compiler::default(),

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Golden data for issue 29 (MJCF breadth: replicate, frame, actuatorgroupdisable) from MuJoCo 4.0.
+
+Usage: python3 tests/golden/generate_mjcf29.py [substring ...]
+
+For every model of MODELS this writes
+  * tests/golden/<golden name>.json in generate.py's format (compiled fields, random states,
+    rollouts; checked by tests/mjcf_golden.rs and tests/conformance.rs), and
+  * tests/golden/mjcf29/<golden name>.json: the names of every object kind (bodies, joints,
+    geoms, sites, cameras, lights, tendons, actuators, sensors, equalities, pairs, excludes) in
+    compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
+    tests/mjcf29.rs.
+It also writes tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
+when accepted, its message when refused) for the small MJCF texts of DECISIONS (malformed
+replicate attributes and placement rules).
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mujoco  # noqa: E402
+
+import generate as G  # noqa: E402
+
+# (path under models/, third party: constraints disabled as generate.py does for those)
+MODELS = [
+    ("mjcf29/replicate_tree.xml", False),
+    ("mjcf29/replicate_nested.xml", False),
+    ("mjcf29/frames.xml", False),
+    ("mjcf29/replicate_refs.xml", False),
+    # ("mjcf29/groupdisable.xml", False),
+]
+
+EXTRA_FIELDS = [
+    "body_parentid", "jnt_bodyid", "geom_bodyid", "site_bodyid", "cam_bodyid",
+    "geom_size", "geom_pos", "geom_quat", "site_pos", "site_quat", "cam_pos", "cam_quat",
+    "light_bodyid", "light_pos", "light_dir",
+    "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
+    "actuator_trntype", "actuator_trnid", "wrap_type", "wrap_objid",
+    "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2", "exclude_signature",
+]
+
+O = mujoco.mjtObj
+KINDS = [
+    ("body", O.mjOBJ_BODY, "nbody"), ("joint", O.mjOBJ_JOINT, "njnt"),
+    ("geom", O.mjOBJ_GEOM, "ngeom"), ("site", O.mjOBJ_SITE, "nsite"),
+    ("camera", O.mjOBJ_CAMERA, "ncam"), ("light", O.mjOBJ_LIGHT, "nlight"),
+    ("tendon", O.mjOBJ_TENDON, "ntendon"), ("actuator", O.mjOBJ_ACTUATOR, "nu"),
+    ("sensor", O.mjOBJ_SENSOR, "nsensor"), ("equality", O.mjOBJ_EQUALITY, "neq"),
+    ("pair", O.mjOBJ_PAIR, "npair"), ("exclude", O.mjOBJ_EXCLUDE, "nexclude"),
+]
+
+R = '<mujoco><worldbody>%s</worldbody></mujoco>'
+DECISIONS = {
+    "count_zero": R % '<replicate count="0"><geom size=".1"/></replicate>',
+    "count_negative": R % '<replicate count="-3"><geom size=".1"/></replicate>',
+    "count_fraction": R % '<replicate count="1.5"><geom size=".1"/></replicate>',
+    "count_exponent": R % '<replicate count="1e3"><geom size=".1"/></replicate>',
+    "count_word": R % '<replicate count="abc"><geom size=".1"/></replicate>',
+    "count_two": R % '<replicate count="2 3"><geom size=".1"/></replicate>',
+    "count_empty": R % '<replicate count=""><geom size=".1"/></replicate>',
+    "count_missing": R % '<replicate><geom size=".1"/></replicate>',
+    "count_overflow": R % '<replicate count="99999999999"><geom size=".1"/></replicate>',
+    "count_plus": R % '<replicate count="+3"><geom size=".1"/></replicate>',
+    "count_padded": R % '<replicate count=" 03 "><geom size=".1"/></replicate>',
+    "count_large": R % '<replicate count="2000"><geom size=".1"/></replicate>',
+    "offset_short": R % '<replicate count="2" offset="1 0"><geom size=".1"/></replicate>',
+    "euler_long": R % '<replicate count="2" euler="1 0 0 0"><geom size=".1"/></replicate>',
+    "unknown_attribute": R % '<replicate count="2" foo="1" name="r"><geom size=".1"/></replicate>',
+    "unknown_childclass": R % '<replicate count="2" childclass="nope"><geom size=".1"/></replicate>',
+    "joint_child": R % '<body><geom size=".1"/><replicate count="2"><joint/></replicate></body>',
+    "freejoint_in_frame": R % '<replicate count="2"><frame><freejoint/></frame></replicate>',
+    "free_body": R % '<replicate count="2" offset="1 0 0"><body><freejoint/><geom size=".1"/></body></replicate>',
+    "repeated_name": R % '<replicate count="2"><geom name="g" size=".1"/></replicate><geom name="g1" size=".1"/>',
+    "camera_target_inside": R % '<replicate count="2"><body name="b"><joint/><geom size=".1"/><camera mode="targetbody" target="b"/></body></replicate>',
+    "camera_target_count0": R % '<replicate count="0"><body name="b"><camera mode="targetbody" target="nowhere"/></body></replicate>',
+    "inertial_dropped": R % '<body><joint/><geom size=".1"/><replicate count="2"><inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/></replicate></body>',
+    "nested_in_body_frame": R % '<body><frame pos="1 0 0"><replicate count="2" offset="0 1 0"><replicate count="2" offset="0 0 1"><geom size=".1"/></replicate></replicate></frame><geom size=".1"/></body>',
+    "sensor_dropped": '<mujoco><worldbody><replicate count="0"><site name="s"/></replicate></worldbody><sensor><framepos objtype="site" objname="s"/></sensor></mujoco>',
+    "referenced_before_defined": '<mujoco><worldbody><replicate count="2"><body name="b"><joint name="j"/><geom size=".1"/></body></replicate><body name="c"><joint name="k"/><geom size=".1"/></body></worldbody><tendon><fixed><joint joint="j" coef="1"/><joint joint="k" coef="1"/></fixed></tendon></mujoco>',
+    "sensor_ref_after": '<mujoco><worldbody><replicate count="2"><site name="s"/></replicate><body name="late"/></worldbody><sensor><framepos objtype="site" objname="s" reftype="body" refname="late"/></sensor></mujoco>',
+    "sensor_ref_before": '<mujoco><worldbody><body name="early"/><replicate count="2"><site name="s"/></replicate></worldbody><sensor><framepos objtype="site" objname="s" reftype="body" refname="early"/></sensor></mujoco>',
+    "equality_outside": '<mujoco><worldbody><body name="a"><joint name="ja"/><geom size=".1"/></body><replicate count="2"><body><joint name="j"/><geom size=".1"/></body></replicate></worldbody><equality><joint joint1="j" joint2="ja"/></equality></mujoco>',
+    "exclude_fallback": '<mujoco><worldbody><body name="a"><joint/><geom size=".1"/></body><replicate count="3"><body name="b"><joint/><geom size=".1"/></body></replicate></worldbody><contact><exclude body1="a" body2="b"/></contact></mujoco>',
+    "clock_copies": '<mujoco><worldbody><replicate count="4"><geom size=".1"/></replicate></worldbody><sensor><clock/></sensor></mujoco>',
+}
+
+
+def names(m):
+    out = {}
+    for key, t, n in KINDS:
+        out[key] = [mujoco.mj_id2name(m, t, i) or "" for i in range(getattr(m, n))]
+    return out
+
+
+def decisions():
+    out = {}
+    for key, xml in DECISIONS.items():
+        try:
+            m = mujoco.MjModel.from_xml_string(xml)
+            out[key] = {"xml": xml, "accept": True,
+                        "sizes": {k: int(getattr(m, k)) for k in
+                                  ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
+                                   "neq", "nexclude"]}}
+        except ValueError as e:
+            out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}
+    return out
+
+
+def main(argv):
+    filt = argv[1:]
+    os.makedirs(os.path.join(HERE, "mjcf29"), exist_ok=True)
+    for rel, tp in MODELS:
+        name = G.golden_name(rel)
+        if filt and not any(f in name for f in filt):
+            continue
+        G.generate(rel, tp)
+        m = mujoco.MjModel.from_xml_path(os.path.join(G.MODELS_DIR, rel))
+        doc = {"model": name, "xml": "models/" + rel, "mujoco_version": mujoco.__version__,
+               "names": names(m),
+               "compiled": {k: G.flat(getattr(m, k)) for k in EXTRA_FIELDS}}
+        with open(os.path.join(HERE, "mjcf29", name + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    if not filt or any("decisions" in f for f in filt):
+        with open(os.path.join(HERE, "mjcf29", "decisions.json"), "w") as f:
+            json.dump({"mujoco_version": mujoco.__version__, "cases": decisions()}, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,142 @@
+//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>` and `actuatorgroupdisable` against MuJoCo
+//! 4.0, from `tests/golden/mjcf29/` (written by `tests/golden/generate_mjcf29.py`; the models'
+//! dynamics are checked by `tests/conformance.rs` and `tests/mjcf_golden.rs` from the
+//! `tests/golden/mjcf29_*.json` files the same script writes).
+
+mod common;
+mod mjcf_util;
+
+use serde_json::Value;
+
+fn dir() -> std::path::PathBuf {
+    common::root().join("tests/golden/mjcf29")
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("a list of names")
+        .iter()
+        .map(|s| s.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every object of the models built with replicate and frames has MuJoCo's name at MuJoCo's
+/// index (bodies, joints, geoms, sites, cameras, tendons, actuators, sensors, equalities, pairs;
+/// lights and excludes by count), and the integer fields saying what refers to what (sensor and
+/// actuator targets, tendon wraps, parents, equality objects) and the poses of geoms, sites,
+/// cameras and lights agree (1e-12): the replicated referencing elements resolve as MuJoCo's.
+#[test]
+fn replicated_names_and_references_match_mujoco() {
+    let mut files: Vec<_> = std::fs::read_dir(dir())
+        .expect("tests/golden/mjcf29 exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !p.ends_with("decisions.json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "golden files missing");
+    let mut failures = Vec::new();
+    let mut worst = 0.0f64;
+    for p in &files {
+        let g = common::read_json(p);
+        let xml = g["xml"].as_str().unwrap();
+        let m = match diffmj::mjcf::load_file(common::root().join(xml)) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{xml}: load failed: {e}"));
+                continue;
+            }
+        };
+        let n = &g["names"];
+        let ours: [(&str, &[String]); 10] = [
+            ("body", &m.body_name),
+            ("joint", &m.jnt_name),
+            ("geom", &m.geom_name),
+            ("site", &m.site_name),
+            ("camera", &m.cam_name),
+            ("tendon", &m.tendon_name),
+            ("actuator", &m.actuator_name),
+            ("sensor", &m.sensor_name),
+            ("equality", &m.eq_name),
+            ("pair", &m.pair_name),
+        ];
+        for (kind, ours) in ours {
+            let theirs = strings(&n[kind]);
+            if ours != theirs.as_slice() {
+                failures.push(format!(
+                    "{xml}: {kind} names\n    ours   {ours:?}\n    mujoco {theirs:?}"
+                ));
+            }
+        }
+        for (kind, count) in [("light", m.nlight), ("exclude", m.nexclude)] {
+            if strings(&n[kind]).len() != count {
+                failures.push(format!("{xml}: {kind} count {count}"));
+            }
+        }
+        let fields = g["compiled"].as_object().unwrap();
+        worst = worst.max(mjcf_util::compare_fields(
+            &m,
+            fields,
+            xml,
+            1e-12,
+            &mut failures,
+        ));
+    }
+    eprintln!("{} models, worst field error {worst:.3e}", files.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Small replicate texts (malformed counts, offsets, placement rules, what a replicate of
+/// nothing leaves behind) get MuJoCo 4.0's decision: accepted with MuJoCo's sizes, or refused
+/// with a positioned error (line and element named).
+#[test]
+fn replicate_decisions_match_mujoco() {
+    let g = common::read_json(&dir().join("decisions.json"));
+    let mut failures = Vec::new();
+    let cases = g["cases"].as_object().unwrap();
+    assert!(cases.len() >= 20);
+    for (key, c) in cases {
+        let xml = c["xml"].as_str().unwrap();
+        let accept = c["accept"].as_bool().unwrap();
+        match (diffmj::mjcf::load_str(xml), accept) {
+            (Ok(m), true) => {
+                for (k, v) in c["sizes"].as_object().unwrap() {
+                    let ours = m.size(k).unwrap_or(usize::MAX);
+                    if ours as u64 != v.as_u64().unwrap() {
+                        failures.push(format!("{key}: {k} = {ours}, MuJoCo {v}"));
+                    }
+                }
+            }
+            (Err(e), false) => {
+                if e.line == 0 || e.element.is_empty() {
+                    failures.push(format!("{key}: refusal not positioned: {e}"));
+                }
+            }
+            (Ok(_), false) => failures.push(format!(
+                "{key}: accepted, MuJoCo refuses: {}",
+                c["message"].as_str().unwrap_or_default()
+            )),
+            (Err(e), true) => failures.push(format!("{key}: refused, MuJoCo accepts: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A replicate that would create more than a million elements (MuJoCo 4.0 reads a count of
+/// 2^31 - 1 and then works for hours) is refused at once with a positioned `Unsupported` error,
+/// also when the copies multiply sensors without object (a clock is copied at every copy,
+/// copies of copies included: 2^count of them).
+#[test]
+fn huge_replicates_are_refused_quickly() {
+    let t = std::time::Instant::now();
+    for xml in [
+        r#"<mujoco><worldbody><replicate count="2147483647"><geom size=".1"/></replicate></worldbody></mujoco>"#,
+        r#"<mujoco><worldbody><replicate count="2147483647"/></worldbody></mujoco>"#,
+        r#"<mujoco><worldbody><replicate count="40"><geom size=".1"/></replicate></worldbody>
+           <sensor><clock/></sensor></mujoco>"#,
+    ] {
+        let e = diffmj::mjcf::load_str(xml).expect_err("refused");
+        assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+        assert!(e.line > 0 && e.element.contains("replicate"), "{e}");
+    }
+    assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+}
