@@ -26,13 +26,27 @@ import mujoco  # noqa: E402
 
 import generate as G  # noqa: E402
 
-# (path under models/, third party: constraints disabled as generate.py does for those)
+# (path under models/, third party: constraints disabled as generate.py does for those,
+#  full: also the generate.py golden file (states, rollouts); False for models too large for its
+#  1.5 MB budget, which get names and reference fields only)
 MODELS = [
-    ("mjcf29/replicate_tree.xml", False),
-    ("mjcf29/replicate_nested.xml", False),
-    ("mjcf29/frames.xml", False),
-    ("mjcf29/replicate_refs.xml", False),
-    # ("mjcf29/groupdisable.xml", False),
+    ("mjcf29/replicate_tree.xml", False, True),
+    ("mjcf29/replicate_nested.xml", False, True),
+    ("mjcf29/frames.xml", False, True),
+    ("mjcf29/replicate_refs.xml", False, True),
+    # ("mjcf29/groupdisable.xml", False, True),
+    # MuJoCo's published models that use replicate and need no asset file
+    ("thirdparty/mujoco/replicate/bowl.xml", True, True),
+    ("thirdparty/mujoco/replicate/container.xml", True, True),
+    ("thirdparty/mujoco/replicate/cylinder.xml", True, True),
+    ("thirdparty/mujoco/replicate/helix.xml", True, True),
+    ("thirdparty/mujoco/replicate/newton_cradle.xml", True, True),
+    ("thirdparty/mujoco/testdata/fromto_body_body.xml", True, True),
+    ("thirdparty/mujoco/replicate/stonehenge.xml", True, False),
+    ("thirdparty/mujoco/replicate/tendon.xml", True, False),
+    ("thirdparty/mujoco/replicate/leaves.xml", True, False),
+    ("thirdparty/mujoco/replicate/active_adhesion.xml", True, False),
+    ("thirdparty/mujoco/testdata/inertia.xml", True, False),
 ]
 
 EXTRA_FIELDS = [
@@ -114,11 +128,12 @@ def decisions():
 def main(argv):
     filt = argv[1:]
     os.makedirs(os.path.join(HERE, "mjcf29"), exist_ok=True)
-    for rel, tp in MODELS:
+    for rel, tp, full in MODELS:
         name = G.golden_name(rel)
         if filt and not any(f in name for f in filt):
             continue
-        G.generate(rel, tp)
+        if full:
+            G.generate(rel, tp)
         m = mujoco.MjModel.from_xml_path(os.path.join(G.MODELS_DIR, rel))
         doc = {"model": name, "xml": "models/" + rel, "mujoco_version": mujoco.__version__,
                "names": names(m),
