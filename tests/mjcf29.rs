@@ -86,8 +86,9 @@ fn replicated_names_and_references_match_mujoco() {
 }
 
 /// Small replicate texts (malformed counts, offsets, placement rules, what a replicate of
-/// nothing leaves behind) get MuJoCo 4.0's decision: accepted with MuJoCo's sizes, or refused
-/// with a positioned error (line and element named).
+/// nothing leaves behind) and `actuatorgroupdisable` values get MuJoCo 4.0's decision: accepted
+/// with MuJoCo's sizes and `opt.disableactuator` bits, or refused with a positioned error (line
+/// and element named).
 #[test]
 fn replicate_decisions_match_mujoco() {
     let g = common::read_json(&dir().join("decisions.json"));
@@ -99,6 +100,13 @@ fn replicate_decisions_match_mujoco() {
         let accept = c["accept"].as_bool().unwrap();
         match (diffmj::mjcf::load_str(xml), accept) {
             (Ok(m), true) => {
+                let bits = c["disableactuator"].as_u64().unwrap_or(0);
+                if u64::from(m.opt.disableactuator) != bits {
+                    failures.push(format!(
+                        "{key}: disableactuator {:#x}, MuJoCo {bits:#x}",
+                        m.opt.disableactuator
+                    ));
+                }
                 for (k, v) in c["sizes"].as_object().unwrap() {
                     let ours = m.size(k).unwrap_or(usize::MAX);
                     if ours as u64 != v.as_u64().unwrap() {
@@ -139,4 +147,44 @@ fn huge_replicates_are_refused_quickly() {
         assert!(e.line > 0 && e.element.contains("replicate"), "{e}");
     }
     assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+}
+
+/// `actuatorgroupdisable` on dual numbers (one code path for every scalar): the model cast to
+/// `Dual64` keeps `opt.disableactuator` and the actuator groups, its forward pass gives the same
+/// actuator forces and `qacc` as `f64`, and seeding every control with derivative 1 gives a
+/// force derivative of exactly zero for each actuator of a disabled group (and a nonzero one for
+/// the enabled motor): no derivative leaks through a disabled actuator.
+#[test]
+fn disabled_groups_on_duals() {
+    use diffmj::Data;
+    use num_dual::Dual64;
+    let m = diffmj::mjcf::load_file(common::root().join("models/mjcf29/groupdisable.xml")).unwrap();
+    assert_eq!(m.opt.disableactuator, (1 << 1) | (1 << 3) | (1 << 30));
+    let md = m.cast::<Dual64>();
+    assert_eq!(md.opt.disableactuator, m.opt.disableactuator);
+    let mut d = Data::new(&m);
+    let mut e = Data::new(&md);
+    for u in 0..m.nu {
+        d.ctrl[u] = 0.3 + 0.05 * u as f64;
+        e.ctrl[u] = Dual64::new(d.ctrl[u], 1.0);
+    }
+    for a in 0..m.na {
+        d.act[a] = 0.2;
+        e.act[a] = Dual64::from(0.2);
+    }
+    diffmj::forward(&m, &mut d).unwrap();
+    diffmj::forward(&md, &mut e).unwrap();
+    for u in 0..m.nu {
+        assert_eq!(e.actuator_force[u].re, d.actuator_force[u], "actuator {u}");
+        if m.actuator_disabled(u) {
+            assert_eq!(e.actuator_force[u].eps, 0.0, "disabled actuator {u}");
+        }
+    }
+    assert!(
+        e.actuator_force[0].eps != 0.0,
+        "the enabled motor responds to its control"
+    );
+    for k in 0..m.nv {
+        assert!((e.qacc[k].re - d.qacc[k]).abs() <= 1e-12 * d.qacc[k].abs().max(1.0));
+    }
 }

@@ -593,12 +593,13 @@ fn refused_until_supported() {
             says,
         );
     }
+    // actuator groups are read (issue 29); a group outside 0..=30 is refused as MuJoCo 4.0 does
     check(
-        "<mujoco>\n<option actuatorgroupdisable=\"2\"/>\n</mujoco>",
-        ErrorKind::Unsupported,
+        "<mujoco>\n<option actuatorgroupdisable=\"2 31\"/>\n</mujoco>",
+        ErrorKind::InvalidValue,
         2,
         9,
-        "actuator groups",
+        "cannot exceed 30",
     );
     // the default settings of those flags load
     load_str("<mujoco><option><flag sleep=\"disable\" multiccd=\"enable\"/></option></mujoco>")

@@ -932,6 +932,7 @@ pub fn default_options() -> Options<f64> {
         ccd_iterations: 35,
         disableflags: 0,
         enableflags: 0,
+        disableactuator: 0,
         integrator_options: None,
     }
 }
@@ -2530,14 +2531,13 @@ impl<'d> Reader<'d> {
                 *d = v.max(0) as usize;
             }
         }
-        if let Some(v) = a.int("actuatorgroupdisable")? {
-            if v != 0 {
-                return Err(a.err(
-                    Some("actuatorgroupdisable"),
-                    ErrorKind::Unsupported,
-                    "disabling actuator groups is not supported yet",
-                ));
-            }
+        if a.has("actuatorgroupdisable") {
+            let v = a
+                .get("actuatorgroupdisable")
+                .unwrap_or_default()
+                .to_string();
+            self.spec.opt.disableactuator = crate::model::options::actuator_groups(&v)
+                .map_err(|msg| a.err(Some("actuatorgroupdisable"), ErrorKind::InvalidValue, msg))?;
         }
         for ch in &e.children {
             if ch.name != "flag" {

@@ -34,7 +34,7 @@ MODELS = [
     ("mjcf29/replicate_nested.xml", False, True),
     ("mjcf29/frames.xml", False, True),
     ("mjcf29/replicate_refs.xml", False, True),
-    # ("mjcf29/groupdisable.xml", False, True),
+    ("mjcf29/groupdisable.xml", False, True),
     # MuJoCo's published models that use replicate and need no asset file
     ("thirdparty/mujoco/replicate/bowl.xml", True, True),
     ("thirdparty/mujoco/replicate/container.xml", True, True),
@@ -54,7 +54,7 @@ EXTRA_FIELDS = [
     "geom_size", "geom_pos", "geom_quat", "site_pos", "site_quat", "cam_pos", "cam_quat",
     "light_bodyid", "light_pos", "light_dir",
     "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
-    "actuator_trntype", "actuator_trnid", "wrap_type", "wrap_objid",
+    "actuator_trntype", "actuator_trnid", "actuator_group", "wrap_type", "wrap_objid",
     "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2", "exclude_signature",
 ]
 
@@ -101,6 +101,17 @@ DECISIONS = {
     "equality_outside": '<mujoco><worldbody><body name="a"><joint name="ja"/><geom size=".1"/></body><replicate count="2"><body><joint name="j"/><geom size=".1"/></body></replicate></worldbody><equality><joint joint1="j" joint2="ja"/></equality></mujoco>',
     "exclude_fallback": '<mujoco><worldbody><body name="a"><joint/><geom size=".1"/></body><replicate count="3"><body name="b"><joint/><geom size=".1"/></body></replicate></worldbody><contact><exclude body1="a" body2="b"/></contact></mujoco>',
     "clock_copies": '<mujoco><worldbody><replicate count="4"><geom size=".1"/></replicate></worldbody><sensor><clock/></sensor></mujoco>',
+    "groups_zero": '<mujoco><option actuatorgroupdisable="0"/></mujoco>',
+    "groups_all": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30"/></mujoco>',
+    "groups_repeat_plus": '<mujoco><option actuatorgroupdisable=" 3 +1 1 "/></mujoco>',
+    "groups_empty": '<mujoco><option actuatorgroupdisable=""/></mujoco>',
+    "groups_negative": '<mujoco><option actuatorgroupdisable="-1"/></mujoco>',
+    "groups_31": '<mujoco><option actuatorgroupdisable="31"/></mujoco>',
+    "groups_fraction": '<mujoco><option actuatorgroupdisable="1.5"/></mujoco>',
+    "groups_hex": '<mujoco><option actuatorgroupdisable="0x2"/></mujoco>',
+    "groups_comma": '<mujoco><option actuatorgroupdisable="2,3"/></mujoco>',
+    "groups_overflow": '<mujoco><option actuatorgroupdisable="99999999999"/></mujoco>',
+    "groups_32_values": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 1"/></mujoco>',
 }
 
 
@@ -119,7 +130,8 @@ def decisions():
             out[key] = {"xml": xml, "accept": True,
                         "sizes": {k: int(getattr(m, k)) for k in
                                   ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
-                                   "neq", "nexclude"]}}
+                                   "neq", "nexclude"]},
+                        "disableactuator": int(m.opt.disableactuator)}
         except ValueError as e:
             out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}
     return out
