@@ -752,6 +752,9 @@ pub struct BodyS {
     pub lights: Vec<FrameObjS>,
     /// Child bodies.
     pub children: Vec<BodyS>,
+    /// Names of the `<frame>`s folded into this body (mjModel keeps no frames; MuJoCo 4.0
+    /// still refuses two frames of one name, and `<replicate>` suffixes them).
+    pub frame_names: Vec<String>,
     /// Where written.
     pub loc: Loc,
 }
@@ -2992,24 +2995,25 @@ impl<'d> Reader<'d> {
                     body.children.push(b);
                 }
                 "frame" => {
-                    allowed(&a, "frame")?;
+                    // MuJoCo 4.0 does not check a frame's attributes for unknown ones (checked:
+                    // `foo`, `mocap` accepted); it reads these
+                    super::attr::lookups::note(ch, super::attr::lookups::Noted::Key, "frame");
                     let mut pos = [0.0; 3];
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
                     compose(&ctx.pos, &ctx.quat, &mut pos, &mut quat);
-                    let cc = match a.s("childclass") {
-                        Some(cc) => {
-                            if !self.classes.contains_key(&cc) {
-                                return Err(a.err(
-                                    Some("childclass"),
-                                    ErrorKind::UnknownClass,
-                                    format!("unknown default class '{cc}'"),
-                                ));
-                            }
-                            cc
+                    let cc = self.frame_class(&a, &ctx.childclass)?;
+                    if let Some(n) = a.s("name").filter(|n| !n.is_empty()) {
+                        if self.tree.has("frame", &n) {
+                            return Err(a.err(
+                                Some("name"),
+                                ErrorKind::DuplicateName,
+                                format!("repeated name '{n}' in frame"),
+                            ));
                         }
-                        None => ctx.childclass.clone(),
-                    };
+                        self.tree.add("frame", &n);
+                        body.frame_names.push(n);
+                    }
                     let sub = FrameCtx {
                         pos,
                         quat,
@@ -3038,6 +3042,26 @@ impl<'d> Reader<'d> {
             }
         }
         Ok(())
+    }
+
+    /// The default class the children of a `<frame>` or `<replicate>` start from: its
+    /// `childclass`, else its `class` (MuJoCo 4.0 reads `class` there as a childclass, checked:
+    /// `childclass` wins when both are given), else the inherited one. Each must exist.
+    fn frame_class(&self, a: &A, inherited: &str) -> R<String> {
+        let mut out = None;
+        for key in ["class", "childclass"] {
+            if let Some(cc) = a.s(key) {
+                if !self.classes.contains_key(&cc) {
+                    return Err(a.err(
+                        Some(key),
+                        ErrorKind::UnknownClass,
+                        format!("unknown default class '{cc}'"),
+                    ));
+                }
+                out = Some(cc);
+            }
+        }
+        Ok(out.unwrap_or_else(|| inherited.to_string()))
     }
 
     /// Refuse children of an element that takes none (a geom's `<plugin>`, which MuJoCo 4.0

@@ -70,7 +70,8 @@ impl TreeNames {
         }
     }
 
-    fn has(&self, kind: &str, name: &str) -> bool {
+    /// Is an element of `kind` named `name` recorded?
+    pub(super) fn has(&self, kind: &str, name: &str) -> bool {
         self.by_kind.get(kind).is_some_and(|m| m.contains_key(name))
     }
 
@@ -88,11 +89,22 @@ impl TreeNames {
         b.sites.iter().for_each(|x| f(self, "site", &x.name));
         b.cams.iter().for_each(|x| f(self, "camera", &x.name));
         b.lights.iter().for_each(|x| f(self, "light", &x.name));
+        b.frame_names.iter().for_each(|x| f(self, "frame", x));
         for c in &b.children {
             f(self, "body", &c.name);
             self.content(c, add);
         }
     }
+}
+
+/// A frame name of `b`'s content that `tree` already holds (frames are named uniquely; the
+/// other kinds' repeats are refused by the compiler).
+fn repeated_frame(tree: &TreeNames, b: &BodyS) -> Option<String> {
+    b.frame_names
+        .iter()
+        .find(|n| tree.has("frame", n))
+        .cloned()
+        .or_else(|| b.children.iter().find_map(|c| repeated_frame(tree, c)))
 }
 
 /// Number of tree elements in `b`'s content.
@@ -417,17 +429,7 @@ impl Reader<'_> {
         let mut euler = [0.0; 3];
         a.exact("euler", &mut euler)?;
         let sep = a.s("sep").unwrap_or_default();
-        let childclass = match a.s("childclass") {
-            Some(cc) if !self.classes.contains_key(&cc) => {
-                return Err(a.err(
-                    Some("childclass"),
-                    ErrorKind::UnknownClass,
-                    format!("unknown default childclass '{cc}'"),
-                ))
-            }
-            Some(cc) => cc,
-            None => ctx.childclass.clone(),
-        };
+        let childclass = self.frame_class(&a, &ctx.childclass)?;
         let c = self.spec.compiler.clone();
         // the temporary body: its content in the replicate's frame
         let mut tmp = BodyS::default();
@@ -475,6 +477,13 @@ impl Reader<'_> {
             let mut copy = tmp.clone();
             rename(&mut copy, &sfx);
             place(&mut copy, &fp, &fq);
+            if let Some(n) = repeated_frame(&self.tree, &copy) {
+                return Err(a.err(
+                    None,
+                    ErrorKind::DuplicateName,
+                    format!("repeated name '{n}' in frame"),
+                ));
+            }
             self.tree.content(&copy, true);
             // a camera's or light's target body takes the suffix too, without fallback
             // (checked: a target outside the replicate is then refused)
