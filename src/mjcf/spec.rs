@@ -62,7 +62,8 @@ pub struct Compiler {
     pub inertiafromgeom: Tri,
     /// `inertiagrouprange`.
     pub inertiagrouprange: [i64; 2],
-    /// `alignfree`.
+    /// `alignfree`: free bodies whose `<freejoint align>` is `auto` get their body frame at
+    /// their inertial frame (see `compile::align_free`).
     pub alignfree: bool,
 }
 
@@ -136,6 +137,9 @@ pub struct JointS {
     pub springdamper: [f64; 2],
     /// `springyield` (plastic spring reference): refused unless 0.
     pub springyield: f64,
+    /// A free joint's `align` (only `<freejoint>` takes it; `auto` follows the compiler's
+    /// `alignfree`).
+    pub align: Tri,
     /// Where written.
     pub loc: Loc,
 }
@@ -171,6 +175,7 @@ impl Default for JointS {
             frictionloss: 0.0,
             springdamper: [0.0; 2],
             springyield: 0.0,
+            align: Tri::Auto,
             loc: Loc::default(),
         }
     }
@@ -2455,10 +2460,6 @@ impl<'d> Reader<'d> {
             c.inertiagrouprange = r;
         }
         if let Some(b) = a.bool("alignfree")? {
-            if b {
-                // free bodies would be re-framed at their inertial frame (changes qpos)
-                return Err(unsupported(&a, "alignfree", "alignfree"));
-            }
             c.alignfree = b;
         }
         for ch in &e.children {
@@ -2847,12 +2848,15 @@ impl<'d> Reader<'d> {
                         if let Some(g) = a.int("group")? {
                             j.group = g;
                         }
-                        if a.kw(
+                        if let Some(t) = a.kw(
                             "align",
-                            &[("false", false), ("true", true), ("auto", false)],
-                        )? == Some(true)
-                        {
-                            return Err(unsupported(&a, "align", "freejoint align"));
+                            &[
+                                ("false", Tri::False),
+                                ("true", Tri::True),
+                                ("auto", Tri::Auto),
+                            ],
+                        )? {
+                            j.align = t;
                         }
                         j
                     };

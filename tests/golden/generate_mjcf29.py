@@ -35,6 +35,7 @@ MODELS = [
     ("mjcf29/frames.xml", False, True),
     ("mjcf29/replicate_refs.xml", False, True),
     ("mjcf29/groupdisable.xml", False, True),
+    ("mjcf29/alignfree.xml", False, True),
     # MuJoCo's published models that use replicate and need no asset file
     ("thirdparty/mujoco/replicate/bowl.xml", True, True),
     ("thirdparty/mujoco/replicate/container.xml", True, True),
@@ -52,6 +53,7 @@ MODELS = [
 EXTRA_FIELDS = [
     "body_parentid", "jnt_bodyid", "geom_bodyid", "site_bodyid", "cam_bodyid",
     "geom_size", "geom_pos", "geom_quat", "site_pos", "site_quat", "cam_pos", "cam_quat",
+    "body_pos", "body_quat", "body_ipos", "body_iquat", "qpos0", "qpos_spring", "key_qpos",
     "light_bodyid", "light_pos", "light_dir",
     "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
     "actuator_trntype", "actuator_trnid", "actuator_group", "wrap_type", "wrap_objid",
@@ -111,6 +113,10 @@ DECISIONS = {
     "frame_freejoint_in_body": R % '<body><geom size=".1"/><frame pos="1 0 0"><freejoint/></frame></body>',
     "frame_two_inertials": R % '<body><frame pos="1 0 0"><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></frame><frame><inertial pos="0 0 0" mass="2" diaginertia="1 1 1"/></frame><joint/></body>',
     "replicate_class_unknown": R % '<replicate count="2" class="nope"><geom size=".1"/></replicate>',
+    "align_auto_no_compiler": R % '<body><freejoint align="auto"/><geom size=".1" pos="1 0 0"/></body>',
+    "align_bad_keyword": R % '<body><freejoint align="yes"/><geom size=".1"/></body>',
+    "align_on_joint": R % '<body><joint type="free" align="true"/><geom size=".1"/></body>',
+    "alignfree_bad": '<mujoco><compiler alignfree="1"/></mujoco>',
     "groups_zero": '<mujoco><option actuatorgroupdisable="0"/></mujoco>',
     "groups_all": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30"/></mujoco>',
     "groups_repeat_plus": '<mujoco><option actuatorgroupdisable=" 3 +1 1 "/></mujoco>',
