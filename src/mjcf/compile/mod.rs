@@ -311,7 +311,7 @@ impl Build<'_> {
             m.body_quat[id] = quat;
             m.body_ipos[id] = [0.0; 3];
             m.body_iquat[id] = [1.0, 0.0, 0.0, 0.0];
-            let a = t.jnt_qposadr[t.body_jntadr[id] as usize];
+            let a = t.jnt_qposadr[t.body_jntadr[id]];
             for (k, v) in pos.iter().chain(quat.iter()).enumerate() {
                 m.qpos0[a + k] = *v;
                 m.qpos_spring[a + k] = *v;
