@@ -9,7 +9,8 @@ For every model of MODELS this writes
   * tests/golden/mjcf29/<golden name>.json: the names of every object kind (bodies, joints,
     geoms, sites, cameras, lights, tendons, actuators, sensors, equalities, pairs, excludes) in
     compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
-    tests/mjcf29.rs.
+    tests/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
+    of the generate.py file.
 It also writes tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
 when accepted, its message when refused) for the small MJCF texts of DECISIONS (malformed
 replicate attributes and placement rules).
@@ -138,6 +139,31 @@ def names(m):
     return out
 
 
+def sensordata(m, name, thirdparty):
+    """`sensordata` after mj_forward at each state of the generate.py golden file `name`."""
+    with open(os.path.join(HERE, name + ".json")) as f:
+        g = json.load(f)
+    if thirdparty:
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    d = mujoco.MjData(m)
+    out = []
+    for st in g["states"]:
+        inp = st["input"]
+        d.time = inp["time"]
+        d.qpos[:] = inp["qpos"]
+        d.qvel[:] = inp["qvel"]
+        d.act[:] = inp["act"]
+        d.ctrl[:] = inp["ctrl"]
+        d.qfrc_applied[:] = inp["qfrc_applied"]
+        d.xfrc_applied[:] = [inp["xfrc_applied"][6 * b:6 * b + 6] for b in range(m.nbody)]
+        if m.nmocap:
+            d.mocap_pos[:] = [inp["mocap_pos"][3 * k:3 * k + 3] for k in range(m.nmocap)]
+            d.mocap_quat[:] = [inp["mocap_quat"][4 * k:4 * k + 4] for k in range(m.nmocap)]
+        mujoco.mj_forward(m, d)
+        out.append(G.flat(d.sensordata))
+    return out
+
+
 def decisions():
     out = {}
     for key, xml in DECISIONS.items():
@@ -166,6 +192,8 @@ def main(argv):
         doc = {"model": name, "xml": "models/" + rel, "mujoco_version": mujoco.__version__,
                "names": names(m),
                "compiled": {k: G.flat(getattr(m, k)) for k in EXTRA_FIELDS}}
+        if full and m.nsensor:
+            doc["sensordata"] = sensordata(m, name, tp)
         with open(os.path.join(HERE, "mjcf29", name + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
