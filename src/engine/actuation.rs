@@ -382,7 +382,8 @@ fn tendon_force_limits<T: Scalar>(m: &Model<T>, force: &mut [T]) {
 ///
 /// Per actuator: clamp `ctrl` to `ctrlrange`, compute the activation rate of its dynamics type,
 /// take the input (ctrl when stateless, else the last activation, or the next one with
-/// `actearly`), force = gain · input + bias, scale to tendon-level limits, clamp to
+/// `actearly`), force = gain · input + bias (zero for an actuator of a disabled group, see
+/// [`Model::actuator_disabled`]), scale to tendon-level limits, clamp to
 /// `forcerange`; map to joint space with the
 /// moment arms, add gravity compensation routed to actuators, clamp per joint to `actfrcrange`.
 pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
@@ -441,6 +442,12 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     act
                 }
             };
+            // a disabled group's actuator: rates computed (and reported), no force; the
+            // forcerange clamp below still applies (MuJoCo 4.0: forcerange [1, 2] gives 1)
+            if m.actuator_disabled(u) {
+                d.actuator_force[u] = T::zero();
+                continue;
+            }
             let len = d.actuator_length[u];
             let vel = d.actuator_velocity[u];
             let input = wrap_setpoint(m, u, input, len);

@@ -37,6 +37,10 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
     }
     if !m.disabled(disable::ACTUATION) {
         for u in 0..m.nu {
+            // a disabled group's actuator produces no force
+            if m.actuator_disabled(u) {
+                continue;
+            }
             // a saturated actuator force does not change with velocity
             if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];

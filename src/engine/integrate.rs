@@ -114,8 +114,12 @@ fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T
         let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
             continue;
         };
+        // an actuator of a disabled group keeps its activations (rate 0, then the actrange
+        // clamp, as MuJoCo 4.0)
+        let off = m.actuator_disabled(u);
         for a in a0..a0 + m.actuator_actnum[u] {
-            act[a] = super::actuation::next_activation(m, u, act[a], rate(a));
+            let r = if off { T::zero() } else { rate(a) };
+            act[a] = super::actuation::next_activation(m, u, act[a], r);
         }
     }
 }

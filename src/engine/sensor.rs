@@ -201,7 +201,8 @@ pub fn object_velocity<T: Scalar>(
 
 /// `[α; a]` of an object's frame origin, world or local frame, with the Coriolis term
 /// `ω × v` of the moving point, from `cacc` after [`rne_post_constraint`] (MuJoCo's
-/// `mj_objectAcceleration`; the linear part includes `−g`, as an accelerometer reads it).
+/// `mj_objectAcceleration`; the linear part includes `−g`, as an accelerometer reads it, also
+/// on a body without dofs).
 pub fn object_acceleration<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -210,9 +211,9 @@ pub fn object_acceleration<T: Scalar>(
     local: bool,
 ) -> V6<T> {
     let b = object_body(m, o, id);
-    if m.body_dofnum[m.body_weldid[b]] == 0 {
-        return [T::zero(); 6];
-    }
+    // no quick return for a dof-less (static or mocap) body: MuJoCo 4.0 reports the world's
+    // `−g` there too (checked: an accelerometer on a world site reads (0, 0, 9.81), on a
+    // static body the same rotated into its frame; later MuJoCo versions return zero)
     let (pos, rot) = frame(d, o, id);
     let com = &d.subtree_com[m.body_rootid[b]];
     let rot = local.then_some(rot);

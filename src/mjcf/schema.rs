@@ -2010,9 +2010,11 @@ pub const ELEMENTS: &[(&str, &[&str])] = &[
     ("frame", FRAME),
 ];
 
-/// Attributes of `<frame>` (not listed in the published schema but accepted by MuJoCo 4.0).
+/// Attributes of `<frame>` MuJoCo 4.0 reads (not listed in the published schema; it accepts any
+/// other attribute on a frame too, without reading it).
 pub const FRAME: &[&str] = &[
     "name",
+    "class",
     "childclass",
     "pos",
     "quat",
@@ -2094,11 +2096,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     // bodies and frames
     ("body", "sleep", "sleep policy: the sleep flag is refused"),
     ("body", "fuse", "used only by fusestatic, which is refused"),
-    (
-        "frame",
-        "name",
-        "frames are folded into their children; mjModel keeps no frames",
-    ),
     // joints, geoms, sites, cameras, lights
     (
         "*-geom",

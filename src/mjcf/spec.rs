@@ -18,6 +18,8 @@ use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Opt
 use std::collections::HashMap;
 use std::f64::consts::PI;
 
+mod replicate;
+
 /// Where an element was written (for errors raised by the compiler).
 #[derive(Clone, Debug, Default)]
 pub struct Loc {
@@ -60,7 +62,8 @@ pub struct Compiler {
     pub inertiafromgeom: Tri,
     /// `inertiagrouprange`.
     pub inertiagrouprange: [i64; 2],
-    /// `alignfree`.
+    /// `alignfree`: free bodies whose `<freejoint align>` is `auto` get their body frame at
+    /// their inertial frame (see `compile::align_free`).
     pub alignfree: bool,
 }
 
@@ -134,6 +137,9 @@ pub struct JointS {
     pub springdamper: [f64; 2],
     /// `springyield` (plastic spring reference): refused unless 0.
     pub springyield: f64,
+    /// A free joint's `align` (only `<freejoint>` takes it; `auto` follows the compiler's
+    /// `alignfree`).
+    pub align: Tri,
     /// Where written.
     pub loc: Loc,
 }
@@ -169,6 +175,7 @@ impl Default for JointS {
             frictionloss: 0.0,
             springdamper: [0.0; 2],
             springyield: 0.0,
+            align: Tri::Auto,
             loc: Loc::default(),
         }
     }
@@ -750,6 +757,9 @@ pub struct BodyS {
     pub lights: Vec<FrameObjS>,
     /// Child bodies.
     pub children: Vec<BodyS>,
+    /// Names of the `<frame>`s folded into this body (mjModel keeps no frames; MuJoCo 4.0
+    /// still refuses two frames of one name, and `<replicate>` suffixes them).
+    pub frame_names: Vec<String>,
     /// Where written.
     pub loc: Loc,
 }
@@ -930,6 +940,7 @@ pub fn default_options() -> Options<f64> {
         ccd_iterations: 35,
         disableflags: 0,
         enableflags: 0,
+        disableactuator: 0,
         integrator_options: None,
     }
 }
@@ -962,6 +973,29 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
+/// The unit quaternion of Euler angles `v` in the compiler's angle unit and `eulerseq`
+/// (lower-case axes rotate about the moving frame, upper-case about the fixed one).
+pub fn euler_quat(v: &[f64; 3], c: &Compiler) -> [f64; 4] {
+    let ang = |x: f64| if c.degree { x * PI / 180.0 } else { x };
+    let mut q = [1.0, 0.0, 0.0, 0.0];
+    for i in 0..3 {
+        let ch = c.eulerseq[i];
+        let ax = match ch.to_ascii_lowercase() {
+            b'x' => [1.0, 0.0, 0.0],
+            b'y' => [0.0, 1.0, 0.0],
+            _ => [0.0, 0.0, 1.0],
+        };
+        let r = axis_angle_quat(&ax, ang(v[i]));
+        q = if ch.is_ascii_lowercase() {
+            quat_mul(&q, &r)
+        } else {
+            quat_mul(&r, &q)
+        };
+    }
+    quat_normalize(&mut q);
+    q
+}
+
 /// Read the orientation attributes of `a` (at most one) into a quaternion.
 pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
     let names = ["quat", "axisangle", "euler", "xyaxes", "zaxis"];
@@ -990,23 +1024,7 @@ pub fn read_orient(a: &A, c: &Compiler) -> R<Option<[f64; 4]>> {
         return Ok(Some(axis_angle_quat(&ax, ang(v[3]))));
     }
     if let Some(v) = a.exact_opt::<3>("euler")? {
-        let mut q = [1.0, 0.0, 0.0, 0.0];
-        for i in 0..3 {
-            let ch = c.eulerseq[i];
-            let ax = match ch.to_ascii_lowercase() {
-                b'x' => [1.0, 0.0, 0.0],
-                b'y' => [0.0, 1.0, 0.0],
-                _ => [0.0, 0.0, 1.0],
-            };
-            let r = axis_angle_quat(&ax, ang(v[i]));
-            q = if ch.is_ascii_lowercase() {
-                quat_mul(&q, &r)
-            } else {
-                quat_mul(&r, &q)
-            };
-        }
-        quat_normalize(&mut q);
-        return Ok(Some(q));
+        return Ok(Some(euler_quat(&v, c)));
     }
     if let Some(v) = a.exact_opt::<6>("xyaxes")? {
         let nx = norm(&v[..3]);
@@ -1098,8 +1116,12 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
         let body_like = matches!(
             e.name.as_str(),
             "worldbody" | "body" | "frame" | "replicate" | "composite"
-        ) && matches!(parent, "mujoco" | "worldbody" | "body" | "frame");
-        let geom_in_body = e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame");
+        ) && matches!(
+            parent,
+            "mujoco" | "worldbody" | "body" | "frame" | "replicate"
+        );
+        let geom_in_body =
+            e.name == "geom" && matches!(parent, "worldbody" | "body" | "frame" | "replicate");
         let plugin_like = e.name == "plugin"
             && matches!(parent, "mesh" | "body" | "geom" | "worldbody" | "frame")
             || e.name == "flexcomp" && matches!(parent, "worldbody" | "body" | "frame");
@@ -2077,6 +2099,11 @@ struct Reader<'d> {
     material_textures: Vec<(Loc, String)>,
     /// Each camera's and light's `target` body, to resolve once every body is read.
     frame_targets: Vec<(Loc, String)>,
+    /// Names of the bodies, joints, geoms, sites, cameras and lights read so far (what
+    /// `<replicate>` resolves the references of the elements it copies against).
+    tree: replicate::TreeNames,
+    /// Whether a `<replicate>` was expanded (contact name references are then rebuilt).
+    replicated: bool,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -2085,6 +2112,15 @@ fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f6
     let mut q = quat_mul(fquat, quat);
     quat_normalize(&mut q);
     *quat = q;
+}
+
+/// What owns the elements `Reader::body_children` reads: the world body, a body, or the
+/// temporary body a `<replicate>` reads its children into (no joints there).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    World,
+    Body,
+    Replicate,
 }
 
 #[derive(Clone)]
@@ -2266,27 +2302,8 @@ impl<'d> Reader<'d> {
                     }
                 }
                 "asset" => self.asset(e)?,
-                "worldbody" => {
-                    let a = self.a(e);
-                    if let Some(at) = e.attrs.first() {
-                        return Err(self.err(
-                            e,
-                            Some(&at.name),
-                            ErrorKind::UnknownAttribute,
-                            "world body cannot have attributes",
-                        ));
-                    }
-                    let _ = a;
-                    let ctx = FrameCtx {
-                        pos: [0.0; 3],
-                        quat: [1.0, 0.0, 0.0, 0.0],
-                        childclass: self.top_class.clone(),
-                        identity: true,
-                    };
-                    let mut world = std::mem::take(&mut self.spec.world);
-                    self.body_children(e, &mut world, &ctx, true)?;
-                    self.spec.world = world;
-                }
+                // read last, as MuJoCo 4.0 does (below)
+                "worldbody" => {}
                 "tendon" => self.tendons(e)?,
                 "actuator" => self.actuators(e)?,
                 "equality" => self.equalities(e)?,
@@ -2305,6 +2322,31 @@ impl<'d> Reader<'d> {
                 }
                 _ => return Err(self.unknown(e, "mujoco")),
             }
+        }
+        // MuJoCo 4.0 reads the world body after every other section: a `<replicate>` copies the
+        // tendons, actuators, sensors, ... that name what it replicates, so they must be known
+        // when the world body is read
+        for e in root.children.iter().filter(|e| e.name == "worldbody") {
+            if let Some(at) = e.attrs.first() {
+                return Err(self.err(
+                    e,
+                    Some(&at.name),
+                    ErrorKind::UnknownAttribute,
+                    "world body cannot have attributes",
+                ));
+            }
+            let ctx = FrameCtx {
+                pos: [0.0; 3],
+                quat: [1.0, 0.0, 0.0, 0.0],
+                childclass: self.top_class.clone(),
+                identity: true,
+            };
+            let mut world = std::mem::take(&mut self.spec.world);
+            self.body_children(e, &mut world, &ctx, Owner::World)?;
+            self.spec.world = world;
+        }
+        if self.replicated {
+            self.rebuild_contact_refs();
         }
         // MuJoCo 4.0 refuses a camera or light whose target body does not exist ("unknown
         // target body in camera"), whatever its mode
@@ -2418,10 +2460,6 @@ impl<'d> Reader<'d> {
             c.inertiagrouprange = r;
         }
         if let Some(b) = a.bool("alignfree")? {
-            if b {
-                // free bodies would be re-framed at their inertial frame (changes qpos)
-                return Err(unsupported(&a, "alignfree", "alignfree"));
-            }
             c.alignfree = b;
         }
         for ch in &e.children {
@@ -2497,14 +2535,13 @@ impl<'d> Reader<'d> {
                 *d = v.max(0) as usize;
             }
         }
-        if let Some(v) = a.int("actuatorgroupdisable")? {
-            if v != 0 {
-                return Err(a.err(
-                    Some("actuatorgroupdisable"),
-                    ErrorKind::Unsupported,
-                    "disabling actuator groups is not supported yet",
-                ));
-            }
+        if a.has("actuatorgroupdisable") {
+            let v = a
+                .get("actuatorgroupdisable")
+                .unwrap_or_default()
+                .to_string();
+            self.spec.opt.disableactuator = crate::model::options::actuator_groups(&v)
+                .map_err(|msg| a.err(Some("actuatorgroupdisable"), ErrorKind::InvalidValue, msg))?;
         }
         for ch in &e.children {
             if ch.name != "flag" {
@@ -2723,8 +2760,9 @@ impl<'d> Reader<'d> {
         Ok(())
     }
 
-    fn body_children(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx, world: bool) -> R<()> {
+    fn body_children(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx, owner: Owner) -> R<()> {
         let c = self.spec.compiler.clone();
+        let world = owner == Owner::World;
         for ch in &e.children {
             let a = self.a(ch);
             let inh = ctx.childclass.as_str();
@@ -2784,6 +2822,15 @@ impl<'d> Reader<'d> {
                         loc: Loc::of(ch),
                     });
                 }
+                "joint" | "freejoint" if owner == Owner::Replicate => {
+                    // checked: also inside a frame of the replicate
+                    return Err(self.err(
+                        ch,
+                        None,
+                        ErrorKind::UnknownElement,
+                        "joint cannot be a direct child of replicate",
+                    ));
+                }
                 "joint" | "freejoint" if !world => {
                     self.no_children(ch)?;
                     let mut j = if ch.name == "joint" {
@@ -2801,12 +2848,15 @@ impl<'d> Reader<'d> {
                         if let Some(g) = a.int("group")? {
                             j.group = g;
                         }
-                        if a.kw(
+                        if let Some(t) = a.kw(
                             "align",
-                            &[("false", false), ("true", true), ("auto", false)],
-                        )? == Some(true)
-                        {
-                            return Err(unsupported(&a, "align", "freejoint align"));
+                            &[
+                                ("false", Tri::False),
+                                ("true", Tri::True),
+                                ("auto", Tri::Auto),
+                            ],
+                        )? {
+                            j.align = t;
                         }
                         j
                     };
@@ -2817,6 +2867,7 @@ impl<'d> Reader<'d> {
                         compose(&ctx.pos, &ctx.quat, &mut j.pos, &mut q);
                         j.axis = quat_rotate(&ctx.quat, &j.axis);
                     }
+                    self.tree.add("joint", &j.name);
                     body.joints.push(j);
                 }
                 "geom" => {
@@ -2835,6 +2886,7 @@ impl<'d> Reader<'d> {
                     if !ctx.identity {
                         compose(&ctx.pos, &ctx.quat, &mut g.pos, &mut g.quat);
                     }
+                    self.tree.add("geom", &g.name);
                     body.geoms.push(g);
                 }
                 "site" => {
@@ -2869,6 +2921,7 @@ impl<'d> Reader<'d> {
                     if !ctx.identity {
                         compose(&ctx.pos, &ctx.quat, &mut s.pos, &mut s.quat);
                     }
+                    self.tree.add("site", &s.name);
                     body.sites.push(s);
                 }
                 "camera" | "light" => {
@@ -2892,8 +2945,10 @@ impl<'d> Reader<'d> {
                         o.dir = quat_rotate(&ctx.quat, &o.dir);
                     }
                     if ch.name == "camera" {
+                        self.tree.add("camera", &o.name);
                         body.cams.push(o);
                     } else {
+                        self.tree.add("light", &o.name);
                         body.lights.push(o);
                     }
                 }
@@ -2939,37 +2994,40 @@ impl<'d> Reader<'d> {
                         childclass: cc,
                         identity: true,
                     };
-                    self.body_children(ch, &mut b, &sub, false)?;
+                    self.tree.add("body", &b.name);
+                    self.body_children(ch, &mut b, &sub, Owner::Body)?;
                     body.children.push(b);
                 }
                 "frame" => {
-                    allowed(&a, "frame")?;
+                    // MuJoCo 4.0 does not check a frame's attributes for unknown ones (checked:
+                    // `foo`, `mocap` accepted); it reads these
+                    super::attr::lookups::note(ch, super::attr::lookups::Noted::Key, "frame");
                     let mut pos = [0.0; 3];
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
                     compose(&ctx.pos, &ctx.quat, &mut pos, &mut quat);
-                    let cc = match a.s("childclass") {
-                        Some(cc) => {
-                            if !self.classes.contains_key(&cc) {
-                                return Err(a.err(
-                                    Some("childclass"),
-                                    ErrorKind::UnknownClass,
-                                    format!("unknown default class '{cc}'"),
-                                ));
-                            }
-                            cc
+                    let cc = self.frame_class(&a, &ctx.childclass)?;
+                    if let Some(n) = a.s("name").filter(|n| !n.is_empty()) {
+                        if self.tree.has("frame", &n) {
+                            return Err(a.err(
+                                Some("name"),
+                                ErrorKind::DuplicateName,
+                                format!("repeated name '{n}' in frame"),
+                            ));
                         }
-                        None => ctx.childclass.clone(),
-                    };
+                        self.tree.add("frame", &n);
+                        body.frame_names.push(n);
+                    }
                     let sub = FrameCtx {
                         pos,
                         quat,
                         childclass: cc,
                         identity: false,
                     };
-                    self.body_children(ch, body, &sub, world)?;
+                    self.body_children(ch, body, &sub, owner)?;
                 }
-                "plugin" | "attach" | "flexcomp" | "composite" | "replicate" | "skin" => {
+                "replicate" => self.replicate(ch, body, ctx)?,
+                "plugin" | "attach" | "flexcomp" | "composite" | "skin" => {
                     return Err(self.err(
                         ch,
                         None,
@@ -2977,10 +3035,37 @@ impl<'d> Reader<'d> {
                         format!("<{}> is not supported yet", ch.name),
                     ));
                 }
-                _ => return Err(self.unknown(ch, if world { "worldbody" } else { "body" })),
+                _ => {
+                    let parent = match owner {
+                        Owner::World => "worldbody",
+                        Owner::Body => "body",
+                        Owner::Replicate => "replicate",
+                    };
+                    return Err(self.unknown(ch, parent));
+                }
             }
         }
         Ok(())
+    }
+
+    /// The default class the children of a `<frame>` or `<replicate>` start from: its
+    /// `childclass`, else its `class` (MuJoCo 4.0 reads `class` there as a childclass, checked:
+    /// `childclass` wins when both are given), else the inherited one. Each must exist.
+    fn frame_class(&self, a: &A, inherited: &str) -> R<String> {
+        let mut out = None;
+        for key in ["class", "childclass"] {
+            if let Some(cc) = a.s(key) {
+                if !self.classes.contains_key(&cc) {
+                    return Err(a.err(
+                        Some(key),
+                        ErrorKind::UnknownClass,
+                        format!("unknown default class '{cc}'"),
+                    ));
+                }
+                out = Some(cc);
+            }
+        }
+        Ok(out.unwrap_or_else(|| inherited.to_string()))
     }
 
     /// Refuse children of an element that takes none (a geom's `<plugin>`, which MuJoCo 4.0
@@ -3729,6 +3814,8 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         textures: Vec::new(),
         material_textures: Vec::new(),
         frame_targets: Vec::new(),
+        tree: replicate::TreeNames::with_world(),
+        replicated: false,
         spec: Spec {
             name: String::new(),
             compiler: Compiler::default(),

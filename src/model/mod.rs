@@ -311,6 +311,9 @@ real_fields! {
             disableflags: u32,
             /// Bit flags of [`enable`].
             enableflags: u32,
+            /// Disabled actuator groups (MJCF `actuatorgroupdisable`): bit `g` set turns off the
+            /// actuators of group `g` (0..=30), see [`Model::actuator_disabled`].
+            disableactuator: u32,
             /// Options of a custom integrator (not part of MJCF), owned by that integrator's
             /// module (for [`Integrator::Pbad`], see [`crate::pbad::options_mut`]).
             integrator_options: Option<Box<dyn crate::engine::custom::IntegratorOptions>>,
@@ -1037,6 +1040,9 @@ int_fields! {
             actuator_actadr: Vec<i32> = "actuator_actadr" [Nu];
             /// Number of activation states of each actuator.
             actuator_actnum: Vec<usize> = "actuator_actnum" [Nu];
+            /// Group of each actuator (its bit in `opt.disableactuator` turns it off when the
+            /// group is in 0..=30).
+            actuator_group: Vec<i32> = "actuator_group" [Nu];
             /// Clamp ctrl to ctrlrange.
             actuator_ctrllimited: Vec<bool> = "actuator_ctrllimited" [Nu];
             /// Clamp force to forcerange.
@@ -1397,6 +1403,16 @@ impl<T: Scalar> Model<T> {
     #[inline]
     pub fn disabled(&self, bit: u32) -> bool {
         self.opt.disableflags & bit != 0
+    }
+    /// True when actuator `u` belongs to a group disabled by `opt.disableactuator` (MuJoCo's
+    /// `mj_actuatorDisabled`: groups outside 0..=30 are never disabled). A disabled actuator
+    /// produces no force (its force is still clamped to `forcerange`), its activations do not
+    /// move (their `act_dot` is still computed and reported), and it adds nothing to the
+    /// implicit integrators' velocity derivative; its damping and armature stay.
+    #[inline]
+    pub fn actuator_disabled(&self, u: usize) -> bool {
+        let g = self.actuator_group[u];
+        (0..=30).contains(&g) && self.opt.disableactuator & (1 << g) != 0
     }
     /// True when the enable flag `bit` (see [`enable`]) is set.
     #[inline]

@@ -213,6 +213,39 @@ fn count(key: &str, v: &str) -> Result<usize, OptionError> {
     })
 }
 
+/// The `opt.disableactuator` bits of an `actuatorgroupdisable` value, as MuJoCo 4.0 reads it
+/// (checked): at most 31 whitespace-separated integers (an optional `+`, no exponent, no hex),
+/// each in 0..=30, repeats allowed; empty means none. Note that `"0"` disables group 0, the
+/// default group of every actuator.
+pub fn actuator_groups(value: &str) -> Result<u32, String> {
+    let toks: Vec<&str> = value.split_whitespace().collect();
+    if toks.len() > 31 {
+        return Err(format!(
+            "at most 31 groups can be disabled, got {}",
+            toks.len()
+        ));
+    }
+    let mut bits = 0u32;
+    for t in toks {
+        let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("'{t}' is not an integer"));
+        }
+        let g: i64 = match t.parse() {
+            Ok(g) if i32::try_from(g).is_ok() => g,
+            _ => return Err(format!("number '{t}' is too large")),
+        };
+        if g < 0 {
+            return Err("disabled actuator group value must be non-negative".into());
+        }
+        if g > 30 {
+            return Err("disabled actuator group value cannot exceed 30".into());
+        }
+        bits |= 1 << g;
+    }
+    Ok(bits)
+}
+
 impl Options<f64> {
     /// Set the option `key` from its text `value`, as the MJCF reader reads `<option>`
     /// (same names, same validation):
@@ -222,8 +255,8 @@ impl Options<f64> {
     ///   RK4, implicit, implicitfast, and diffmj's PBAD), `cone`, `jacobian`, `solver`,
     ///   `iterations`, `ls_iterations`, `noslip_iterations`, `ccd_iterations`,
     ///   `sdf_iterations`, `sdf_initpoints` and `sleep_tolerance` (accepted; they change
-    ///   nothing diffmj simulates), `actuatorgroupdisable` (0 only, until actuator groups are
-    ///   supported);
+    ///   nothing diffmj simulates), `actuatorgroupdisable` (the groups to turn off, see
+    ///   [`actuator_groups`]);
     /// - every `<flag>` attribute by name with `enable` or `disable` (see [`FLAGS`]);
     /// - `disable` / `enable` with a comma-separated list of flag names, to turn those
     ///   features off / on;
@@ -267,13 +300,7 @@ impl Options<f64> {
             "sdf_iterations" | "sdf_initpoints" => {
                 count(key, value)?;
             }
-            "actuatorgroupdisable" => {
-                if count(key, value)? != 0 {
-                    return Err(err(
-                        "disabling actuator groups is not supported yet".to_string()
-                    ));
-                }
-            }
+            "actuatorgroupdisable" => self.disableactuator = actuator_groups(value).map_err(err)?,
             "integrator" => {
                 self.integrator = [
                     Integrator::Euler,

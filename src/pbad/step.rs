@@ -605,9 +605,18 @@ fn step_with<T: Scalar>(
     }
     ws.res_t = dq;
     d.qpos.copy_from_slice(&ws.ev_t.q[kk]);
-    for k in 0..m.na {
-        let a = d.act_dot[k];
-        d.act[k] += h * a;
+    // activations of actuators in disabled groups stay (as in MuJoCo's integrators)
+    for u in 0..m.nu {
+        let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
+            continue;
+        };
+        if m.actuator_disabled(u) {
+            continue;
+        }
+        for k in a0..a0 + m.actuator_actnum[u] {
+            let a = d.act_dot[k];
+            d.act[k] += h * a;
+        }
     }
     d.time += h;
     let (prev, last) = (kk - 1, kk);

@@ -253,6 +253,7 @@ impl Build<'_> {
                     "invalid activation range for actuator",
                 ));
             }
+            t.actuator_group.push(a.group as i32);
             t.actuator_ctrllimited.push(ctrllimited);
             t.actuator_forcelimited.push(forcelimited);
             t.actuator_actlimited.push(actlimited);

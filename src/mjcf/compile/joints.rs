@@ -134,7 +134,10 @@ impl Build<'_> {
                     "axis too small",
                 ));
             }
-            let axis = if an < MINVAL {
+            // MuJoCo 4.0 stores (0, 0, 1) for ball and free joints whatever axis was written or
+            // inherited (checked: a ball joint with axis "1 0 0", also in a rotated frame); only
+            // `xaxis` shows it
+            let axis = if an < MINVAL || matches!(j.jtype, JointType::Ball | JointType::Free) {
                 [0.0, 0.0, 1.0]
             } else {
                 j.axis.map(|x| x / an)

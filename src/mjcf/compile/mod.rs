@@ -228,6 +228,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
         b.sites_cameras_lights(id, fb)?;
     }
     b.inertia(&flat)?;
+    b.align_free(&flat);
     topology::mass_matrix_layout(&mut b.t);
     b.tendons()?;
     b.actuators()?;
@@ -248,6 +249,80 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
 }
 
 impl Build<'_> {
+    /// Free-joint alignment (MuJoCo 4.0's `align`): a body whose only joint is a free joint,
+    /// with no child body, and whose `<freejoint align>` is `true` (or `auto` with the
+    /// compiler's `alignfree`) gets its body frame moved to its inertial frame: `body_pos`,
+    /// `body_quat` (and the joint's `qpos0`, `qpos_spring`) become the inertial frame in the
+    /// parent, `body_ipos`/`body_iquat` the identity, and its geoms, sites, cameras and lights
+    /// are re-expressed in the new frame (a light's direction rotated).
+    fn align_free(&mut self, flat: &[FlatBody]) {
+        let c = &self.s.compiler;
+        let (t, m) = (&mut self.t, &mut self.m);
+        for (id, fb) in flat.iter().enumerate().skip(1) {
+            let b = fb.b;
+            let aligned = b.joints.len() == 1
+                && b.joints[0].jtype == JointType::Free
+                && b.children.is_empty()
+                && match b.joints[0].align {
+                    Tri::True => true,
+                    Tri::False => false,
+                    Tri::Auto => c.alignfree,
+                };
+            if !aligned {
+                continue;
+            }
+            let (ip, iq) = (m.body_ipos[id], m.body_iquat[id]);
+            let (p, q) = (m.body_pos[id], m.body_quat[id]);
+            let r = quat_rotate(&q, &ip);
+            let pos = [p[0] + r[0], p[1] + r[1], p[2] + r[2]];
+            let quat = quat_mul(&q, &iq);
+            // the inverse of the inertial frame
+            let iqi = [iq[0], -iq[1], -iq[2], -iq[3]];
+            let r = quat_rotate(&iqi, &ip);
+            let ipi = [-r[0], -r[1], -r[2]];
+            let child = |cp: &mut [f64; 3], cq: Option<&mut [f64; 4]>| {
+                let r = quat_rotate(&iqi, cp);
+                *cp = [ipi[0] + r[0], ipi[1] + r[1], ipi[2] + r[2]];
+                if let Some(cq) = cq {
+                    *cq = quat_mul(&iqi, cq);
+                }
+            };
+            for g in 0..m.geom_pos.len() {
+                if t.geom_bodyid[g] == id {
+                    child(&mut m.geom_pos[g], Some(&mut m.geom_quat[g]));
+                }
+            }
+            for s in 0..m.site_pos.len() {
+                if t.site_bodyid[s] == id {
+                    child(&mut m.site_pos[s], Some(&mut m.site_quat[s]));
+                }
+            }
+            for k in 0..m.cam_pos.len() {
+                if t.cam_bodyid[k] == id {
+                    child(&mut m.cam_pos[k], Some(&mut m.cam_quat[k]));
+                }
+            }
+            for k in 0..m.light_pos.len() {
+                if t.light_bodyid[k] == id {
+                    child(&mut m.light_pos[k], None);
+                    m.light_dir[k] = quat_rotate(&iqi, &m.light_dir[k]);
+                }
+            }
+            m.body_pos[id] = pos;
+            m.body_quat[id] = quat;
+            m.body_ipos[id] = [0.0; 3];
+            m.body_iquat[id] = [1.0, 0.0, 0.0, 0.0];
+            let a = t.jnt_qposadr[t.body_jntadr[id]];
+            for (k, v) in pos.iter().chain(quat.iter()).enumerate() {
+                m.qpos0[a + k] = *v;
+                m.qpos_spring[a + k] = *v;
+            }
+            // a free body hangs from the world: its frame at qpos0 is its own
+            self.xpos[id] = pos;
+            self.xquat[id] = quat;
+        }
+    }
+
     /// The name references of contact pairs, excludes and sensors (`Spec::refs`) must resolve
     /// among the compiled elements of their kind.
     fn check_references(&self) -> R<()> {

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Golden data for issue 29 (MJCF breadth: replicate, frame, actuatorgroupdisable) from MuJoCo 4.0.
+
+Usage: python3 tests/golden/generate_mjcf29.py [substring ...]
+
+For every model of MODELS this writes
+  * tests/golden/<golden name>.json in generate.py's format (compiled fields, random states,
+    rollouts; checked by tests/mjcf_golden.rs and tests/conformance.rs), and
+  * tests/golden/mjcf29/<golden name>.json: the names of every object kind (bodies, joints,
+    geoms, sites, cameras, lights, tendons, actuators, sensors, equalities, pairs, excludes) in
+    compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
+    tests/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
+    of the generate.py file.
+It also writes tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
+when accepted, its message when refused) for the small MJCF texts of DECISIONS (malformed
+replicate attributes and placement rules).
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mujoco  # noqa: E402
+
+import generate as G  # noqa: E402
+
+# (path under models/, third party: constraints disabled as generate.py does for those,
+#  full: also the generate.py golden file (states, rollouts); False for models too large for its
+#  1.5 MB budget, which get names and reference fields only)
+MODELS = [
+    ("mjcf29/replicate_tree.xml", False, True),
+    ("mjcf29/replicate_nested.xml", False, True),
+    ("mjcf29/frames.xml", False, True),
+    ("mjcf29/replicate_refs.xml", False, True),
+    ("mjcf29/groupdisable.xml", False, True),
+    ("mjcf29/alignfree.xml", False, True),
+    # MuJoCo's published models that use replicate and need no asset file
+    ("thirdparty/mujoco/replicate/bowl.xml", True, True),
+    ("thirdparty/mujoco/replicate/container.xml", True, True),
+    ("thirdparty/mujoco/replicate/cylinder.xml", True, True),
+    ("thirdparty/mujoco/replicate/helix.xml", True, True),
+    ("thirdparty/mujoco/replicate/newton_cradle.xml", True, True),
+    ("thirdparty/mujoco/testdata/fromto_body_body.xml", True, True),
+    ("thirdparty/mujoco/replicate/stonehenge.xml", True, False),
+    ("thirdparty/mujoco/replicate/tendon.xml", True, False),
+    ("thirdparty/mujoco/replicate/leaves.xml", True, False),
+    ("thirdparty/mujoco/replicate/active_adhesion.xml", True, False),
+    ("thirdparty/mujoco/testdata/inertia.xml", True, False),
+]
+
+EXTRA_FIELDS = [
+    "body_parentid", "jnt_bodyid", "geom_bodyid", "site_bodyid", "cam_bodyid",
+    "geom_size", "geom_pos", "geom_quat", "site_pos", "site_quat", "cam_pos", "cam_quat",
+    "body_pos", "body_quat", "body_ipos", "body_iquat", "qpos0", "qpos_spring", "key_qpos",
+    "light_bodyid", "light_pos", "light_dir",
+    "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
+    "actuator_trntype", "actuator_trnid", "actuator_group", "wrap_type", "wrap_objid",
+    "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2", "exclude_signature",
+]
+
+O = mujoco.mjtObj
+KINDS = [
+    ("body", O.mjOBJ_BODY, "nbody"), ("joint", O.mjOBJ_JOINT, "njnt"),
+    ("geom", O.mjOBJ_GEOM, "ngeom"), ("site", O.mjOBJ_SITE, "nsite"),
+    ("camera", O.mjOBJ_CAMERA, "ncam"), ("light", O.mjOBJ_LIGHT, "nlight"),
+    ("tendon", O.mjOBJ_TENDON, "ntendon"), ("actuator", O.mjOBJ_ACTUATOR, "nu"),
+    ("sensor", O.mjOBJ_SENSOR, "nsensor"), ("equality", O.mjOBJ_EQUALITY, "neq"),
+    ("pair", O.mjOBJ_PAIR, "npair"), ("exclude", O.mjOBJ_EXCLUDE, "nexclude"),
+]
+
+R = '<mujoco><worldbody>%s</worldbody></mujoco>'
+DECISIONS = {
+    "count_zero": R % '<replicate count="0"><geom size=".1"/></replicate>',
+    "count_negative": R % '<replicate count="-3"><geom size=".1"/></replicate>',
+    "count_fraction": R % '<replicate count="1.5"><geom size=".1"/></replicate>',
+    "count_exponent": R % '<replicate count="1e3"><geom size=".1"/></replicate>',
+    "count_word": R % '<replicate count="abc"><geom size=".1"/></replicate>',
+    "count_two": R % '<replicate count="2 3"><geom size=".1"/></replicate>',
+    "count_empty": R % '<replicate count=""><geom size=".1"/></replicate>',
+    "count_missing": R % '<replicate><geom size=".1"/></replicate>',
+    "count_overflow": R % '<replicate count="99999999999"><geom size=".1"/></replicate>',
+    "count_plus": R % '<replicate count="+3"><geom size=".1"/></replicate>',
+    "count_padded": R % '<replicate count=" 03 "><geom size=".1"/></replicate>',
+    "count_large": R % '<replicate count="2000"><geom size=".1"/></replicate>',
+    "offset_short": R % '<replicate count="2" offset="1 0"><geom size=".1"/></replicate>',
+    "euler_long": R % '<replicate count="2" euler="1 0 0 0"><geom size=".1"/></replicate>',
+    "unknown_attribute": R % '<replicate count="2" foo="1" name="r"><geom size=".1"/></replicate>',
+    "unknown_childclass": R % '<replicate count="2" childclass="nope"><geom size=".1"/></replicate>',
+    "joint_child": R % '<body><geom size=".1"/><replicate count="2"><joint/></replicate></body>',
+    "freejoint_in_frame": R % '<replicate count="2"><frame><freejoint/></frame></replicate>',
+    "free_body": R % '<replicate count="2" offset="1 0 0"><body><freejoint/><geom size=".1"/></body></replicate>',
+    "repeated_name": R % '<replicate count="2"><geom name="g" size=".1"/></replicate><geom name="g1" size=".1"/>',
+    "camera_target_inside": R % '<replicate count="2"><body name="b"><joint/><geom size=".1"/><camera mode="targetbody" target="b"/></body></replicate>',
+    "camera_target_count0": R % '<replicate count="0"><body name="b"><camera mode="targetbody" target="nowhere"/></body></replicate>',
+    "inertial_dropped": R % '<body><joint/><geom size=".1"/><replicate count="2"><inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/></replicate></body>',
+    "nested_in_body_frame": R % '<body><frame pos="1 0 0"><replicate count="2" offset="0 1 0"><replicate count="2" offset="0 0 1"><geom size=".1"/></replicate></replicate></frame><geom size=".1"/></body>',
+    "sensor_dropped": '<mujoco><worldbody><replicate count="0"><site name="s"/></replicate></worldbody><sensor><framepos objtype="site" objname="s"/></sensor></mujoco>',
+    "referenced_before_defined": '<mujoco><worldbody><replicate count="2"><body name="b"><joint name="j"/><geom size=".1"/></body></replicate><body name="c"><joint name="k"/><geom size=".1"/></body></worldbody><tendon><fixed><joint joint="j" coef="1"/><joint joint="k" coef="1"/></fixed></tendon></mujoco>',
+    "sensor_ref_after": '<mujoco><worldbody><replicate count="2"><site name="s"/></replicate><body name="late"/></worldbody><sensor><framepos objtype="site" objname="s" reftype="body" refname="late"/></sensor></mujoco>',
+    "sensor_ref_before": '<mujoco><worldbody><body name="early"/><replicate count="2"><site name="s"/></replicate></worldbody><sensor><framepos objtype="site" objname="s" reftype="body" refname="early"/></sensor></mujoco>',
+    "equality_outside": '<mujoco><worldbody><body name="a"><joint name="ja"/><geom size=".1"/></body><replicate count="2"><body><joint name="j"/><geom size=".1"/></body></replicate></worldbody><equality><joint joint1="j" joint2="ja"/></equality></mujoco>',
+    "exclude_fallback": '<mujoco><worldbody><body name="a"><joint/><geom size=".1"/></body><replicate count="3"><body name="b"><joint/><geom size=".1"/></body></replicate></worldbody><contact><exclude body1="a" body2="b"/></contact></mujoco>',
+    "clock_copies": '<mujoco><worldbody><replicate count="4"><geom size=".1"/></replicate></worldbody><sensor><clock/></sensor></mujoco>',
+    "frame_repeated": R % '<frame name="f"/><body><frame name="f"/></body>',
+    "frame_replicated_collision": R % '<replicate count="2"><frame name="f"/></replicate><frame name="f1"/>',
+    "frame_replicated_collision_before": R % '<frame name="f1"/><replicate count="2"><frame name="f"/></replicate>',
+    "frame_same_name_as_body": R % '<frame name="f"/><body name="f"/>',
+    "frame_unknown_attribute": R % '<frame foo="1" mocap="true"/>',
+    "frame_class_unknown": R % '<frame class="nope"/>',
+    "frame_joint_in_world": R % '<frame><joint/></frame>',
+    "frame_freejoint_in_body": R % '<body><geom size=".1"/><frame pos="1 0 0"><freejoint/></frame></body>',
+    "frame_two_inertials": R % '<body><frame pos="1 0 0"><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></frame><frame><inertial pos="0 0 0" mass="2" diaginertia="1 1 1"/></frame><joint/></body>',
+    "replicate_class_unknown": R % '<replicate count="2" class="nope"><geom size=".1"/></replicate>',
+    "align_auto_no_compiler": R % '<body><freejoint align="auto"/><geom size=".1" pos="1 0 0"/></body>',
+    "align_bad_keyword": R % '<body><freejoint align="yes"/><geom size=".1"/></body>',
+    "align_on_joint": R % '<body><joint type="free" align="true"/><geom size=".1"/></body>',
+    "alignfree_bad": '<mujoco><compiler alignfree="1"/></mujoco>',
+    "groups_zero": '<mujoco><option actuatorgroupdisable="0"/></mujoco>',
+    "groups_all": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30"/></mujoco>',
+    "groups_repeat_plus": '<mujoco><option actuatorgroupdisable=" 3 +1 1 "/></mujoco>',
+    "groups_empty": '<mujoco><option actuatorgroupdisable=""/></mujoco>',
+    "groups_negative": '<mujoco><option actuatorgroupdisable="-1"/></mujoco>',
+    "groups_31": '<mujoco><option actuatorgroupdisable="31"/></mujoco>',
+    "groups_fraction": '<mujoco><option actuatorgroupdisable="1.5"/></mujoco>',
+    "groups_hex": '<mujoco><option actuatorgroupdisable="0x2"/></mujoco>',
+    "groups_comma": '<mujoco><option actuatorgroupdisable="2,3"/></mujoco>',
+    "groups_overflow": '<mujoco><option actuatorgroupdisable="99999999999"/></mujoco>',
+    "groups_32_values": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 1"/></mujoco>',
+}
+
+
+def names(m):
+    out = {}
+    for key, t, n in KINDS:
+        out[key] = [mujoco.mj_id2name(m, t, i) or "" for i in range(getattr(m, n))]
+    return out
+
+
+def sensordata(m, name, thirdparty):
+    """`sensordata` after mj_forward at each state of the generate.py golden file `name`."""
+    with open(os.path.join(HERE, name + ".json")) as f:
+        g = json.load(f)
+    if thirdparty:
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    d = mujoco.MjData(m)
+    out = []
+    for st in g["states"]:
+        inp = st["input"]
+        d.time = inp["time"]
+        d.qpos[:] = inp["qpos"]
+        d.qvel[:] = inp["qvel"]
+        d.act[:] = inp["act"]
+        d.ctrl[:] = inp["ctrl"]
+        d.qfrc_applied[:] = inp["qfrc_applied"]
+        d.xfrc_applied[:] = [inp["xfrc_applied"][6 * b:6 * b + 6] for b in range(m.nbody)]
+        if m.nmocap:
+            d.mocap_pos[:] = [inp["mocap_pos"][3 * k:3 * k + 3] for k in range(m.nmocap)]
+            d.mocap_quat[:] = [inp["mocap_quat"][4 * k:4 * k + 4] for k in range(m.nmocap)]
+        mujoco.mj_forward(m, d)
+        out.append(G.flat(d.sensordata))
+    return out
+
+
+def decisions():
+    out = {}
+    for key, xml in DECISIONS.items():
+        try:
+            m = mujoco.MjModel.from_xml_string(xml)
+            out[key] = {"xml": xml, "accept": True,
+                        "sizes": {k: int(getattr(m, k)) for k in
+                                  ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
+                                   "neq", "nexclude"]},
+                        "disableactuator": int(m.opt.disableactuator)}
+        except ValueError as e:
+            out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}
+    return out
+
+
+def main(argv):
+    filt = argv[1:]
+    os.makedirs(os.path.join(HERE, "mjcf29"), exist_ok=True)
+    for rel, tp, full in MODELS:
+        name = G.golden_name(rel)
+        if filt and not any(f in name for f in filt):
+            continue
+        if full:
+            G.generate(rel, tp)
+        m = mujoco.MjModel.from_xml_path(os.path.join(G.MODELS_DIR, rel))
+        doc = {"model": name, "xml": "models/" + rel, "mujoco_version": mujoco.__version__,
+               "names": names(m),
+               "compiled": {k: G.flat(getattr(m, k)) for k in EXTRA_FIELDS}}
+        if full and m.nsensor:
+            doc["sensordata"] = sensordata(m, name, tp)
+        with open(os.path.join(HERE, "mjcf29", name + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    if not filt or any("decisions" in f for f in filt):
+        with open(os.path.join(HERE, "mjcf29", "decisions.json"), "w") as f:
+            json.dump({"mujoco_version": mujoco.__version__, "cases": decisions()}, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

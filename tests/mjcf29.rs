@@ -1,0 +1,243 @@
+//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>` and `actuatorgroupdisable` against MuJoCo
+//! 4.0, from `tests/golden/mjcf29/` (written by `tests/golden/generate_mjcf29.py`; the models'
+//! dynamics are checked by `tests/conformance.rs` and `tests/mjcf_golden.rs` from the
+//! `tests/golden/mjcf29_*.json` files the same script writes).
+
+mod common;
+mod mjcf_util;
+
+use serde_json::Value;
+
+fn dir() -> std::path::PathBuf {
+    common::root().join("tests/golden/mjcf29")
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("a list of names")
+        .iter()
+        .map(|s| s.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every object of the models built with replicate and frames has MuJoCo's name at MuJoCo's
+/// index (bodies, joints, geoms, sites, cameras, tendons, actuators, sensors, equalities, pairs;
+/// lights and excludes by count), and the integer fields saying what refers to what (sensor and
+/// actuator targets, tendon wraps, parents, equality objects) and the poses of geoms, sites,
+/// cameras and lights agree (1e-12): the replicated referencing elements resolve as MuJoCo's.
+#[test]
+fn replicated_names_and_references_match_mujoco() {
+    let mut files: Vec<_> = std::fs::read_dir(dir())
+        .expect("tests/golden/mjcf29 exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !p.ends_with("decisions.json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "golden files missing");
+    let mut failures = Vec::new();
+    let mut worst = 0.0f64;
+    for p in &files {
+        let g = common::read_json(p);
+        let xml = g["xml"].as_str().unwrap();
+        let m = match diffmj::mjcf::load_file(common::root().join(xml)) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{xml}: load failed: {e}"));
+                continue;
+            }
+        };
+        let n = &g["names"];
+        let ours: [(&str, &[String]); 10] = [
+            ("body", &m.body_name),
+            ("joint", &m.jnt_name),
+            ("geom", &m.geom_name),
+            ("site", &m.site_name),
+            ("camera", &m.cam_name),
+            ("tendon", &m.tendon_name),
+            ("actuator", &m.actuator_name),
+            ("sensor", &m.sensor_name),
+            ("equality", &m.eq_name),
+            ("pair", &m.pair_name),
+        ];
+        for (kind, ours) in ours {
+            let theirs = strings(&n[kind]);
+            if ours != theirs.as_slice() {
+                failures.push(format!(
+                    "{xml}: {kind} names\n    ours   {ours:?}\n    mujoco {theirs:?}"
+                ));
+            }
+        }
+        for (kind, count) in [("light", m.nlight), ("exclude", m.nexclude)] {
+            if strings(&n[kind]).len() != count {
+                failures.push(format!("{xml}: {kind} count {count}"));
+            }
+        }
+        let fields = g["compiled"].as_object().unwrap();
+        worst = worst.max(mjcf_util::compare_fields(
+            &m,
+            fields,
+            xml,
+            1e-12,
+            &mut failures,
+        ));
+    }
+    eprintln!("{} models, worst field error {worst:.3e}", files.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Small replicate texts (malformed counts, offsets, placement rules, what a replicate of
+/// nothing leaves behind) and `actuatorgroupdisable` values get MuJoCo 4.0's decision: accepted
+/// with MuJoCo's sizes and `opt.disableactuator` bits, or refused with a positioned error (line
+/// and element named).
+#[test]
+fn replicate_decisions_match_mujoco() {
+    let g = common::read_json(&dir().join("decisions.json"));
+    let mut failures = Vec::new();
+    let cases = g["cases"].as_object().unwrap();
+    assert!(cases.len() >= 20);
+    for (key, c) in cases {
+        let xml = c["xml"].as_str().unwrap();
+        let accept = c["accept"].as_bool().unwrap();
+        match (diffmj::mjcf::load_str(xml), accept) {
+            (Ok(m), true) => {
+                let bits = c["disableactuator"].as_u64().unwrap_or(0);
+                if u64::from(m.opt.disableactuator) != bits {
+                    failures.push(format!(
+                        "{key}: disableactuator {:#x}, MuJoCo {bits:#x}",
+                        m.opt.disableactuator
+                    ));
+                }
+                for (k, v) in c["sizes"].as_object().unwrap() {
+                    let ours = m.size(k).unwrap_or(usize::MAX);
+                    if ours as u64 != v.as_u64().unwrap() {
+                        failures.push(format!("{key}: {k} = {ours}, MuJoCo {v}"));
+                    }
+                }
+            }
+            (Err(e), false) => {
+                if e.line == 0 || e.element.is_empty() {
+                    failures.push(format!("{key}: refusal not positioned: {e}"));
+                }
+            }
+            (Ok(_), false) => failures.push(format!(
+                "{key}: accepted, MuJoCo refuses: {}",
+                c["message"].as_str().unwrap_or_default()
+            )),
+            (Err(e), true) => failures.push(format!("{key}: refused, MuJoCo accepts: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A replicate that would create more than a million elements (MuJoCo 4.0 reads a count of
+/// 2^31 - 1 and then works for hours) is refused at once with a positioned `Unsupported` error,
+/// also when the copies multiply sensors without object (a clock is copied at every copy,
+/// copies of copies included: 2^count of them).
+#[test]
+fn huge_replicates_are_refused_quickly() {
+    let t = std::time::Instant::now();
+    for xml in [
+        r#"<mujoco><worldbody><replicate count="2147483647"><geom size=".1"/></replicate></worldbody></mujoco>"#,
+        r#"<mujoco><worldbody><replicate count="2147483647"/></worldbody></mujoco>"#,
+        r#"<mujoco><worldbody><replicate count="40"><geom size=".1"/></replicate></worldbody>
+           <sensor><clock/></sensor></mujoco>"#,
+    ] {
+        let e = diffmj::mjcf::load_str(xml).expect_err("refused");
+        assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+        assert!(e.line > 0 && e.element.contains("replicate"), "{e}");
+    }
+    assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+}
+
+/// `actuatorgroupdisable` on dual numbers (one code path for every scalar): the model cast to
+/// `Dual64` keeps `opt.disableactuator` and the actuator groups, its forward pass gives the same
+/// actuator forces and `qacc` as `f64`, and seeding every control with derivative 1 gives a
+/// force derivative of exactly zero for each actuator of a disabled group (and a nonzero one for
+/// the enabled motor): no derivative leaks through a disabled actuator.
+#[test]
+fn disabled_groups_on_duals() {
+    use diffmj::Data;
+    use num_dual::Dual64;
+    let m = diffmj::mjcf::load_file(common::root().join("models/mjcf29/groupdisable.xml")).unwrap();
+    assert_eq!(m.opt.disableactuator, (1 << 1) | (1 << 3) | (1 << 30));
+    let md = m.cast::<Dual64>();
+    assert_eq!(md.opt.disableactuator, m.opt.disableactuator);
+    let mut d = Data::new(&m);
+    let mut e = Data::new(&md);
+    for u in 0..m.nu {
+        d.ctrl[u] = 0.3 + 0.05 * u as f64;
+        e.ctrl[u] = Dual64::new(d.ctrl[u], 1.0);
+    }
+    for a in 0..m.na {
+        d.act[a] = 0.2;
+        e.act[a] = Dual64::from(0.2);
+    }
+    diffmj::forward(&m, &mut d).unwrap();
+    diffmj::forward(&md, &mut e).unwrap();
+    for u in 0..m.nu {
+        assert_eq!(e.actuator_force[u].re, d.actuator_force[u], "actuator {u}");
+        if m.actuator_disabled(u) {
+            assert_eq!(e.actuator_force[u].eps, 0.0, "disabled actuator {u}");
+        }
+    }
+    assert!(
+        e.actuator_force[0].eps != 0.0,
+        "the enabled motor responds to its control"
+    );
+    for k in 0..m.nv {
+        assert!((e.qacc[k].re - d.qacc[k]).abs() <= 1e-12 * d.qacc[k].abs().max(1.0));
+    }
+}
+
+/// The sensors of the replicate models (copied by MuJoCo's rules: clocks copied at every copy,
+/// frame positions whose reference stayed outside, tendon and actuator sensors on copied
+/// tendons and actuators) read what MuJoCo's read: `sensordata` after `forward` at every state
+/// of the models' golden files agrees within 1e-10 relative to max(1, |MuJoCo|).
+#[test]
+fn replicated_sensors_read_as_mujoco() {
+    let mut checked = 0;
+    let mut worst = 0.0f64;
+    let mut failures = Vec::new();
+    for e in std::fs::read_dir(dir()).unwrap() {
+        let p = e.unwrap().path();
+        let g = common::read_json(&p);
+        let Some(states) = g["sensordata"].as_array() else {
+            continue;
+        };
+        let name = g["model"].as_str().unwrap();
+        let main = common::read_json(&common::root().join(format!("tests/golden/{name}.json")));
+        let m = common::load_golden_model(&main).unwrap();
+        let mut d = diffmj::Data::new(&m);
+        for (k, (st, want)) in main["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(states)
+            .enumerate()
+        {
+            common::set_input(&m, &mut d, &st["input"]);
+            diffmj::forward(&m, &mut d).unwrap();
+            let want = common::nums(want);
+            match mjcf_util::max_err(&d.sensordata, &want) {
+                Some(e) => {
+                    worst = worst.max(e);
+                    if e > 1e-10 {
+                        failures.push(format!(
+                            "{name} state {k}: sensordata error {e:.3e}\n{:?}\n{:?}",
+                            d.sensordata, want
+                        ));
+                    }
+                }
+                None => failures.push(format!(
+                    "{name}: {} sensor values, MuJoCo {}",
+                    d.sensordata.len(),
+                    want.len()
+                )),
+            }
+            checked += 1;
+        }
+    }
+    eprintln!("{checked} states, worst sensordata error {worst:.3e}");
+    assert!(checked >= 20, "golden sensordata missing");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
