@@ -48,7 +48,7 @@ fn golden_compiled_fields() {
 #[test]
 fn simple_bodies_and_m_layout() {
     let root = common::root();
-    let j = common::read_json(&root.join("tests/golden/mlayout.json"));
+    let j = common::read_json(&root.join("tests/golden/layout/mlayout.json"));
     let models = j["models"].as_object().expect("models");
     let (mut failures, mut n, mut reduced) = (Vec::new(), 0, 0);
     for (file, fields) in models {

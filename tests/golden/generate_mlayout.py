@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """MuJoCo 4.0's simple bodies and sparse `M` layout (body_simple, dof_simplenum, nC, M_rownnz,
-M_rowadr, M_colind) for every model of the repository MuJoCo loads, into mlayout.json
+M_rowadr, M_colind) for every model of the repository MuJoCo loads, into layout/mlayout.json
 (tests/mjcf_golden.rs compares diffmj's compiled fields with them).
 
     python3 tests/golden/generate_mlayout.py
@@ -31,7 +31,7 @@ def main():
             "M_colind": m.M_colind.tolist(),
         }
     doc = {"mujoco_version": mujoco.__version__, "models": out}
-    with open(os.path.join(ROOT, "tests", "golden", "mlayout.json"), "w") as f:
+    with open(os.path.join(ROOT, "tests", "golden", "layout", "mlayout.json"), "w") as f:
         json.dump(doc, f, separators=(",", ":"))
     print(f"{len(out)} models")
 
