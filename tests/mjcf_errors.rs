@@ -1495,3 +1495,80 @@ fn muscle_parameters_are_checked() {
         load_str(&model(act)).expect("MuJoCo 4.0 accepts it");
     }
 }
+
+/// Texture files are opened and decoded as MuJoCo 4.0's compiler does (decisions recorded
+/// with the `mujoco` 4.0 wheel on the same files): found at the model's directory joined with
+/// `texturedir` (else `assetdir`) and the name (`strippath` drops its directories; an absolute
+/// directory or name stands alone); `.png` (any case) decoded, `.ktx` taken as it is, other
+/// extensions refused; a missing or truncated file refused at the texture's `file`.
+#[test]
+fn texture_files_are_read_as_mujoco_reads_them() {
+    let dir = temp_dir("tex");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let png = {
+        let mut out = Vec::new();
+        let mut enc = png::Encoder::new(&mut out, 1, 1);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(&[0, 255, 0]).unwrap();
+        w.finish().unwrap();
+        out
+    };
+    for (f, bytes) in [
+        ("a.png", &png[..]),
+        ("sub/b.png", &png[..]),
+        ("c.PNG", &png[..]),
+        ("d.ktx", &b"garbage garbage"[..]),
+        ("e", &png[..]),
+        ("f.png", &png[..png.len() - 20]),
+    ] {
+        std::fs::write(dir.join(f), bytes).unwrap();
+    }
+    let abs = dir.display().to_string();
+    let cases = [
+        ("file=\"a.png\"", "", true),
+        ("file=\"sub/b.png\"", "", true),
+        ("file=\"b.png\"", "texturedir=\"sub\"", true),
+        ("file=\"b.png\"", "assetdir=\"sub\"", true),
+        (
+            "file=\"b.png\"",
+            "assetdir=\"sub\" texturedir=\"nowhere\"",
+            false,
+        ),
+        ("file=\"c.PNG\"", "", true),
+        ("file=\"d.ktx\"", "", true),
+        ("file=\"e\"", "", false),
+        ("file=\"f.png\"", "", false),
+        ("file=\"nothere.png\"", "", false),
+        ("file=\"sub/a.png\"", "strippath=\"true\"", true),
+        ("file=\"sub/a.png\"", "", false),
+        (
+            &format!("file=\"{abs}/a.png\"") as &str,
+            "texturedir=\"sub\"",
+            true,
+        ),
+        (
+            "file=\"a.png\"",
+            &format!("texturedir=\"{abs}\"") as &str,
+            true,
+        ),
+    ];
+    for (attrs, compiler, accepted) in cases {
+        let xml = format!(
+            "<mujoco><compiler {compiler}/>\n<asset><texture name=\"t\" type=\"2d\" {attrs}/>\
+             <material name=\"m\" texture=\"t\"/></asset>\
+             <worldbody><geom size=\"1\" material=\"m\"/></worldbody></mujoco>"
+        );
+        let p = dir.join("m.xml");
+        std::fs::write(&p, &xml).unwrap();
+        match load_file(&p) {
+            Ok(_) => assert!(accepted, "{attrs} {compiler}: MuJoCo 4.0 refuses it"),
+            Err(e) => {
+                assert!(!accepted, "{attrs} {compiler}: MuJoCo 4.0 accepts it: {e}");
+                assert_eq!((e.line, e.attribute.as_deref()), (2, Some("file")), "{e}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

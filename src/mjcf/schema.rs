@@ -2043,10 +2043,7 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("option", "sdf_iterations", SDF),
     ("option", "sdf_initpoints", SDF),
     // compiler
-    ("compiler", "strippath", FILES),
     ("compiler", "meshdir", FILES),
-    ("compiler", "texturedir", FILES),
-    ("compiler", "assetdir", FILES),
     ("compiler", "usethread", "threads of MuJoCo's compiler"),
     ("compiler", "saveinertial", SAVE),
     ("compiler", "savecompiled", SAVE),
@@ -2185,8 +2182,8 @@ const ARENA: &str =
 /// Reason: what a saved model holds.
 const SAVE: &str = "what MuJoCo writes when it saves a model";
 /// Reason: where asset files are found.
-const FILES: &str = "where asset files are found: diffmj reads no asset file (mesh and \
-                     hfield geoms are refused)";
+const FILES: &str = "where mesh files are found: diffmj reads no mesh file (mesh and hfield \
+                     geoms are refused)";
 /// Reason: signed distance fields.
 const SDF: &str = "collisions of SDF geoms, which are refused";
 /// Reason: PID inputs.

@@ -4,7 +4,6 @@
 use super::*;
 use crate::mjcf::attr::lookups::{self, Noted};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 /// Models that take the reader down every path that looks up an attribute: each element it
 /// reads (also as a default), every actuator shortcut and transmission, every equality and wrap
@@ -130,9 +129,22 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
 /// all [`FIXTURES`].
 fn looked_up() -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // the fixtures' texture file, a 1x1 PNG, in a directory of its own
+    // (one per call: tests run it on parallel threads)
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("diffmj_schema_{}_{call}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let mut png = Vec::new();
+    let mut enc = png::Encoder::new(&mut png, 1, 1);
+    enc.set_color(png::ColorType::Grayscale);
+    let mut w = enc.write_header().expect("PNG header");
+    w.write_image_data(&[128]).expect("PNG data");
+    w.finish().expect("PNG end");
+    std::fs::write(dir.join("t.png"), &png).expect("fixture texture written");
     for xml in FIXTURES {
         lookups::start();
-        let doc = crate::mjcf::xml::parse(xml.to_string(), "<fixture>".into(), Path::new(""), None)
+        let doc = crate::mjcf::xml::parse(xml.to_string(), "<fixture>".into(), &dir, None)
             .expect("fixture parses");
         let read = crate::mjcf::spec::build(&doc);
         let log = lookups::stop();
@@ -157,6 +169,7 @@ fn looked_up() -> BTreeMap<String, BTreeSet<String>> {
             out.entry(k).or_default();
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
     out
 }
 

@@ -17,6 +17,59 @@ use crate::math::{axis_angle_quat, cross, quat_mul, quat_normalize, quat_rotate}
 use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Options, Solver};
 use std::collections::HashMap;
 use std::f64::consts::PI;
+use std::path::Path;
+
+/// The attributes of `<texture>` that name image files.
+const TEXTURE_FILES: [&str; 7] = [
+    "file",
+    "fileright",
+    "fileleft",
+    "fileup",
+    "filedown",
+    "filefront",
+    "fileback",
+];
+
+/// A texture file as MuJoCo 4.0's compiler reads it: found at the model's directory joined
+/// with `texturedir` (or `assetdir`) and the name (its directories dropped under
+/// `strippath`; an absolute part replaces what precedes it), with a content type from its
+/// extension (`.png` decoded, `.ktx` taken as it is) and, for PNG, decodable. Returns
+/// MuJoCo's reason when it is not.
+fn check_texture_file(dir: &Path, c: &Compiler, file: &str) -> Result<(), String> {
+    let name = if c.strippath {
+        file.rsplit(['/', '\\']).next().unwrap_or(file)
+    } else {
+        file
+    };
+    let sub = if c.texturedir.is_empty() {
+        &c.assetdir
+    } else {
+        &c.texturedir
+    };
+    let shown = Path::new(sub).join(name);
+    let path = dir.join(&shown);
+    let ext = Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext != "png" && ext != "ktx" {
+        return Err(format!(
+            "unsupported content type: '{ext}' (texture files are .png or .ktx)"
+        ));
+    }
+    let bytes = std::fs::read(&path)
+        .map_err(|e| format!("error opening file '{}': {e}", shown.display()))?;
+    if ext == "png" {
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes))
+            .read_info()
+            .map_err(|e| format!("error decoding PNG file '{}': {e}", path.display()))?;
+        let mut buf = vec![0; reader.output_buffer_size()];
+        reader
+            .next_frame(&mut buf)
+            .map_err(|e| format!("error decoding PNG file '{}': {e}", path.display()))?;
+    }
+    Ok(())
+}
 
 mod replicate;
 
@@ -65,6 +118,12 @@ pub struct Compiler {
     /// `alignfree`: free bodies whose `<freejoint align>` is `auto` get their body frame at
     /// their inertial frame (see `compile::align_free`).
     pub alignfree: bool,
+    /// `assetdir`: where asset files are found, relative to the model's directory.
+    pub assetdir: String,
+    /// `texturedir`: where texture files are found (`assetdir` when empty).
+    pub texturedir: String,
+    /// `strippath`: asset file names lose their directories.
+    pub strippath: bool,
 }
 
 impl Default for Compiler {
@@ -80,6 +139,9 @@ impl Default for Compiler {
             inertiafromgeom: Tri::Auto,
             inertiagrouprange: [0, 5],
             alignfree: false,
+            assetdir: String::new(),
+            texturedir: String::new(),
+            strippath: false,
         }
     }
 }
@@ -2097,6 +2159,9 @@ struct Reader<'d> {
     textures: Vec<String>,
     /// Each material's texture reference, to resolve once every asset is read.
     material_textures: Vec<(Loc, String)>,
+    /// Texture files named (element, attribute, file), checked once the compiler's
+    /// directories are known ([`check_texture_file`]).
+    texture_files: Vec<(Loc, &'static str, String)>,
     /// Each camera's and light's `target` body, to resolve once every body is read.
     frame_targets: Vec<(Loc, String)>,
     /// Names of the bodies, joints, geoms, sites, cameras and lights read so far (what
@@ -2388,6 +2453,21 @@ impl<'d> Reader<'d> {
                 });
             }
         }
+        for (loc, attr, file) in &self.texture_files {
+            if let Err(message) = check_texture_file(&self.doc.dir, &self.spec.compiler, file) {
+                let src = &self.doc.sources[loc.src];
+                let (line, column) = src.line_col(loc.pos);
+                return Err(MjcfError {
+                    file: src.name.clone(),
+                    line,
+                    column,
+                    element: loc.desc.clone(),
+                    attribute: Some(attr.to_string()),
+                    kind: ErrorKind::Io,
+                    message,
+                });
+            }
+        }
         Ok(self.spec)
     }
 
@@ -2461,6 +2541,15 @@ impl<'d> Reader<'d> {
         }
         if let Some(b) = a.bool("alignfree")? {
             c.alignfree = b;
+        }
+        if let Some(d) = a.s("assetdir") {
+            c.assetdir = d;
+        }
+        if let Some(d) = a.s("texturedir") {
+            c.texturedir = d;
+        }
+        if let Some(b) = a.bool("strippath")? {
+            c.strippath = b;
         }
         for ch in &e.children {
             if ch.name != "lengthrange" {
@@ -2671,17 +2760,8 @@ impl<'d> Reader<'d> {
                 // defined in cube or skybox texture", "Cannot load 2D texture from separate
                 // files")
                 let builtin = a.s("builtin").is_some_and(|b| b.trim() != "none");
-                let files = [
-                    "file",
-                    "fileright",
-                    "fileleft",
-                    "fileup",
-                    "filedown",
-                    "filefront",
-                    "fileback",
-                    "gridlayout",
-                ];
-                if !builtin && !files.iter().any(|f| a.has(f)) {
+                let files = TEXTURE_FILES.iter().chain(&["gridlayout"]);
+                if !builtin && !files.into_iter().any(|f| a.has(f)) {
                     return Err(a.err(
                         None,
                         ErrorKind::MissingAttribute,
@@ -2726,6 +2806,13 @@ impl<'d> Reader<'d> {
                 .filter(|t| ch.name == "material" && !t.is_empty())
             {
                 materials_tex.push((ch, t));
+            }
+            if ch.name == "texture" {
+                for f in TEXTURE_FILES {
+                    if let Some(v) = a.s(f).filter(|v| !v.is_empty()) {
+                        self.texture_files.push((Loc::of(ch), f, v));
+                    }
+                }
             }
             let name = a.s("name").or_else(|| {
                 a.s("file").map(|f| {
@@ -3813,6 +3900,7 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
         top_class: "main".into(),
         textures: Vec::new(),
         material_textures: Vec::new(),
+        texture_files: Vec::new(),
         frame_targets: Vec::new(),
         tree: replicate::TreeNames::with_world(),
         replicated: false,

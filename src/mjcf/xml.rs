@@ -71,6 +71,9 @@ impl Elem {
 /// A parsed document: its sources and the root element.
 #[derive(Debug, Clone)]
 pub struct Doc {
+    /// The main file's directory (empty for a model read from a string): asset files are
+    /// found from it.
+    pub dir: PathBuf,
     /// All source texts, main first.
     pub sources: Vec<Source>,
     /// Root element (`<mujoco>`).
@@ -564,6 +567,7 @@ pub fn parse(
     };
     let root = ld.parse_source(0)?;
     Ok(Doc {
+        dir: base_dir.to_path_buf(),
         sources: ld.sources,
         root,
     })
