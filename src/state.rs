@@ -227,6 +227,18 @@ impl<T: Scalar> Data<T> {
         src: &[T],
         mask: StateMask,
     ) -> Result<(), StateError> {
+        self.set_state_part(m, src, mask, mask)
+    }
+
+    /// [`Data::set_state`] of only the components in `apply` from `src`, which holds the
+    /// components of `mask` (the others are left as they are).
+    pub(crate) fn set_state_part(
+        &mut self,
+        m: &Model<T>,
+        src: &[T],
+        mask: StateMask,
+        apply: StateMask,
+    ) -> Result<(), StateError> {
         check(m, mask, src.len())?;
         let mut k = 0;
         let mut history = None;
@@ -235,6 +247,10 @@ impl<T: Scalar> Data<T> {
                 continue;
             }
             let n = component_size(m, c);
+            if !apply.contains(c) {
+                k += n;
+                continue;
+            }
             let s = &src[k..k + n];
             match c {
                 StateMask::TIME => self.time = s[0],

@@ -43,6 +43,13 @@ pub struct FdWorkspace {
 /// start included.
 const RESTORE: StateMask = StateMask::INTEGRATION;
 
+/// The part of [`RESTORE`] a perturbed step can change: what a step writes (time, the physics
+/// state, the warm start) and the inputs the perturbations write (controls). The applied
+/// forces, mocap poses, equality switches and user data are read only.
+const CHANGED: StateMask = StateMask(
+    StateMask::FULLPHYSICS.0 | StateMask::WARMSTART.0 | StateMask::CTRL.0,
+);
+
 /// `(qpos, qvel, act)` of `d` into `out`, then `sensordata`.
 fn physics(d: &Data<f64>, out: &mut [f64]) {
     let (nq, nv, na) = (d.qpos.len(), d.qvel.len(), d.act.len());
@@ -118,7 +125,7 @@ impl FdWorkspace {
         };
         physics(&self.d, out);
         self.d
-            .set_state(m, &self.saved, RESTORE)
+            .set_state_part(m, &self.saved, RESTORE, CHANGED)
             .expect("sized for the model");
         r.map_err(DerivError::from)
     }
@@ -146,7 +153,7 @@ impl FdWorkspace {
         let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
         physics(&self.d, &mut self.next);
         self.d
-            .set_state(m, &self.saved, RESTORE)
+            .set_state_part(m, &self.saved, RESTORE, CHANGED)
             .expect("sized for the model");
         let (skip_u, skip_v) = if full {
             (Skip::Nothing, Skip::Nothing)

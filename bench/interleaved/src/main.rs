@@ -22,7 +22,7 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::time::Instant;
 
-use diffmj::{mjcf, Data, Model};
+use diffmj::{mjcf, Data, Model, Skip};
 
 extern "C" {
     fn mj_loadXML(
@@ -34,6 +34,7 @@ extern "C" {
     fn mj_makeData(m: *const c_void) -> *mut c_void;
     fn mj_step(m: *const c_void, d: *mut c_void);
     fn mj_forward(m: *const c_void, d: *mut c_void);
+    fn mj_forwardSkip(m: *const c_void, d: *mut c_void, skipstage: c_int, skipsensor: c_int);
     fn mj_inverse(m: *const c_void, d: *mut c_void);
     fn mj_copyData(dst: *mut c_void, m: *const c_void, src: *const c_void) -> *mut c_void;
     fn mj_setState(m: *const c_void, d: *mut c_void, state: *const f64, sig: c_int);
@@ -74,6 +75,8 @@ const RESTART: usize = 1000;
 enum Func {
     Step,
     Forward,
+    ForwardSkipPos,
+    ForwardSkipVel,
     Inverse,
     JacFd,
     JacFdCentered,
@@ -87,6 +90,8 @@ impl Func {
         match self {
             Func::Step => "step",
             Func::Forward => "forward",
+            Func::ForwardSkipPos => "forward_skip_pos",
+            Func::ForwardSkipVel => "forward_skip_vel",
             Func::Inverse => "inverse",
             Func::JacFd => "jac_fd",
             Func::JacFdCentered => "jac_fd_centered",
@@ -223,7 +228,7 @@ fn main() {
             Func::JacInverse,
         ]
     } else {
-        &[Func::Step, Func::Forward, Func::Inverse]
+        &[Func::Step, Func::Forward, Func::Inverse, Func::ForwardSkipPos, Func::ForwardSkipVel]
     };
     // DIFFMJ_BENCH_ONLY=name[,name] times only those functions (for profiling one of them)
     let only = std::env::var("DIFFMJ_BENCH_ONLY").ok();
@@ -234,7 +239,7 @@ fn main() {
         d.clone_from(&d0);
         // SAFETY: as above
         unsafe { mj_copyData(mj.d, mj.m, mj.d0) };
-        if matches!(func, Func::Inverse | Func::JacInverse) {
+        if matches!(func, Func::Inverse | Func::JacInverse | Func::ForwardSkipPos | Func::ForwardSkipVel) {
             diffmj::forward(&m, &mut d).unwrap_or_else(|e| fail(e.to_string()));
             // SAFETY: as above
             unsafe { mj_forward(mj.m, mj.d) };
@@ -289,6 +294,12 @@ fn main() {
                             diffmj::step(&m, &mut d)
                         } else if func == Func::Forward {
                             diffmj::forward(&m, &mut d)
+                        } else if func == Func::ForwardSkipPos {
+                            diffmj::forward_skip(&m, &mut d, Skip::Position, true);
+                            Ok(())
+                        } else if func == Func::ForwardSkipVel {
+                            diffmj::forward_skip(&m, &mut d, Skip::PositionAndVelocity, true);
+                            Ok(())
                         } else {
                             diffmj::inverse(&m, &mut d)
                         }
@@ -304,6 +315,10 @@ fn main() {
                                 mj_step(mj.m, mj.d);
                             } else if func == Func::Forward {
                                 mj_forward(mj.m, mj.d);
+                            } else if func == Func::ForwardSkipPos {
+                                mj_forwardSkip(mj.m, mj.d, 1, 1); // mjSTAGE_POS
+                            } else if func == Func::ForwardSkipVel {
+                                mj_forwardSkip(mj.m, mj.d, 2, 1); // mjSTAGE_VEL
                             } else {
                                 mj_inverse(mj.m, mj.d);
                             }

@@ -291,10 +291,13 @@ pub(crate) fn tree_mul<T: Scalar>(sp: &TreeSparsity, qm: &[T], v: &[T], out: &mu
     for i in 0..sp.nv {
         let (a, n) = (sp.madr[i], sp.rownnz[i]);
         let vi = v[i];
-        // the row's off-diagonal entries and their columns (the ancestors of i)
+        // the row's off-diagonal entries and their columns (the ancestors of i, all below i:
+        // out[i] is summed in a register, in the same order)
+        let mut oi = out[i];
         for (&q, &j) in qm[a + 1..a + n].iter().zip(&sp.colind[a + 1..a + n]) {
-            out[i] += q * v[j];
+            oi += q * v[j];
             out[j] += q * vi;
         }
+        out[i] = oi;
     }
 }
