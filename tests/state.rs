@@ -324,3 +324,31 @@ fn autoreset_flag() {
     assert_eq!(d.qpos[0], 0.7);
     assert_eq!(d.warning[Warning::BadQvel as usize].number, 1);
 }
+
+/// A dof whose inertia is zero (1e-14 less an armature of −1e-14) makes the mass matrix
+/// singular: the factorization warns `Inertia`, the acceleration diverges, the state is reset
+/// and the forward pass runs again at `qpos0`, so both warnings are left for the caller to read.
+/// MuJoCo 4.0 after its first `mj_step` on the same model and control: `mjWARN_INERTIA` 1,
+/// `mjWARN_BADQACC` 1, `qpos = qvel = qacc = 0`. With `autoreset` disabled nothing runs again.
+#[test]
+fn zero_inertia_dof_reports_inertia_and_bad_qacc() {
+    let xml = r#"<mujoco><option timestep="0.01"/><worldbody><body>
+        <joint name="h" type="hinge" axis="1 0 0" armature="-1e-14"/>
+        <inertial pos="0 0 0" mass="1" diaginertia="1e-14 1 1"/>
+        </body></worldbody><actuator><motor joint="h"/></actuator></mujoco>"#;
+    let mut m = mjcf::load_str(xml).unwrap();
+    let mut d = Data::new(&m);
+    d.ctrl[0] = 1.0;
+    let e = diffmj::step(&m, &mut d).unwrap_err().to_string();
+    assert!(e.contains("qacc[0]") && e.contains("reset"), "{e}");
+    assert_eq!(d.warning[Warning::Inertia as usize].number, 1);
+    assert_eq!(d.warning[Warning::BadQacc as usize].number, 1);
+    assert_eq!((d.qpos[0], d.qvel[0], d.qacc[0], d.ctrl[0]), (0.0, 0.0, 0.0, 0.0));
+    m.opt.disableflags |= disable::AUTORESET;
+    let mut d = Data::new(&m);
+    d.ctrl[0] = 1.0;
+    assert!(diffmj::step(&m, &mut d).is_err());
+    assert_eq!(d.warning[Warning::Inertia as usize].number, 1);
+    assert_eq!(d.warning[Warning::BadQacc as usize].number, 1);
+    assert!(d.qacc[0].abs() > 1e10, "the diverged acceleration is kept");
+}

@@ -330,10 +330,19 @@ pub fn check_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimErro
     }
 }
 
-/// Divergence check of accelerations (pipeline stage 23, see [`check_pos`]).
+/// Divergence check of accelerations (pipeline stage 23, see [`check_pos`]). After a reset the
+/// forward pass runs again at the reset state, as MuJoCo 4.0's `mj_checkAcc` does, so `d` holds
+/// that state's quantities and its warnings: a mass matrix singular at every configuration (a
+/// zero-inertia dof) reports `Inertia` beside `BadQacc`, where the reset alone would clear it.
 pub fn check_acc<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     match bad(&d.qacc) {
-        Some(i) => diverged(m, d, Warning::BadQacc, "qacc", i),
+        Some(i) => {
+            let r = diverged(m, d, Warning::BadQacc, "qacc", i);
+            if !m.disabled(crate::model::disable::AUTORESET) {
+                forward_skip(m, d, Skip::Nothing, false);
+            }
+            r
+        }
         None => Ok(()),
     }
 }
