@@ -5,6 +5,8 @@
 mod common;
 
 use common::{nums, read_json, root};
+use diffmj::data::Warning;
+use diffmj::derivatives::ad::AdWorkspace;
 use diffmj::derivatives::fd::FdWorkspace;
 use diffmj::derivatives::{FdOptions, InverseJacobians, Transition};
 use diffmj::model::Integrator;
@@ -696,5 +698,42 @@ fn fd_factor_reuse_gives_the_full_steps() {
             checked += 1;
         }
         assert!(checked > 0);
+    }
+}
+
+/// Both workspaces count MuJoCo's runtime warnings their own steps raise, per call: with a
+/// control that is not finite every step zeroes it with `BADCTRL` (the Euler cart-pole's forward
+/// differences: the nominal step, two velocity and two position columns; its control column
+/// takes no step, since no difference fits in its range around NaN; the exact Jacobians: the
+/// one dual pass), and a second call counts the same again, not twice as many.
+#[test]
+fn workspaces_count_runtime_warnings() {
+    let mut m = diffmj::mjcf::load_file(common::root().join("models/cartpole.xml")).unwrap();
+    m.opt.integrator = Integrator::Euler; // one forward pass per step (RK4 checks four times)
+    let mut d = Data::new(&m);
+    let mut tr = Transition::without_sensors(&m);
+    let (mut fdw, mut adw) = (FdWorkspace::new(&m), AdWorkspace::new(&m));
+    let opts = FdOptions {
+        eps: 1e-6,
+        centered: false,
+    };
+    let bad = Warning::BadCtrl as usize;
+    fdw.transition(&m, &d, &opts, &mut tr).unwrap();
+    assert_eq!(fdw.warnings(), [0; Warning::COUNT]);
+    assert_eq!(
+        adw.transition(&m, &d, &mut tr).unwrap().warnings,
+        [0; Warning::COUNT]
+    );
+    d.ctrl[0] = f64::NAN;
+    for _ in 0..2 {
+        fdw.transition(&m, &d, &opts, &mut tr).unwrap();
+        assert_eq!(fdw.warnings()[bad], 5, "{:?}", fdw.warnings());
+        let r = adw.transition(&m, &d, &mut tr).unwrap();
+        assert_eq!(r.warnings[bad], 1, "{:?}", r.warnings);
+        let others: usize = (0..Warning::COUNT)
+            .filter(|&k| k != bad)
+            .map(|k| fdw.warnings()[k] + r.warnings[k])
+            .sum();
+        assert_eq!(others, 0);
     }
 }

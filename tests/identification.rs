@@ -9,6 +9,7 @@ mod common;
 
 use argmin::core::{Executor, Jacobian, Operator, State, TerminationReason, TerminationStatus};
 use common::root;
+use diffmj::data::Warning;
 use diffmj::identification::{
     fit, Acceleration, BoundedLm, Estimator, Fit, FitOptions, Forces, ParamSpec, Problem,
     SysIdError, Target, Trajectory,
@@ -784,4 +785,36 @@ fn csv_round_trip_and_errors() {
         Problem::new(&m, vec![bad], d, Estimator::inverse()),
         Err(SysIdError::Spec { .. })
     ));
+}
+
+/// The fit counts MuJoCo's runtime warnings raised in its evaluations: a control that is not
+/// finite in one row of the data is zeroed with `BADCTRL` by every step from that row, once per
+/// residual pass and once per Jacobian pass (one dual pass for one parameter); clean data
+/// raises none.
+#[test]
+fn fit_counts_runtime_warnings() {
+    let m = model("spring_mass");
+    assert!(m.nu > 0);
+    let spec = [(r#"body mass mass"#, 3.0, 0.01, 100.0, true)];
+    let est = Estimator::OneStep {
+        target: Target::States,
+    };
+    let (f, _) = recover(&m, golden(&m, "spring_mass"), &spec, est);
+    assert_eq!(f.warnings, [0; Warning::COUNT]);
+    let mut data = golden(&m, "spring_mass");
+    data[0].ctrl[7 * m.nu] = f64::NAN;
+    let (f, _) = recover(&m, data, &spec, est);
+    let bad = Warning::BadCtrl as usize;
+    assert_eq!(
+        f.warnings[bad],
+        f.residual_evals + f.jacobian_evals,
+        "{:?}",
+        f.warnings
+    );
+    assert!(f.warnings[bad] > 0);
+    let others: usize = (0..Warning::COUNT)
+        .filter(|&k| k != bad)
+        .map(|k| f.warnings[k])
+        .sum();
+    assert_eq!(others, 0);
 }

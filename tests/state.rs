@@ -343,7 +343,10 @@ fn zero_inertia_dof_reports_inertia_and_bad_qacc() {
     assert!(e.contains("qacc[0]") && e.contains("reset"), "{e}");
     assert_eq!(d.warning[Warning::Inertia as usize].number, 1);
     assert_eq!(d.warning[Warning::BadQacc as usize].number, 1);
-    assert_eq!((d.qpos[0], d.qvel[0], d.qacc[0], d.ctrl[0]), (0.0, 0.0, 0.0, 0.0));
+    assert_eq!(
+        (d.qpos[0], d.qvel[0], d.qacc[0], d.ctrl[0]),
+        (0.0, 0.0, 0.0, 0.0)
+    );
     m.opt.disableflags |= disable::AUTORESET;
     let mut d = Data::new(&m);
     d.ctrl[0] = 1.0;

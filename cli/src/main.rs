@@ -873,6 +873,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         f.final_cost,
         f.wall_time
     );
+    report_warnings(&f.warnings);
     for (j, name) in f.names.iter().enumerate() {
         let interval = u.interval[j]
             .map(|(a, b)| json!([a, b]))

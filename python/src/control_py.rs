@@ -136,13 +136,7 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
     kw.set_item("seconds", s.total_seconds)?;
     kw.set_item("derivative_seconds", s.derivative_seconds)?;
     // runtime warnings of the rollouts: {MuJoCo name: count} of the kinds that occurred
-    let w = PyDict::new(kw.py());
-    for k in diffmj::data::Warning::ALL {
-        if s.warnings[k as usize] > 0 {
-            w.set_item(k.mujoco_name(), s.warnings[k as usize])?;
-        }
-    }
-    kw.set_item("warnings", w)?;
+    kw.set_item("warnings", warnings_dict(kw.py(), &s.warnings)?)?;
     Ok(())
 }
 

@@ -756,6 +756,20 @@ fn rollout<'py>(
     PyArray1::from_vec(py, out).reshape([nbatch, nstep, nstate])
 }
 
+/// MuJoCo's runtime warnings counted per kind as `{"mjWARN_…": count}`, the kinds that occurred.
+fn warnings_dict<'py>(
+    py: Python<'py>,
+    counts: &[usize; diffmj::data::Warning::COUNT],
+) -> PyResult<Bound<'py, PyDict>> {
+    let w = PyDict::new(py);
+    for k in diffmj::data::Warning::ALL {
+        if counts[k as usize] > 0 {
+            w.set_item(k.mujoco_name(), counts[k as usize])?;
+        }
+    }
+    Ok(w)
+}
+
 fn mat<'py>(
     py: Python<'py>,
     v: Vec<f64>,

@@ -63,9 +63,9 @@ fn trajectory(m: &RsModel<f64>, t: &Bound<'_, PyAny>, i: usize) -> PyResult<Traj
 /// dynamics, rollout-free), `"onestep"` (one-step prediction) or `"shooting"` (multiple
 /// shooting with `segment_steps`); `target`: `"states"` or `"sensors"` for the last two.
 /// Returns a namespace: `names`, `initial`, `estimate`, `cost_history`, `param_history`,
-/// `iterations`, `converged`, `termination`, `final_cost`, `wall_time`, `std_error`,
-/// `interval` (95%), `covariance`, `correlation`, `singular_values`, `identifiable`,
-/// `notes`.
+/// `iterations`, `converged`, `termination`, `final_cost`, `wall_time`, `warnings`
+/// (`{"mjWARN_…": count}` of the fit's simulations), `std_error`, `interval` (95%),
+/// `covariance`, `correlation`, `singular_values`, `identifiable`, `notes`.
 #[pyfunction]
 #[pyo3(signature = (model, params, trajectories, estimator = "inverse", target = "states",
     segment_steps = 10, max_iters = 100))]
@@ -146,6 +146,7 @@ pub(super) fn sysid<'py>(
     kw.set_item("termination", f.termination.clone())?;
     kw.set_item("final_cost", f.final_cost)?;
     kw.set_item("wall_time", f.wall_time)?;
+    kw.set_item("warnings", warnings_dict(py, &f.warnings)?)?;
     kw.set_item("std_error", u.std_error.clone())?;
     kw.set_item("interval", u.interval.clone())?;
     let cov: Vec<f64> = (0..np_)

@@ -116,13 +116,7 @@ pub(super) fn trajopt<'py>(
     kw.set_item("max_unactuated", sol.max_unactuated)?;
     kw.set_item("ctrl_clamped", sol.ctrl_clamped)?;
     kw.set_item("replay_deviation", sol.replay_deviation)?;
-    let w = PyDict::new(py);
-    for k in diffmj::data::Warning::ALL {
-        if sol.replay_warnings[k as usize] > 0 {
-            w.set_item(k.mujoco_name(), sol.replay_warnings[k as usize])?;
-        }
-    }
-    kw.set_item("replay_warnings", w)?;
+    kw.set_item("replay_warnings", warnings_dict(py, &sol.replay_warnings)?)?;
     kw.set_item("iterations", sol.stats.iterations)?;
     kw.set_item("outer_iterations", sol.stats.outer_iterations)?;
     kw.set_item(

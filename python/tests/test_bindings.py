@@ -283,6 +283,7 @@ def test_sysid_recovers_a_mass_from_simulated_data():
     assert r.converged
     assert abs(r.estimate[0] - truth) < 1e-8 * truth
     assert r.names == ['body "mass" mass'] and r.covariance.shape == (1, 1)
+    assert r.warnings == {}
 
 
 def test_trajopt_cartpole_swing_up_replays():

@@ -17,7 +17,7 @@
 use num_dual::DualSVec64;
 
 use super::{m_layout_addresses, DerivError, InverseJacobians, Transition};
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::engine::solver::NSOLVER;
 use crate::engine::{
     actuation, differentiate_pos, forward, integrate_pos, inverse, inverse_skip, step_skip, Skip,
@@ -43,6 +43,9 @@ pub struct AdReport {
     /// (MuJoCo's `solver.gradient`, scaled by `meaninertia`): the optimality residual the
     /// implicit-function derivative was taken at; 0 without constraint rows.
     pub solver_gradient: f64,
+    /// MuJoCo's runtime warnings raised by the call's forward passes and steps, per kind
+    /// (indexed by [`Warning`] as `Data::warning`).
+    pub warnings: [usize; Warning::COUNT],
 }
 
 /// Buffers of the exact Jacobians for one model: the model cast to [`Dual`] (once: call
@@ -150,6 +153,7 @@ impl AdWorkspace {
         out: &mut Transition,
     ) -> Result<AdReport, DerivError> {
         out.check(m)?;
+        self.clear_warnings();
         let mut report = AdReport::default();
         let full = matches!(m.opt.integrator, Integrator::Rk4 | Integrator::Pbad);
         if may_have_constraints(m) {
@@ -179,7 +183,19 @@ impl AdWorkspace {
         }
         let r = self.transition_passes(m, full, &mut report, out);
         self.dd.solver_scratch().solution_given = false;
+        report.warnings = self.warning_counts();
         r.map(|_| report)
+    }
+
+    /// Clear the warning counters of the workspace's data (at the start of each call).
+    fn clear_warnings(&mut self) {
+        self.dd.warning = Default::default();
+        self.df.warning = Default::default();
+    }
+
+    /// The warnings counted in the workspace's data since [`AdWorkspace::clear_warnings`].
+    fn warning_counts(&self) -> [usize; Warning::COUNT] {
+        std::array::from_fn(|k| self.dd.warning[k].number + self.df.warning[k].number)
     }
 
     /// The dual passes of [`AdWorkspace::transition`], after the nominal stages. The columns
@@ -306,6 +322,7 @@ impl AdWorkspace {
         out.check(m)?;
         let (nv, nc, ns) = (m.nv, m.nc, out.ns);
         let ncol = 3 * nv;
+        self.clear_warnings();
         let mut report = AdReport::default();
         for k0 in (0..ncol).step_by(CHUNK) {
             self.lift(m, d);
@@ -362,6 +379,7 @@ impl AdWorkspace {
                 }
             }
         }
+        report.warnings = self.warning_counts();
         Ok(report)
     }
 }
@@ -419,6 +437,7 @@ impl AdWorkspace {
                 return Err(DerivError::Size("dsdp", s.len(), ns * np));
             }
         }
+        self.clear_warnings();
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
             let md = seeded(m, chunk)?;
@@ -446,6 +465,7 @@ impl AdWorkspace {
                 }
             }
         }
+        report.warnings = self.warning_counts();
         Ok(report)
     }
 
@@ -463,6 +483,7 @@ impl AdWorkspace {
         if dfdp.len() != nv * np {
             return Err(DerivError::Size("dfdp", dfdp.len(), nv * np));
         }
+        self.clear_warnings();
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
             let md = seeded(m, chunk)?;
@@ -488,6 +509,7 @@ impl AdWorkspace {
                 }
             }
         }
+        report.warnings = self.warning_counts();
         Ok(report)
     }
 }

@@ -10,7 +10,7 @@
 //! earlier solve when they are of the same matrices (the same numbers as new ones).
 
 use super::{qm_to_mujoco, DerivError, FdOptions, InverseJacobians, Transition};
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::engine::{
     actuation, differentiate_pos, integrate_pos, inverse_skip, step_skip, SimError, Skip,
 };
@@ -46,9 +46,8 @@ const RESTORE: StateMask = StateMask::INTEGRATION;
 /// The part of [`RESTORE`] a perturbed step can change: what a step writes (time, the physics
 /// state, the warm start) and the inputs the perturbations write (controls). The applied
 /// forces, mocap poses, equality switches and user data are read only.
-const CHANGED: StateMask = StateMask(
-    StateMask::FULLPHYSICS.0 | StateMask::WARMSTART.0 | StateMask::CTRL.0,
-);
+const CHANGED: StateMask =
+    StateMask(StateMask::FULLPHYSICS.0 | StateMask::WARMSTART.0 | StateMask::CTRL.0);
 
 /// `(qpos, qvel, act)` of `d` into `out`, then `sensordata`.
 fn physics(d: &Data<f64>, out: &mut [f64]) {
@@ -108,6 +107,13 @@ impl FdWorkspace {
         }
     }
 
+    /// MuJoCo's runtime warnings raised by the last call's steps and forward passes, per kind
+    /// (indexed by [`Warning`] as `Data::warning`); a divergence, which is an error, resets
+    /// them with the state.
+    pub fn warnings(&self) -> [usize; Warning::COUNT] {
+        std::array::from_fn(|k| self.d.warning[k].number)
+    }
+
     /// Step from the restored state with one perturbation applied by `perturb`, recomputing
     /// from `skip`; the next physics state goes to `out`, then the state is restored.
     fn nudged_step(
@@ -140,6 +146,7 @@ impl FdWorkspace {
         out: &mut Transition,
     ) -> Result<(), DerivError> {
         out.check(m)?;
+        self.d.warning = Default::default();
         let eps = opts.checked_eps()?;
         let (nv, na, nu, ndx) = (m.nv, m.na, m.nu, out.ndx);
         self.sensors = out.ns > 0;
@@ -278,6 +285,7 @@ impl FdWorkspace {
         out: &mut InverseJacobians,
     ) -> Result<(), DerivError> {
         out.check(m)?;
+        self.d.warning = Default::default();
         let eps = opts.checked_eps()?;
         let (nv, nc, ns) = (m.nv, m.nc, out.ns);
         self.d.copy_state_from(d);
@@ -414,6 +422,7 @@ impl FdWorkspace {
         dxdp: &mut [f64],
         mut dsdp: Option<&mut [f64]>,
     ) -> Result<(), DerivError> {
+        self.d.warning = Default::default();
         let (nv, ns, np) = (m.nv, m.nsensordata, params.len());
         let ndx = 2 * nv + m.na;
         if dxdp.len() != ndx * np {
@@ -462,6 +471,7 @@ impl FdWorkspace {
         actuation: bool,
         dfdp: &mut [f64],
     ) -> Result<(), DerivError> {
+        self.d.warning = Default::default();
         let (nv, np) = (m.nv, params.len());
         if dfdp.len() != nv * np {
             return Err(DerivError::Size("dfdp", dfdp.len(), nv * np));

@@ -21,7 +21,7 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
 use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
-use crate::data::Data;
+use crate::data::{Data, Warning};
 use crate::derivatives::ad::{Dual, CHUNK};
 use crate::engine::{actuation, differentiate_pos, integrate, inverse, step};
 use crate::model::{enable, Model};
@@ -56,6 +56,9 @@ pub struct Problem {
     pub residual_evals: AtomicUsize,
     /// Jacobian evaluations so far.
     pub jacobian_evals: AtomicUsize,
+    /// MuJoCo's runtime warnings raised in the evaluations so far, per kind (indexed by
+    /// [`Warning`] as `Data::warning`), residual and Jacobian passes alike.
+    pub warnings: [AtomicUsize; Warning::COUNT],
 }
 
 impl Problem {
@@ -253,6 +256,7 @@ impl Problem {
             nprior,
             residual_evals: AtomicUsize::new(0),
             jacobian_evals: AtomicUsize::new(0),
+            warnings: std::array::from_fn(|_| AtomicUsize::new(0)),
         })
     }
 
@@ -421,7 +425,24 @@ impl Problem {
         slices
             .into_par_iter()
             .zip(self.units.par_iter())
-            .try_for_each_init(|| Scratch::new(m), |s, (o, u)| self.unit(m, s, u, o))
+            .try_for_each_init(
+                || Scratch::new(m),
+                |s, (o, u)| {
+                    let r = self.unit(m, s, u, o);
+                    // the unit's own warnings (its Data is reset at the unit's start)
+                    for (c, w) in self.warnings.iter().zip(&s.d.warning) {
+                        if w.number > 0 {
+                            c.fetch_add(w.number, Ordering::Relaxed);
+                        }
+                    }
+                    r
+                },
+            )
+    }
+
+    /// [`Problem::warnings`] as numbers.
+    pub fn warning_counts(&self) -> [usize; Warning::COUNT] {
+        std::array::from_fn(|k| self.warnings[k].load(Ordering::Relaxed))
     }
 
     /// The residuals of one unit of work.

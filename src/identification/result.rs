@@ -137,6 +137,9 @@ pub struct Fit {
     pub residual_evals: usize,
     /// Jacobian evaluations (dual passes).
     pub jacobian_evals: usize,
+    /// MuJoCo's runtime warnings raised in the fit's evaluations, per kind (indexed by
+    /// [`Warning`](crate::data::Warning) as `Data::warning`).
+    pub warnings: [usize; crate::data::Warning::COUNT],
     /// The uncertainty at the estimate.
     pub uncertainty: Uncertainty,
 }
@@ -184,6 +187,7 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
     let t0 = Instant::now();
     let r0 = problem.residual_evals.load(Ordering::Relaxed);
     let j0 = problem.jacobian_evals.load(Ordering::Relaxed);
+    let w0 = problem.warning_counts();
     let (lo, hi) = problem.z_bounds();
     let mut lm = BoundedLm::new(lo, hi);
     lm.gtol = opts.gtol;
@@ -244,6 +248,10 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
         wall_time: t0.elapsed().as_secs_f64(),
         residual_evals: problem.residual_evals.load(Ordering::Relaxed) - r0,
         jacobian_evals: problem.jacobian_evals.load(Ordering::Relaxed) - j0,
+        warnings: {
+            let w1 = problem.warning_counts();
+            std::array::from_fn(|k| w1[k] - w0[k])
+        },
         uncertainty,
     })
 }
