@@ -1572,3 +1572,69 @@ fn texture_files_are_read_as_mujoco_reads_them() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Decisions the malformed-MJCF generator's third run (seed 99) found different, each checked
+/// with MuJoCo 4.0: a `<body>` or `<frame>` directly in `<mujoco>` passes its schema and is
+/// ignored (nothing added; its values and references not read; a `<replicate>`'s own attributes
+/// not checked), while an unknown attribute or element inside it is refused; a spatial tendon's
+/// `width` must be positive, its own or its class's, and one number (nan and inf are read); a
+/// pulley's `divisor` of nan is read.
+#[test]
+fn generator_third_run_decisions() {
+    let m = load_str(
+        "<mujoco><body name=\"b\"><joint name=\"j\"/><geom size=\"abc\" material=\"nope\"/>\
+         <replicate count=\"2\" foo=\"1\"><geom size=\"1\"/></replicate></body>\
+         <frame><body><geom size=\"1\"/></body></frame>\
+         <worldbody><body name=\"b\"><freejoint/><geom size=\"1\"/></body></worldbody></mujoco>",
+    )
+    .expect("MuJoCo 4.0 accepts it");
+    assert_eq!((m.nbody, m.ngeom, m.njnt), (2, 1, 1));
+    check(
+        "<mujoco><frame>\n<geom size=\"1\" foo=\"2\"/></frame></mujoco>",
+        ErrorKind::UnknownAttribute,
+        2,
+        16,
+        "attribute 'foo'",
+    );
+    check(
+        "<mujoco><body>\n<bar/></body></mujoco>",
+        ErrorKind::UnknownElement,
+        2,
+        1,
+        "unrecognized element <bar> in <body>",
+    );
+    let tendon = |attrs: &str, default: &str| {
+        format!(
+            "<mujoco>{default}<worldbody><body><joint/><geom size=\".1\"/><site name=\"a\"/>\
+             </body><site name=\"b\" pos=\"1 0 0\"/></worldbody><tendon>\n<spatial {attrs}>\
+             <site site=\"a\"/><site site=\"b\"/></spatial></tendon></mujoco>"
+        )
+    };
+    for w in ["0", "-1"] {
+        let e = load_str(&tendon(&format!("width=\"{w}\""), "")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidValue, "{e}");
+        assert!(
+            e.to_string().contains("tendon must have positive width"),
+            "{e}"
+        );
+        assert_eq!(e.line, 2, "{e}");
+    }
+    let e = load_str(&tendon(
+        "class=\"c\"",
+        "<default><default class=\"c\"><tendon width=\"-1\"/></default></default>",
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("positive width"), "{e}");
+    let e = load_str(&tendon("width=\"0.1 0.2\"", "")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::WrongCount, "{e}");
+    for w in ["nan", "inf", "0.01"] {
+        load_str(&tendon(&format!("width=\"{w}\""), "")).expect("MuJoCo 4.0 reads it");
+    }
+    load_str(
+        "<mujoco><worldbody><body><joint/><geom size=\".1\"/><site name=\"a\"/></body>\
+         <site name=\"b\" pos=\"1 0 0\"/><site name=\"c\" pos=\"2 0 0\"/></worldbody><tendon>\
+         <spatial><site site=\"a\"/><site site=\"b\"/><pulley divisor=\"nan\"/>\
+         <site site=\"b\"/><site site=\"c\"/></spatial></tendon></mujoco>",
+    )
+    .expect("MuJoCo 4.0 reads a nan divisor");
+}

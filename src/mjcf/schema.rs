@@ -2115,11 +2115,9 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("*-light", "*", RENDER),
     // tendons
     ("*-tendon", "group", GROUP),
-    ("*-tendon", "width", RENDER),
     ("*-tendon", "material", RENDER),
     ("*-tendon", "rgba", RENDER),
     ("tendon-*", "group", GROUP),
-    ("tendon-spatial", "width", RENDER),
     ("tendon-spatial", "material", RENDER),
     ("tendon-spatial", "rgba", RENDER),
     // actuators

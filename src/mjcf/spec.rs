@@ -626,6 +626,8 @@ pub struct TendonS {
     pub armature: f64,
     /// `springyield` (plastic spring length): refused unless 0.
     pub springyield: f64,
+    /// Rendering `width` of a spatial tendon (MuJoCo 4.0 refuses one that is not positive).
+    pub width: f64,
     /// Wraps.
     pub wraps: Vec<WrapS>,
     /// Where written.
@@ -654,6 +656,7 @@ impl Default for TendonS {
             dampingpoly: [0.0; 2],
             armature: 0.0,
             springyield: 0.0,
+            width: 0.003,
             wraps: Vec::new(),
             loc: Loc::default(),
         }
@@ -1791,6 +1794,7 @@ fn read_tendon(a: &A, t: &mut TendonS) -> R<()> {
     poly_into(a, "stiffness", &mut t.stiffness, &mut t.stiffnesspoly)?;
     poly_into(a, "damping", &mut t.damping, &mut t.dampingpoly)?;
     a.f_into("armature", &mut t.armature)?;
+    a.f_into("width", &mut t.width)?;
     a.f_into("springyield", &mut t.springyield)?;
     Ok(())
 }
@@ -2369,6 +2373,10 @@ impl<'d> Reader<'d> {
                 "asset" => self.asset(e)?,
                 // read last, as MuJoCo 4.0 does (below)
                 "worldbody" => {}
+                // MuJoCo 4.0's schema takes a body or frame directly in <mujoco> and its reader
+                // ignores it (checked: its attributes and elements are validated, its values and
+                // references are not read, nothing is added to the model)
+                "body" | "frame" => self.skip_body_tree(e, "mujoco")?,
                 "tendon" => self.tendons(e)?,
                 "actuator" => self.actuators(e)?,
                 "equality" => self.equalities(e)?,
@@ -2469,6 +2477,30 @@ impl<'d> Reader<'d> {
             }
         }
         Ok(self.spec)
+    }
+
+    /// A body tree MuJoCo 4.0 validates by its schema but does not read (see `parse`): the
+    /// attribute names of bodies, frames and their elements, and no unknown element. The
+    /// children of a `<replicate>` are checked; its own attributes, which its reader checks,
+    /// are not (MuJoCo 4.0 accepts an unknown one there).
+    fn skip_body_tree(&self, e: &Elem, parent: &str) -> R<()> {
+        let key = match e.name.as_str() {
+            "body" | "frame" => Some(e.name.clone()),
+            "replicate" => None,
+            other => {
+                let k = format!("body-{other}");
+                if schema::allowed(&k).is_none() {
+                    return Err(self.unknown(e, parent));
+                }
+                Some(k)
+            }
+        };
+        if let Some(k) = key {
+            allowed(&self.a(e), &k)?;
+        }
+        e.children
+            .iter()
+            .try_for_each(|c| self.skip_body_tree(c, &e.name))
     }
 
     fn skip_checked(&self, e: &Elem) -> R<()> {
@@ -3212,6 +3244,15 @@ impl<'d> Reader<'d> {
             t.name = a.s("name").unwrap_or_default();
             t.spatial = spatial;
             t.loc = Loc::of(ch);
+            // MuJoCo 4.0's compiler: "tendon must have positive width", its own or its class's
+            // (checked: 0 and -1 refused, nan and inf read, a fixed tendon takes no width)
+            if spatial && t.width <= 0.0 {
+                return Err(a.err(
+                    a.get("width").map(|_| "width"),
+                    ErrorKind::InvalidValue,
+                    format!("tendon must have positive width, not {}", t.width),
+                ));
+            }
             for w in &ch.children {
                 let wa = self.a(w);
                 let key = format!("{}-{}", ch.name, w.name);
@@ -3251,8 +3292,8 @@ impl<'d> Reader<'d> {
                                 "missing required attribute",
                             ));
                         };
-                        if d.is_nan() || d <= 0.0 {
-                            // MuJoCo 4.0: "pulley divisor must be positive"
+                        if d <= 0.0 {
+                            // MuJoCo 4.0: "pulley divisor must be positive" (a nan is read)
                             return Err(wa.err(
                                 Some("divisor"),
                                 ErrorKind::InvalidValue,
