@@ -1638,3 +1638,56 @@ fn generator_third_run_decisions() {
     )
     .expect("MuJoCo 4.0 reads a nan divisor");
 }
+
+/// Inside a `<frame>` or `<replicate>` of the body tree MuJoCo 4.0's schema check does not
+/// reach (each case checked with MuJoCo 4.0, seed 123 of the malformed-MJCF generator):
+/// unknown attributes and the children of elements that take none are ignored there, while
+/// values are still read and an unknown body-level element is still refused. Outside, the
+/// same inputs are refused.
+#[test]
+fn frame_and_replicate_subtrees_are_not_schema_checked() {
+    let world = |body: &str| format!("<mujoco><worldbody>{body}</worldbody></mujoco>");
+    for (xml, counts) in [
+        (
+            "<frame><geom size=\"1\"><camera/></geom></frame>",
+            (1, 1, 0),
+        ),
+        (
+            "<frame><body foo=\"1\"><geom size=\"1\" foo=\"1\"/></body></frame>",
+            (2, 1, 0),
+        ),
+        (
+            "<frame><body><joint><geom size=\"1\"/></joint><geom size=\"1\"/></body></frame>",
+            (2, 1, 0),
+        ),
+        ("<frame foo=\"1\"><geom size=\"1\"/></frame>", (1, 1, 0)),
+        (
+            "<body><frame><geom size=\"1\" foo=\"1\"/></frame></body>",
+            (2, 1, 0),
+        ),
+        (
+            "<replicate count=\"2\" offset=\"1 0 0\"><geom size=\"1\" foo=\"1\"/></replicate>",
+            (1, 2, 0),
+        ),
+        ("<frame><site><inertial/></site></frame>", (1, 0, 1)),
+        ("<frame><camera foo=\"1\"/></frame>", (1, 0, 0)),
+    ] {
+        let m = load_str(&world(xml)).unwrap_or_else(|e| panic!("{xml}: {e}"));
+        assert_eq!((m.nbody, m.ngeom, m.nsite), counts, "{xml}");
+    }
+    for xml in [
+        "<frame><bar/></frame>",
+        "<replicate count=\"2\" offset=\"1 0 0\"><bar/><geom size=\"1\"/></replicate>",
+        "<frame><geom size=\"abc\"/></frame>",
+        "<frame><geom size=\"1\" rgba=\"0 .8 0 1e\"/></frame>",
+        "<site rgba=\"0 .8 0 1e\"/>",
+        "<frame><site rgba=\"0 .8 0 1e\"/></frame>",
+        "<body><geom size=\"1\" foo=\"1\"/></body>",
+        "<geom size=\"1\"><camera/></geom>",
+    ] {
+        assert!(
+            load_str(&world(xml)).is_err(),
+            "{xml} is refused by MuJoCo 4.0"
+        );
+    }
+}

@@ -1177,7 +1177,10 @@ fn unique_child(parent: &str, child: &str) -> bool {
 /// `<motor>`, a texture, a default class's `<joint>`: "unrecognized element"), and children
 /// that may appear once not repeated ("unique element").
 fn structure(doc: &Doc, root: &Elem) -> R<()> {
-    fn walk(doc: &Doc, parent: &str, e: &Elem) -> R<()> {
+    // `lax`: inside a `<frame>` or `<replicate>` of the body tree, where MuJoCo 4.0's schema
+    // check does not reach (checked: a `<camera>` in a `<geom>`, a repeated `<inertial>`
+    // accepted there; values are still read)
+    fn walk(doc: &Doc, parent: &str, e: &Elem, lax: bool) -> R<()> {
         let body_like = matches!(
             e.name.as_str(),
             "worldbody" | "body" | "frame" | "replicate" | "composite"
@@ -1203,7 +1206,16 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
                 .split_whitespace()
                 .map(super::attr::parse_num)
                 .collect();
-            if let Some(v) = parsed.filter(|v| !v.is_empty()) {
+            // a malformed number is refused wherever the color is written, read or not
+            // ("bad format in attribute 'rgba'"; checked on a site's "0 .8 0 1e")
+            let Some(parsed) = parsed else {
+                return Err(a.err(
+                    Some("rgba"),
+                    ErrorKind::MalformedNumber,
+                    format!("bad format in '{}'", at.value),
+                ));
+            };
+            if let Some(v) = Some(parsed).filter(|v| !v.is_empty()) {
                 if v.len() != 4 {
                     return Err(a.err(
                         Some("rgba"),
@@ -1262,8 +1274,11 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
                 ));
             }
         }
+        let lax = lax
+            || matches!(e.name.as_str(), "frame" | "replicate")
+                && matches!(parent, "worldbody" | "body" | "frame" | "replicate");
         if !container {
-            if let Some(c) = e.children.first() {
+            if let Some(c) = e.children.first().filter(|_| !lax) {
                 return Err(doc.err(
                     c,
                     None,
@@ -1274,7 +1289,10 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
             return Ok(());
         }
         for (i, c) in e.children.iter().enumerate() {
-            if unique_child(&e.name, &c.name) && e.children[..i].iter().any(|p| p.name == c.name) {
+            if !lax
+                && unique_child(&e.name, &c.name)
+                && e.children[..i].iter().any(|p| p.name == c.name)
+            {
                 return Err(doc.err(
                     c,
                     None,
@@ -1282,11 +1300,11 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
                     format!("<{}> may appear only once in <{}>", c.name, e.name),
                 ));
             }
-            walk(doc, &e.name, c)?;
+            walk(doc, &e.name, c, lax)?;
         }
         Ok(())
     }
-    walk(doc, "", root)
+    walk(doc, "", root, false)
 }
 
 /// How an attribute the simulation does not read is written: MuJoCo 4.0 still checks it when it
@@ -2198,6 +2216,9 @@ struct FrameCtx {
     quat: [f64; 4],
     childclass: String,
     identity: bool,
+    /// Inside a `<frame>` or `<replicate>`: MuJoCo 4.0 checks no attribute names and no
+    /// children of elements that take none there (see [`Reader::body_allowed`]).
+    lax: bool,
 }
 
 impl<'d> Reader<'d> {
@@ -2413,6 +2434,7 @@ impl<'d> Reader<'d> {
                 quat: [1.0, 0.0, 0.0, 0.0],
                 childclass: self.top_class.clone(),
                 identity: true,
+                lax: false,
             };
             let mut world = std::mem::take(&mut self.spec.world);
             self.body_children(e, &mut world, &ctx, Owner::World)?;
@@ -2887,8 +2909,8 @@ impl<'d> Reader<'d> {
             let inh = ctx.childclass.as_str();
             match ch.name.as_str() {
                 "inertial" if !world => {
-                    allowed(&a, "body-inertial")?;
-                    self.no_children(ch)?;
+                    self.body_allowed(ctx, &a, "body-inertial")?;
+                    self.body_no_children(ctx, ch)?;
                     let mut pos = [0.0; 3];
                     // MuJoCo 4.0's schema requires pos ("required attribute missing")
                     if !a.exact("pos", &mut pos)? {
@@ -2951,15 +2973,15 @@ impl<'d> Reader<'d> {
                     ));
                 }
                 "joint" | "freejoint" if !world => {
-                    self.no_children(ch)?;
+                    self.body_no_children(ctx, ch)?;
                     let mut j = if ch.name == "joint" {
-                        allowed(&a, "body-joint")?;
+                        self.body_allowed(ctx, &a, "body-joint")?;
                         let mut j = self.class_of(ch, inh)?.joint.clone();
                         read_joint(&a, &mut j, &c)?;
                         joint_supported(&a, &j)?;
                         j
                     } else {
-                        allowed(&a, "body-freejoint")?;
+                        self.body_allowed(ctx, &a, "body-freejoint")?;
                         let mut j = JointS {
                             jtype: JointType::Free,
                             ..Default::default()
@@ -2990,8 +3012,8 @@ impl<'d> Reader<'d> {
                     body.joints.push(j);
                 }
                 "geom" => {
-                    allowed(&a, "body-geom")?;
-                    self.no_children(ch)?;
+                    self.body_allowed(ctx, &a, "body-geom")?;
+                    self.body_no_children(ctx, ch)?;
                     let mut g = self.class_of(ch, inh)?.geom.clone();
                     read_geom(&a, &mut g, &c)?;
                     both_pos_fromto(&a, "geom", g.pos_set && g.fromto.is_some())?;
@@ -3009,8 +3031,8 @@ impl<'d> Reader<'d> {
                     body.geoms.push(g);
                 }
                 "site" => {
-                    allowed(&a, "body-site")?;
-                    self.no_children(ch)?;
+                    self.body_allowed(ctx, &a, "body-site")?;
+                    self.body_no_children(ctx, ch)?;
                     let mut s = self.class_of(ch, inh)?.site.clone();
                     read_site(&a, &mut s, &c)?;
                     both_pos_fromto(&a, "site", s.pos_set && s.fromto.is_some())?;
@@ -3044,8 +3066,8 @@ impl<'d> Reader<'d> {
                     body.sites.push(s);
                 }
                 "camera" | "light" => {
-                    allowed(&a, &format!("body-{}", ch.name))?;
-                    self.no_children(ch)?;
+                    self.body_allowed(ctx, &a, &format!("body-{}", ch.name))?;
+                    self.body_no_children(ctx, ch)?;
                     check_typed(&a)?;
                     let cl = self.class_of(ch, inh)?;
                     let mut o = if ch.name == "camera" {
@@ -3072,7 +3094,7 @@ impl<'d> Reader<'d> {
                     }
                 }
                 "body" => {
-                    allowed(&a, "body")?;
+                    self.body_allowed(ctx, &a, "body")?;
                     let mut b = BodyS {
                         name: a.s("name").unwrap_or_default(),
                         quat: [1.0, 0.0, 0.0, 0.0],
@@ -3112,6 +3134,7 @@ impl<'d> Reader<'d> {
                         quat: [1.0, 0.0, 0.0, 0.0],
                         childclass: cc,
                         identity: true,
+                        lax: ctx.lax,
                     };
                     self.tree.add("body", &b.name);
                     self.body_children(ch, &mut b, &sub, Owner::Body)?;
@@ -3142,6 +3165,7 @@ impl<'d> Reader<'d> {
                         quat,
                         childclass: cc,
                         identity: false,
+                        lax: true,
                     };
                     self.body_children(ch, body, &sub, owner)?;
                 }
@@ -3185,6 +3209,27 @@ impl<'d> Reader<'d> {
             }
         }
         Ok(out.unwrap_or_else(|| inherited.to_string()))
+    }
+
+    /// The attribute-name check of an element of the body tree ([`allowed`]), except inside a
+    /// frame or replicate (`ctx.lax`), where MuJoCo 4.0 ignores unknown attributes (checked:
+    /// `<geom foo="1">`, `<body foo="1">`, `<camera foo="1">` accepted there).
+    fn body_allowed(&self, ctx: &FrameCtx, a: &A, key: &str) -> R<()> {
+        if ctx.lax {
+            super::attr::lookups::note(a.e, super::attr::lookups::Noted::Key, key);
+            return Ok(());
+        }
+        allowed(a, key)
+    }
+
+    /// [`Reader::no_children`] of an element of the body tree; inside a frame or replicate
+    /// (`ctx.lax`) MuJoCo 4.0 ignores such children (checked: a `<camera>` in a `<geom>`, an
+    /// `<inertial>` in a `<site>`), except a geom's `<plugin>`, refused as unsupported.
+    fn body_no_children(&self, ctx: &FrameCtx, e: &Elem) -> R<()> {
+        if ctx.lax && !(e.name == "geom" && e.children.iter().any(|c| c.name == "plugin")) {
+            return Ok(());
+        }
+        self.no_children(e)
     }
 
     /// Refuse children of an element that takes none (a geom's `<plugin>`, which MuJoCo 4.0

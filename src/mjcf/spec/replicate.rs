@@ -438,6 +438,7 @@ impl Reader<'_> {
             quat: [1.0, 0.0, 0.0, 0.0],
             childclass,
             identity: true,
+            lax: true,
         };
         let targets_before = self.frame_targets.len();
         self.body_children(e, &mut tmp, &sub, Owner::Replicate)?;
