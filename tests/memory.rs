@@ -217,3 +217,44 @@ fn default_bound_caps_pathological_models() {
         );
     }
 }
+
+/// A model too large for diffmj's dense matrices is refused or fails a step with a typed error,
+/// never an abort. 200 free boxes on a plane (nv = 1200) with `<size memory="12M">`: the
+/// solver's Newton Hessian and block (1200² · 16 bytes) do not fit, so `Data::new` leaves the
+/// solver to the first solve, which fails with a memory error at the first step with contacts
+/// (the inverse likewise); within the default bound they simulate. 2000 free boxes (nv =
+/// 12000) are refused at compile time, positioned at `<mujoco>`: the compiler's dense M⁻¹
+/// (12000² · 8 bytes) exceeds the default bound. (The generator's 180,000-dof stonehenge, which
+/// MuJoCo 4.0 refuses with "Could not allocate memory", aborted on a 260 GB allocation.)
+#[test]
+fn models_beyond_the_bound_fail_with_typed_errors() {
+    let boxes = |n: usize, size: &str| {
+        let mut s = format!("<mujoco>{size}<worldbody><geom type=\"plane\" size=\"10 10 .1\"/>");
+        for i in 0..n {
+            let (x, y) = ((i % 20) as f64 * 0.3, (i / 20) as f64 * 0.3);
+            s.push_str(&format!(
+                "<body pos=\"{x} {y} 0.09\"><freejoint/><geom type=\"box\" size=\".1 .1 .1\"/></body>"
+            ));
+        }
+        s + "</worldbody></mujoco>"
+    };
+    let e = mjcf::load_str(&boxes(2000, "")).unwrap_err();
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::SetConst, "{e}");
+    assert_eq!((e.line, e.element.as_str()), (1, "<mujoco>"), "{e}");
+    assert!(e.to_string().contains("12000 dofs"), "{e}");
+    let m = mjcf::load_str(&boxes(200, "<size memory=\"12M\"/>")).unwrap();
+    assert_eq!(m.nv, 1200);
+    let mut d = Data::new(&m);
+    let e = diffmj::step(&m, &mut d).unwrap_err();
+    assert!(
+        matches!(e, SimError::Memory { limit, .. } if limit == 12 << 20),
+        "{e}"
+    );
+    assert!(d.warning[Warning::ConstraintFull as usize].number > 0);
+    let e = diffmj::inverse(&m, &mut d).unwrap_err();
+    assert!(matches!(e, SimError::Memory { .. }), "{e}");
+    let m = mjcf::load_str(&boxes(200, "")).unwrap();
+    let mut d = Data::new(&m);
+    diffmj::step(&m, &mut d).unwrap();
+    assert!(d.nefc > 0);
+}

@@ -534,7 +534,14 @@ impl<T: Scalar> Data<T> {
             fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
-            solver_scratch: Some(Box::new(SolverScratch::new(m.nv, m.nm, nefc))),
+            // left to the first solve when the model is too large for it (see fwd_constraint)
+            solver_scratch: SolverScratch::try_new(
+                m.nv,
+                m.nm,
+                nefc,
+                crate::engine::constraint::memory_bound(m),
+            )
+            .map(Box::new),
             scratch_dof6: z6(m.nv),
             scratch_body6b: z6(m.nbody),
             scratch_body6c: z6(m.nbody),

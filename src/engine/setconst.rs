@@ -155,6 +155,22 @@ pub struct SetConstError {
 /// (a position servo's damping ratio given as a positive `biasprm[2]`, a tendon spring length
 /// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
 pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
+    // set_const forms M⁻¹ densely (nv² numbers), a temporary of the compiler: a model whose
+    // M⁻¹ alone exceeds the default memory bound (or the model's own, when larger) is refused
+    // here, as MuJoCo 4.0 fails to allocate such a model's data ("Could not allocate memory"),
+    // rather than aborting on the allocation
+    let bytes = m.nv.saturating_mul(m.nv).saturating_mul(8);
+    let limit =
+        crate::engine::constraint::memory_bound(m).max(crate::engine::constraint::DEFAULT_MEMORY);
+    if bytes > limit {
+        return Err(SetConstError {
+            actuator: None,
+            message: format!(
+                "{} dofs need {} bytes for the dense inverse inertia of the compiler's constants,                  beyond the memory bound of {} bytes (<size memory>); models this large are not                  supported yet",
+                m.nv, bytes, limit
+            ),
+        });
+    }
     m.actuator_dampratio = (0..m.nu)
         .map(|u| {
             let (kp, b1, b2) = (

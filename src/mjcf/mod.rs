@@ -32,7 +32,15 @@ fn finish(doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
                 let src = &doc.sources[loc.src.min(doc.sources.len() - 1)];
                 (src.name.clone(), src.line_col(loc.pos), loc.desc.clone())
             }
-            None => (doc.sources[0].name.clone(), (0, 0), String::new()),
+            // otherwise at the model's root element
+            None => {
+                let src = &doc.sources[doc.root.src.min(doc.sources.len() - 1)];
+                (
+                    src.name.clone(),
+                    src.line_col(doc.root.pos),
+                    format!("<{}>", doc.root.name),
+                )
+            }
         };
         MjcfError {
             file,

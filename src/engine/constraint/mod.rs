@@ -360,7 +360,8 @@ fn grow_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize, nnz: usize) -> 
     if m.enabled(crate::model::enable::FWDINV) {
         try_grow(&mut d.fwdinv_saved, 2 * m.nv + n, z)?;
     }
-    d.solver_scratch().try_ensure(m.nv, m.nm, n)?;
+    d.solver_scratch()
+        .try_ensure_within(m.nv, m.nm, n, memory_bound(m))?;
     // efc_pos last: its length is the row capacity
     try_grow(&mut d.efc_pos, n, z)
 }

@@ -2,7 +2,8 @@
 //! factors its Hessian and updates the factor by rank-1 steps): the factorization with fill-in,
 //! its solve and its rank-1 updates, on a matrix held dense with each row's pattern.
 
-use super::{grow, sparse_dot};
+use super::sparse_dot;
+use crate::engine::constraint::try_grow;
 use crate::scalar::{Scalar, MINVAL};
 
 /// A symmetric matrix held dense (lower triangle, `n × n`) with each row's non-zero pattern,
@@ -67,18 +68,26 @@ impl<T: Scalar> SparseLdl<T> {
 
     /// Grow the buffers to matrices of `n` rows.
     pub(crate) fn ensure(&mut self, n: usize) {
+        if self.try_ensure(n).is_err() {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>());
+        }
+    }
+
+    /// [`SparseLdl::ensure`] that reports an allocation failure instead of aborting.
+    pub(crate) fn try_ensure(&mut self, n: usize) -> Result<(), ()> {
         let z = T::zero();
-        grow(&mut self.h, n * n, z);
-        grow(&mut self.hpat, n * pattern_words(n), 0);
-        grow(&mut self.vpat, pattern_words(n), 0);
+        let nn = n.checked_mul(n).ok_or(())?;
+        try_grow(&mut self.h, nn, z)?;
+        try_grow(&mut self.hpat, n * pattern_words(n), 0)?;
+        try_grow(&mut self.vpat, pattern_words(n), 0)?;
         for v in [&mut self.hidx, &mut self.ladr, &mut self.lnnz] {
-            grow(v, n, 0);
+            try_grow(v, n, 0)?;
         }
         let nl = n * n.saturating_sub(1) / 2;
-        grow(&mut self.lcol, nl, 0);
-        grow(&mut self.lval, nl, z);
-        grow(&mut self.hinv, n, z);
-        grow(&mut self.v, n, z);
+        try_grow(&mut self.lcol, nl, 0)?;
+        try_grow(&mut self.lval, nl, z)?;
+        try_grow(&mut self.hinv, n, z)?;
+        try_grow(&mut self.v, n, z)
     }
 }
 

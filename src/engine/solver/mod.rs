@@ -241,15 +241,15 @@ impl<T> Default for SolverScratch<T> {
     }
 }
 
-/// The solver's buffers moved out of `d` for the constraint stage (fresh ones if a panic
-/// left them out), to be put back after the solve.
-fn take_scratch<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Box<SolverScratch<T>> {
-    d.solver_scratch
-        .take()
-        .unwrap_or_else(|| Box::new(SolverScratch::new(m.nv, m.nm, d.nefc)))
-}
-
 impl<T: Scalar> SolverScratch<T> {
+    /// [`SolverScratch::new`], or `None` when its buffers would exceed `limit` bytes (see
+    /// [`SolverScratch::try_ensure_within`]) or cannot be allocated.
+    pub(crate) fn try_new(nv: usize, nm: usize, nefc: usize, limit: usize) -> Option<Self> {
+        let mut s = SolverScratch::default();
+        s.try_ensure_within(nv, nm, nefc, limit).ok()?;
+        Some(s)
+    }
+
     /// Buffers for `nv` dofs, an inertia matrix of `nm` entries and up to `nefc` rows.
     pub fn new(nv: usize, nm: usize, nefc: usize) -> Self {
         let mut s = SolverScratch::default();
@@ -268,6 +268,22 @@ impl<T: Scalar> SolverScratch<T> {
         }
     }
 
+    /// [`SolverScratch::ensure`] that reports an allocation failure instead of aborting, and
+    /// refuses (`Err`) when the dense `nv × nv` Newton Hessian and its block buffer alone would
+    /// take more than `limit` bytes (the model's `<size memory>` bound, counted for `f64`).
+    pub(crate) fn try_ensure_within(
+        &mut self,
+        nv: usize,
+        nm: usize,
+        nefc: usize,
+        limit: usize,
+    ) -> Result<(), ()> {
+        if nv.saturating_mul(nv).saturating_mul(16) > limit {
+            return Err(());
+        }
+        self.try_ensure(nv, nm, nefc)
+    }
+
     /// [`SolverScratch::ensure`] that reports an allocation failure instead of aborting.
     pub(crate) fn try_ensure(&mut self, nv: usize, nm: usize, nefc: usize) -> Result<(), ()> {
         use crate::engine::constraint::try_grow;
@@ -275,8 +291,8 @@ impl<T: Scalar> SolverScratch<T> {
         self.islands
             .get_or_insert_with(Box::default)
             .try_ensure(nv, nm, nefc)?;
-        self.hess.ensure(nv);
-        try_grow(&mut self.blk, nv * nv + nv, z)?;
+        self.hess.try_ensure(nv)?;
+        try_grow(&mut self.blk, nv.saturating_mul(nv) + nv, z)?;
         for v in [
             &mut self.x,
             &mut self.ma,
@@ -619,8 +635,18 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let mut s = take_scratch(m, d);
-    s.ensure(nv, m.nm, nefc);
+    let mut s = d.solver_scratch.take().unwrap_or_default();
+    if s.try_ensure_within(nv, m.nm, nefc, crate::engine::constraint::memory_bound(m))
+        .is_err()
+    {
+        // no room for the solver (a Data made without it for a model too large): the rows
+        // are left unsolved and the step fails with a memory error (see `storage_check`)
+        d.solver_scratch = Some(s);
+        d.warn(crate::data::Warning::ConstraintFull, nefc);
+        d.qacc.copy_from_slice(&d.qacc_smooth);
+        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
     let mut isl = s.islands.take().unwrap_or_default();
     let mut stats = std::mem::take(&mut d.solver);
     let mut niter = std::mem::take(&mut d.solver_niter);
@@ -688,8 +714,16 @@ pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let mut s = take_scratch(m, d);
-    s.ensure(m.nv, m.nm, nefc);
+    let mut s = d.solver_scratch.take().unwrap_or_default();
+    if s.try_ensure_within(m.nv, m.nm, nefc, crate::engine::constraint::memory_bound(m))
+        .is_err()
+    {
+        // as in fwd_constraint: the inverse fails with a memory error
+        d.solver_scratch = Some(s);
+        d.warn(crate::data::Warning::ConstraintFull, nefc);
+        d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
     let mut isl = s.islands.take().unwrap_or_default();
     let mut force = std::mem::take(&mut d.efc_force);
     let mut state = std::mem::take(&mut d.efc_state);
