@@ -2049,11 +2049,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("compiler", "savecompiled", SAVE),
     ("compiler", "savecanonical", SAVE),
     ("compiler", "passthrough", SAVE),
-    (
-        "compiler",
-        "conflict",
-        "name conflicts of <attach>, which is refused",
-    ),
     // sizes
     ("size", "njmax", ARENA),
     ("size", "nconmax", ARENA),
@@ -2086,7 +2081,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("asset-texture", "*", RENDER),
     ("asset-material", "*", RENDER),
     ("material-layer", "*", RENDER),
-    ("asset-model", "*", "models for <attach>, which is refused"),
     ("default-mesh", "*", "mesh data: mesh geoms are refused"),
     ("default-texture", "*", RENDER),
     ("default-material", "*", RENDER),
@@ -2136,7 +2130,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("*-dcmotor", "*", REFUSED),
     ("actuator-plugin", "*", REFUSED),
     // elements refused as a whole
-    ("body-attach", "*", REFUSED),
     ("body-plugin", "*", REFUSED),
     ("geom-plugin", "*", REFUSED),
     ("body-flexcomp", "*", REFUSED),
