@@ -107,6 +107,15 @@ pub(super) fn repeated_frame(tree: &TreeNames, b: &BodyS) -> Option<String> {
         .or_else(|| b.children.iter().find_map(|c| repeated_frame(tree, c)))
 }
 
+/// Drop the keyframe values of `b`'s content ([`KeyVal`]): MuJoCo 4.0 moves them to the copy.
+fn forget_keyvals(b: &mut BodyS) {
+    b.joints.iter_mut().for_each(|j| j.keyvals.clear());
+    for c in &mut b.children {
+        c.keyvals.clear();
+        forget_keyvals(c);
+    }
+}
+
 /// Number of tree elements in `b`'s content.
 pub(super) fn size(b: &BodyS) -> usize {
     b.joints.len()
@@ -167,6 +176,8 @@ fn rename(b: &mut BodyS, sfx: &str) {
     b.lights
         .iter_mut()
         .for_each(|x| x.name = suffixed(&x.name, sfx));
+    // frames too (checked: a named frame in a replicated body is copied as `side_0`, `side_1`)
+    b.frame_names.iter_mut().for_each(|x| *x = suffixed(x, sfx));
     for c in &mut b.children {
         c.name = suffixed(&c.name, sfx);
         rename(c, sfx);
@@ -374,6 +385,23 @@ impl Reader<'_> {
         copy_list!(eqs, copy_eq);
         copy_list!(actuators, copy_act);
         copy_list!(sensors, copy_sensor);
+        if from.is_none() {
+            // MuJoCo 4.0 moves the keyframe values of an actuator to its first copy (checked:
+            // an attached model's keyframe inside a replicate sets the controls of copy 0 only)
+            let (tendons, actuators) = self.names_of();
+            let f = lookup(&self.tree, &tendons, &actuators);
+            let copied: Vec<bool> = self
+                .spec
+                .actuators
+                .iter()
+                .map(|x| !x.keyvals.is_empty() && copy_act(x, af, &f).is_some())
+                .collect();
+            for (x, c) in self.spec.actuators.iter_mut().zip(copied) {
+                if c {
+                    x.keyvals.clear();
+                }
+            }
+        }
     }
 
     /// Delete the temporary body `tmp`: its names go, and so does every referencing element
@@ -498,6 +526,8 @@ impl Reader<'_> {
             }
             let sfx = format!("{sep}{i:0digits$}");
             let mut copy = tmp.clone();
+            // the keyframe values of an attached model go with the first copy only
+            forget_keyvals(&mut tmp);
             rename(&mut copy, &sfx);
             place(&mut copy, &fp, &fq);
             if let Some(n) = repeated_frame(&self.tree, &copy) {
@@ -520,6 +550,7 @@ impl Reader<'_> {
             body.sites.extend(copy.sites);
             body.cams.extend(copy.cams);
             body.lights.extend(copy.lights);
+            body.frame_names.extend(copy.frame_names);
             body.children.extend(copy.children);
             self.copy_referencing(None, &Affix { pre: "", suf: &sfx });
             let s = &self.spec;
