@@ -1,4 +1,4 @@
-//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>` and `actuatorgroupdisable` against MuJoCo
+//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>`, `<attach>` and `actuatorgroupdisable` against MuJoCo
 //! 4.0, from `tests/golden/mjcf29/` (written by `tests/golden/generate_mjcf29.py`; the models'
 //! dynamics are checked by `tests/conformance.rs` and `tests/mjcf_golden.rs` from the
 //! `tests/golden/mjcf29_*.json` files the same script writes).
@@ -240,4 +240,95 @@ fn replicated_sensors_read_as_mujoco() {
     eprintln!("{checked} states, worst sensordata error {worst:.3e}");
     assert!(checked >= 20, "golden sensordata missing");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Forms of `<attach>` that diffmj refuses rather than approximates, each with a positioned
+/// error: attaching without a model (MuJoCo 4.0's self-attach), a frame, the world body as a
+/// body, under a compiler `conflict` policy other than `warning`, a model with a
+/// `content_type`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
+/// another keyframe) or came from its own attachments; and a `<model>` without `file` (MuJoCo
+/// 4.0 throws an unknown exception).
+#[test]
+fn attach_forms_refused_with_position() {
+    use diffmj::mjcf::ErrorKind;
+    let arm = r#"<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/></asset>"#;
+    let w =
+        |head: &str, body: &str| format!("<mujoco>{head}<worldbody>{body}</worldbody></mujoco>");
+    let cases = [
+        (
+            "self-attach",
+            w("", r#"<body name="b"/><attach body="b" prefix="q"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "frame",
+            w(arm, r#"<attach model="arm" frame="mount" prefix="a-"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "world body",
+            w(arm, r#"<attach model="arm" body="world" prefix="a-"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "conflict policy",
+            w(
+                &format!(r#"<compiler conflict="merge"/>{arm}"#),
+                r#"<attach model="arm" body="upper" prefix="a-"/>"#,
+            ),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "content type",
+            w(
+                r#"<asset><model name="arm" file="models/mjcf29/attach_arm.xml" content_type="text/xml"/></asset>"#,
+                "",
+            ),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "keyframe of the attached model",
+            w(
+                r#"<asset><model name="m" file="models/mjcf29/attach_body.xml"/></asset>"#,
+                r#"<attach model="m" body="tail" prefix="a-"/>"#,
+            ),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "model without file",
+            w(r#"<asset><model name="m"/></asset>"#, ""),
+            ErrorKind::MissingAttribute,
+        ),
+    ];
+    for (what, xml, kind) in cases {
+        let e = diffmj::mjcf::load_str(&xml).expect_err(what);
+        assert_eq!(e.kind, kind, "{what}: {e}");
+        assert!(
+            e.line > 0 && !e.element.is_empty(),
+            "{what}: not positioned: {e}"
+        );
+    }
+}
+
+/// Model files that attach each other are refused (`IncludeCycle`, at the `<model>` that closes
+/// the cycle) instead of being read forever.
+#[test]
+fn attach_cycles_are_refused() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_cycle_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = |other: &str| {
+        format!(
+            r#"<mujoco><asset><model name="o" file="{other}"/></asset>
+               <worldbody><body name="b"><geom size="1"/></body></worldbody></mujoco>"#
+        )
+    };
+    std::fs::write(dir.join("a.xml"), model("b.xml")).unwrap();
+    std::fs::write(dir.join("b.xml"), model("a.xml")).unwrap();
+    std::fs::write(dir.join("c.xml"), model("c.xml")).unwrap();
+    for f in ["a.xml", "c.xml"] {
+        let e = diffmj::mjcf::load_file(dir.join(f)).expect_err(f);
+        assert_eq!(e.kind, diffmj::mjcf::ErrorKind::IncludeCycle, "{e}");
+        assert!(e.line > 0, "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

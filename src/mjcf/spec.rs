@@ -1022,6 +1022,8 @@ pub struct Spec {
     pub material_rgba: Vec<[f64; 4]>,
     /// Hfield asset names.
     pub hfields: Vec<String>,
+    /// Texture asset names (those of attached models prefixed).
+    pub textures: Vec<String>,
     /// The texts of the model files `<asset><model>` read (and of their includes): their
     /// elements' [`Loc::src`] count on from the document's sources.
     pub sources: Vec<Source>,
@@ -2487,7 +2489,7 @@ impl<'d> Reader<'d> {
         body_names(&self.spec.world, &mut bodies);
         for (loc, t) in &self.frame_targets {
             if !bodies.contains(t) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2502,7 +2504,7 @@ impl<'d> Reader<'d> {
         }
         for (loc, t) in &self.material_textures {
             if !self.textures.contains(t) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2517,7 +2519,7 @@ impl<'d> Reader<'d> {
         }
         for (loc, attr, file) in &self.texture_files {
             if let Err(message) = check_texture_file(&self.doc.dir, &self.spec.compiler, file) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2530,6 +2532,7 @@ impl<'d> Reader<'d> {
                 });
             }
         }
+        self.spec.textures = self.textures;
         Ok(self.spec)
     }
 
@@ -4015,6 +4018,7 @@ fn build_nested(doc: &Doc, model_stack: Vec<std::path::PathBuf>) -> Result<Spec,
             materials: Vec::new(),
             material_rgba: Vec::new(),
             hfields: Vec::new(),
+            textures: Vec::new(),
             sources: Vec::new(),
         },
     };

@@ -362,6 +362,14 @@ impl Reader<'_> {
             ));
         }
         let bname = a.s("body");
+        if bname.as_deref() == Some("world") {
+            // MuJoCo 4.0 then makes a body of the model's world body
+            return Err(unsupported(
+                &a,
+                "body",
+                "attaching the world body as a body",
+            ));
+        }
         if let Some(b) = &bname {
             if self.tree.has("body", &format!("{prefix}{b}")) {
                 return Err(a.err(
@@ -439,25 +447,63 @@ impl Reader<'_> {
         body.lights.extend(copy.lights);
         body.frame_names.extend(copy.frame_names);
         body.children.extend(copy.children);
-        // the model's assets, every one of them
+        // the model's assets, every one of them; MuJoCo 4.0 refuses a name repeated in a list
+        // when it copies the list (checked: attaching two bodies of one model with one prefix
+        // repeats its textures)
         let on = |v: &[String]| v.iter().map(|n| af.on(n)).collect::<Vec<_>>();
-        self.spec.materials.extend(on(&child.materials));
+        let repeated = |kind: &str, n: &str| {
+            a.err(
+                None,
+                ErrorKind::DuplicateName,
+                format!("repeated name '{n}' in {kind}"),
+            )
+        };
+        let dup = |old: &[String], new: &[String]| -> Option<String> {
+            new.iter()
+                .enumerate()
+                .find(|(i, n)| !n.is_empty() && (old.contains(n) || new[..*i].contains(n)))
+                .map(|(_, n)| n.clone())
+        };
+        let lists: [(&str, &mut Vec<String>, Vec<String>); 4] = [
+            ("mesh", &mut self.spec.meshes, on(&child.meshes)),
+            ("hfield", &mut self.spec.hfields, on(&child.hfields)),
+            ("texture", &mut self.textures, on(&child.textures)),
+            ("material", &mut self.spec.materials, on(&child.materials)),
+        ];
+        for (kind, list, new) in lists {
+            if let Some(n) = dup(list, &new) {
+                return Err(repeated(kind, &n));
+            }
+            list.extend(new);
+        }
         self.spec.material_rgba.extend(&child.material_rgba);
-        self.spec.meshes.extend(on(&child.meshes));
-        self.spec.hfields.extend(on(&child.hfields));
         self.copy_referencing(Some(&child), &af);
+        let s = &self.spec;
+        let names: [(&str, Vec<&String>); 6] = [
+            ("pair", s.pairs.iter().map(|x| &x.name).collect()),
+            ("exclude", s.excludes.iter().map(|x| &x.name).collect()),
+            ("tendon", s.tendons.iter().map(|x| &x.name).collect()),
+            ("equality", s.eqs.iter().map(|x| &x.name).collect()),
+            ("actuator", s.actuators.iter().map(|x| &x.name).collect()),
+            ("sensor", s.sensors.iter().map(|x| &x.name).collect()),
+        ];
+        for (kind, v) in names {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(n) = v.into_iter().find(|n| !n.is_empty() && !seen.insert(*n)) {
+                return Err(repeated(kind, n));
+            }
+        }
         self.spec.keys.extend(keys);
         self.replicated = true;
         Ok(())
     }
 
     /// Source `i` of this model: the document's, then those of the models it read.
-    fn source(&self, i: usize) -> &Source {
+    pub(super) fn source(&self, i: usize) -> &Source {
         let n = self.doc.sources.len();
-        if i < n {
-            &self.doc.sources[i]
-        } else {
-            &self.spec.sources[(i - n).min(self.spec.sources.len().saturating_sub(1))]
+        match self.spec.sources.get(i.saturating_sub(n)) {
+            Some(s) if i >= n => s,
+            _ => &self.doc.sources[i.min(n - 1)],
         }
     }
 }
