@@ -73,13 +73,9 @@ fn replicated_names_and_references_match_mujoco() {
             }
         }
         let fields = g["compiled"].as_object().unwrap();
-        worst = worst.max(mjcf_util::compare_fields(
-            &m,
-            fields,
-            xml,
-            1e-12,
-            &mut failures,
-        ));
+        let e = mjcf_util::compare_fields(&m, fields, xml, 1e-12, &mut failures);
+        eprintln!("{xml:55} worst field error {e:.3e}");
+        worst = worst.max(e);
     }
     eprintln!("{} models, worst field error {worst:.3e}", files.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
