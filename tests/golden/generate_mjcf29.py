@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Golden data for issue 29 (MJCF breadth: replicate, frame, actuatorgroupdisable) from MuJoCo 4.0.
+"""Golden data for issue 29 (MJCF breadth: replicate, frame, attach, actuatorgroupdisable) from
+MuJoCo 4.0.
 
 Usage: python3 tests/golden/generate_mjcf29.py [substring ...]
 
@@ -53,6 +54,10 @@ MODELS = [
     ("thirdparty/mujoco/replicate/tendon.xml", True, False),
     ("thirdparty/mujoco/replicate/leaves.xml", True, False),
     ("thirdparty/mujoco/replicate/active_adhesion.xml", True, False),
+    # MuJoCo's models that use <attach> and need no mesh file
+    ("thirdparty/mujoco/attach/ten_armature_1_compare.xml", True, True),
+    ("thirdparty/mujoco/attach/contact_subtree.xml", True, True),
+    ("thirdparty/mujoco/attach/22_humanoids.xml", True, False),
     ("thirdparty/mujoco/testdata/inertia.xml", True, False),
 ]
 

@@ -450,7 +450,7 @@ impl Reader<'_> {
         // the model's assets, every one of them; MuJoCo 4.0 refuses a name repeated in a list
         // when it copies the list (checked: attaching two bodies of one model with one prefix
         // repeats its textures)
-        let on = |v: &[String]| v.iter().map(|n| af.on(n)).collect::<Vec<_>>();
+        let on = |v: &[String]| v.iter().map(|n| af.name(n)).collect::<Vec<_>>();
         let repeated = |kind: &str, n: &str| {
             a.err(
                 None,
