@@ -2331,7 +2331,9 @@ impl<'d> Reader<'d> {
         )
     }
 
-    fn parse(mut self) -> R<Spec> {
+    /// Read the model: its typed description, its default classes and the name of its top
+    /// class.
+    fn parse(mut self) -> R<(Spec, HashMap<String, Class>, String)> {
         let root = &self.doc.root;
         if root.name != "mujoco" {
             return Err(self.err(
@@ -2533,7 +2535,7 @@ impl<'d> Reader<'d> {
             }
         }
         self.spec.textures = self.textures;
-        Ok(self.spec)
+        Ok((self.spec, self.classes, self.top_class))
     }
 
     fn skip_checked(&self, e: &Elem) -> R<()> {
@@ -3976,11 +3978,15 @@ pub fn fromto_frame(ft: &[f64; 6]) -> ([f64; 3], [f64; 4], f64) {
 
 /// Build the typed description of a parsed document.
 pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
-    build_nested(doc, Vec::new())
+    Ok(build_nested(doc, Vec::new())?.0)
 }
 
-/// [`build`] for a model read while the models at `model_stack` (canonical paths) are read.
-fn build_nested(doc: &Doc, model_stack: Vec<std::path::PathBuf>) -> Result<Spec, MjcfError> {
+/// [`build`] for a model read while the models at `model_stack` (canonical paths) are read:
+/// also its default classes and the name of its top class.
+fn build_nested(
+    doc: &Doc,
+    model_stack: Vec<std::path::PathBuf>,
+) -> Result<(Spec, HashMap<String, Class>, String), MjcfError> {
     let rd = Reader {
         models: Vec::new(),
         model_stack,

@@ -17,6 +17,9 @@
 //! - every name of the copy takes the prefix, and so do the references of its geoms and sites to
 //!   materials (meshes, height fields) and of its cameras and lights to their target bodies;
 //!   default classes are already resolved (the attaching frame's `childclass` does not apply);
+//!   once attached, the model's classes (but its top one) can be named in this model with the
+//!   prefix, their values read with this model's compiler settings and their asset names not
+//!   prefixed;
 //! - the model's assets, all of them, prefixed, at every attachment;
 //! - every contact pair, exclude, tendon, equality, actuator and sensor of the model (in that
 //!   order of lists) whose references resolve in this model with the prefix, as `<replicate>`
@@ -47,6 +50,9 @@ const MAX_MODEL_DEPTH: usize = 32;
 pub(super) struct ChildModel {
     name: String,
     spec: Spec,
+    /// Its default classes, and the name of its top class.
+    classes: HashMap<String, Class>,
+    top: String,
 }
 
 /// Apply `f` to every element location of `b`'s subtree, `b` included.
@@ -318,13 +324,18 @@ impl Reader<'_> {
             super::super::xml::parse(text, path.display().to_string(), &dir, Some(canon.clone()))?;
         let mut stack = self.model_stack.clone();
         stack.push(canon);
-        let mut spec = build_nested(&doc, stack)?;
+        let (mut spec, classes, top) = build_nested(&doc, stack)?;
         let off = self.doc.sources.len() + self.spec.sources.len();
         relocate(&mut spec, off);
         self.spec.sources.extend(doc.sources);
         self.spec.sources.append(&mut spec.sources);
         let name = a.s("name").unwrap_or_else(|| spec.name.clone());
-        self.models.push(ChildModel { name, spec });
+        self.models.push(ChildModel {
+            name,
+            spec,
+            classes,
+            top,
+        });
         Ok(())
     }
 
@@ -495,7 +506,38 @@ impl Reader<'_> {
         }
         self.spec.keys.extend(keys);
         self.replicated = true;
+        self.add_classes(i, &af);
         Ok(())
+    }
+
+    /// Make the default classes of model `i` available under prefixed names, as MuJoCo 4.0
+    /// does after an attachment (checked: a geom after the `<attach>` may take class
+    /// `a-link`). The model's top class keeps its name in MuJoCo (it is not one of this
+    /// model's classes): here it is kept under a name no attribute can hold, so that the
+    /// actuator shortcuts' parameter chain still reaches it. A name already taken keeps its
+    /// class.
+    fn add_classes(&mut self, i: usize, af: &Affix) {
+        let m = &self.models[i];
+        let hidden = format!("\0{}", af.on(&m.top));
+        let rename = |n: &str| {
+            if n == m.top {
+                hidden.clone()
+            } else {
+                af.on(n)
+            }
+        };
+        let new: Vec<(String, Class)> = m
+            .classes
+            .iter()
+            .map(|(n, c)| {
+                let mut c = c.clone();
+                c.parent = c.parent.as_deref().map(rename);
+                (rename(n), c)
+            })
+            .collect();
+        for (n, c) in new {
+            self.classes.entry(n).or_insert(c);
+        }
     }
 
     /// Source `i` of this model: the document's, then those of the models it read.
