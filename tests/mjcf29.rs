@@ -328,3 +328,36 @@ fn attach_cycles_are_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Attachments that would copy more than a million elements are refused with a positioned
+/// `Unsupported` error instead of exhausting memory (here 1100 copies of a 1000-body model).
+#[test]
+fn huge_attachments_are_refused_quickly() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_huge_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bodies: String = (0..1000)
+        .map(|i| format!(r#"<body name="b{i}"><geom size="1"/></body>"#))
+        .collect();
+    std::fs::write(
+        dir.join("child.xml"),
+        format!("<mujoco><worldbody>{bodies}</worldbody></mujoco>"),
+    )
+    .unwrap();
+    let attaches: String = (0..1100)
+        .map(|i| format!(r#"<attach model="c" prefix="p{i}-"/>"#))
+        .collect();
+    std::fs::write(
+        dir.join("parent.xml"),
+        format!(
+            r#"<mujoco><asset><model name="c" file="child.xml"/></asset>
+               <worldbody>{attaches}</worldbody></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let e = diffmj::mjcf::load_file(dir.join("parent.xml")).expect_err("refused");
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+    assert!(e.line > 0 && e.element.contains("attach"), "{e}");
+    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2225,6 +2225,8 @@ struct Reader<'d> {
     /// Whether a `<replicate>` or `<attach>` was expanded (contact name references are then
     /// rebuilt).
     replicated: bool,
+    /// Tree elements `<attach>` copied so far (bounded like replicate's copies).
+    attached: usize,
     /// The models `<asset><model>` read, in the order declared.
     models: Vec<attach::ChildModel>,
     /// Canonical paths of the model files being read, this one's last (a model attaching itself
@@ -3988,6 +3990,7 @@ fn build_nested(
     model_stack: Vec<std::path::PathBuf>,
 ) -> Result<(Spec, HashMap<String, Class>, String), MjcfError> {
     let rd = Reader {
+        attached: 0,
         models: Vec::new(),
         model_stack,
         conflict_policy: "warning",

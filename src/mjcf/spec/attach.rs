@@ -37,7 +37,7 @@
 //! not have its sizes, that have no name, that set `act` or plastic states, or that came from
 //! its own attachments; a compiler `conflict` policy other than `warning`.
 
-use super::replicate::{place, repeated_frame, Affix};
+use super::replicate::{place, repeated_frame, size, Affix, MAX_REPLICATED};
 use super::*;
 
 /// Deepest chain of models attaching models (a file attaching itself, directly or not, is
@@ -53,6 +53,8 @@ pub(super) struct ChildModel {
     /// Its default classes, and the name of its top class.
     classes: HashMap<String, Class>,
     top: String,
+    /// Canonical path of its file (a file declared again is read once).
+    path: std::path::PathBuf,
 }
 
 /// Apply `f` to every element location of `b`'s subtree, `b` included.
@@ -312,6 +314,18 @@ impl Reader<'_> {
                 ),
             ));
         }
+        if let Some(m) = self.models.iter().find(|m| m.path == canon) {
+            let name = a.s("name").unwrap_or_else(|| m.spec.name.clone());
+            let (spec, classes, top) = (m.spec.clone(), m.classes.clone(), m.top.clone());
+            self.models.push(ChildModel {
+                name,
+                spec,
+                classes,
+                top,
+                path: canon,
+            });
+            return Ok(());
+        }
         let text = super::super::xml::read_model_file(&path).map_err(|err| {
             a.err(
                 Some("file"),
@@ -324,7 +338,7 @@ impl Reader<'_> {
             super::super::xml::parse(text, path.display().to_string(), &dir, Some(canon.clone()))?;
         let mut stack = self.model_stack.clone();
         stack.push(canon);
-        let (mut spec, classes, top) = build_nested(&doc, stack)?;
+        let (mut spec, classes, top) = build_nested(&doc, stack.clone())?;
         let off = self.doc.sources.len() + self.spec.sources.len();
         relocate(&mut spec, off);
         self.spec.sources.extend(doc.sources);
@@ -335,6 +349,7 @@ impl Reader<'_> {
             spec,
             classes,
             top,
+            path: stack.pop().unwrap_or_default(),
         });
         Ok(())
     }
@@ -439,6 +454,17 @@ impl Reader<'_> {
             }
             None => child.world.clone(),
         };
+        self.attached += size(&copy).max(1);
+        if self.attached > MAX_REPLICATED {
+            return Err(a.err(
+                None,
+                ErrorKind::Unsupported,
+                format!(
+                    "attachments would copy more than {MAX_REPLICATED} elements; diffmj refuses \
+                     models this large"
+                ),
+            ));
+        }
         prefix_tree(&mut copy, &af, false);
         if !ctx.identity {
             place(&mut copy, &ctx.pos, &ctx.quat);
