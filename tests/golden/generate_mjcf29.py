@@ -154,6 +154,9 @@ def W(body, extra=''):
 DECISIONS.update({
     "attach_missing_model": W('<attach model="nope" body="upper" prefix="a-"/>'),
     "attach_missing_body": W('<attach model="arm" body="nope" prefix="a-"/>'),
+    "attach_empty_body": '<mujoco><asset><model name="m" file="models/thirdparty/mujoco/mjx/tendon/site_wrap.xml"/>'
+                         '</asset><worldbody><attach model="m" body="" prefix="a-"/></worldbody>'
+                         '</mujoco>',
     "attach_missing_prefix": W('<attach model="arm" body="upper"/>'),
     "attach_same_prefix_twice": W('<attach model="arm" body="upper" prefix="a-"/>'
                                   '<attach model="arm" body="upper" prefix="a-"/>'),

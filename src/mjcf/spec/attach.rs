@@ -157,7 +157,8 @@ fn targets(b: &BodyS, out: &mut Vec<(Loc, String)>) {
     }
 }
 
-/// The body named `name` in `b`'s subtree (preorder, `b` excluded).
+/// The first body named `name` in `b`'s subtree (preorder, `b` excluded; `""` finds the first
+/// unnamed body, as in MuJoCo 4.0).
 fn find_body<'b>(b: &'b BodyS, name: &str) -> Option<&'b BodyS> {
     b.children
         .iter()
@@ -396,7 +397,7 @@ impl Reader<'_> {
                 "attaching the world body as a body",
             ));
         }
-        if let Some(b) = &bname {
+        if let Some(b) = bname.as_ref().filter(|b| !b.is_empty()) {
             if self.tree.has("body", &format!("{prefix}{b}")) {
                 return Err(a.err(
                     Some("body"),
