@@ -2333,9 +2333,8 @@ impl<'d> Reader<'d> {
         )
     }
 
-    /// Read the model: its typed description, its default classes and the name of its top
-    /// class.
-    fn parse(mut self) -> R<(Spec, HashMap<String, Class>, String)> {
+    /// Read the model: its typed description and its default classes.
+    fn parse(mut self) -> R<(Spec, HashMap<String, Class>)> {
         let root = &self.doc.root;
         if root.name != "mujoco" {
             return Err(self.err(
@@ -2537,7 +2536,7 @@ impl<'d> Reader<'d> {
             }
         }
         self.spec.textures = self.textures;
-        Ok((self.spec, self.classes, self.top_class))
+        Ok((self.spec, self.classes))
     }
 
     fn skip_checked(&self, e: &Elem) -> R<()> {
@@ -3984,11 +3983,11 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
 }
 
 /// [`build`] for a model read while the models at `model_stack` (canonical paths) are read:
-/// also its default classes and the name of its top class.
+/// also its default classes.
 fn build_nested(
     doc: &Doc,
     model_stack: Vec<std::path::PathBuf>,
-) -> Result<(Spec, HashMap<String, Class>, String), MjcfError> {
+) -> Result<(Spec, HashMap<String, Class>), MjcfError> {
     let rd = Reader {
         attached: 0,
         models: Vec::new(),

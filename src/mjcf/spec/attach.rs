@@ -17,9 +17,9 @@
 //! - every name of the copy takes the prefix, and so do the references of its geoms and sites to
 //!   materials (meshes, height fields) and of its cameras and lights to their target bodies;
 //!   default classes are already resolved (the attaching frame's `childclass` does not apply);
-//!   once attached, the model's classes (but its top one) can be named in this model with the
-//!   prefix, their values read with this model's compiler settings and their asset names not
-//!   prefixed;
+//!   once attached, the model's classes (its top one `main` too) can be named in this model
+//!   with the prefix, their values read with this model's compiler settings and their asset
+//!   names not prefixed;
 //! - the model's assets, all of them, prefixed, at every attachment;
 //! - every contact pair, exclude, tendon, equality, actuator and sensor of the model (in that
 //!   order of lists) whose references resolve in this model with the prefix, as `<replicate>`
@@ -50,9 +50,8 @@ const MAX_MODEL_DEPTH: usize = 32;
 pub(super) struct ChildModel {
     name: String,
     spec: Spec,
-    /// Its default classes, and the name of its top class.
+    /// Its default classes.
     classes: HashMap<String, Class>,
-    top: String,
     /// Canonical path of its file (a file declared again is read once).
     path: std::path::PathBuf,
 }
@@ -317,12 +316,11 @@ impl Reader<'_> {
         }
         if let Some(m) = self.models.iter().find(|m| m.path == canon) {
             let name = a.s("name").unwrap_or_else(|| m.spec.name.clone());
-            let (spec, classes, top) = (m.spec.clone(), m.classes.clone(), m.top.clone());
+            let (spec, classes) = (m.spec.clone(), m.classes.clone());
             self.models.push(ChildModel {
                 name,
                 spec,
                 classes,
-                top,
                 path: canon,
             });
             return Ok(());
@@ -339,7 +337,7 @@ impl Reader<'_> {
             super::super::xml::parse(text, path.display().to_string(), &dir, Some(canon.clone()))?;
         let mut stack = self.model_stack.clone();
         stack.push(canon);
-        let (mut spec, classes, top) = build_nested(&doc, stack.clone())?;
+        let (mut spec, classes) = build_nested(&doc, stack.clone())?;
         let off = self.doc.sources.len() + self.spec.sources.len();
         relocate(&mut spec, off);
         self.spec.sources.extend(doc.sources);
@@ -349,7 +347,6 @@ impl Reader<'_> {
             name,
             spec,
             classes,
-            top,
             path: stack.pop().unwrap_or_default(),
         });
         Ok(())
@@ -538,28 +535,17 @@ impl Reader<'_> {
     }
 
     /// Make the default classes of model `i` available under prefixed names, as MuJoCo 4.0
-    /// does after an attachment (checked: a geom after the `<attach>` may take class
-    /// `a-link`). The model's top class keeps its name in MuJoCo (it is not one of this
-    /// model's classes): here it is kept under a name no attribute can hold, so that the
-    /// actuator shortcuts' parameter chain still reaches it. A name already taken keeps its
-    /// class.
+    /// does after an attachment (checked: a geom after the `<attach>` may take class `a-link`,
+    /// or `a-main`, the model's top class). A name already taken keeps its class.
     fn add_classes(&mut self, i: usize, af: &Affix) {
         let m = &self.models[i];
-        let hidden = format!("\0{}", af.on(&m.top));
-        let rename = |n: &str| {
-            if n == m.top {
-                hidden.clone()
-            } else {
-                af.on(n)
-            }
-        };
         let new: Vec<(String, Class)> = m
             .classes
             .iter()
             .map(|(n, c)| {
                 let mut c = c.clone();
-                c.parent = c.parent.as_deref().map(rename);
-                (rename(n), c)
+                c.parent = c.parent.as_deref().map(|p| af.on(p));
+                (af.on(n), c)
             })
             .collect();
         for (n, c) in new {
