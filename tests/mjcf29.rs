@@ -361,3 +361,35 @@ fn huge_attachments_are_refused_quickly() {
     assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Attachments whose reading would take quadratic time (each copies a model whose clocks are
+/// copied along and grow the lists every later attachment reads) are refused quickly too.
+#[test]
+fn attachments_growing_lists_are_refused_quickly() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_lists_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let clocks = "<clock/>".repeat(2000);
+    std::fs::write(
+        dir.join("child.xml"),
+        format!(
+            r#"<mujoco><worldbody><body name="b"/></worldbody><sensor>{clocks}</sensor></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let attaches: String = (0..20000)
+        .map(|i| format!(r#"<attach model="c" body="b" prefix="p{i}-"/>"#))
+        .collect();
+    std::fs::write(
+        dir.join("parent.xml"),
+        format!(
+            r#"<mujoco><asset><model name="c" file="child.xml"/></asset>
+               <worldbody>{attaches}</worldbody></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let e = diffmj::mjcf::load_file(dir.join("parent.xml")).expect_err("refused");
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2227,6 +2227,8 @@ struct Reader<'d> {
     replicated: bool,
     /// Tree elements `<attach>` copied so far (bounded like replicate's copies).
     attached: usize,
+    /// Work of the attachments so far (see `attach::MAX_ATTACH_WORK`).
+    attach_work: usize,
     /// The models `<asset><model>` read, in the order declared.
     models: Vec<attach::ChildModel>,
     /// Canonical paths of the model files being read, this one's last (a model attaching itself
@@ -3990,6 +3992,7 @@ fn build_nested(
 ) -> Result<(Spec, HashMap<String, Class>), MjcfError> {
     let rd = Reader {
         attached: 0,
+        attach_work: 0,
         models: Vec::new(),
         model_stack,
         conflict_policy: "warning",

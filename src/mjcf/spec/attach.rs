@@ -40,6 +40,25 @@
 use super::replicate::{place, repeated_frame, size, Affix, MAX_REPLICATED};
 use super::*;
 
+/// Bound on the work of all attachments of a model: the elements they copy plus, per
+/// attachment, the length of the lists it checks names against (MuJoCo would copy on).
+const MAX_ATTACH_WORK: usize = 1 << 28;
+
+/// Elements of a model's lists (what an attachment of it reads besides its tree).
+fn child_size(s: &Spec) -> usize {
+    s.pairs.len()
+        + s.excludes.len()
+        + s.tendons.len()
+        + s.eqs.len()
+        + s.actuators.len()
+        + s.sensors.len()
+        + s.keys.len()
+        + s.materials.len()
+        + s.meshes.len()
+        + s.hfields.len()
+        + s.textures.len()
+}
+
 /// Deepest chain of models attaching models (a file attaching itself, directly or not, is
 /// refused before).
 const MAX_MODEL_DEPTH: usize = 32;
@@ -452,15 +471,31 @@ impl Reader<'_> {
             }
             None => child.world.clone(),
         };
-        self.attached += size(&copy).max(1);
-        if self.attached > MAX_REPLICATED {
+        // each attachment costs a pass over this model's lists (name checks, references): the
+        // copies and the passes together are bounded, so that no text makes the reader work
+        // for hours
+        let sp = &self.spec;
+        let lists = sp.pairs.len()
+            + sp.excludes.len()
+            + sp.tendons.len()
+            + sp.eqs.len()
+            + sp.actuators.len()
+            + sp.sensors.len()
+            + sp.materials.len()
+            + sp.meshes.len()
+            + sp.hfields.len()
+            + self.textures.len();
+        let copied = size(&copy).max(1);
+        self.attached = self.attached.saturating_add(copied);
+        self.attach_work = self
+            .attach_work
+            .saturating_add(copied + size(&child.world) + child_size(&child) + lists);
+        if self.attached > MAX_REPLICATED || self.attach_work > MAX_ATTACH_WORK {
             return Err(a.err(
                 None,
                 ErrorKind::Unsupported,
-                format!(
-                    "attachments would copy more than {MAX_REPLICATED} elements; diffmj refuses \
-                     models this large"
-                ),
+                "attachments would copy too many elements (more than a million, or a million \
+                 times the model's lists); diffmj refuses models this large",
             ));
         }
         prefix_tree(&mut copy, &af, false);
@@ -494,10 +529,10 @@ impl Reader<'_> {
             )
         };
         let dup = |old: &[String], new: &[String]| -> Option<String> {
+            let mut seen: std::collections::HashSet<&String> = old.iter().collect();
             new.iter()
-                .enumerate()
-                .find(|(i, n)| !n.is_empty() && (old.contains(n) || new[..*i].contains(n)))
-                .map(|(_, n)| n.clone())
+                .find(|n| !n.is_empty() && !seen.insert(n))
+                .cloned()
         };
         let lists: [(&str, &mut Vec<String>, Vec<String>); 4] = [
             ("mesh", &mut self.spec.meshes, on(&child.meshes)),

@@ -27,6 +27,7 @@
 //! an `<inertial>` there belongs to the temporary body and is dropped with it.
 
 use super::*;
+use std::collections::HashSet;
 
 /// Most elements a model's replicates may create (copies in the tree and copied referencing
 /// elements together); beyond it the model is refused instead of exhausting memory (MuJoCo
@@ -207,8 +208,8 @@ type Lookup<'a> = dyn Fn(&str, &str) -> bool + 'a;
 
 fn lookup<'a>(
     tree: &'a TreeNames,
-    tendons: &'a [String],
-    actuators: &'a [String],
+    tendons: &'a HashSet<String>,
+    actuators: &'a HashSet<String>,
 ) -> impl Fn(&str, &str) -> bool + 'a {
     move |kind: &str, name: &str| {
         if name.is_empty() {
@@ -217,8 +218,8 @@ fn lookup<'a>(
         match kind {
             "body" | "xbody" => tree.has("body", name),
             "joint" | "geom" | "site" | "camera" | "light" => tree.has(kind, name),
-            "tendon" => tendons.iter().any(|t| t == name),
-            "actuator" => actuators.iter().any(|t| t == name),
+            "tendon" => tendons.contains(name),
+            "actuator" => actuators.contains(name),
             _ => false,
         }
     }
@@ -355,7 +356,7 @@ fn copy_sensor(x: &SensorS, af: &Affix, f: &Lookup) -> Option<SensorS> {
 }
 
 impl Reader<'_> {
-    fn names_of(&self) -> (Vec<String>, Vec<String>) {
+    fn names_of(&self) -> (HashSet<String>, HashSet<String>) {
         (
             self.spec.tendons.iter().map(|t| t.name.clone()).collect(),
             self.spec.actuators.iter().map(|a| a.name.clone()).collect(),
