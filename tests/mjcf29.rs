@@ -240,8 +240,7 @@ fn replicated_sensors_read_as_mujoco() {
 
 /// Forms of `<attach>` that diffmj refuses rather than approximates, each with a positioned
 /// error: attaching without a model (MuJoCo 4.0's self-attach), a frame, the world body as a
-/// body, under a compiler `conflict` policy other than `warning`, a model with a
-/// `content_type`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
+/// body, under a compiler `conflict` policy other than `warning`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
 /// another keyframe) or came from its own attachments; and a `<model>` without `file` (MuJoCo
 /// 4.0 throws an unknown exception).
 #[test]
@@ -271,14 +270,6 @@ fn attach_forms_refused_with_position() {
             w(
                 &format!(r#"<compiler conflict="merge"/>{arm}"#),
                 r#"<attach model="arm" body="upper" prefix="a-"/>"#,
-            ),
-            ErrorKind::Unsupported,
-        ),
-        (
-            "content type",
-            w(
-                r#"<asset><model name="arm" file="models/mjcf29/attach_arm.xml" content_type="text/xml"/></asset>"#,
-                "",
             ),
             ErrorKind::Unsupported,
         ),

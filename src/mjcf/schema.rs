@@ -2080,6 +2080,12 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("skin-bone", "*", RENDER),
     ("asset-texture", "*", RENDER),
     ("asset-material", "*", RENDER),
+    (
+        "asset-model",
+        "content_type",
+        "MuJoCo 4.0 reads the file as MJCF whatever the content type (checked: text/usd, \
+         application/mjb, foo)",
+    ),
     ("material-layer", "*", RENDER),
     ("default-mesh", "*", "mesh data: mesh geoms are refused"),
     ("default-texture", "*", RENDER),

@@ -206,6 +206,9 @@ DECISIONS.update({
                                       '<framepos objtype="site" objname="a-tip"/></sensor>'),
     "attach_parent_refers_to_missing": W('<attach model="arm" body="lower" prefix="a-"/>',
                                          '<actuator><motor joint="a-shoulder"/></actuator>'),
+    "attach_content_type": '<mujoco><asset><model name="m" file="models/mjcf29/attach_finger.xml" '
+                           'content_type="text/usd"/></asset><worldbody><attach model="m" '
+                           'body="finger" prefix="a-"/></worldbody></mujoco>',
     "attach_model_unused": '<mujoco><asset><model name="m" file="models/mjcf29/attach_body.xml"/>'
                            '</asset></mujoco>',
     "attach_nkey": W('<attach model="arm" body="upper" prefix="a-"/>',

@@ -33,7 +33,7 @@
 //!   model's.
 //!
 //! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach) or
-//! with `frame`; a non-empty `content_type`; keyframes of the attached model whose vectors do
+//! with `frame` or naming the world body; keyframes of the attached model whose vectors do
 //! not have its sizes, that have no name, that set `act` or plastic states, or that came from
 //! its own attachments; a compiler `conflict` policy other than `warning`.
 
@@ -317,9 +317,6 @@ impl Reader<'_> {
                 "required attribute missing",
             ));
         };
-        if a.s("content_type").is_some_and(|c| !c.is_empty()) {
-            return Err(unsupported(&a, "content_type", "a model's content_type"));
-        }
         // MuJoCo 4.0: the file is found in the directory of the model being read
         let path = self.doc.dir.join(&file);
         let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
