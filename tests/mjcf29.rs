@@ -1,4 +1,4 @@
-//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>` and `actuatorgroupdisable` against MuJoCo
+//! Issue 29 (MJCF breadth): `<replicate>`, `<frame>`, `<attach>` and `actuatorgroupdisable` against MuJoCo
 //! 4.0, from `tests/golden/mjcf29/` (written by `tests/golden/generate_mjcf29.py`; the models'
 //! dynamics are checked by `tests/conformance.rs` and `tests/mjcf_golden.rs` from the
 //! `tests/golden/mjcf29_*.json` files the same script writes).
@@ -73,13 +73,9 @@ fn replicated_names_and_references_match_mujoco() {
             }
         }
         let fields = g["compiled"].as_object().unwrap();
-        worst = worst.max(mjcf_util::compare_fields(
-            &m,
-            fields,
-            xml,
-            1e-12,
-            &mut failures,
-        ));
+        let e = mjcf_util::compare_fields(&m, fields, xml, 1e-12, &mut failures);
+        eprintln!("{xml:55} worst field error {e:.3e}");
+        worst = worst.max(e);
     }
     eprintln!("{} models, worst field error {worst:.3e}", files.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -240,4 +236,151 @@ fn replicated_sensors_read_as_mujoco() {
     eprintln!("{checked} states, worst sensordata error {worst:.3e}");
     assert!(checked >= 20, "golden sensordata missing");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Forms of `<attach>` that diffmj refuses rather than approximates, each with a positioned
+/// error: attaching without a model (MuJoCo 4.0's self-attach), a frame, the world body as a
+/// body, under a compiler `conflict` policy other than `warning`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
+/// another keyframe) or came from its own attachments; and a `<model>` without `file` (MuJoCo
+/// 4.0 throws an unknown exception).
+#[test]
+fn attach_forms_refused_with_position() {
+    use diffmj::mjcf::ErrorKind;
+    let arm = r#"<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/></asset>"#;
+    let w =
+        |head: &str, body: &str| format!("<mujoco>{head}<worldbody>{body}</worldbody></mujoco>");
+    let cases = [
+        (
+            "self-attach",
+            w("", r#"<body name="b"/><attach body="b" prefix="q"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "frame",
+            w(arm, r#"<attach model="arm" frame="mount" prefix="a-"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "world body",
+            w(arm, r#"<attach model="arm" body="world" prefix="a-"/>"#),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "conflict policy",
+            w(
+                &format!(r#"<compiler conflict="merge"/>{arm}"#),
+                r#"<attach model="arm" body="upper" prefix="a-"/>"#,
+            ),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "keyframe of the attached model",
+            w(
+                r#"<asset><model name="m" file="models/mjcf29/attach_body.xml"/></asset>"#,
+                r#"<attach model="m" body="tail" prefix="a-"/>"#,
+            ),
+            ErrorKind::Unsupported,
+        ),
+        (
+            "model without file",
+            w(r#"<asset><model name="m"/></asset>"#, ""),
+            ErrorKind::MissingAttribute,
+        ),
+    ];
+    for (what, xml, kind) in cases {
+        let e = diffmj::mjcf::load_str(&xml).expect_err(what);
+        assert_eq!(e.kind, kind, "{what}: {e}");
+        assert!(
+            e.line > 0 && !e.element.is_empty(),
+            "{what}: not positioned: {e}"
+        );
+    }
+}
+
+/// Model files that attach each other are refused (`IncludeCycle`, at the `<model>` that closes
+/// the cycle) instead of being read forever.
+#[test]
+fn attach_cycles_are_refused() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_cycle_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = |other: &str| {
+        format!(
+            r#"<mujoco><asset><model name="o" file="{other}"/></asset>
+               <worldbody><body name="b"><geom size="1"/></body></worldbody></mujoco>"#
+        )
+    };
+    std::fs::write(dir.join("a.xml"), model("b.xml")).unwrap();
+    std::fs::write(dir.join("b.xml"), model("a.xml")).unwrap();
+    std::fs::write(dir.join("c.xml"), model("c.xml")).unwrap();
+    for f in ["a.xml", "c.xml"] {
+        let e = diffmj::mjcf::load_file(dir.join(f)).expect_err(f);
+        assert_eq!(e.kind, diffmj::mjcf::ErrorKind::IncludeCycle, "{e}");
+        assert!(e.line > 0, "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Attachments that would copy more than a million elements are refused with a positioned
+/// `Unsupported` error instead of exhausting memory (here 1100 copies of a 1000-body model).
+#[test]
+fn huge_attachments_are_refused_quickly() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_huge_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bodies: String = (0..1000)
+        .map(|i| format!(r#"<body name="b{i}"><geom size="1"/></body>"#))
+        .collect();
+    std::fs::write(
+        dir.join("child.xml"),
+        format!("<mujoco><worldbody>{bodies}</worldbody></mujoco>"),
+    )
+    .unwrap();
+    let attaches: String = (0..1100)
+        .map(|i| format!(r#"<attach model="c" prefix="p{i}-"/>"#))
+        .collect();
+    std::fs::write(
+        dir.join("parent.xml"),
+        format!(
+            r#"<mujoco><asset><model name="c" file="child.xml"/></asset>
+               <worldbody>{attaches}</worldbody></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let e = diffmj::mjcf::load_file(dir.join("parent.xml")).expect_err("refused");
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+    assert!(e.line > 0 && e.element.contains("attach"), "{e}");
+    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Attachments whose reading would take quadratic time (each copies a model whose clocks are
+/// copied along and grow the lists every later attachment reads) are refused quickly too.
+#[test]
+fn attachments_growing_lists_are_refused_quickly() {
+    let dir = std::env::temp_dir().join(format!("diffmj_attach_lists_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let clocks = "<clock/>".repeat(2000);
+    std::fs::write(
+        dir.join("child.xml"),
+        format!(
+            r#"<mujoco><worldbody><body name="b"/></worldbody><sensor>{clocks}</sensor></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let attaches: String = (0..20000)
+        .map(|i| format!(r#"<attach model="c" body="b" prefix="p{i}-"/>"#))
+        .collect();
+    std::fs::write(
+        dir.join("parent.xml"),
+        format!(
+            r#"<mujoco><asset><model name="c" file="child.xml"/></asset>
+               <worldbody>{attaches}</worldbody></mujoco>"#
+        ),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let e = diffmj::mjcf::load_file(dir.join("parent.xml")).expect_err("refused");
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+    assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
 }

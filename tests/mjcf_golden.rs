@@ -27,7 +27,9 @@ fn golden_compiled_fields() {
         if let Some(s) = j["sizes"].as_object() {
             all.extend(s.clone());
         }
-        worst = worst.max(mjcf_util::compare_fields(&m, &all, xml, tol, &mut failures));
+        let e = mjcf_util::compare_fields(&m, &all, xml, tol, &mut failures);
+        eprintln!("{xml:55} worst error {e:.3e}");
+        worst = worst.max(e);
     }
     eprintln!(
         "checked {} golden models, worst error {worst:.3e}",

@@ -18,8 +18,10 @@ pub use error::{ErrorKind, MjcfError};
 use crate::model::Model;
 use std::path::Path;
 
-fn finish(doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
+fn finish(mut doc: xml::Doc) -> Result<Model<f64>, MjcfError> {
     let spec = spec::build(&doc)?;
+    // the files of attached models: their elements' locations count on from the document's
+    doc.sources.extend(spec.sources.iter().cloned());
     let mut m = compile::compile(&doc, &spec)?;
     crate::engine::setconst::compile_constants(&mut m).map_err(|e| {
         // positioned at the actuator whose length range failed (actuators compile in order)

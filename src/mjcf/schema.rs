@@ -2049,11 +2049,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("compiler", "savecompiled", SAVE),
     ("compiler", "savecanonical", SAVE),
     ("compiler", "passthrough", SAVE),
-    (
-        "compiler",
-        "conflict",
-        "name conflicts of <attach>, which is refused",
-    ),
     // sizes
     ("size", "njmax", ARENA),
     ("size", "nconmax", ARENA),
@@ -2085,8 +2080,13 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("skin-bone", "*", RENDER),
     ("asset-texture", "*", RENDER),
     ("asset-material", "*", RENDER),
+    (
+        "asset-model",
+        "content_type",
+        "MuJoCo 4.0 reads the file as MJCF whatever the content type (checked: text/usd, \
+         application/mjb, foo)",
+    ),
     ("material-layer", "*", RENDER),
-    ("asset-model", "*", "models for <attach>, which is refused"),
     ("default-mesh", "*", "mesh data: mesh geoms are refused"),
     ("default-texture", "*", RENDER),
     ("default-material", "*", RENDER),
@@ -2134,7 +2134,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("*-dcmotor", "*", REFUSED),
     ("actuator-plugin", "*", REFUSED),
     // elements refused as a whole
-    ("body-attach", "*", REFUSED),
     ("body-plugin", "*", REFUSED),
     ("geom-plugin", "*", REFUSED),
     ("body-flexcomp", "*", REFUSED),

@@ -33,6 +33,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
   <worldbody>
     <geom name="g0" size="1"/>
     <site name="s0"/>
+    <attach model="mo" body="cb" prefix="x-"/>
     <camera/>
     <light/>
     <frame childclass="c"><site/></frame>
@@ -142,6 +143,12 @@ fn looked_up() -> BTreeMap<String, BTreeSet<String>> {
     w.write_image_data(&[128]).expect("PNG data");
     w.finish().expect("PNG end");
     std::fs::write(dir.join("t.png"), &png).expect("fixture texture written");
+    // the fixtures' attached model
+    std::fs::write(
+        dir.join("m.xml"),
+        r#"<mujoco><worldbody><body name="cb"><geom size="1"/></body></worldbody></mujoco>"#,
+    )
+    .expect("fixture model written");
     for xml in FIXTURES {
         lookups::start();
         let doc = crate::mjcf::xml::parse(xml.to_string(), "<fixture>".into(), &dir, None)

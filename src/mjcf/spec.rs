@@ -12,12 +12,13 @@
 use super::attr::{Tri, A, R};
 use super::error::{ErrorKind, MjcfError};
 use super::schema;
-use super::xml::{describe, Doc, Elem};
+use super::xml::{describe, Doc, Elem, Source};
 use crate::math::{axis_angle_quat, cross, quat_mul, quat_normalize, quat_rotate};
 use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Options, Solver};
 use std::collections::HashMap;
 use std::f64::consts::PI;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The attributes of `<texture>` that name image files.
 const TEXTURE_FILES: [&str; 7] = [
@@ -71,6 +72,7 @@ fn check_texture_file(dir: &Path, c: &Compiler, file: &str) -> Result<(), String
     Ok(())
 }
 
+mod attach;
 mod replicate;
 
 /// Where an element was written (for errors raised by the compiler).
@@ -202,6 +204,12 @@ pub struct JointS {
     /// A free joint's `align` (only `<freejoint>` takes it; `auto` follows the compiler's
     /// `alignfree`).
     pub align: Tri,
+    /// The compiler settings of the model this element was read from, when it came from a
+    /// model attached with `<attach>` (`None`: this model's): MuJoCo 4.0 compiles an attached
+    /// element with its own model's angle units, limits and inertia settings.
+    pub compiler: Option<Arc<Compiler>>,
+    /// Values the keyframes of an attached model give this element (see [`KeyVal`]).
+    pub keyvals: Vec<KeyVal>,
     /// Where written.
     pub loc: Loc,
 }
@@ -238,6 +246,8 @@ impl Default for JointS {
             springdamper: [0.0; 2],
             springyield: 0.0,
             align: Tri::Auto,
+            compiler: None,
+            keyvals: Vec::new(),
             loc: Loc::default(),
         }
     }
@@ -418,6 +428,8 @@ pub struct FrameObjS {
     pub quat: [f64; 4],
     /// Direction (lights).
     pub dir: [f64; 3],
+    /// `target` body (empty: none), resolved once every body is read.
+    pub target: String,
     /// Where written.
     pub loc: Loc,
 }
@@ -429,6 +441,7 @@ impl Default for FrameObjS {
             pos: [0.0; 3],
             quat: [1.0, 0.0, 0.0, 0.0],
             dir: [0.0, 0.0, -1.0],
+            target: String::new(),
             loc: Loc::default(),
         }
     }
@@ -525,6 +538,11 @@ pub struct ActS {
     pub inheritrange: f64,
     /// Transmission.
     pub trn: TrnS,
+    /// The compiler settings of the model this element was read from, when it came from a
+    /// model attached with `<attach>` (`None`: this model's).
+    pub compiler: Option<Arc<Compiler>>,
+    /// Values the keyframes of an attached model give this actuator (`ctrl`, see [`KeyVal`]).
+    pub keyvals: Vec<KeyVal>,
     /// Where written.
     pub loc: Loc,
 }
@@ -565,6 +583,8 @@ impl Default for ActS {
             actdim: -1,
             inheritrange: 0.0,
             trn: TrnS::default(),
+            compiler: None,
+            keyvals: Vec::new(),
             loc: Loc::default(),
         }
     }
@@ -630,6 +650,10 @@ pub struct TendonS {
     pub width: f64,
     /// Wraps.
     pub wraps: Vec<WrapS>,
+    /// The compiler settings of the model this element was read from, when it came from a
+    /// model attached with `<attach>` (`None`: this model's): MuJoCo 4.0 compiles an attached
+    /// element with its own model's angle units, limits and inertia settings.
+    pub compiler: Option<Arc<Compiler>>,
     /// Where written.
     pub loc: Loc,
 }
@@ -658,6 +682,7 @@ impl Default for TendonS {
             springyield: 0.0,
             width: 0.003,
             wraps: Vec::new(),
+            compiler: None,
             loc: Loc::default(),
         }
     }
@@ -825,8 +850,31 @@ pub struct BodyS {
     /// Names of the `<frame>`s folded into this body (mjModel keeps no frames; MuJoCo 4.0
     /// still refuses two frames of one name, and `<replicate>` suffixes them).
     pub frame_names: Vec<String>,
+    /// The position and orientation as written, in the `<frame>` (or `<replicate>` copy) that
+    /// moved the body, when one did: `<attach>` takes a body without its enclosing frame.
+    pub unframed: Option<([f64; 3], [f64; 4])>,
+    /// The compiler settings of the model this element was read from, when it came from a
+    /// model attached with `<attach>` (`None`: this model's): MuJoCo 4.0 compiles an attached
+    /// element with its own model's angle units, limits and inertia settings.
+    pub compiler: Option<Arc<Compiler>>,
+    /// Values the keyframes of an attached model give this (mocap) body: `mpos` and `mquat`.
+    pub keyvals: Vec<KeyVal>,
     /// Where written.
     pub loc: Loc,
+}
+
+/// What one keyframe of an attached model gives one element: MuJoCo 4.0 keeps an attached
+/// model's keyframes as values on its joints (`qpos`, `qvel`), actuators (`ctrl`) and mocap
+/// bodies (`mpos`, `mquat`) and builds the keyframe at compile time, every other element taking
+/// its default.
+#[derive(Clone, Debug, Default)]
+pub struct KeyVal {
+    /// Keyframe name (prefixed).
+    pub key: String,
+    /// `qpos` of a joint, `ctrl` of an actuator, `mpos` of a mocap body (empty: not given).
+    pub a: Vec<f64>,
+    /// `qvel` of a joint, `mquat` of a mocap body (empty: not given).
+    pub b: Vec<f64>,
 }
 
 /// Keyframe as written.
@@ -850,6 +898,8 @@ pub struct KeyS {
     pub mquat: Option<Vec<f64>>,
     /// Plastic states (MuJoCo 4.0; diffmj's models have none: springyield is refused).
     pub plastic: Option<Vec<f64>>,
+    /// A keyframe of an attached model: its values are on the elements ([`KeyVal`]).
+    pub attached: bool,
     /// Where written.
     pub loc: Loc,
 }
@@ -975,6 +1025,11 @@ pub struct Spec {
     pub material_rgba: Vec<[f64; 4]>,
     /// Hfield asset names.
     pub hfields: Vec<String>,
+    /// Texture asset names (those of attached models prefixed).
+    pub textures: Vec<String>,
+    /// The texts of the model files `<asset><model>` read (and of their includes): their
+    /// elements' [`Loc::src`] count on from the document's sources.
+    pub sources: Vec<Source>,
 }
 
 /// Default mjOption values of MuJoCo 4.0.
@@ -2189,8 +2244,21 @@ struct Reader<'d> {
     /// Names of the bodies, joints, geoms, sites, cameras and lights read so far (what
     /// `<replicate>` resolves the references of the elements it copies against).
     tree: replicate::TreeNames,
-    /// Whether a `<replicate>` was expanded (contact name references are then rebuilt).
+    /// Whether a `<replicate>` or `<attach>` was expanded (contact name references are then
+    /// rebuilt).
     replicated: bool,
+    /// Tree elements `<attach>` copied so far (bounded like replicate's copies).
+    attached: usize,
+    /// Work of the attachments so far (see `attach::MAX_ATTACH_WORK`).
+    attach_work: usize,
+    /// The models `<asset><model>` read, in the order declared.
+    models: Vec<attach::ChildModel>,
+    /// Canonical paths of the model files being read, this one's last (a model attaching itself
+    /// is refused).
+    model_stack: Vec<std::path::PathBuf>,
+    /// The compiler's `conflict` policy for `<attach>` (`warning`, MuJoCo's default, keeps this
+    /// model's global settings).
+    conflict_policy: &'static str,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -2292,7 +2360,8 @@ impl<'d> Reader<'d> {
         )
     }
 
-    fn parse(mut self) -> R<Spec> {
+    /// Read the model: its typed description and its default classes.
+    fn parse(mut self) -> R<(Spec, HashMap<String, Class>)> {
         let root = &self.doc.root;
         if root.name != "mujoco" {
             return Err(self.err(
@@ -2455,7 +2524,7 @@ impl<'d> Reader<'d> {
         body_names(&self.spec.world, &mut bodies);
         for (loc, t) in &self.frame_targets {
             if !bodies.contains(t) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2470,7 +2539,7 @@ impl<'d> Reader<'d> {
         }
         for (loc, t) in &self.material_textures {
             if !self.textures.contains(t) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2485,7 +2554,7 @@ impl<'d> Reader<'d> {
         }
         for (loc, attr, file) in &self.texture_files {
             if let Err(message) = check_texture_file(&self.doc.dir, &self.spec.compiler, file) {
-                let src = &self.doc.sources[loc.src];
+                let src = self.source(loc.src);
                 let (line, column) = src.line_col(loc.pos);
                 return Err(MjcfError {
                     file: src.name.clone(),
@@ -2498,7 +2567,8 @@ impl<'d> Reader<'d> {
                 });
             }
         }
-        Ok(self.spec)
+        self.spec.textures = self.textures;
+        Ok((self.spec, self.classes))
     }
 
     /// A body tree MuJoCo 4.0 validates by its schema but does not read (see `parse`): the
@@ -2604,6 +2674,16 @@ impl<'d> Reader<'d> {
         }
         if let Some(b) = a.bool("strippath")? {
             c.strippath = b;
+        }
+        if let Some(p) = a.kw(
+            "conflict",
+            &[
+                ("warning", "warning"),
+                ("merge", "merge"),
+                ("error", "error"),
+            ],
+        )? {
+            self.conflict_policy = p;
         }
         for ch in &e.children {
             if ch.name != "lengthrange" {
@@ -2790,6 +2870,10 @@ impl<'d> Reader<'d> {
             let a = self.a(ch);
             allowed(&a, &key)?;
             check_typed(&a)?;
+            if ch.name == "model" {
+                self.load_model(ch)?;
+                continue;
+            }
             if ch.name == "texture" {
                 // MuJoCo 4.0 refuses a builtin texture without a positive width, and a 2d one
                 // without a positive height ("Invalid width of builtin texture"); a skybox's
@@ -3077,7 +3161,8 @@ impl<'d> Reader<'d> {
                     };
                     read_frameobj(&a, &mut o, &c)?;
                     if let Some(tg) = a.s("target").filter(|t| !t.is_empty()) {
-                        self.frame_targets.push((Loc::of(ch), tg));
+                        self.frame_targets.push((Loc::of(ch), tg.clone()));
+                        o.target = tg;
                     }
                     o.name = a.s("name").unwrap_or_default();
                     o.loc = Loc::of(ch);
@@ -3114,6 +3199,7 @@ impl<'d> Reader<'d> {
                     }
                     a.f_into("gravcomp", &mut b.gravcomp)?;
                     if !ctx.identity {
+                        b.unframed = Some((b.pos, b.quat));
                         compose(&ctx.pos, &ctx.quat, &mut b.pos, &mut b.quat);
                     }
                     let cc = match a.s("childclass") {
@@ -3170,7 +3256,8 @@ impl<'d> Reader<'d> {
                     self.body_children(ch, body, &sub, owner)?;
                 }
                 "replicate" => self.replicate(ch, body, ctx)?,
-                "plugin" | "attach" | "flexcomp" | "composite" | "skin" => {
+                "attach" => self.attach(ch, body, ctx)?,
+                "plugin" | "flexcomp" | "composite" | "skin" => {
                     return Err(self.err(
                         ch,
                         None,
@@ -3980,7 +4067,21 @@ pub fn fromto_frame(ft: &[f64; 6]) -> ([f64; 3], [f64; 4], f64) {
 
 /// Build the typed description of a parsed document.
 pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
+    Ok(build_nested(doc, Vec::new())?.0)
+}
+
+/// [`build`] for a model read while the models at `model_stack` (canonical paths) are read:
+/// also its default classes.
+fn build_nested(
+    doc: &Doc,
+    model_stack: Vec<std::path::PathBuf>,
+) -> Result<(Spec, HashMap<String, Class>), MjcfError> {
     let rd = Reader {
+        attached: 0,
+        attach_work: 0,
+        models: Vec::new(),
+        model_stack,
+        conflict_policy: "warning",
         doc,
         classes: HashMap::new(),
         top_class: "main".into(),
@@ -4014,6 +4115,8 @@ pub fn build(doc: &Doc) -> Result<Spec, MjcfError> {
             materials: Vec::new(),
             material_rgba: Vec::new(),
             hfields: Vec::new(),
+            textures: Vec::new(),
+            sources: Vec::new(),
         },
     };
     rd.parse()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Golden data for issue 29 (MJCF breadth: replicate, frame, actuatorgroupdisable) from MuJoCo 4.0.
+"""Golden data for issue 29 (MJCF breadth: replicate, frame, attach, actuatorgroupdisable) from
+MuJoCo 4.0.
 
 Usage: python3 tests/golden/generate_mjcf29.py [substring ...]
 
@@ -37,6 +38,11 @@ MODELS = [
     ("mjcf29/replicate_refs.xml", False, True),
     ("mjcf29/groupdisable.xml", False, True),
     ("mjcf29/alignfree.xml", False, True),
+    # the attach models hold limits, equalities and pairs: constraints disabled as for
+    # third-party models (their compiled fields are still compared)
+    ("mjcf29/attach_body.xml", True, True),
+    ("mjcf29/attach_frame.xml", True, True),
+    ("mjcf29/attach_nested.xml", True, True),
     # MuJoCo's published models that use replicate and need no asset file
     ("thirdparty/mujoco/replicate/bowl.xml", True, True),
     ("thirdparty/mujoco/replicate/container.xml", True, True),
@@ -48,6 +54,10 @@ MODELS = [
     ("thirdparty/mujoco/replicate/tendon.xml", True, False),
     ("thirdparty/mujoco/replicate/leaves.xml", True, False),
     ("thirdparty/mujoco/replicate/active_adhesion.xml", True, False),
+    # MuJoCo's models that use <attach> and need no mesh file
+    ("thirdparty/mujoco/attach/ten_armature_1_compare.xml", True, True),
+    ("thirdparty/mujoco/attach/contact_subtree.xml", True, True),
+    ("thirdparty/mujoco/attach/22_humanoids.xml", True, False),
     ("thirdparty/mujoco/testdata/inertia.xml", True, False),
 ]
 
@@ -131,6 +141,80 @@ DECISIONS = {
     "groups_32_values": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 1"/></mujoco>',
 }
 
+# <attach> texts: they read the models of models/mjcf29/ by paths relative to the repository's
+# root, which is the working directory of both the decisions below and the Rust tests
+A = ('<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/>'
+     '<model name="toy" file="models/mjcf29/attach_toy.xml"/></asset>')
+
+
+def W(body, extra=''):
+    return '<mujoco>%s<worldbody>%s</worldbody>%s</mujoco>' % (A, body, extra)
+
+
+DECISIONS.update({
+    "attach_missing_model": W('<attach model="nope" body="upper" prefix="a-"/>'),
+    "attach_missing_body": W('<attach model="arm" body="nope" prefix="a-"/>'),
+    "attach_empty_body": '<mujoco><asset><model name="m" file="models/thirdparty/mujoco/mjx/tendon/site_wrap.xml"/>'
+                         '</asset><worldbody><attach model="m" body="" prefix="a-"/></worldbody>'
+                         '</mujoco>',
+    "attach_missing_prefix": W('<attach model="arm" body="upper"/>'),
+    "attach_same_prefix_twice": W('<attach model="arm" body="upper" prefix="a-"/>'
+                                  '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_prefixed_body_exists": W('<body name="a-upper"/>'
+                                     '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_joint_name_conflict": W('<body name="x"><joint name="a-elbow"/><geom size=".1"/></body>'
+                                    '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_geom_name_conflict_after": W('<attach model="arm" body="upper" prefix="a-"/>'
+                                         '<geom name="a-hand_geom" size=".1"/>'),
+    "attach_frame_name_conflict": W('<frame name="a-elbow_frame"/>'
+                                    '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_dropped_frame_no_conflict": W('<frame name="a-mount"/>'
+                                          '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_same_prefix_other_body": W('<attach model="arm" body="upper" prefix="a-"/>'
+                                       '<attach model="arm" body="spare" prefix="a-"/>'),
+    "attach_whole_twice_same_prefix": W('<attach model="toy" prefix="t-"/>'
+                                        '<attach model="toy" prefix="t-"/>'),
+    "attach_key_name_conflict": W('<attach model="arm" body="upper" prefix="a-"/>',
+                                  '<keyframe><key name="a-bent"/></keyframe>'),
+    "attach_tendon_name_conflict": W('<attach model="arm" body="upper" prefix="a-"/>',
+                                     '<tendon><fixed name="a-coupling"><joint joint="a-elbow" '
+                                     'coef="1"/></fixed></tendon>'),
+    "attach_missing_file": '<mujoco><asset><model name="m" file="models/mjcf29/nope.xml"/>'
+                           '</asset></mujoco>',
+    "attach_unknown_attribute": W('<attach model="arm" body="upper" prefix="a-" foo="1"/>'),
+    "attach_child_element": W('<attach model="arm" body="upper" prefix="a-">'
+                              '<geom size=".1"/></attach>'),
+    "attach_frame_unknown_childclass": W('<frame childclass="nope">'
+                                         '<attach model="arm" body="upper" prefix="a-"/></frame>'),
+    "attach_two_prefixes": W('<attach model="arm" body="upper" prefix="a-"/>'
+                             '<attach model="arm" body="upper" prefix="b-"/>'),
+    "attach_empty_prefix": W('<attach model="arm" body="upper" prefix=""/>'),
+    "attach_whole_free_into_body": W('<body name="x"><joint/><geom size=".1"/>'
+                                     '<attach model="toy" prefix="t-"/></body>'),
+    "attach_camera_target_outside": W('<attach model="toy" body="spinner" prefix="t-"/>'),
+    "attach_in_replicate": W('<replicate count="3" offset="0 1 0">'
+                             '<attach model="arm" body="lower" prefix="a-"/></replicate>'),
+    "attach_model_named_twice": '<mujoco><asset><model name="m" file="models/mjcf29/attach_toy.xml"/>'
+                                '<model name="m" file="models/mjcf29/attach_arm.xml"/></asset>'
+                                '<worldbody><attach model="m" body="upper" prefix="a-"/>'
+                                '</worldbody></mujoco>',
+    "attach_model_default_name": '<mujoco><asset><model file="models/mjcf29/attach_finger.xml"/>'
+                                 '</asset><worldbody><attach model="finger" body="finger" '
+                                 'prefix="a-"/></worldbody></mujoco>',
+    "attach_parent_refers_to_copy": W('<attach model="arm" body="upper" prefix="a-"/>',
+                                      '<actuator><motor joint="a-elbow"/></actuator><sensor>'
+                                      '<framepos objtype="site" objname="a-tip"/></sensor>'),
+    "attach_parent_refers_to_missing": W('<attach model="arm" body="lower" prefix="a-"/>',
+                                         '<actuator><motor joint="a-shoulder"/></actuator>'),
+    "attach_content_type": '<mujoco><asset><model name="m" file="models/mjcf29/attach_finger.xml" '
+                           'content_type="text/usd"/></asset><worldbody><attach model="m" '
+                           'body="finger" prefix="a-"/></worldbody></mujoco>',
+    "attach_model_unused": '<mujoco><asset><model name="m" file="models/mjcf29/attach_body.xml"/>'
+                           '</asset></mujoco>',
+    "attach_nkey": W('<attach model="arm" body="upper" prefix="a-"/>',
+                     '<size nkey="4"/><keyframe><key name="k" qpos="1"/></keyframe>'),
+})
+
 
 def names(m):
     out = {}
@@ -166,13 +250,15 @@ def sensordata(m, name, thirdparty):
 
 def decisions():
     out = {}
+    # the attach texts name model files relative to the repository's root
+    os.chdir(os.path.dirname(os.path.dirname(HERE)))
     for key, xml in DECISIONS.items():
         try:
             m = mujoco.MjModel.from_xml_string(xml)
             out[key] = {"xml": xml, "accept": True,
                         "sizes": {k: int(getattr(m, k)) for k in
                                   ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
-                                   "neq", "nexclude"]},
+                                   "neq", "nexclude", "nu", "nkey"]},
                         "disableactuator": int(m.opt.disableactuator)}
         except ValueError as e:
             out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}

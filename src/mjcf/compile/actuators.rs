@@ -7,9 +7,11 @@ impl Build<'_> {
     /// `inheritrange` and reflected damping/armature; writes the `actuator_*` rows and `na`.
     pub(super) fn actuators(&mut self) -> R<()> {
         let doc = self.doc;
-        let (s, c) = (self.s, &self.s.compiler);
+        let s = self.s;
         let (t, m) = (&mut self.t, &mut self.m);
         for a in &s.actuators {
+            // an attached model's actuator keeps its model's autolimits
+            let c = a.compiler.as_deref().unwrap_or(&s.compiler);
             self.names.add(doc, "actuator", &a.name, &a.loc)?;
             // MuJoCo 4.0 writes a buffer of negative nsample out of bounds: refused here
             if a.nsample < 0 {

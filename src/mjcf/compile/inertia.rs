@@ -20,6 +20,9 @@ impl Build<'_> {
         let mut iquat = vec![[1.0, 0.0, 0.0, 0.0]; nbody];
         for (id, fb) in flat.iter().enumerate().skip(1) {
             let b = fb.b;
+            // an attached model's body keeps its model's inertia settings (settotalmass is
+            // this model's)
+            let c = b.compiler.as_deref().unwrap_or(c);
             // MuJoCo quirk: a body without any mass source gets its own frame (pos, quat) as the
             // inertial frame
             ipos[id] = b.pos;

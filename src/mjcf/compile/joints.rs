@@ -8,8 +8,7 @@ impl Build<'_> {
     /// `body_jntadr`/`body_jntnum`/`body_dofadr`/`body_dofnum`.
     pub(super) fn joints(&mut self, id: usize, fb: &FlatBody) -> R<()> {
         let doc = self.doc;
-        let c = &self.s.compiler;
-        let deg = |x: f64| if c.degree { x * PI / 180.0 } else { x };
+        let s = self.s;
         let b = fb.b;
         let q = self.m.body_quat[id];
         let (t, m) = (&mut self.t, &mut self.m);
@@ -49,6 +48,9 @@ impl Build<'_> {
             }
         }
         for j in &b.joints {
+            // an attached model's joint keeps its model's angle units and autolimits
+            let c = j.compiler.as_deref().unwrap_or(&s.compiler);
+            let deg = |x: f64| if c.degree { x * PI / 180.0 } else { x };
             self.names.add(doc, "joint", &j.name, &j.loc)?;
             if id == 0 {
                 return Err(err(

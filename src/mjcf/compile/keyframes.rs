@@ -8,9 +8,21 @@ impl Build<'_> {
     pub(super) fn keyframes(&mut self) -> R<()> {
         let (doc, s) = (self.doc, self.s);
         let nbody = self.t.nbody;
+        let mocap_bodies: Vec<usize> = (0..nbody)
+            .filter(|&b| self.t.body_mocapid[b] >= 0)
+            .collect();
+        let mut keys: Vec<_> = s
+            .keys
+            .iter()
+            .map(|k| {
+                if k.attached {
+                    self.attached_key(k, &mocap_bodies)
+                } else {
+                    k.clone()
+                }
+            })
+            .collect();
         let (t, m) = (&mut self.t, &mut self.m);
-        let mocap_bodies: Vec<usize> = (0..nbody).filter(|&b| t.body_mocapid[b] >= 0).collect();
-        let mut keys = s.keys.clone();
         while keys.len() < s.size_nkey {
             keys.push(crate::mjcf::spec::KeyS::default());
         }
@@ -80,5 +92,71 @@ impl Build<'_> {
             t.nkey += 1;
         }
         Ok(())
+    }
+
+    /// A keyframe of an attached model with every vector filled as MuJoCo 4.0 builds it: the
+    /// values its model gave the copied joints, actuators and mocap bodies, every other element
+    /// its default (`qpos0`, zero velocity and control, the mocap body's pose).
+    fn attached_key(
+        &self,
+        k: &crate::mjcf::spec::KeyS,
+        mocap_bodies: &[usize],
+    ) -> crate::mjcf::spec::KeyS {
+        let (s, t, m) = (self.s, &self.t, &self.m);
+        let mut flat = Vec::new();
+        flatten(&s.world, 0, &mut flat);
+        let mut qpos = m.qpos0.clone();
+        let mut qvel = vec![0.0; t.nv];
+        let mut ji = 0;
+        for fb in &flat {
+            for j in &fb.b.joints {
+                if let Some(kv) = j.keyvals.iter().find(|v| v.key == k.name) {
+                    let (qa, da) = (t.jnt_qposadr[ji], t.jnt_dofadr[ji]);
+                    if !kv.a.is_empty() {
+                        qpos[qa..qa + kv.a.len()].copy_from_slice(&kv.a);
+                    }
+                    if !kv.b.is_empty() {
+                        qvel[da..da + kv.b.len()].copy_from_slice(&kv.b);
+                    }
+                }
+                ji += 1;
+            }
+        }
+        let ctrl = s
+            .actuators
+            .iter()
+            .map(|a| {
+                a.keyvals
+                    .iter()
+                    .find(|v| v.key == k.name)
+                    .and_then(|v| v.a.first().copied())
+                    .unwrap_or(0.0)
+            })
+            .collect();
+        let (mut mpos, mut mquat) = (Vec::new(), Vec::new());
+        for &b in mocap_bodies {
+            let kv = flat[b].b.keyvals.iter().find(|v| v.key == k.name);
+            match kv.filter(|v| !v.a.is_empty()) {
+                Some(v) => mpos.extend_from_slice(&v.a),
+                None => mpos.extend_from_slice(&m.body_pos[b]),
+            }
+            match kv.filter(|v| !v.b.is_empty()) {
+                Some(v) => mquat.extend_from_slice(&v.b),
+                None => mquat.extend_from_slice(&m.body_quat[b]),
+            }
+        }
+        crate::mjcf::spec::KeyS {
+            name: k.name.clone(),
+            time: k.time,
+            qpos: Some(qpos),
+            qvel: Some(qvel),
+            act: None,
+            ctrl: Some(ctrl),
+            mpos: Some(mpos),
+            mquat: Some(mquat),
+            plastic: None,
+            attached: true,
+            loc: k.loc.clone(),
+        }
     }
 }

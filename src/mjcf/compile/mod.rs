@@ -260,6 +260,8 @@ impl Build<'_> {
         let (t, m) = (&mut self.t, &mut self.m);
         for (id, fb) in flat.iter().enumerate().skip(1) {
             let b = fb.b;
+            // an attached model's body keeps its model's alignfree
+            let c = b.compiler.as_deref().unwrap_or(c);
             let aligned = b.joints.len() == 1
                 && b.joints[0].jtype == JointType::Free
                 && b.children.is_empty()

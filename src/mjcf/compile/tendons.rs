@@ -8,9 +8,11 @@ impl Build<'_> {
     /// `tendon_*` and `wrap_*` rows.
     pub(super) fn tendons(&mut self) -> R<()> {
         let doc = self.doc;
-        let (s, c) = (self.s, &self.s.compiler);
+        let s = self.s;
         let (t, m) = (&mut self.t, &mut self.m);
         for td in &s.tendons {
+            // an attached model's tendon keeps its model's autolimits
+            let c = td.compiler.as_deref().unwrap_or(&s.compiler);
             self.names.add(doc, "tendon", &td.name, &td.loc)?;
             t.tendon_adr.push(t.nwrap);
             t.tendon_num.push(td.wraps.len());

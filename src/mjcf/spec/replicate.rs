@@ -27,6 +27,7 @@
 //! an `<inertial>` there belongs to the temporary body and is dropped with it.
 
 use super::*;
+use std::collections::HashSet;
 
 /// Most elements a model's replicates may create (copies in the tree and copied referencing
 /// elements together); beyond it the model is refused instead of exhausting memory (MuJoCo
@@ -76,7 +77,7 @@ impl TreeNames {
     }
 
     /// Add (`add = true`) or remove every name held by `b`'s content (not `b`'s own name).
-    fn content(&mut self, b: &BodyS, add: bool) {
+    pub(super) fn content(&mut self, b: &BodyS, add: bool) {
         let f = |t: &mut Self, kind: &'static str, name: &str| {
             if add {
                 t.add(kind, name)
@@ -99,7 +100,7 @@ impl TreeNames {
 
 /// A frame name of `b`'s content that `tree` already holds (frames are named uniquely; the
 /// other kinds' repeats are refused by the compiler).
-fn repeated_frame(tree: &TreeNames, b: &BodyS) -> Option<String> {
+pub(super) fn repeated_frame(tree: &TreeNames, b: &BodyS) -> Option<String> {
     b.frame_names
         .iter()
         .find(|n| tree.has("frame", n))
@@ -107,8 +108,17 @@ fn repeated_frame(tree: &TreeNames, b: &BodyS) -> Option<String> {
         .or_else(|| b.children.iter().find_map(|c| repeated_frame(tree, c)))
 }
 
+/// Drop the keyframe values of `b`'s content ([`KeyVal`]): MuJoCo 4.0 moves them to the copy.
+fn forget_keyvals(b: &mut BodyS) {
+    b.joints.iter_mut().for_each(|j| j.keyvals.clear());
+    for c in &mut b.children {
+        c.keyvals.clear();
+        forget_keyvals(c);
+    }
+}
+
 /// Number of tree elements in `b`'s content.
-fn size(b: &BodyS) -> usize {
+pub(super) fn size(b: &BodyS) -> usize {
     b.joints.len()
         + b.geoms.len()
         + b.sites.len()
@@ -122,6 +132,31 @@ fn suffixed(name: &str, sfx: &str) -> String {
         String::new()
     } else {
         format!("{name}{sfx}")
+    }
+}
+
+/// What a copy puts around names: `<attach>`'s prefix, `<replicate>`'s suffix.
+#[derive(Clone, Copy)]
+pub(super) struct Affix<'s> {
+    /// Before the name.
+    pub pre: &'s str,
+    /// After the name.
+    pub suf: &'s str,
+}
+
+impl Affix<'_> {
+    /// `name` with the affixes, also when empty (a reference to look up).
+    pub(super) fn on(&self, name: &str) -> String {
+        format!("{}{name}{}", self.pre, self.suf)
+    }
+
+    /// A copied element's own name: an empty name stays empty.
+    pub(super) fn name(&self, name: &str) -> String {
+        if name.is_empty() {
+            String::new()
+        } else {
+            self.on(name)
+        }
     }
 }
 
@@ -142,6 +177,8 @@ fn rename(b: &mut BodyS, sfx: &str) {
     b.lights
         .iter_mut()
         .for_each(|x| x.name = suffixed(&x.name, sfx));
+    // frames too (checked: a named frame in a replicated body is copied as `side_0`, `side_1`)
+    b.frame_names.iter_mut().for_each(|x| *x = suffixed(x, sfx));
     for c in &mut b.children {
         c.name = suffixed(&c.name, sfx);
         rename(c, sfx);
@@ -149,7 +186,7 @@ fn rename(b: &mut BodyS, sfx: &str) {
 }
 
 /// Move the top-level elements of `b` (given in the replicate's frame) into the frame `p`, `q`.
-fn place(b: &mut BodyS, p: &[f64; 3], q: &[f64; 4]) {
+pub(super) fn place(b: &mut BodyS, p: &[f64; 3], q: &[f64; 4]) {
     b.geoms
         .iter_mut()
         .for_each(|x| compose(p, q, &mut x.pos, &mut x.quat));
@@ -160,9 +197,10 @@ fn place(b: &mut BodyS, p: &[f64; 3], q: &[f64; 4]) {
         compose(p, q, &mut o.pos, &mut o.quat);
         o.dir = quat_rotate(q, &o.dir);
     }
-    b.children
-        .iter_mut()
-        .for_each(|x| compose(p, q, &mut x.pos, &mut x.quat));
+    for x in &mut b.children {
+        x.unframed.get_or_insert((x.pos, x.quat));
+        compose(p, q, &mut x.pos, &mut x.quat);
+    }
 }
 
 /// Does an element of `kind` named `name` exist (tree elements, tendons, actuators)?
@@ -170,8 +208,8 @@ type Lookup<'a> = dyn Fn(&str, &str) -> bool + 'a;
 
 fn lookup<'a>(
     tree: &'a TreeNames,
-    tendons: &'a [String],
-    actuators: &'a [String],
+    tendons: &'a HashSet<String>,
+    actuators: &'a HashSet<String>,
 ) -> impl Fn(&str, &str) -> bool + 'a {
     move |kind: &str, name: &str| {
         if name.is_empty() {
@@ -180,8 +218,8 @@ fn lookup<'a>(
         match kind {
             "body" | "xbody" => tree.has("body", name),
             "joint" | "geom" | "site" | "camera" | "light" => tree.has(kind, name),
-            "tendon" => tendons.iter().any(|t| t == name),
-            "actuator" => actuators.iter().any(|t| t == name),
+            "tendon" => tendons.contains(name),
+            "actuator" => actuators.contains(name),
             _ => false,
         }
     }
@@ -193,9 +231,9 @@ fn two_refs(
     f: &Lookup,
     kind: (&str, &str),
     names: (&str, &str),
-    sfx: &str,
+    af: &Affix,
 ) -> Option<(String, String)> {
-    let (mut a, mut b) = (format!("{}{sfx}", names.0), format!("{}{sfx}", names.1));
+    let (mut a, mut b) = (af.on(names.0), af.on(names.1));
     let (mut fa, mut fb) = (f(kind.0, &a), f(kind.1, &b));
     if !fa && fb {
         a = names.0.to_string();
@@ -208,29 +246,29 @@ fn two_refs(
     (fa && fb).then_some((a, b))
 }
 
-fn copy_pair(x: &PairS, sfx: &str, f: &Lookup) -> Option<PairS> {
-    let (g1, g2) = two_refs(f, ("geom", "geom"), (&x.geom1, &x.geom2), sfx)?;
+fn copy_pair(x: &PairS, af: &Affix, f: &Lookup) -> Option<PairS> {
+    let (g1, g2) = two_refs(f, ("geom", "geom"), (&x.geom1, &x.geom2), af)?;
     Some(PairS {
-        name: suffixed(&x.name, sfx),
+        name: af.name(&x.name),
         geom1: g1,
         geom2: g2,
         ..x.clone()
     })
 }
 
-fn copy_exclude(x: &ExcludeS, sfx: &str, f: &Lookup) -> Option<ExcludeS> {
-    let (b1, b2) = two_refs(f, ("body", "body"), (&x.body1, &x.body2), sfx)?;
+fn copy_exclude(x: &ExcludeS, af: &Affix, f: &Lookup) -> Option<ExcludeS> {
+    let (b1, b2) = two_refs(f, ("body", "body"), (&x.body1, &x.body2), af)?;
     Some(ExcludeS {
-        name: suffixed(&x.name, sfx),
+        name: af.name(&x.name),
         body1: b1,
         body2: b2,
         ..x.clone()
     })
 }
 
-fn copy_tendon(x: &TendonS, sfx: &str, f: &Lookup) -> Option<TendonS> {
+fn copy_tendon(x: &TendonS, af: &Affix, f: &Lookup) -> Option<TendonS> {
     let mut out = x.clone();
-    out.name = suffixed(&x.name, sfx);
+    out.name = af.name(&x.name);
     let (mut failures, mut pulleys) = (0, 0);
     for w in &mut out.wraps {
         if w.kind == "pulley" {
@@ -241,8 +279,8 @@ fn copy_tendon(x: &TendonS, sfx: &str, f: &Lookup) -> Option<TendonS> {
         let ok = |t: &str, side: &Option<String>| {
             f(&kind, t) && side.as_ref().is_none_or(|s| f("site", s))
         };
-        let t = format!("{}{sfx}", w.target);
-        let side = w.sidesite.as_ref().map(|s| format!("{s}{sfx}"));
+        let t = af.on(&w.target);
+        let side = w.sidesite.as_ref().map(|s| af.on(s));
         if ok(&t, &side) {
             w.target = t;
             w.sidesite = side;
@@ -255,7 +293,7 @@ fn copy_tendon(x: &TendonS, sfx: &str, f: &Lookup) -> Option<TendonS> {
     (failures != out.wraps.len() - pulleys).then_some(out)
 }
 
-fn copy_eq(x: &EqS, sfx: &str, f: &Lookup) -> Option<EqS> {
+fn copy_eq(x: &EqS, af: &Affix, f: &Lookup) -> Option<EqS> {
     let kind = match x.tag.as_str() {
         "connect" | "weld" if x.sites => "site",
         "connect" | "weld" => "body",
@@ -263,24 +301,18 @@ fn copy_eq(x: &EqS, sfx: &str, f: &Lookup) -> Option<EqS> {
         "tendon" => "tendon",
         _ => return None,
     };
-    let o1 = format!("{}{sfx}", x.obj1);
-    let o2 = x.obj2.as_ref().map(|n| {
-        if n.is_empty() {
-            String::new()
-        } else {
-            format!("{n}{sfx}")
-        }
-    });
+    let o1 = af.on(&x.obj1);
+    let o2 = x.obj2.as_ref().map(|n| af.name(n));
     let ok = f(kind, &o1) && o2.as_ref().is_none_or(|n| n.is_empty() || f(kind, n));
     ok.then(|| EqS {
-        name: suffixed(&x.name, sfx),
+        name: af.name(&x.name),
         obj1: o1,
         obj2: o2,
         ..x.clone()
     })
 }
 
-fn copy_act(x: &ActS, sfx: &str, f: &Lookup) -> Option<ActS> {
+fn copy_act(x: &ActS, af: &Affix, f: &Lookup) -> Option<ActS> {
     let kind = match x.trn.kind.as_str() {
         "joint" | "jointinparent" => "joint",
         "tendon" => "tendon",
@@ -288,32 +320,32 @@ fn copy_act(x: &ActS, sfx: &str, f: &Lookup) -> Option<ActS> {
         "body" => "body",
         _ => return None,
     };
-    let t = format!("{}{sfx}", x.trn.target);
-    let second = x.trn.second.as_ref().map(|s| format!("{s}{sfx}"));
+    let t = af.on(&x.trn.target);
+    let second = x.trn.second.as_ref().map(|s| af.on(s));
     let ok = f(kind, &t) && second.as_ref().is_none_or(|s| f("site", s));
     ok.then(|| {
         let mut out = x.clone();
-        out.name = suffixed(&x.name, sfx);
+        out.name = af.name(&x.name);
         out.trn.target = t;
         out.trn.second = second;
         out
     })
 }
 
-fn copy_sensor(x: &SensorS, sfx: &str, f: &Lookup) -> Option<SensorS> {
+fn copy_sensor(x: &SensorS, af: &Affix, f: &Lookup) -> Option<SensorS> {
     let (has_obj, has_ref) = (!x.objtype.is_empty(), !x.reftype.is_empty());
     let (objname, refname) = if has_obj && has_ref {
-        two_refs(f, (&x.objtype, &x.reftype), (&x.objname, &x.refname), sfx)?
+        two_refs(f, (&x.objtype, &x.reftype), (&x.objname, &x.refname), af)?
     } else {
-        let o = format!("{}{sfx}", x.objname);
-        let r = format!("{}{sfx}", x.refname);
+        let o = af.on(&x.objname);
+        let r = af.on(&x.refname);
         if (has_obj && !f(&x.objtype, &o)) || (has_ref && !f(&x.reftype, &r)) {
             return None;
         }
         (o, r)
     };
     let mut out = x.clone();
-    out.name = suffixed(&x.name, sfx);
+    out.name = af.name(&x.name);
     if has_obj {
         out.objname = objname;
     }
@@ -324,27 +356,27 @@ fn copy_sensor(x: &SensorS, sfx: &str, f: &Lookup) -> Option<SensorS> {
 }
 
 impl Reader<'_> {
-    fn names_of(&self) -> (Vec<String>, Vec<String>) {
+    fn names_of(&self) -> (HashSet<String>, HashSet<String>) {
         (
             self.spec.tendons.iter().map(|t| t.name.clone()).collect(),
             self.spec.actuators.iter().map(|a| a.name.clone()).collect(),
         )
     }
 
-    /// Copy every referencing element whose references resolve with `sfx` (one attachment).
-    fn copy_referencing(&mut self, sfx: &str) {
+    /// Copy every referencing element (of `from`, else of this model) whose references resolve
+    /// with the affixes `af` (one attachment).
+    pub(super) fn copy_referencing(&mut self, from: Option<&Spec>, af: &Affix) {
         // each list sees the copies of the lists before it, not its own (MuJoCo registers a
         // list's new names once the whole list is copied)
         macro_rules! copy_list {
             ($list:ident, $copy:ident) => {{
                 let (tendons, actuators) = self.names_of();
                 let f = lookup(&self.tree, &tendons, &actuators);
-                let new: Vec<_> = self
-                    .spec
-                    .$list
-                    .iter()
-                    .filter_map(|x| $copy(x, sfx, &f))
-                    .collect();
+                let source = match from {
+                    Some(s) => &s.$list,
+                    None => &self.spec.$list,
+                };
+                let new: Vec<_> = source.iter().filter_map(|x| $copy(x, af, &f)).collect();
                 self.spec.$list.extend(new);
             }};
         }
@@ -354,6 +386,23 @@ impl Reader<'_> {
         copy_list!(eqs, copy_eq);
         copy_list!(actuators, copy_act);
         copy_list!(sensors, copy_sensor);
+        if from.is_none() {
+            // MuJoCo 4.0 moves the keyframe values of an actuator to its first copy (checked:
+            // an attached model's keyframe inside a replicate sets the controls of copy 0 only)
+            let (tendons, actuators) = self.names_of();
+            let f = lookup(&self.tree, &tendons, &actuators);
+            let copied: Vec<bool> = self
+                .spec
+                .actuators
+                .iter()
+                .map(|x| !x.keyvals.is_empty() && copy_act(x, af, &f).is_some())
+                .collect();
+            for (x, c) in self.spec.actuators.iter_mut().zip(copied) {
+                if c {
+                    x.keyvals.clear();
+                }
+            }
+        }
     }
 
     /// Delete the temporary body `tmp`: its names go, and so does every referencing element
@@ -371,7 +420,10 @@ impl Reader<'_> {
                     .spec
                     .$list
                     .iter()
-                    .map(|x| $copy(x, "", &before).is_none() || $copy(x, "", &after).is_some())
+                    .map(|x| {
+                        let none = Affix { pre: "", suf: "" };
+                        $copy(x, &none, &before).is_none() || $copy(x, &none, &after).is_some()
+                    })
                     .collect();
                 let mut k = keep.into_iter();
                 self.spec.$list.retain(|_| k.next().unwrap_or(true));
@@ -476,6 +528,8 @@ impl Reader<'_> {
             }
             let sfx = format!("{sep}{i:0digits$}");
             let mut copy = tmp.clone();
+            // the keyframe values of an attached model go with the first copy only
+            forget_keyvals(&mut tmp);
             rename(&mut copy, &sfx);
             place(&mut copy, &fp, &fq);
             if let Some(n) = repeated_frame(&self.tree, &copy) {
@@ -498,8 +552,9 @@ impl Reader<'_> {
             body.sites.extend(copy.sites);
             body.cams.extend(copy.cams);
             body.lights.extend(copy.lights);
+            body.frame_names.extend(copy.frame_names);
             body.children.extend(copy.children);
-            self.copy_referencing(&sfx);
+            self.copy_referencing(None, &Affix { pre: "", suf: &sfx });
             let s = &self.spec;
             let listed = s.pairs.len()
                 + s.excludes.len()

@@ -1,0 +1,596 @@
+//! `<asset><model>` and `<attach>`: pieces of other MJCF files copied into this model, with the
+//! outcome MuJoCo 4.0 gives (checked against it, see `models/mjcf29/attach_*.xml`).
+//!
+//! `<model name file>` reads another MJCF file into a model of its own (its defaults, compiler
+//! settings, assets and lists; its `<option>`, `<size>` and other global settings stay out of
+//! this model, as under MuJoCo's default conflict policy, which keeps the parent's). The file is
+//! found in this model's directory; a model named twice is found by its first declaration, and
+//! a model without `name` takes its file's `<mujoco model>` name.
+//!
+//! `<attach model body prefix>` in a body, a frame or the world body then copies, at that point
+//! of the reading:
+//!
+//! - body `body` of the model with its subtree, at its own position and orientation in the
+//!   attaching frame (the `<frame>` that held it in its model is not copied, the frames inside
+//!   it are), or, without `body`, the content of the model's world body (its geoms, sites,
+//!   cameras, lights, frames and bodies, placed in the attaching frame);
+//! - every name of the copy takes the prefix, and so do the references of its geoms and sites to
+//!   materials (meshes, height fields) and of its cameras and lights to their target bodies;
+//!   default classes are already resolved (the attaching frame's `childclass` does not apply);
+//!   once attached, the model's classes (its top one `main` too) can be named in this model
+//!   with the prefix, their values read with this model's compiler settings and their asset
+//!   names not prefixed;
+//! - the model's assets, all of them, prefixed, at every attachment;
+//! - every contact pair, exclude, tendon, equality, actuator and sensor of the model (in that
+//!   order of lists) whose references resolve in this model with the prefix, as `<replicate>`
+//!   copies them (a pair, exclude or sensor may fall back to an unprefixed name of this model
+//!   for one of its two references);
+//! - the model's keyframes, prefixed: their values go with the elements that are copied, every
+//!   other element of the compiled model takes its default (`qpos0`, zero, the mocap body's
+//!   pose);
+//! - each copied joint, tendon, actuator and body is compiled with the compiler settings of its
+//!   model (angle units, `autolimits`, inertia settings, `alignfree`); `settotalmass` is this
+//!   model's.
+//!
+//! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach) or
+//! with `frame` or naming the world body; keyframes of the attached model whose vectors do
+//! not have its sizes, that have no name, that set `act` or plastic states, or that came from
+//! its own attachments; a compiler `conflict` policy other than `warning`.
+
+use super::replicate::{place, repeated_frame, size, Affix, MAX_REPLICATED};
+use super::*;
+
+/// Bound on the work of all attachments of a model: the elements they copy plus, per
+/// attachment, the length of the lists it checks names against (MuJoCo would copy on).
+const MAX_ATTACH_WORK: usize = 1 << 28;
+
+/// Elements of a model's lists (what an attachment of it reads besides its tree).
+fn child_size(s: &Spec) -> usize {
+    s.pairs.len()
+        + s.excludes.len()
+        + s.tendons.len()
+        + s.eqs.len()
+        + s.actuators.len()
+        + s.sensors.len()
+        + s.keys.len()
+        + s.materials.len()
+        + s.meshes.len()
+        + s.hfields.len()
+        + s.textures.len()
+}
+
+/// Deepest chain of models attaching models (a file attaching itself, directly or not, is
+/// refused before).
+const MAX_MODEL_DEPTH: usize = 32;
+
+/// A model read by `<asset><model>`: its name and its typed description, whose elements'
+/// [`Loc::src`] already count on from this model's sources and whose joints, tendons,
+/// actuators and bodies carry its compiler settings.
+pub(super) struct ChildModel {
+    name: String,
+    spec: Spec,
+    /// Its default classes.
+    classes: HashMap<String, Class>,
+    /// Canonical path of its file (a file declared again is read once).
+    path: std::path::PathBuf,
+}
+
+/// Apply `f` to every element location of `b`'s subtree, `b` included.
+fn each_loc(b: &mut BodyS, f: &mut impl FnMut(&mut Loc)) {
+    f(&mut b.loc);
+    if let Some(i) = &mut b.inertial {
+        f(&mut i.loc);
+    }
+    b.joints.iter_mut().for_each(|x| f(&mut x.loc));
+    b.geoms.iter_mut().for_each(|x| f(&mut x.loc));
+    b.sites.iter_mut().for_each(|x| f(&mut x.loc));
+    b.cams.iter_mut().for_each(|x| f(&mut x.loc));
+    b.lights.iter_mut().for_each(|x| f(&mut x.loc));
+    for c in &mut b.children {
+        each_loc(c, f);
+    }
+}
+
+/// Give the bodies and joints of `b`'s subtree that have none the compiler settings `c`.
+fn set_compiler(b: &mut BodyS, c: &Arc<Compiler>) {
+    b.compiler.get_or_insert_with(|| c.clone());
+    for j in &mut b.joints {
+        j.compiler.get_or_insert_with(|| c.clone());
+    }
+    for ch in &mut b.children {
+        set_compiler(ch, c);
+    }
+}
+
+/// Move every location of `s` by `off` sources and give its elements its compiler settings.
+fn relocate(s: &mut Spec, off: usize) {
+    let mut shift = |l: &mut Loc| l.src += off;
+    each_loc(&mut s.world, &mut shift);
+    for t in &mut s.tendons {
+        shift(&mut t.loc);
+        t.wraps.iter_mut().for_each(|w| shift(&mut w.loc));
+    }
+    s.actuators.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.eqs.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.pairs.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.excludes.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.sensors.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.keys.iter_mut().for_each(|x| shift(&mut x.loc));
+    s.refs.iter_mut().for_each(|x| shift(&mut x.loc));
+    let c = Arc::new(s.compiler.clone());
+    set_compiler(&mut s.world, &c);
+    for t in &mut s.tendons {
+        t.compiler.get_or_insert_with(|| c.clone());
+    }
+    for a in &mut s.actuators {
+        a.compiler.get_or_insert_with(|| c.clone());
+    }
+}
+
+/// Prefix every name of `b`'s content (and `b`'s own name when `own`), with the references of
+/// geoms and sites to assets and of cameras and lights to their targets.
+fn prefix_tree(b: &mut BodyS, af: &Affix, own: bool) {
+    if own {
+        b.name = af.name(&b.name);
+    }
+    let asset = |r: &mut Option<String>| {
+        if let Some(n) = r.as_mut().filter(|n| !n.is_empty()) {
+            *n = af.on(n);
+        }
+    };
+    for x in &mut b.joints {
+        x.name = af.name(&x.name);
+    }
+    for x in &mut b.geoms {
+        x.name = af.name(&x.name);
+        asset(&mut x.material);
+        asset(&mut x.mesh);
+        asset(&mut x.hfield);
+    }
+    for x in &mut b.sites {
+        x.name = af.name(&x.name);
+        asset(&mut x.material);
+    }
+    for x in b.cams.iter_mut().chain(b.lights.iter_mut()) {
+        x.name = af.name(&x.name);
+        x.target = af.name(&x.target);
+    }
+    for f in &mut b.frame_names {
+        *f = af.name(f);
+    }
+    for c in &mut b.children {
+        prefix_tree(c, af, true);
+    }
+}
+
+/// The cameras and lights of `b`'s subtree with a target body: (where written, target).
+fn targets(b: &BodyS, out: &mut Vec<(Loc, String)>) {
+    for o in b.cams.iter().chain(&b.lights) {
+        if !o.target.is_empty() {
+            out.push((o.loc.clone(), o.target.clone()));
+        }
+    }
+    for c in &b.children {
+        targets(c, out);
+    }
+}
+
+/// The first body named `name` in `b`'s subtree (preorder, `b` excluded; `""` finds the first
+/// unnamed body, as in MuJoCo 4.0).
+fn find_body<'b>(b: &'b BodyS, name: &str) -> Option<&'b BodyS> {
+    b.children
+        .iter()
+        .find_map(|c| (c.name == name).then_some(c).or_else(|| find_body(c, name)))
+}
+
+/// Apply `f` to every joint of `b`'s subtree in compiled order (bodies in preorder).
+fn each_joint(b: &mut BodyS, f: &mut impl FnMut(&mut JointS)) {
+    b.joints.iter_mut().for_each(&mut *f);
+    for c in &mut b.children {
+        each_joint(c, f);
+    }
+}
+
+/// Apply `f` to every mocap body of `b`'s subtree in compiled order.
+fn each_mocap(b: &mut BodyS, f: &mut impl FnMut(&mut BodyS)) {
+    for c in &mut b.children {
+        if c.mocap {
+            f(c);
+        }
+        each_mocap(c, f);
+    }
+}
+
+fn qpos_dims(t: JointType) -> (usize, usize) {
+    match t {
+        JointType::Free => (7, 6),
+        JointType::Ball => (4, 3),
+        _ => (1, 1),
+    }
+}
+
+/// Put the values of `s`'s keyframes on its joints, actuators and mocap bodies, under the
+/// prefixed keyframe names, and return the keyframes to add (values on the elements). `Err`
+/// with the index of a keyframe diffmj does not attach and why.
+fn spread_keys(s: &mut Spec, af: &Affix) -> Result<Vec<KeyS>, (usize, String)> {
+    let (mut nq, mut nv, mut nmocap) = (0, 0, 0);
+    each_joint(&mut s.world, &mut |j| {
+        let (q, v) = qpos_dims(j.jtype);
+        nq += q;
+        nv += v;
+    });
+    each_mocap(&mut s.world, &mut |_| nmocap += 1);
+    let nu = s.actuators.len();
+    let mut out = Vec::new();
+    for (i, k) in s.keys.iter().enumerate() {
+        let why = if k.attached {
+            Some("it comes from an attachment of that model (MuJoCo 4.0 does not namespace it)")
+        } else if k.name.is_empty() {
+            Some("it has no name")
+        } else if k.act.as_ref().is_some_and(|v| !v.is_empty()) {
+            Some("it sets act")
+        } else if k.plastic.as_ref().is_some_and(|v| !v.is_empty()) {
+            Some("it sets plastic states")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err((i, why.into()));
+        }
+        for (v, n, what) in [
+            (&k.qpos, nq, "qpos"),
+            (&k.qvel, nv, "qvel"),
+            (&k.ctrl, nu, "ctrl"),
+            (&k.mpos, 3 * nmocap, "mpos"),
+            (&k.mquat, 4 * nmocap, "mquat"),
+        ] {
+            if let Some(v) = v.as_ref().filter(|v| v.len() != n) {
+                return Err((
+                    i,
+                    format!(
+                        "its {what} has {} numbers, its model {n} (MuJoCo 4.0 then takes values \
+                         from elsewhere)",
+                        v.len()
+                    ),
+                ));
+            }
+        }
+    }
+    for k in &s.keys {
+        let key = af.on(&k.name);
+        let (mut q, mut v) = (0, 0);
+        each_joint(&mut s.world, &mut |j| {
+            let (dq, dv) = qpos_dims(j.jtype);
+            let a = k.qpos.as_ref().map(|x| x[q..q + dq].to_vec());
+            let b = k.qvel.as_ref().map(|x| x[v..v + dv].to_vec());
+            q += dq;
+            v += dv;
+            if a.is_some() || b.is_some() {
+                j.keyvals.push(KeyVal {
+                    key: key.clone(),
+                    a: a.unwrap_or_default(),
+                    b: b.unwrap_or_default(),
+                });
+            }
+        });
+        if let Some(c) = &k.ctrl {
+            for (u, x) in s.actuators.iter_mut().enumerate() {
+                x.keyvals.push(KeyVal {
+                    key: key.clone(),
+                    a: vec![c[u]],
+                    b: Vec::new(),
+                });
+            }
+        }
+        let mut m = 0;
+        each_mocap(&mut s.world, &mut |b| {
+            let a = k.mpos.as_ref().map(|x| x[3 * m..3 * m + 3].to_vec());
+            let q = k.mquat.as_ref().map(|x| x[4 * m..4 * m + 4].to_vec());
+            m += 1;
+            if a.is_some() || q.is_some() {
+                b.keyvals.push(KeyVal {
+                    key: key.clone(),
+                    a: a.unwrap_or_default(),
+                    b: q.unwrap_or_default(),
+                });
+            }
+        });
+        out.push(KeyS {
+            name: key,
+            time: k.time,
+            attached: true,
+            loc: k.loc.clone(),
+            ..Default::default()
+        });
+    }
+    Ok(out)
+}
+
+impl Reader<'_> {
+    /// Read the model file of `<asset><model>` element `e`.
+    pub(super) fn load_model(&mut self, e: &Elem) -> R<()> {
+        let a = self.a(e);
+        let Some(file) = a.s("file") else {
+            return Err(a.err(
+                Some("file"),
+                ErrorKind::MissingAttribute,
+                "required attribute missing",
+            ));
+        };
+        // MuJoCo 4.0: the file is found in the directory of the model being read
+        let path = self.doc.dir.join(&file);
+        let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if self.model_stack.contains(&canon) || self.model_stack.len() >= MAX_MODEL_DEPTH {
+            return Err(a.err(
+                Some("file"),
+                ErrorKind::IncludeCycle,
+                format!(
+                    "model file '{file}' attaches itself, directly or through other models \
+                     (or models nest deeper than {MAX_MODEL_DEPTH})"
+                ),
+            ));
+        }
+        if let Some(m) = self.models.iter().find(|m| m.path == canon) {
+            let name = a.s("name").unwrap_or_else(|| m.spec.name.clone());
+            let (spec, classes) = (m.spec.clone(), m.classes.clone());
+            self.models.push(ChildModel {
+                name,
+                spec,
+                classes,
+                path: canon,
+            });
+            return Ok(());
+        }
+        let text = super::super::xml::read_model_file(&path).map_err(|err| {
+            a.err(
+                Some("file"),
+                ErrorKind::Io,
+                format!("could not read model file '{}': {err}", path.display()),
+            )
+        })?;
+        let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+        let doc =
+            super::super::xml::parse(text, path.display().to_string(), &dir, Some(canon.clone()))?;
+        let mut stack = self.model_stack.clone();
+        stack.push(canon);
+        let (mut spec, classes) = build_nested(&doc, stack.clone())?;
+        let off = self.doc.sources.len() + self.spec.sources.len();
+        relocate(&mut spec, off);
+        self.spec.sources.extend(doc.sources);
+        self.spec.sources.append(&mut spec.sources);
+        let name = a.s("name").unwrap_or_else(|| spec.name.clone());
+        self.models.push(ChildModel {
+            name,
+            spec,
+            classes,
+            path: stack.pop().unwrap_or_default(),
+        });
+        Ok(())
+    }
+
+    /// Expand `<attach>` element `e` into `body` (whose elements are placed in frame `ctx`).
+    pub(super) fn attach(&mut self, e: &Elem, body: &mut BodyS, ctx: &FrameCtx) -> R<()> {
+        let a = self.a(e);
+        allowed(&a, "body-attach")?;
+        self.no_children(e)?;
+        let Some(prefix) = a.s("prefix") else {
+            return Err(a.err(
+                Some("prefix"),
+                ErrorKind::MissingAttribute,
+                "required attribute missing",
+            ));
+        };
+        let Some(model) = a.s("model") else {
+            return Err(unsupported(
+                &a,
+                "body",
+                "<attach> without a model (self-attach)",
+            ));
+        };
+        if a.has("frame") {
+            return Err(unsupported(&a, "frame", "attaching a frame"));
+        }
+        if self.conflict_policy != "warning" {
+            return Err(self.err(
+                e,
+                None,
+                ErrorKind::Unsupported,
+                format!(
+                    "<attach> under the compiler's conflict policy '{}' is not supported yet",
+                    self.conflict_policy
+                ),
+            ));
+        }
+        let bname = a.s("body");
+        if bname.as_deref() == Some("world") {
+            // MuJoCo 4.0 then makes a body of the model's world body
+            return Err(unsupported(
+                &a,
+                "body",
+                "attaching the world body as a body",
+            ));
+        }
+        if let Some(b) = bname.as_ref().filter(|b| !b.is_empty()) {
+            if self.tree.has("body", &format!("{prefix}{b}")) {
+                return Err(a.err(
+                    Some("body"),
+                    ErrorKind::DuplicateName,
+                    format!("cannot attach: element '{b}' already exists with prefix '{prefix}'"),
+                ));
+            }
+        }
+        let Some(i) = self.models.iter().position(|m| m.name == model) else {
+            return Err(a.err(
+                Some("model"),
+                ErrorKind::UndefinedReference,
+                format!("could not find model '{model}'"),
+            ));
+        };
+        let mut child = self.models[i].spec.clone();
+        let af = Affix {
+            pre: &prefix,
+            suf: "",
+        };
+        let keys = spread_keys(&mut child, &af).map_err(|(k, why)| {
+            let loc = &child.keys[k].loc;
+            let src = self.source(loc.src);
+            let (line, column) = src.line_col(loc.pos);
+            MjcfError {
+                file: src.name.clone(),
+                line,
+                column,
+                element: loc.desc.clone(),
+                attribute: None,
+                kind: ErrorKind::Unsupported,
+                message: format!("this keyframe of model '{model}' cannot be attached yet: {why}"),
+            }
+        })?;
+        let mut copy = match &bname {
+            Some(b) => {
+                let Some(found) = find_body(&child.world, b) else {
+                    return Err(a.err(
+                        Some("body"),
+                        ErrorKind::UndefinedReference,
+                        format!("could not find body '{b}' in model asset '{model}'"),
+                    ));
+                };
+                let mut sub = BodyS {
+                    children: vec![found.clone()],
+                    ..Default::default()
+                };
+                let b = &mut sub.children[0];
+                // the frame that held the body in its model stays there
+                if let Some((p, q)) = b.unframed.take() {
+                    b.pos = p;
+                    b.quat = q;
+                }
+                sub
+            }
+            None => child.world.clone(),
+        };
+        // each attachment costs a pass over this model's lists (name checks, references): the
+        // copies and the passes together are bounded, so that no text makes the reader work
+        // for hours
+        let sp = &self.spec;
+        let lists = sp.pairs.len()
+            + sp.excludes.len()
+            + sp.tendons.len()
+            + sp.eqs.len()
+            + sp.actuators.len()
+            + sp.sensors.len()
+            + sp.materials.len()
+            + sp.meshes.len()
+            + sp.hfields.len()
+            + self.textures.len();
+        let copied = size(&copy).max(1);
+        self.attached = self.attached.saturating_add(copied);
+        self.attach_work = self
+            .attach_work
+            .saturating_add(copied + size(&child.world) + child_size(&child) + lists);
+        if self.attached > MAX_REPLICATED || self.attach_work > MAX_ATTACH_WORK {
+            return Err(a.err(
+                None,
+                ErrorKind::Unsupported,
+                "attachments would copy too many elements (more than a million, or a million \
+                 times the model's lists); diffmj refuses models this large",
+            ));
+        }
+        prefix_tree(&mut copy, &af, false);
+        if !ctx.identity {
+            place(&mut copy, &ctx.pos, &ctx.quat);
+        }
+        if let Some(n) = repeated_frame(&self.tree, &copy) {
+            return Err(a.err(
+                None,
+                ErrorKind::DuplicateName,
+                format!("repeated name '{n}' in frame"),
+            ));
+        }
+        self.tree.content(&copy, true);
+        targets(&copy, &mut self.frame_targets);
+        body.geoms.extend(copy.geoms);
+        body.sites.extend(copy.sites);
+        body.cams.extend(copy.cams);
+        body.lights.extend(copy.lights);
+        body.frame_names.extend(copy.frame_names);
+        body.children.extend(copy.children);
+        // the model's assets, every one of them; MuJoCo 4.0 refuses a name repeated in a list
+        // when it copies the list (checked: attaching two bodies of one model with one prefix
+        // repeats its textures)
+        let on = |v: &[String]| v.iter().map(|n| af.name(n)).collect::<Vec<_>>();
+        let repeated = |kind: &str, n: &str| {
+            a.err(
+                None,
+                ErrorKind::DuplicateName,
+                format!("repeated name '{n}' in {kind}"),
+            )
+        };
+        let dup = |old: &[String], new: &[String]| -> Option<String> {
+            let mut seen: std::collections::HashSet<&String> = old.iter().collect();
+            new.iter()
+                .find(|n| !n.is_empty() && !seen.insert(n))
+                .cloned()
+        };
+        let lists: [(&str, &mut Vec<String>, Vec<String>); 4] = [
+            ("mesh", &mut self.spec.meshes, on(&child.meshes)),
+            ("hfield", &mut self.spec.hfields, on(&child.hfields)),
+            ("texture", &mut self.textures, on(&child.textures)),
+            ("material", &mut self.spec.materials, on(&child.materials)),
+        ];
+        for (kind, list, new) in lists {
+            if let Some(n) = dup(list, &new) {
+                return Err(repeated(kind, &n));
+            }
+            list.extend(new);
+        }
+        self.spec.material_rgba.extend(&child.material_rgba);
+        self.copy_referencing(Some(&child), &af);
+        let s = &self.spec;
+        let names: [(&str, Vec<&String>); 6] = [
+            ("pair", s.pairs.iter().map(|x| &x.name).collect()),
+            ("exclude", s.excludes.iter().map(|x| &x.name).collect()),
+            ("tendon", s.tendons.iter().map(|x| &x.name).collect()),
+            ("equality", s.eqs.iter().map(|x| &x.name).collect()),
+            ("actuator", s.actuators.iter().map(|x| &x.name).collect()),
+            ("sensor", s.sensors.iter().map(|x| &x.name).collect()),
+        ];
+        for (kind, v) in names {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(n) = v.into_iter().find(|n| !n.is_empty() && !seen.insert(*n)) {
+                return Err(repeated(kind, n));
+            }
+        }
+        self.spec.keys.extend(keys);
+        self.replicated = true;
+        self.add_classes(i, &af);
+        Ok(())
+    }
+
+    /// Make the default classes of model `i` available under prefixed names, as MuJoCo 4.0
+    /// does after an attachment (checked: a geom after the `<attach>` may take class `a-link`,
+    /// or `a-main`, the model's top class). A name already taken keeps its class.
+    fn add_classes(&mut self, i: usize, af: &Affix) {
+        let m = &self.models[i];
+        let new: Vec<(String, Class)> = m
+            .classes
+            .iter()
+            .map(|(n, c)| {
+                let mut c = c.clone();
+                c.parent = c.parent.as_deref().map(|p| af.on(p));
+                (af.on(n), c)
+            })
+            .collect();
+        for (n, c) in new {
+            self.classes.entry(n).or_insert(c);
+        }
+    }
+
+    /// Source `i` of this model: the document's, then those of the models it read.
+    pub(super) fn source(&self, i: usize) -> &Source {
+        let n = self.doc.sources.len();
+        match self.spec.sources.get(i.saturating_sub(n)) {
+            Some(s) if i >= n => s,
+            _ => &self.doc.sources[i.min(n - 1)],
+        }
+    }
+}
