@@ -548,3 +548,53 @@ fn arm26_is_refused_as_mujoco_refuses_it() {
         "{msg}"
     );
 }
+
+/// A body with only slide joints is "simple" (inverse weights 1/mass) unless a tendon's
+/// armature couples its dofs: MuJoCo's `ten_armature_0` test models (a two-slider body pulled
+/// by a spatial tendon of armature 5, alone and attached beside its hinge equivalent). Numbers
+/// of the mujoco 4.0 wheel: `body_simple` 0 everywhere, `body_invweight0` and `dof_invweight0`
+/// as below (diffmj took 1/mass = 1 for the slider body before it read `body_simple`).
+#[test]
+fn tendon_armature_makes_a_slider_body_not_simple() {
+    let dir = root().join("models/thirdparty/mujoco/attach");
+    type Case<'a> = (&'a str, &'a [[f64; 2]], &'a [f64]);
+    let cases: [Case; 2] = [
+        (
+            "ten_armature_0.xml",
+            &[[0.0, 0.0], [0.3888888888888889, 0.0]],
+            &[0.16666666666666666, 1.0],
+        ),
+        (
+            "ten_armature_0_compare.xml",
+            &[
+                [0.0, 0.0],
+                [0.3888888888888889, 0.0],
+                [0.3888888855555556, 0.33333333000000004],
+            ],
+            &[
+                0.16666666666666666,
+                1.0,
+                0.9999999900000002,
+                0.16666666666666666,
+            ],
+        ),
+    ];
+    for (file, body, dof) in cases {
+        let m = diffmj::mjcf::load_file(dir.join(file)).unwrap();
+        assert!(m.body_simple.iter().all(|&k| k == 0), "{file}");
+        for (b, w) in body.iter().enumerate() {
+            for (x, y) in m.body_invweight0[b].iter().zip(w) {
+                let e = (x - y).abs();
+                assert!(
+                    e < 1e-12 * y.max(1.0),
+                    "{file} body {b}: {:?}",
+                    m.body_invweight0[b]
+                );
+            }
+        }
+        for (i, w) in dof.iter().enumerate() {
+            let e = (m.dof_invweight0[i] - w).abs();
+            assert!(e < 1e-12, "{file} dof {i}: {}", m.dof_invweight0[i]);
+        }
+    }
+}

@@ -11,7 +11,7 @@ use crate::data::Data;
 use crate::model::{BiasType, GainType, JointType, Model};
 use crate::scalar::{Scalar, MINVAL};
 
-use super::forward::fwd_position;
+use super::forward::position_smooth;
 use super::inertia::solve_m;
 use super::jacobian::jac;
 
@@ -110,36 +110,6 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
     Ok(range)
 }
 
-/// Bodies whose joint-space inertia block is diagonal with only sliders (MuJoCo's
-/// `body_simple == 2`): inertial frame equal to the body frame, a root body or the child of a
-/// fixed child of the world, no children, only slide joints at the origin along coordinate
-/// axes. Their inverse weights are `1/mass`. A structural test, decided on real parts.
-fn slider_only_bodies<T: Scalar>(m: &Model<T>) -> Vec<bool> {
-    let mut simple = vec![false; m.nbody];
-    for b in 1..m.nbody {
-        let p = m.body_parentid[b];
-        let sameframe = m.body_ipos[b].iter().all(|x| x.re() == 0.0)
-            && m.body_iquat[b].map(|x| x.re()) == [1.0, 0.0, 0.0, 0.0];
-        simple[b] = sameframe
-            && (m.body_rootid[b] == b || (m.body_parentid[p] == 0 && m.body_dofnum[p] == 0));
-        if p > 0 {
-            simple[p] = false;
-        }
-        let ja = m.body_jntadr[b];
-        let mut all_slide = m.body_jntnum[b] > 0;
-        for j in ja..ja + m.body_jntnum[b] {
-            let a = m.jnt_axis[j];
-            let aligned = a.iter().filter(|x| x.re().abs() > 1e-14).count() == 1;
-            let at_origin = m.jnt_pos[j].iter().all(|x| x.re() == 0.0);
-            if !at_origin || m.jnt_type[j] != JointType::Slide || !aligned {
-                all_slide = false;
-            }
-        }
-        simple[b] = simple[b] && all_slide;
-    }
-    simple
-}
-
 /// Why the compiler's constant stage failed: the message and, when one actuator's length range
 /// could not be found, that actuator's index (so the reader can point at its element).
 #[derive(Debug, Clone, PartialEq)]
@@ -221,8 +191,11 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     let nv = m.nv;
     m.recompute_subtreemass();
 
+    // the smooth position stage and the transmission, as MuJoCo's mj_setConst runs them: no
+    // collision (a model whose bodies overlap at qpos0 would pay for every contact)
     let mut d = Data::new(m);
-    fwd_position(m, &mut d);
+    position_smooth(m, &mut d);
+    super::actuation::transmission(m, &mut d);
 
     // dof_M0: diagonal of the composite inertia with joint and actuator armature (MuJoCo
     // leaves tendon armature out of it)
@@ -256,22 +229,27 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
             minv[i * nv + j] = col[i];
         }
     }
+    // a·M⁻¹·b over the non-zero entries of a and b only (Jacobian rows are zero off their
+    // body's chain; the zero terms add nothing), so bodies × nv² does not grow with the model
     let quad = |row_a: &[T], row_b: &[T]| -> T {
+        let nzb: Vec<usize> = (0..nv).filter(|&j| !row_b[j].is_zero_exact()).collect();
         let mut s = T::zero();
         for i in 0..nv {
             if row_a[i].is_zero_exact() {
                 continue;
             }
-            for j in 0..nv {
-                s += row_a[i] * minv[i * nv + j] * row_b[j];
+            let mi = &minv[i * nv..(i + 1) * nv];
+            for &j in &nzb {
+                s += row_a[i] * mi[j] * row_b[j];
             }
         }
         s
     };
     let inv_mass = |mass: T| T::one() / mass.select_max(T::c(MINVAL));
 
-    // body_invweight0
-    let simple = slider_only_bodies(m);
+    // body_invweight0; bodies with only sliders and a diagonal inertia block (MuJoCo's
+    // `body_simple == 2`, which tendon armature rules out) take 1/mass
+    let simple: Vec<bool> = m.body_simple.iter().map(|&k| k == 2).collect();
     let mut jp = vec![T::zero(); 3 * nv];
     let mut jr = vec![T::zero(); 3 * nv];
     m.body_invweight0[0] = [T::zero(); 2];
