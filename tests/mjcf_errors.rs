@@ -1691,3 +1691,71 @@ fn frame_and_replicate_subtrees_are_not_schema_checked() {
         );
     }
 }
+
+/// Decisions the generator's seed 123 and 2028 runs found different after the fixes above,
+/// each checked with MuJoCo 4.0: a negative tendon armature (own or its class's) refused, a nan
+/// read; a site size of nan read; a limited ball joint whose range does not start at 0
+/// refused ("10 90", "nan 90"), while autolimits leaves "1e308 90" unlimited; a light whose
+/// direction is shorter than 1e-15 refused, a nan read; only numeric, text and tuple elements
+/// in `<custom>`; a `<` without an element name refused at the element that holds it.
+#[test]
+fn generator_fourth_run_decisions() {
+    let fixed = |attrs: &str, default: &str| {
+        format!(
+            "<mujoco>{default}<worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body>\
+             </worldbody><tendon>\n<fixed {attrs}><joint joint=\"j\" coef=\"1\"/></fixed>\
+             </tendon></mujoco>"
+        )
+    };
+    for (attrs, default) in [
+        ("armature=\"-1\"", ""),
+        ("", "<default><tendon armature=\"-1\"/></default>"),
+    ] {
+        let e = load_str(&fixed(attrs, default)).unwrap_err();
+        assert!(
+            e.to_string().contains("tendon armature cannot be negative"),
+            "{e}"
+        );
+        assert_eq!(e.line, 2, "{e}");
+    }
+    load_str(&fixed("armature=\"nan\"", "")).expect("MuJoCo 4.0 reads it");
+    let world = |b: &str| format!("<mujoco><worldbody>\n{b}</worldbody></mujoco>");
+    for ok in [
+        "<site size=\"-nan\"/>",
+        "<site size=\"nan .1\"/>",
+        "<body><joint type=\"ball\" range=\"1e308 90\"/><geom size=\"1\"/></body>",
+        "<body><joint type=\"ball\" range=\"0 90\" limited=\"true\"/><geom size=\"1\"/></body>",
+        "<light dir=\"0 0 nan\"/>",
+        "<light dir=\"0 0 -1\"/>",
+    ] {
+        load_str(&world(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    for (bad, needle) in [
+        (
+            "<body><joint type=\"ball\" range=\"10 90\"/><geom size=\"1\"/></body>",
+            "range[0] should be 0 in ball joint",
+        ),
+        (
+            "<body><joint type=\"ball\" range=\"nan 90\" limited=\"true\"/><geom size=\"1\"/></body>",
+            "range[0] should be 0 in ball joint",
+        ),
+        ("<light dir=\"0 0 1e-20\"/>", "zero direction in light"),
+        ("<light dir=\"0 0 1e-400\"/>", "zero direction in light"),
+        ("<body>\n<>camera/>\n<geom size=\"1\"/></body>", "not followed by an element name"),
+    ] {
+        let e = load_str(&world(bad)).unwrap_err();
+        assert!(e.to_string().contains(needle), "{bad}: {e}");
+        assert!(e.line >= 2, "{bad}: {e}");
+    }
+    let e = load_str(&world("<body>\n<>camera/>\n<geom size=\"1\"/></body>")).unwrap_err();
+    assert_eq!(e.element, "<body>", "{e}");
+    check(
+        "<mujoco><custom>\n<camera/></custom></mujoco>",
+        ErrorKind::UnknownElement,
+        2,
+        1,
+        "unrecognized element <camera> in <custom>",
+    );
+    load_str("<mujoco><custom><numeric name=\"a\" data=\"1\"/><text name=\"t\" data=\"x\"/></custom></mujoco>")
+        .expect("MuJoCo 4.0 reads it");
+}

@@ -2601,7 +2601,11 @@ impl<'d> Reader<'d> {
         allowed(&self.a(e), key)?;
         for c in &e.children {
             let k = format!("{}-{}", e.name, c.name);
-            if schema::allowed(&k).is_none() && e.name != "custom" && e.name != "extension" {
+            // a custom section takes numeric, text and tuple elements (checked: a <camera>
+            // there refused by MuJoCo 4.0's schema); an extension's plugins are read elsewhere
+            let custom_ok =
+                e.name == "custom" && matches!(c.name.as_str(), "numeric" | "text" | "tuple");
+            if schema::allowed(&k).is_none() && !custom_ok && e.name != "extension" {
                 return Err(self.unknown(c, &e.name));
             }
             allowed(&self.a(c), &k)?;
@@ -3160,6 +3164,16 @@ impl<'d> Reader<'d> {
                         cl.light.clone()
                     };
                     read_frameobj(&a, &mut o, &c)?;
+                    // MuJoCo 4.0's compiler: "zero direction in light" (checked: "0 0 1e-20"
+                    // refused, a nan read)
+                    if ch.name == "light" && o.dir.iter().map(|x| x * x).sum::<f64>().sqrt() < 1e-15
+                    {
+                        return Err(a.err(
+                            a.get("dir").map(|_| "dir"),
+                            ErrorKind::InvalidValue,
+                            "zero direction in light",
+                        ));
+                    }
                     if let Some(tg) = a.s("target").filter(|t| !t.is_empty()) {
                         self.frame_targets.push((Loc::of(ch), tg.clone()));
                         o.target = tg;
@@ -3376,6 +3390,15 @@ impl<'d> Reader<'d> {
             t.name = a.s("name").unwrap_or_default();
             t.spatial = spatial;
             t.loc = Loc::of(ch);
+            // MuJoCo 4.0's compiler: "tendon armature cannot be negative" (own or its class's;
+            // checked: -1 refused, nan read)
+            if t.armature < 0.0 {
+                return Err(a.err(
+                    a.get("armature").map(|_| "armature"),
+                    ErrorKind::InvalidValue,
+                    "tendon armature cannot be negative",
+                ));
+            }
             // MuJoCo 4.0's compiler: "tendon must have positive width", its own or its class's
             // (checked: 0 and -1 refused, nan and inf read, a fixed tendon takes no width)
             if spatial && t.width <= 0.0 {

@@ -329,6 +329,19 @@ impl Loader {
                     format!("XML syntax error: {what}"),
                 ));
             }
+            // `<` followed by no name (`<>`, `< <geom`): refused as MuJoCo 4.0's parser refuses
+            // it, positioned at the element that holds it
+            if let Event::Start(b) | Event::Empty(b) = &ev {
+                if b.name().as_ref().is_empty() {
+                    return Err(plain_err(
+                        &self.sources[idx],
+                        pos,
+                        ErrorKind::Syntax,
+                        open_element(&stack, &root),
+                        "XML syntax error: '<' not followed by an element name".into(),
+                    ));
+                }
+            }
             match ev {
                 Event::Start(b) => {
                     let el = self.start(idx, &text, &b)?;

@@ -110,6 +110,17 @@ impl Build<'_> {
                     "invalid joint range: lower limit must be smaller than upper limit",
                 ));
             }
+            // MuJoCo 4.0: a limited ball joint's range starts at 0 (checked: "10 90" and
+            // "nan 90" refused when limited, "1e308 90" read when autolimits leaves it free)
+            if limited && j.jtype == JointType::Ball && range[0] != 0.0 {
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("range"),
+                    ErrorKind::InvalidValue,
+                    "range[0] should be 0 in ball joint",
+                ));
+            }
             if limited && j.jtype == JointType::Free {
                 return Err(err(
                     doc,

@@ -41,7 +41,8 @@ impl Build<'_> {
                     ))
                 }
             };
-            if let Some(i) = (0..need).find(|&i| st.size[i].is_nan() || st.size[i] <= 0.0) {
+            // a nan passes, as in MuJoCo 4.0 (checked: size "-nan" read)
+            if let Some(i) = (0..need).find(|&i| st.size[i] <= 0.0) {
                 return Err(err(
                     doc,
                     &st.loc,
