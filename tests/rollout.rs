@@ -188,3 +188,30 @@ fn bad_sizes_are_errors() {
     let e = rollout(&m, &x0, &ctrl, 3, &opts, &mut out[1..]).unwrap_err();
     assert!(e.to_string().contains("state"), "{e}");
 }
+
+/// A body in a fluid (ellipsoid model) starting at rest under `implicitfast`: the norms of its
+/// zero velocities have no derivative, which the velocity derivative's dual layer once read as
+/// ∞·0 (NaN at the first step of MuJoCo's `leaves` model, which MuJoCo 4.0 steps from rest).
+/// Now the step is finite and, the fluid's derivative at rest being isotropic, the velocity
+/// stays along gravity: `v = h·m·g / (m + h·c)` with `c > 0` the linear drag coefficient.
+#[test]
+fn fluid_body_steps_from_rest_under_implicitfast() {
+    let m = diffmj::mjcf::load_str(
+        "<mujoco><option density=\"1.225\" viscosity=\"1.8e-5\" integrator=\"implicitfast\" \
+         timestep=\"0.003\"/><worldbody><body pos=\"0 0 3\" euler=\"10 20 30\"><freejoint/>\
+         <geom type=\"ellipsoid\" size=\".025 .01 .001\" mass=\"1e-4\" fluidshape=\"ellipsoid\"/>\
+         </body></worldbody></mujoco>",
+    )
+    .unwrap();
+    let mut d = diffmj::Data::new(&m);
+    diffmj::step(&m, &mut d).unwrap();
+    assert!(d.qvel.iter().all(|v| v.is_finite()), "{:?}", d.qvel);
+    assert!(
+        d.qvel[0].abs() < 1e-15 && d.qvel[1].abs() < 1e-15,
+        "{:?}",
+        d.qvel
+    );
+    assert!(d.qvel[3..].iter().all(|w| w.abs() < 1e-15), "{:?}", d.qvel);
+    let free_fall = -9.81 * 0.003;
+    assert!(d.qvel[2] < 0.0 && d.qvel[2] > free_fall, "{}", d.qvel[2]);
+}

@@ -153,6 +153,9 @@ pub fn ellipsoid_local_force<S: DualNum<f64> + Copy>(
     v: &[S; 3],
 ) -> ([S; 3], [S; 3]) {
     let c = |x: f64| S::from(x);
+    // √x with value and derivative 0 at x = 0 (at rest the norms have no derivative; the
+    // derivative layer of the implicit integrators would read ∞·0 there)
+    let sqrt0 = |x: S| if x.re() > 0.0 { x.sqrt() } else { c(0.0) };
     let pi = c(std::f64::consts::PI);
     let cr = |a: &[S; 3], b: &[S; 3]| {
         [
@@ -186,9 +189,9 @@ pub fn ellipsoid_local_force<S: DualNum<f64> + Copy>(
     let (a12, a20, a01) = (s[1] * s[2], s[2] * s[0], s[0] * s[1]);
     let pden = sq(sq(a12)) * sq(v[0]) + sq(sq(a20)) * sq(v[1]) + sq(sq(a01)) * sq(v[2]);
     let pnum = sq(a12 * v[0]) + sq(a20 * v[1]) + sq(a01 * v[2]);
-    let aproj = pi * (pden / max(pnum, c(MINVAL))).sqrt();
+    let aproj = pi * sqrt0(pden / max(pnum, c(MINVAL)));
     let n = [sq(a12) * v[0], sq(a20) * v[1], sq(a01) * v[2]];
-    let speed = (sq(v[0]) + sq(v[1]) + sq(v[2])).sqrt();
+    let speed = sqrt0(sq(v[0]) + sq(v[1]) + sq(v[2]));
     let cos_a = pnum / max(speed * pden, c(MINVAL));
     let nv = cr(&n, v);
     let ck = kutta * rho * cos_a * aproj;
@@ -210,7 +213,7 @@ pub fn ellipsoid_local_force<S: DualNum<f64> + Copy>(
         w[2] * (ang * ii[2] + slender * (imax - ii[2])),
     ];
     let drag_lin = mu * lin_f + rho * speed * (aproj * blunt + slender * (amax - aproj));
-    let drag_ang = mu * lin_t + rho * (sq(mom[0]) + sq(mom[1]) + sq(mom[2])).sqrt();
+    let drag_ang = mu * lin_t + rho * sqrt0(sq(mom[0]) + sq(mom[1]) + sq(mom[2]));
     for k in 0..3 {
         lt[k] -= drag_ang * w[k];
         lf[k] += fmag[k] + fkutta[k] - drag_lin * v[k];
