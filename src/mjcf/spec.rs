@@ -2524,47 +2524,27 @@ impl<'d> Reader<'d> {
         body_names(&self.spec.world, &mut bodies);
         for (loc, t) in &self.frame_targets {
             if !bodies.contains(t) {
-                let src = self.source(loc.src);
-                let (line, column) = src.line_col(loc.pos);
-                return Err(MjcfError {
-                    file: src.name.clone(),
-                    line,
-                    column,
-                    element: loc.desc.clone(),
-                    attribute: Some("target".into()),
-                    kind: ErrorKind::UndefinedReference,
-                    message: format!("unknown target body '{t}'"),
-                });
+                return Err(self.loc_err(
+                    loc,
+                    Some("target"),
+                    ErrorKind::UndefinedReference,
+                    format!("unknown target body '{t}'"),
+                ));
             }
         }
         for (loc, t) in &self.material_textures {
             if !self.textures.contains(t) {
-                let src = self.source(loc.src);
-                let (line, column) = src.line_col(loc.pos);
-                return Err(MjcfError {
-                    file: src.name.clone(),
-                    line,
-                    column,
-                    element: loc.desc.clone(),
-                    attribute: Some("texture".into()),
-                    kind: ErrorKind::UndefinedReference,
-                    message: format!("texture '{t}' not found"),
-                });
+                return Err(self.loc_err(
+                    loc,
+                    Some("texture"),
+                    ErrorKind::UndefinedReference,
+                    format!("texture '{t}' not found"),
+                ));
             }
         }
         for (loc, attr, file) in &self.texture_files {
             if let Err(message) = check_texture_file(&self.doc.dir, &self.spec.compiler, file) {
-                let src = self.source(loc.src);
-                let (line, column) = src.line_col(loc.pos);
-                return Err(MjcfError {
-                    file: src.name.clone(),
-                    line,
-                    column,
-                    element: loc.desc.clone(),
-                    attribute: Some(attr.to_string()),
-                    kind: ErrorKind::Io,
-                    message,
-                });
+                return Err(self.loc_err(loc, Some(attr), ErrorKind::Io, message));
             }
         }
         self.spec.textures = self.textures;

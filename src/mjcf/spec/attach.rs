@@ -432,18 +432,12 @@ impl Reader<'_> {
             suf: "",
         };
         let keys = spread_keys(&mut child, &af).map_err(|(k, why)| {
-            let loc = &child.keys[k].loc;
-            let src = self.source(loc.src);
-            let (line, column) = src.line_col(loc.pos);
-            MjcfError {
-                file: src.name.clone(),
-                line,
-                column,
-                element: loc.desc.clone(),
-                attribute: None,
-                kind: ErrorKind::Unsupported,
-                message: format!("this keyframe of model '{model}' cannot be attached yet: {why}"),
-            }
+            self.loc_err(
+                &child.keys[k].loc,
+                None,
+                ErrorKind::Unsupported,
+                format!("this keyframe of model '{model}' cannot be attached yet: {why}"),
+            )
         })?;
         let mut copy = match &bname {
             Some(b) => {
@@ -499,14 +493,7 @@ impl Reader<'_> {
         if !ctx.identity {
             place(&mut copy, &ctx.pos, &ctx.quat);
         }
-        if let Some(n) = repeated_frame(&self.tree, &copy) {
-            return Err(a.err(
-                None,
-                ErrorKind::DuplicateName,
-                format!("repeated name '{n}' in frame"),
-            ));
-        }
-        self.tree.content(&copy, true);
+        self.add_copied_names(&a, &copy)?;
         targets(&copy, &mut self.frame_targets);
         body.geoms.extend(copy.geoms);
         body.sites.extend(copy.sites);
@@ -592,5 +579,40 @@ impl Reader<'_> {
             Some(s) if i >= n => s,
             _ => &self.doc.sources[i.min(n - 1)],
         }
+    }
+
+    /// The error at the element recorded at `loc` (in this file or an attached model's).
+    pub(super) fn loc_err(
+        &self,
+        loc: &Loc,
+        attribute: Option<&str>,
+        kind: ErrorKind,
+        message: String,
+    ) -> MjcfError {
+        let src = self.source(loc.src);
+        let (line, column) = src.line_col(loc.pos);
+        MjcfError {
+            file: src.name.clone(),
+            line,
+            column,
+            element: loc.desc.clone(),
+            attribute: attribute.map(str::to_string),
+            kind,
+            message,
+        }
+    }
+
+    /// Refuse a copy (of a replicate or an attachment) whose frame names this model holds
+    /// already, else record its names in the tree.
+    pub(super) fn add_copied_names(&mut self, a: &A, copy: &BodyS) -> R<()> {
+        if let Some(n) = repeated_frame(&self.tree, copy) {
+            return Err(a.err(
+                None,
+                ErrorKind::DuplicateName,
+                format!("repeated name '{n}' in frame"),
+            ));
+        }
+        self.tree.content(copy, true);
+        Ok(())
     }
 }

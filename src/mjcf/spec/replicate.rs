@@ -532,14 +532,7 @@ impl Reader<'_> {
             forget_keyvals(&mut tmp);
             rename(&mut copy, &sfx);
             place(&mut copy, &fp, &fq);
-            if let Some(n) = repeated_frame(&self.tree, &copy) {
-                return Err(a.err(
-                    None,
-                    ErrorKind::DuplicateName,
-                    format!("repeated name '{n}' in frame"),
-                ));
-            }
-            self.tree.content(&copy, true);
+            self.add_copied_names(&a, &copy)?;
             // a camera's or light's target body takes the suffix too, without fallback
             // (checked: a target outside the replicate is then refused)
             self.frame_targets.extend(
