@@ -623,13 +623,14 @@ def generate(rel, thirdparty):
 
 def check_model_list():
     """Every XML file under models/ must be listed as a model or as a fragment (except the
-    contact models of models/contacts/, which generate_contacts.py covers, and the sensor
-    models of models/sensors/, which generate_sensors.py covers)."""
+    contact models of models/contacts/, which generate_contacts.py covers, the sensor models of
+    models/sensors/, which generate_sensors.py covers, and the fluid models of models/fluid/,
+    which generate_fluid.py covers)."""
     listed = set(OWN_MODELS) | set(THIRDPARTY_MODELS) | set(FRAGMENTS)
     found = set()
     for root, _, files in os.walk(MODELS_DIR):
         if os.path.relpath(root, MODELS_DIR).replace(os.sep, "/").split("/")[0] in (
-                "contacts", "sensors"):
+                "contacts", "sensors", "fluid"):
             continue
         for fn in files:
             if fn.endswith(".xml"):
