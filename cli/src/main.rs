@@ -645,28 +645,43 @@ fn run_derivatives(
         diffmj::forward(&m, &mut di).map_err(|e| e.to_string())?;
     }
     let err = |e: diffmj::derivatives::DerivError| e.to_string();
+    // the runtime warnings of every call's own steps and passes, printed once per kind
+    let mut warnings = [0usize; Warning::COUNT];
+    let mut add = |w: [usize; Warning::COUNT]| {
+        for (a, b) in warnings.iter_mut().zip(w) {
+            *a += b;
+        }
+    };
     if exact {
         let mut ws = AdWorkspace::new(&m);
-        ws.transition(&m, &d, &mut t).map_err(err)?;
-        ws.inverse(&m, &di, actuation, &mut inv).map_err(err)?;
+        add(ws.transition(&m, &d, &mut t).map_err(err)?.warnings);
+        add(ws
+            .inverse(&m, &di, actuation, &mut inv)
+            .map_err(err)?
+            .warnings);
         if np > 0 {
-            ws.transition_params_sensors(&m, &d, &params, &mut dxdp, &mut dsdp)
-                .map_err(err)?;
-            ws.inverse_params(&m, &di, &params, actuation, &mut dfdp)
-                .map_err(err)?;
+            let r = ws.transition_params_sensors(&m, &d, &params, &mut dxdp, &mut dsdp);
+            add(r.map_err(err)?.warnings);
+            let r = ws.inverse_params(&m, &di, &params, actuation, &mut dfdp);
+            add(r.map_err(err)?.warnings);
         }
     } else {
         let mut ws = FdWorkspace::new(&m);
         ws.transition(&m, &d, &opts, &mut t).map_err(err)?;
+        add(ws.warnings());
         ws.inverse(&m, &di, &opts, actuation, &mut inv)
             .map_err(err)?;
+        add(ws.warnings());
         if np > 0 {
             ws.transition_params_sensors(&m, &d, &params, &opts, &mut dxdp, &mut dsdp)
                 .map_err(err)?;
+            add(ws.warnings());
             ws.inverse_params(&m, &di, &params, &opts, actuation, &mut dfdp)
                 .map_err(err)?;
+            add(ws.warnings());
         }
     }
+    report_warnings(&warnings);
     let mut o = serde_json::Map::new();
     o.insert("method".into(), json!(method));
     if !exact {
