@@ -240,7 +240,7 @@ fn collision_does_not_allocate() {
         for shrink in [false, true] {
             if shrink {
                 d.reserve_contacts(3);
-                std::sync::Arc::make_mut(&mut m.topo).memory = d.arena_bytes(&m);
+                std::sync::Arc::make_mut(&mut m.topo).narena = d.arena_bytes(&m);
             }
             diffmj::engine::kinematics::kinematics(&m, &mut d);
             // warm: the contact buffer grows to what this state needs (or cannot, when shrunk)

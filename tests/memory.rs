@@ -173,12 +173,12 @@ fn memory_attribute_as_mujoco_reads_it() {
     }
 }
 
-/// Without `<size memory>` the storage is bounded by `DEFAULT_MEMORY`: 400 bodies stacked on
-/// one point (every non-adjacent pair of spheres in contact, about 80,000 contacts; MuJoCo 4.0
-/// with its default 39 MB arena warns `mjWARN_CONTACTFULL` and `mjWARN_CNSTRFULL` and drops
-/// every constraint) fail with `SimError::Memory` within the bound instead of claiming
-/// gigabytes (2.4 GB of resident memory before the bound), and the same model with
-/// `<size memory="4M"/>` fails within 4 MB.
+/// Without `<size memory>` the storage is bounded by MuJoCo 4.0's default arena for the model
+/// (`narena`, 39 MiB here): 400 bodies stacked on one point (every non-adjacent pair of spheres
+/// in contact, about 80,000 contacts; MuJoCo 4.0 warns `mjWARN_CONTACTFULL` and
+/// `mjWARN_CNSTRFULL` and drops every constraint) fail with `SimError::Memory` within the bound
+/// instead of claiming gigabytes (2.4 GB of resident memory without a bound), and the same model
+/// with `<size memory="4M"/>` fails within 4 MB.
 #[test]
 fn default_bound_caps_pathological_models() {
     let n = 400;
@@ -192,10 +192,7 @@ fn default_bound_caps_pathological_models() {
         }
         s + "</worldbody></mujoco>"
     };
-    for (size, bound) in [
-        ("", diffmj::engine::constraint::DEFAULT_MEMORY),
-        ("<size memory=\"4M\"/>", 4 << 20),
-    ] {
+    for (size, bound) in [("", 40_894_464), ("<size memory=\"4M\"/>", 4 << 20)] {
         let m = mjcf::load_str(&chain(size)).unwrap();
         let mut d = Data::new(&m);
         let e = diffmj::forward(&m, &mut d).unwrap_err();
@@ -222,9 +219,9 @@ fn default_bound_caps_pathological_models() {
 /// never an abort. 200 free boxes on a plane (nv = 1200) with `<size memory="12M">`: the
 /// solver's Newton Hessian and block (1200² · 16 bytes) do not fit, so `Data::new` leaves the
 /// solver to the first solve, which fails with a memory error at the first step with contacts
-/// (the inverse likewise); within the default bound they simulate. 2000 free boxes (nv =
+/// (the inverse likewise); within their default arena (MuJoCo's, 128 MiB) they simulate. 2000 free boxes (nv =
 /// 12000) are refused at compile time, positioned at `<mujoco>`: the compiler's dense M⁻¹
-/// (12000² · 8 bytes) exceeds the default bound. (The generator's 180,000-dof stonehenge, which
+/// (12000² · 8 bytes) exceeds 1 GiB. (The generator's 180,000-dof stonehenge, which
 /// MuJoCo 4.0 refuses with "Could not allocate memory", aborted on a 260 GB allocation.)
 #[test]
 fn models_beyond_the_bound_fail_with_typed_errors() {
@@ -257,4 +254,48 @@ fn models_beyond_the_bound_fail_with_typed_errors() {
     let mut d = Data::new(&m);
     diffmj::step(&m, &mut d).unwrap();
     assert!(d.nefc > 0);
+}
+
+/// `narena` as MuJoCo 4.0 sizes its arena (the wheel's `mjModel.narena` for each case): `<size
+/// memory>` as given; without it, from `njmax`/`nconmax` (500 and 100 when unset) or the legacy
+/// `nstack`, and the model's sizes, rounded up to whole MiB. Values below -1 and `memory` with
+/// `nstack` are refused with MuJoCo's messages.
+#[test]
+fn arena_size_as_mujoco_computes_it() {
+    for (file, narena) in [
+        ("models/cartpole.xml", 13_631_488),
+        ("models/thirdparty/dm_control/humanoid.xml", 14_680_064),
+        ("models/constraints/stacks.xml", 15_728_640),
+        ("models/thirdparty/mujoco/replicate/leaves.xml", 1 << 30),
+    ] {
+        let m = mjcf::load_file(format!("{}/{file}", root())).unwrap();
+        assert_eq!(m.narena, narena, "{file}");
+    }
+    let body = "<worldbody><body><freejoint/><geom size=\".1\"/></body></worldbody></mujoco>";
+    for (size, narena) in [
+        ("", 13_631_488),
+        ("njmax=\"100\" nconmax=\"20\"", 1_048_576),
+        ("nstack=\"1000000\"", 11_534_336),
+        ("njmax=\"0\"", 1_048_576),
+        ("nconmax=\"0\"", 13_631_488),
+        ("nstack=\"0\"", 4_194_304),
+        ("njmax=\"-1\" nconmax=\"-1\" nstack=\"-1\"", 13_631_488),
+        ("memory=\"5M\"", 5_242_880),
+    ] {
+        let m = mjcf::load_str(&format!("<mujoco><size {size}/>{body}")).unwrap();
+        assert_eq!(m.narena, narena, "{size}");
+    }
+    for (size, msg) in [
+        ("njmax=\"-5\"", "njmax must be >= -1"),
+        ("nconmax=\"-7\"", "nconmax must be >= -1"),
+        ("nstack=\"-3\"", "nstack must be >= -1"),
+        (
+            "memory=\"-1\" nstack=\"5000000\"",
+            "at most one of 'memory', 'nstack'",
+        ),
+    ] {
+        let e = mjcf::load_str(&format!("<mujoco><size {size}/>{body}")).unwrap_err();
+        assert!(e.to_string().contains(msg), "{size}: {e}");
+        assert!(e.line > 0 && e.column > 0, "{size}: {e}");
+    }
 }

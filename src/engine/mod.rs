@@ -45,14 +45,14 @@ pub enum SimError {
     #[error("unsupported: {0}")]
     Unsupported(String),
     /// The contacts or constraint rows of this state need more storage than the model's
-    /// `<size memory>` (or, without one, [`constraint::DEFAULT_MEMORY`]) allows, or than the
-    /// allocator could give: MuJoCo's `mjWARN_CONTACTFULL` / `mjWARN_CNSTRFULL`, counted in
+    /// arena (`narena`: its `<size memory>`, or without one MuJoCo 4.0's default for its
+    /// sizes) allows, or than the allocator could give: MuJoCo's `mjWARN_CONTACTFULL` / `mjWARN_CNSTRFULL`, counted in
     /// `d.warning`. The pass ran with the contacts that fit (or without constraints); `step`
     /// did not integrate.
     #[error(
-        "{what}: the contact and constraint storage needs {needed} bytes, more than the bound \
-         of {limit} bytes (set by <size memory>, default {}) or the allocator allows",
-        constraint::DEFAULT_MEMORY
+        "{what}: the contact and constraint storage needs {needed} bytes, more than the \
+         model's arena of {limit} bytes (<size memory>, or MuJoCo's default for the model's \
+         sizes and <size njmax nconmax>) or the allocator allows"
     )]
     Memory {
         /// Which storage: `"contacts"` or `"constraint rows"`.

@@ -126,17 +126,18 @@ pub struct SetConstError {
 /// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
 pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
     // set_const forms M⁻¹ densely (nv² numbers), a temporary of the compiler: a model whose
-    // M⁻¹ alone exceeds the default memory bound (or the model's own, when larger) is refused
+    // M⁻¹ alone exceeds 1 GiB (or the model's own `<size memory>`, when larger) is refused
     // here, as MuJoCo 4.0 fails to allocate such a model's data ("Could not allocate memory"),
     // rather than aborting on the allocation
     let bytes = m.nv.saturating_mul(m.nv).saturating_mul(8);
-    let limit =
-        crate::engine::constraint::memory_bound(m).max(crate::engine::constraint::DEFAULT_MEMORY);
+    let limit = m.memory.max(crate::engine::constraint::DEFAULT_MEMORY);
     if bytes > limit {
         return Err(SetConstError {
             actuator: None,
             message: format!(
-                "{} dofs need {} bytes for the dense inverse inertia of the compiler's constants,                  beyond the memory bound of {} bytes (<size memory>); models this large are not                  supported yet",
+                "{} dofs need {} bytes for the dense inverse inertia of the compiler's \
+                 constants, beyond the bound of {} bytes (1 GiB, or <size memory> when larger); \
+                 models this large are not supported yet",
                 m.nv, bytes, limit
             ),
         });

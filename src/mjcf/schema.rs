@@ -2050,9 +2050,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("compiler", "savecanonical", SAVE),
     ("compiler", "passthrough", SAVE),
     // sizes
-    ("size", "njmax", ARENA),
-    ("size", "nconmax", ARENA),
-    ("size", "nstack", ARENA),
     ("size", "nuser_body", USER),
     ("size", "nuser_jnt", USER),
     ("size", "nuser_geom", USER),
@@ -2173,9 +2170,6 @@ const RENDER: &str = "rendering only";
 const USER: &str = "user data (mjModel *_user arrays): never read by the simulation";
 /// Reason: the group of an element for the visualizer.
 const GROUP: &str = "group for the visualizer and user code";
-/// Reason: sizes of MuJoCo's arena.
-const ARENA: &str =
-    "sizes of MuJoCo's arena: diffmj grows its buffers on demand (bounded by `memory`)";
 /// Reason: what a saved model holds.
 const SAVE: &str = "what MuJoCo writes when it saves a model";
 /// Reason: where asset files are found.

@@ -1015,6 +1015,9 @@ pub struct Spec {
     /// `<size memory>` in bytes, 0 when absent or `-1` (no bound): the most `Data`'s contact
     /// and constraint storage may take.
     pub memory: usize,
+    /// `<size njmax>`, `<size nconmax>` and the legacy `<size nstack>` when set and not `-1`:
+    /// they size MuJoCo's default arena when `memory` is absent.
+    pub arena_sizes: [Option<i64>; 3],
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -2438,6 +2441,26 @@ impl<'d> Reader<'d> {
                                 ));
                             }
                             self.spec.nuserdata = n as usize;
+                        }
+                        // MuJoCo 4.0's checks (its messages); -1 means unset
+                        for (k, key) in ["njmax", "nconmax", "nstack"].into_iter().enumerate() {
+                            if let Some(n) = a.int(key)? {
+                                if n < -1 {
+                                    return Err(a.err(
+                                        Some(key),
+                                        ErrorKind::InvalidValue,
+                                        format!("{key} must be >= -1"),
+                                    ));
+                                }
+                                self.spec.arena_sizes[k] = (n != -1).then_some(n);
+                            }
+                        }
+                        if a.get("memory").is_some() && a.get("nstack").is_some() {
+                            return Err(a.err(
+                                Some("nstack"),
+                                ErrorKind::InvalidValue,
+                                "at most one of 'memory', 'nstack' can be specified",
+                            ));
                         }
                         if let Some(v) = a.get("memory") {
                             let bad =
@@ -4113,6 +4136,7 @@ fn build_nested(
             size_nkey: 0,
             nuserdata: 0,
             memory: 0,
+            arena_sizes: [None; 3],
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),

@@ -873,12 +873,14 @@ int_fields! {
             /// [`nm`](Topology::nm) less the off-diagonal entries of simple dofs
             /// (`dof_simplenum > 0`), which are structurally zero.
             nc = "nC";
-            /// `<size memory>` in bytes, 0 for none (then
-            /// [`DEFAULT_MEMORY`](crate::engine::constraint::DEFAULT_MEMORY)): the most the
-            /// contact and constraint storage of a `Data` may take, counted for `f64`
-            /// ([`storage_bytes`](crate::engine::constraint::storage_bytes)); a step that needs
-            /// more fails with [`SimError::Memory`](crate::engine::SimError::Memory).
+            /// `<size memory>` in bytes, 0 for none.
             memory = "memory";
+            /// MuJoCo's arena size in bytes (`mjModel.narena`): `<size memory>`, or without it
+            /// MuJoCo 4.0's default from `<size njmax nconmax nstack>` and the model's sizes.
+            /// The most the contact and constraint storage of a `Data` may take, counted for
+            /// `f64` ([`storage_bytes`](crate::engine::constraint::storage_bytes)); a step that
+            /// needs more fails with [`SimError::Memory`](crate::engine::SimError::Memory).
+            narena = "narena";
         }
         int {
             /// Parent body (world's is 0).

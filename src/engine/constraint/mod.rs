@@ -262,20 +262,14 @@ pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
     }
 }
 
-/// Bound of the contact and constraint storage when the model sets no `<size memory>`:
-/// generous (the 216-body pile needs under 2 MB, five 400-link chains lying on the floor about
-/// 150 MB), and a cap on what a pathological model (hundreds of thousands of overlapping
-/// geoms) can claim. MuJoCo's own default arena is tens to hundreds of MB for such models.
+/// The bound on the compiler's dense `M⁻¹` (see `setconst`): a model whose `M⁻¹` exceeds 1 GiB,
+/// or its `<size memory>` when larger, is refused.
 pub const DEFAULT_MEMORY: usize = 1 << 30;
 
-/// The bound the contact and constraint storage must stay within: the model's `<size
-/// memory>`, or [`DEFAULT_MEMORY`].
+/// The bound the contact and constraint storage must stay within: the model's arena,
+/// `narena` (its `<size memory>`, or MuJoCo 4.0's default arena size for its sizes).
 pub fn memory_bound<T>(m: &Model<T>) -> usize {
-    if m.memory > 0 {
-        m.memory
-    } else {
-        DEFAULT_MEMORY
-    }
+    m.narena
 }
 
 /// Bytes of contact and constraint storage for `ncontact` contacts, `nrows` rows and `nnz`

@@ -244,6 +244,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     let Build { mut t, mut m, .. } = b;
     topology::free_rigid_subtrees(&mut t, &m);
     topology::simple_bodies(&mut t, &m);
+    t.narena = arena_size(&t, s.arena_sizes);
     m.topo = Arc::new(t);
     Ok(m)
 }
@@ -355,4 +356,51 @@ impl Build<'_> {
 
 fn empty_model(s: &Spec) -> Model<f64> {
     Model::empty(Arc::new(Topology::default()), s.opt.clone())
+}
+
+/// MuJoCo 4.0's arena size in bytes (`mjModel.narena`): `<size memory>` when set; else 8 bytes
+/// per `nstack` entry, or the heuristic `max(1000, 5·(njmax + neq + nv)² + 20·(nq + nv + nu + na
+/// + nbody + njnt + ngeom + nsite + neq + ntendon + nwrap))` of them, plus the footprint of
+/// `nconmax` contacts (608 bytes each, `sizeof(mjContact)`) and `njmax` constraint rows, rounded
+/// up to a whole MiB (njmax 500 and nconmax 100 when unset). Checked against the wheel's
+/// `narena` on every repository model.
+fn arena_size(t: &crate::model::Topology, sizes: [Option<i64>; 3]) -> usize {
+    if t.memory > 0 {
+        return t.memory;
+    }
+    let [njmax, nconmax, nstack] = sizes.map(|x| x.map(|n| n.max(0) as usize));
+    let (njmax, nconmax) = (njmax.unwrap_or(500), nconmax.unwrap_or(100));
+    let (f, i) = (8usize, 4usize);
+    let words = match nstack {
+        Some(n) => n,
+        None => {
+            let rows = njmax + t.neq + t.nv;
+            let counts = t.nq
+                + t.nv
+                + t.nu
+                + t.na
+                + t.nbody
+                + t.njnt
+                + t.ngeom
+                + t.nsite
+                + t.neq
+                + t.ntendon
+                + t.nwrap;
+            (5usize.saturating_mul(rows).saturating_mul(rows))
+                .saturating_add(20 * counts)
+                .max(1000)
+        }
+    };
+    let footprint = [
+        nconmax.saturating_mul(608),
+        njmax.saturating_mul(8 * i + 14 * f),
+        t.nv * 3 * i,
+        njmax.saturating_mul(t.nv).saturating_mul(2 * i + 2 * f),
+        njmax.saturating_mul(njmax).saturating_mul(i + f),
+    ];
+    let bytes = footprint
+        .iter()
+        .fold(words.saturating_mul(f), |a, &b| a.saturating_add(b));
+    let mib = 1usize << 20;
+    bytes.div_ceil(mib).saturating_mul(mib)
 }
