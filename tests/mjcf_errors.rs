@@ -1759,3 +1759,55 @@ fn generator_fourth_run_decisions() {
     load_str("<mujoco><custom><numeric name=\"a\" data=\"1\"/><text name=\"t\" data=\"x\"/></custom></mujoco>")
         .expect("MuJoCo 4.0 reads it");
 }
+
+/// MuJoCo 4.0 refuses a top-level `<default>` whose class is not `main` ("top-level default
+/// class 'main' cannot be renamed", checked with the wheel); naming it `main` is accepted.
+#[test]
+fn top_level_default_class_cannot_be_renamed() {
+    let xml = |class: &str| {
+        format!(
+            "<mujoco>\n<default {class}><geom size=\".1\"/></default>\
+             <worldbody><geom/></worldbody></mujoco>"
+        )
+    };
+    let e = load_str(&xml("class=\"foo\"")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("top-level default class 'main' cannot be renamed"),
+        "{e}"
+    );
+    assert_eq!((e.line, e.attribute.as_deref()), (2, Some("class")), "{e}");
+    load_str(&xml("class=\"main\"")).unwrap();
+    load_str(&xml("")).unwrap();
+}
+
+/// A `<replicate>` or `<frame>` directly in `<mujoco>` is checked against the body's schema, as
+/// MuJoCo 4.0's schema matches both to it there, and ignored (each decision checked with the
+/// wheel): `name`, `euler`, `mocap` and children accepted; a replicate's own `count`, `offset`
+/// and `sep` refused as unrecognized attributes there.
+#[test]
+fn top_level_replicate_and_frame_take_the_body_schema() {
+    for ok in [
+        "<replicate/>",
+        "<replicate name=\"x\"/>",
+        "<replicate euler=\"0 0 1\" mocap=\"true\"/>",
+        "<replicate><geom/><replicate count=\"2\"/></replicate>",
+        "<frame mocap=\"true\"/>",
+    ] {
+        let m = load_str(&format!("<mujoco><worldbody/>{ok}</mujoco>"))
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+        assert_eq!((m.nbody, m.ngeom), (1, 0), "{ok}");
+    }
+    for (bad, attr) in [
+        ("<replicate count=\"2\"/>", "count"),
+        ("<replicate name=\"x\" offset=\"1 0 0\"/>", "offset"),
+        ("<replicate sep=\"a\"/>", "sep"),
+    ] {
+        let e = load_str(&format!("<mujoco><worldbody/>\n{bad}</mujoco>")).unwrap_err();
+        assert_eq!(
+            (e.kind, e.line, e.attribute.as_deref()),
+            (ErrorKind::UnknownAttribute, 2, Some(attr)),
+            "{bad}: {e}"
+        );
+    }
+}

@@ -2404,11 +2404,17 @@ impl<'d> Reader<'d> {
                 if !seen_default {
                     let a = self.a(e);
                     allowed(&a, "default")?;
+                    // MuJoCo 4.0 refuses a top-level class of another name (older versions
+                    // renamed the class)
                     if let Some(c) = a.s("class") {
                         if c != "main" {
-                            let cl = self.classes.remove("main").unwrap_or_default();
-                            self.classes.insert(c.clone(), cl);
-                            self.top_class = c;
+                            return Err(a.err(
+                                Some("class"),
+                                ErrorKind::InvalidValue,
+                                format!(
+                                    "top-level default class 'main' cannot be renamed (to '{c}')"
+                                ),
+                            ));
                         }
                     }
                     seen_default = true;
@@ -2486,10 +2492,11 @@ impl<'d> Reader<'d> {
                 "asset" => self.asset(e)?,
                 // read last, as MuJoCo 4.0 does (below)
                 "worldbody" => {}
-                // MuJoCo 4.0's schema takes a body or frame directly in <mujoco> and its reader
-                // ignores it (checked: its attributes and elements are validated, its values and
-                // references are not read, nothing is added to the model)
-                "body" | "frame" => self.skip_body_tree(e, "mujoco")?,
+                // MuJoCo 4.0's schema takes a body, frame or replicate directly in <mujoco>, each
+                // checked against the body's schema (a frame's `mocap` accepted, a replicate's
+                // `count` refused), and its reader ignores them (their values and references
+                // are not read, nothing is added to the model)
+                "body" | "frame" | "replicate" => self.skip_body_tree(e, "mujoco")?,
                 "tendon" => self.tendons(e)?,
                 "actuator" => self.actuators(e)?,
                 "equality" => self.equalities(e)?,
@@ -2580,6 +2587,7 @@ impl<'d> Reader<'d> {
     /// are not (MuJoCo 4.0 accepts an unknown one there).
     fn skip_body_tree(&self, e: &Elem, parent: &str) -> R<()> {
         let key = match e.name.as_str() {
+            "frame" | "replicate" if parent == "mujoco" => Some("body".to_string()),
             "body" | "frame" => Some(e.name.clone()),
             "replicate" => None,
             other => {
