@@ -1811,3 +1811,142 @@ fn top_level_replicate_and_frame_take_the_body_schema() {
         );
     }
 }
+
+/// Decisions the generator's seed-2028 run found different after the model list grew, each
+/// checked with the MuJoCo 4.0 wheel: a joint equality takes only hinges and slides (an empty
+/// `joint1` names the first unnamed joint, as in MuJoCo); a limited `actuatorfrcrange` must be
+/// increasing on a joint and also contain 0 on a tendon; `<statistic extent>` must be positive;
+/// every `<visual><rgba>` color is four numbers; `<custom>` names are unique per kind; a
+/// shorter keyframe `mpos`/`mquat` sets the mocap bodies it has whole vectors for.
+#[test]
+fn generator_fifth_run_decisions() {
+    let eq = |joints: &str, eq: &str| {
+        format!(
+            "<mujoco><worldbody>{joints}</worldbody><equality>\n<joint {eq}/></equality></mujoco>"
+        )
+    };
+    let hinge = "<body><joint name=\"h\"/><geom size=\".1\"/></body>";
+    let free = "<body><freejoint name=\"f\"/><geom size=\".1\"/></body>";
+    let unnamed_hinge = "<body><joint/><geom size=\".1\"/></body>";
+    let unnamed_free = "<body><freejoint/><geom size=\".1\"/></body>";
+    for (joints, attrs, attr) in [
+        (format!("{unnamed_free}{hinge}"), "joint1=\"\"", "joint1"),
+        (format!("{free}{hinge}"), "joint1=\"f\"", "joint1"),
+        (
+            format!("{free}{hinge}"),
+            "joint1=\"h\" joint2=\"f\"",
+            "joint2",
+        ),
+    ] {
+        let e = load_str(&eq(&joints, attrs)).unwrap_err();
+        assert!(e.to_string().contains("only hinge and slide joints"), "{e}");
+        assert_eq!((e.line, e.attribute.as_deref()), (2, Some(attr)), "{e}");
+    }
+    let m = load_str(&eq(&format!("{unnamed_hinge}{hinge}"), "joint1=\"\"")).unwrap();
+    assert_eq!(m.eq_obj1id, vec![0]);
+
+    let joint = |r: &str| {
+        format!(
+            "<mujoco><worldbody><body>\n<joint actuatorfrcrange=\"{r}\" \
+             actuatorfrclimited=\"true\"/><geom size=\".1\"/></body></worldbody></mujoco>"
+        )
+    };
+    let tendon = |r: &str, lim: &str| {
+        format!(
+            "<mujoco><worldbody><body><joint name=\"j\"/><geom size=\".1\"/></body></worldbody>\
+             <tendon>\n<fixed actuatorfrcrange=\"{r}\" actuatorfrclimited=\"{lim}\">\
+             <joint joint=\"j\" coef=\"1\"/></fixed></tendon></mujoco>"
+        )
+    };
+    for r in ["1 1", "2 1", "0 0", "-1 -2"] {
+        let e = load_str(&joint(r)).unwrap_err();
+        assert!(
+            e.to_string().contains("actfrcrange[0] should be smaller"),
+            "{r}: {e}"
+        );
+        assert_eq!(
+            (e.line, e.attribute.as_deref()),
+            (2, Some("actuatorfrcrange"))
+        );
+    }
+    for r in ["1 2", "nan 1", "1 nan"] {
+        load_str(&joint(r)).unwrap_or_else(|e| panic!("{r}: {e}"));
+    }
+    for (r, lim) in [
+        ("0 0", "true"),
+        ("1 2", "true"),
+        ("1 2", "auto"),
+        ("-2 -1", "true"),
+    ] {
+        let e = load_str(&tendon(r, lim)).unwrap_err();
+        assert!(
+            e.to_string().contains("invalid actuatorfrcrange in tendon"),
+            "{r}: {e}"
+        );
+        assert_eq!(
+            (e.line, e.attribute.as_deref()),
+            (2, Some("actuatorfrcrange"))
+        );
+    }
+    for (r, lim) in [
+        ("-1 2", "true"),
+        ("nan 1", "true"),
+        ("1 1", "auto"),
+        ("1 2", "false"),
+    ] {
+        load_str(&tendon(r, lim)).unwrap_or_else(|e| panic!("{r} {lim}: {e}"));
+    }
+
+    let top = |x: &str| format!("<mujoco>\n{x}<worldbody/></mujoco>");
+    for (x, needle) in [
+        (
+            "<statistic extent=\"-2\"/>",
+            "extent must be strictly positive",
+        ),
+        (
+            "<statistic extent=\"0\"/>",
+            "extent must be strictly positive",
+        ),
+        (
+            "<visual><rgba haze=\"0.15 0.25 1\"/></visual>",
+            "expected 4 numbers, got 3",
+        ),
+        (
+            "<visual><rgba fog=\"1 1 1 1 1\"/></visual>",
+            "expected 4 numbers, got 5",
+        ),
+        (
+            "<visual><rgba joint=\"1 1 1 4e38\"/></visual>",
+            "single precision",
+        ),
+        (
+            "<custom><numeric name=\"a\" data=\"1\"/></custom>\
+             <custom><numeric name=\"a\" data=\"2\"/></custom>",
+            "repeated name 'a' in numeric",
+        ),
+    ] {
+        let e = load_str(&top(x)).unwrap_err();
+        assert!(e.to_string().contains(needle), "{x}: {e}");
+        assert_eq!(e.line, 2, "{x}: {e}");
+    }
+    for x in [
+        "<statistic extent=\"nan\" meansize=\"-1\"/>",
+        "<visual><rgba fog=\"1 1 1 1\" com=\"nan 1 1 1\"/></visual>",
+        "<custom><numeric name=\"a\" data=\"1\"/><text name=\"a\" data=\"x\"/></custom>",
+    ] {
+        load_str(&top(x)).unwrap_or_else(|e| panic!("{x}: {e}"));
+    }
+
+    let key = |k: &str| {
+        format!(
+            "<mujoco><worldbody><body mocap=\"true\" pos=\"0 0 1\"/><body mocap=\"true\" \
+             pos=\"1 0 0\" quat=\"0 1 0 0\"/></worldbody><keyframe><key {k}/></keyframe></mujoco>"
+        )
+    };
+    let m = load_str(&key("mpos=\"1 2 3 4\" mquat=\"0 0 2 0 5\"")).unwrap();
+    assert_eq!(m.key_mpos, vec![1.0, 2.0, 3.0, 1.0, 0.0, 0.0]);
+    assert_eq!(m.key_mquat, vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    let m = load_str(&key("mpos=\"1 2\"")).unwrap();
+    assert_eq!(m.key_mpos, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+    assert!(load_str(&key("mpos=\"1 2 3 4 5 6 7\"")).is_err());
+}

@@ -1234,6 +1234,29 @@ fn unique_child(parent: &str, child: &str) -> bool {
 /// element that takes none (a `<camera>` inside a `<geom>`, anything inside a `<joint>`, a
 /// `<motor>`, a texture, a default class's `<joint>`: "unrecognized element"), and children
 /// that may appear once not repeated ("unique element").
+/// The names of `<custom>` elements are unique per kind over every `<custom>` section (MuJoCo
+/// 4.0: "repeated name 'a' in numeric"; unnamed ones are not compared).
+fn custom_names(doc: &Doc, root: &Elem) -> R<()> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for c in root.children.iter().filter(|e| e.name == "custom") {
+        for e in &c.children {
+            let Some(name) = e.get("name").filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            if seen.contains(&(e.name.as_str(), name)) {
+                return Err(doc.err(
+                    e,
+                    Some("name"),
+                    ErrorKind::DuplicateName,
+                    format!("repeated name '{name}' in {}", e.name),
+                ));
+            }
+            seen.push((e.name.as_str(), name));
+        }
+    }
+    Ok(())
+}
+
 fn structure(doc: &Doc, root: &Elem) -> R<()> {
     // `lax`: inside a `<frame>` or `<replicate>` of the body tree, where MuJoCo 4.0's schema
     // check does not reach (checked: a `<camera>` in a `<geom>`, a repeated `<inertial>`
@@ -1527,7 +1550,25 @@ fn check_typed_values(a: &A) -> R<()> {
             "znear must be strictly positive",
         ));
     }
-    for &(name, ty) in typed_attrs(&a.e.name) {
+    // MuJoCo 4.0: "extent must be strictly positive" (nan and inf read)
+    if a.e.name == "statistic" && a.f("extent")?.is_some_and(|x| x <= 0.0) {
+        return Err(a.err(
+            Some("extent"),
+            ErrorKind::InvalidValue,
+            "extent must be strictly positive",
+        ));
+    }
+    // every color of <visual><rgba>: four single-precision numbers ("does not have enough
+    // data", "has too much data", "number is too large")
+    let rgba: Vec<(&str, Typed)> = if a.e.name == "rgba" {
+        a.e.attrs
+            .iter()
+            .map(|at| (at.name.as_str(), Typed::Nums(4)))
+            .collect()
+    } else {
+        vec![]
+    };
+    for &(name, ty) in typed_attrs(&a.e.name).iter().chain(&rgba) {
         match ty {
             Typed::Kw(list) => {
                 let table: Vec<(&str, ())> = list.iter().map(|k| (*k, ())).collect();
@@ -1538,7 +1579,7 @@ fn check_typed_values(a: &A) -> R<()> {
                     // these are single precision in MuJoCo 4.0 ("number is too large")
                     let single = matches!(
                         a.e.name.as_str(),
-                        "headlight" | "map" | "global" | "light" | "material" | "quality"
+                        "headlight" | "map" | "global" | "light" | "material" | "quality" | "rgba"
                     );
                     if single && v.iter().any(|x| x.is_finite() && x.abs() > f32::MAX as f64) {
                         return Err(a.err(
@@ -2390,6 +2431,7 @@ impl<'d> Reader<'d> {
             ));
         }
         structure(self.doc, root)?;
+        custom_names(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
         // pass 1: compiler, then defaults
         for e in &root.children {

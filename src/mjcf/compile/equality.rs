@@ -64,6 +64,24 @@ impl Build<'_> {
                     }
                 }
             };
+            // MuJoCo 4.0: "only HINGE and SLIDE joint allowed in constraint"
+            if ty == EqType::Joint {
+                for (j, attr) in [(o1 as i32, &a1), (o2, &a2)] {
+                    if j >= 0
+                        && !matches!(t.jnt_type[j as usize], JointType::Hinge | JointType::Slide)
+                    {
+                        return Err(err(
+                            doc,
+                            &q.loc,
+                            Some(attr),
+                            ErrorKind::InvalidValue,
+                            "only hinge and slide joints are allowed in a joint equality \
+                             constraint"
+                                .to_string(),
+                        ));
+                    }
+                }
+            }
             if q.obj2.is_some() && o2 == o1 as i32 {
                 // MuJoCo 4.0: "element 'x' is repeated in equality constraint"
                 return Err(err(

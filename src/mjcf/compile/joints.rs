@@ -131,11 +131,18 @@ impl Build<'_> {
                 ));
             }
             t.jnt_limited.push(limited);
-            t.jnt_actfrclimited.push(resolve_limited(
-                j.actfrclimited,
-                &j.actfrcrange,
-                c.autolimits,
-            ));
+            let actfrclimited = resolve_limited(j.actfrclimited, &j.actfrcrange, c.autolimits);
+            // MuJoCo 4.0 (checked: "1 1", "2 1", "0 0" refused when limited, nan read)
+            if actfrclimited && j.actfrcrange[0] >= j.actfrcrange[1] {
+                return Err(err(
+                    doc,
+                    &j.loc,
+                    Some("actuatorfrcrange"),
+                    ErrorKind::InvalidValue,
+                    "actfrcrange[0] should be smaller than actfrcrange[1] in joint",
+                ));
+            }
+            t.jnt_actfrclimited.push(actfrclimited);
             t.jnt_actgravcomp.push(j.actgravcomp);
             let an = (j.axis[0] * j.axis[0] + j.axis[1] * j.axis[1] + j.axis[2] * j.axis[2]).sqrt();
             if an < MINVAL && matches!(j.jtype, JointType::Hinge | JointType::Slide) {

@@ -77,8 +77,21 @@ impl Build<'_> {
                 .extend(fill(&pad(&k.ctrl, &zeros(t.nu)), &zeros(t.nu), "ctrl")?);
             let mp: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_pos[b]).collect();
             let mq: Vec<f64> = mocap_bodies.iter().flat_map(|&b| m.body_quat[b]).collect();
-            m.key_mpos.extend(fill(&k.mpos, &mp, "mpos")?);
-            let mut mq = fill(&k.mquat, &mq, "mquat")?;
+            // a shorter mpos or mquat sets the first mocap bodies it has whole vectors for and
+            // drops a partial one (checked: mpos "1 2 3 4" of two bodies reads 1 2 3, then the
+            // second body's pose)
+            let whole = |v: &Option<Vec<f64>>, def: &[f64], w: usize| -> Option<Vec<f64>> {
+                v.as_ref().map(|v| {
+                    if v.len() >= def.len() {
+                        return v.clone();
+                    }
+                    let n = v.len() / w * w;
+                    v[..n].iter().chain(&def[n..]).copied().collect()
+                })
+            };
+            m.key_mpos
+                .extend(fill(&whole(&k.mpos, &mp, 3), &mp, "mpos")?);
+            let mut mq = fill(&whole(&k.mquat, &mq, 4), &mq, "mquat")?;
             for qq in mq.chunks_mut(4) {
                 let n = qq.iter().map(|x| x * x).sum::<f64>().sqrt();
                 if n > MINVAL {

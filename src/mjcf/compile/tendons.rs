@@ -48,11 +48,20 @@ impl Build<'_> {
                 ));
             }
             t.tendon_limited.push(limited);
-            t.tendon_actfrclimited.push(resolve_limited(
-                td.actfrclimited,
-                &td.actfrcrange,
-                c.autolimits,
-            ));
+            let actfrclimited = resolve_limited(td.actfrclimited, &td.actfrcrange, c.autolimits);
+            // MuJoCo 4.0: a limited range must be increasing and contain 0 (checked: "0 0",
+            // "1 2", "-2 -1", "1 nan" refused, "nan 1" read)
+            let [lo, hi] = td.actfrcrange;
+            if actfrclimited && (lo >= hi || lo > 0.0 || hi < 0.0) {
+                return Err(err(
+                    doc,
+                    &td.loc,
+                    Some("actuatorfrcrange"),
+                    ErrorKind::InvalidValue,
+                    "invalid actuatorfrcrange in tendon",
+                ));
+            }
+            t.tendon_actfrclimited.push(actfrclimited);
             m.tendon_actfrcrange.push(td.actfrcrange);
             if td.spatial {
                 check_spatial_path(doc, td)?;
