@@ -1949,4 +1949,15 @@ fn generator_fifth_run_decisions() {
     let m = load_str(&key("mpos=\"1 2\"")).unwrap();
     assert_eq!(m.key_mpos, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
     assert!(load_str(&key("mpos=\"1 2 3 4 5 6 7\"")).is_err());
+
+    // an inertial without diaginertia or fullinertia is a zero inertia: a static body keeps it,
+    // a moving one is refused by the mass and inertia check
+    let body = |b: &str| format!("<mujoco><worldbody>\n{b}</worldbody></mujoco>");
+    let m = load_str(&body("<body><inertial pos=\"0 0 0\" mass=\"1\"/></body>")).unwrap();
+    assert_eq!((m.body_mass[1], m.body_inertia[1]), (1.0, [0.0; 3]));
+    let e = load_str(&body(
+        "<body><joint/><inertial pos=\"0 0 0\" mass=\"1\"/><geom size=\".1\"/></body>",
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("mass and inertia"), "{e}");
 }

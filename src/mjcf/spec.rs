@@ -3069,7 +3069,7 @@ impl<'d> Reader<'d> {
                             "missing required attribute",
                         ));
                     };
-                    let diag = a.exact_opt::<3>("diaginertia")?;
+                    let mut diag = a.exact_opt::<3>("diaginertia")?;
                     let full = a.exact_opt::<6>("fullinertia")?;
                     if diag.is_some() && full.is_some() {
                         return Err(a.err(
@@ -3078,12 +3078,11 @@ impl<'d> Reader<'d> {
                             "fullinertia and diaginertia cannot both be specified",
                         ));
                     }
+                    // MuJoCo 4.0 takes an inertial without either as a zero inertia (checked:
+                    // accepted on a static body, refused on a moving one by the mass and
+                    // inertia check)
                     if diag.is_none() && full.is_none() {
-                        return Err(a.err(
-                            Some("diaginertia"),
-                            ErrorKind::MissingAttribute,
-                            "inertial requires diaginertia or fullinertia",
-                        ));
+                        diag = Some([0.0; 3]);
                     }
                     if full.is_some() && read_orient(&a, &c)?.is_some() {
                         return Err(a.err(
