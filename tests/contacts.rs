@@ -349,3 +349,28 @@ fn convex_gap_pairs_warn_at_load() {
         "{w:?}"
     );
 }
+
+/// PGS with elliptic cones and contacts with friction warns at load, positioned at `<option>`
+/// (diffmj's PGS leaves the cone's tip where MuJoCo 4.0's stays stuck); Newton, pyramidal
+/// cones or frictionless contacts do not.
+#[test]
+fn pgs_elliptic_warns_at_load() {
+    let model = |opt: &str, condim: u32| {
+        format!(
+            "<mujoco>\n<option {opt}/>\n<worldbody>\n\
+             <geom type=\"plane\" size=\"1 1 .1\" condim=\"{condim}\"/>\n\
+             <body pos=\"0 0 1\"><freejoint/><geom size=\".1\" condim=\"{condim}\"/></body>\n\
+             </worldbody>\n</mujoco>"
+        )
+    };
+    let warnings = |xml: &str| mjcf::load_str(xml).unwrap().compile_warnings.clone();
+    let w = warnings(&model("solver=\"PGS\" cone=\"elliptic\"", 3));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("<string>:2:1: <option> attribute 'solver': PGS with elliptic cones"),
+        "{w:?}"
+    );
+    assert!(warnings(&model("solver=\"Newton\" cone=\"elliptic\"", 3)).is_empty());
+    assert!(warnings(&model("solver=\"PGS\" cone=\"pyramidal\"", 3)).is_empty());
+    assert!(warnings(&model("solver=\"PGS\" cone=\"elliptic\"", 1)).is_empty());
+}

@@ -245,7 +245,8 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     topology::free_rigid_subtrees(&mut t, &m);
     topology::simple_bodies(&mut t, &m);
     m.topo = Arc::new(t);
-    let warnings = contacts::convex_gap_warnings(doc, &flat, &m);
+    let mut warnings = contacts::convex_gap_warnings(doc, &flat, &m);
+    warnings.extend(contacts::pgs_cone_warning(doc, s, &m));
     Arc::get_mut(&mut m.topo)
         .expect("the topology was just made")
         .compile_warnings
