@@ -20,8 +20,9 @@
 //!   [`TOL_SOL`] beyond MuJoCo's own answer (its elliptic Newton at tolerance 1e-12 can stop a
 //!   few 1e-6 short of that minimum, see `tests/golden/README.md`; column "vs exact").
 //!
-//! A second test solves the same states with CG and PGS and checks they reach diffmj's Newton
-//! solution within what their tolerance allows.
+//! A second test solves the same states with CG and PGS: CG must give MuJoCo's CG answer (it
+//! follows MuJoCo 4.0's iterates, which stop short of the minimum), PGS reach diffmj's Newton
+//! solution within what its tolerance allows and follow MuJoCo's PGS.
 
 mod common;
 
@@ -37,8 +38,11 @@ const TOL_GEOM: f64 = 1e-9;
 const TOL_ROW: f64 = 1e-9;
 /// qacc, qfrc_constraint, efc_force.
 const TOL_SOL: f64 = 1e-6;
-/// CG's qacc against Newton's (its gradient test at tolerance 1e-12 leaves ~1e-6).
-const TOL_CG: f64 = 1e-5;
+/// CG's qacc against MuJoCo's CG at the same tolerance: the same iterates (MuJoCo 4.0's
+/// Hager–Zhang directions and stopping test), apart from an island stopping one iteration
+/// earlier or later where the improvement at tolerance 1e-12 is at rounding level (worst
+/// 3.8e-8, humanoid_pyramidal step 300).
+const TOL_CG: f64 = 1e-6;
 /// PGS's qacc against Newton's when PGS stops on its improvement test.
 const TOL_PGS: f64 = 5e-5;
 
@@ -518,8 +522,11 @@ fn usizes(v: &Value) -> Vec<usize> {
     nums(v).iter().map(|&x| x as usize).collect()
 }
 
-/// CG and PGS on the same states reach diffmj's Newton solution (the unique minimum of the
-/// convex problem): CG within [`TOL_CG`]; PGS within [`TOL_PGS`] when it stops on its own
+/// CG and PGS on the same states: CG gives MuJoCo's CG answer within [`TOL_CG`] (except at the
+/// known gaps, other contact sets) and its iteration counts in most states (reported; an
+/// island can stop one iteration apart on an improvement at rounding level); PGS reaches
+/// diffmj's Newton solution (the unique minimum of the convex problem) within [`TOL_PGS`] when
+/// it stops on its own
 /// criterion, and when it runs out of iterations (stiff equality constraints make the dual
 /// ill-conditioned for a first-order method) no farther from the minimum than MuJoCo's own PGS
 /// is from MuJoCo's exact minimum at the same state.
@@ -561,7 +568,17 @@ fn cg_and_pgs_reach_the_newton_solution() {
                     cg_states += 1;
                     cg_same += (d2.solver_niter[..gn.len()] == gn[..]) as usize;
                     let emj = rel_err(&d2.qacc, &nums(&alt["qacc"]));
-                    cg_vs_mj = cg_vs_mj.max(emj);
+                    let known = KNOWN_GAPS.iter().any(|k| k.0 == name && k.1 == step);
+                    if !known {
+                        cg_vs_mj = cg_vs_mj.max(emj);
+                        if emj.is_nan() || emj > TOL_CG {
+                            failures.push(format!(
+                                "{name} step {step} Cg: {emj:.3e} from MuJoCo's CG ({:?} \
+                                 iterations, MuJoCo {gn:?})",
+                                &d2.solver_niter[..gn.len()]
+                            ));
+                        }
+                    }
                     if std::env::var("CGITER").is_ok() && d2.solver_niter[..gn.len()] != gn[..] {
                         println!(
                             "cg {name} step {step}: {:?} vs MuJoCo {gn:?}, qacc {emj:.2e} from MuJoCo's",
@@ -571,7 +588,8 @@ fn cg_and_pgs_reach_the_newton_solution() {
                 }
                 let capped = d2.solver_niter.iter().any(|&n| n >= m2.opt.iterations);
                 let (k, tol) = match (solver, capped) {
-                    (Solver::Cg, _) => (0, TOL_CG),
+                    // CG is checked against MuJoCo's CG above; from Newton only reported
+                    (Solver::Cg, _) => (0, f64::INFINITY),
                     (_, false) => (1, TOL_PGS),
                     _ => (2, TOL_PGS.max(mj_pgs)),
                 };
@@ -620,13 +638,20 @@ fn cg_and_pgs_reach_the_newton_solution() {
         }
     }
     println!(
-        "worst: CG {:.3e}, PGS converged {:.3e}, PGS out of iterations {:.3e}",
+        "worst from Newton: CG {:.3e}, PGS converged {:.3e}, PGS out of iterations {:.3e}",
         worst[0], worst[1], worst[2]
     );
     println!(
         "CG: iterations per island equal MuJoCo's in {cg_same} of {cg_states} states, qacc \
-         within {cg_vs_mj:.3e} of MuJoCo's CG"
+         within {cg_vs_mj:.3e} of MuJoCo's CG outside the known gaps"
     );
+    // MuJoCo's iteration counts in most states (4 in 5): one island a step apart is the stopping
+    // test meeting an improvement at rounding level, not another algorithm
+    if cg_same * 5 < cg_states * 4 {
+        failures.push(format!(
+            "CG: iteration counts equal MuJoCo's in only {cg_same} of {cg_states} states"
+        ));
+    }
     println!(
         "PGS: iterations per island equal MuJoCo's in {pgs_same} of {pgs_states} states, qacc \
          within {pgs_vs_mj:.3e} of MuJoCo's PGS"
@@ -1566,4 +1591,41 @@ fn smooth_inverse_matches_mujoco() {
         worst[0].err, worst[0].at
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Islands of tendon rows in a sparse model follow MuJoCo's structural Jacobian
+/// (tests/golden/islands, from `generate_islands.py`): in MuJoCo's published replicate
+/// `tendon.xml` (nv 222) each limited tendon wraps a free bulb between two sites, and MuJoCo
+/// joins the bulb's tree with the sites' even while the wrap is inactive and the bulb's
+/// columns are numerically zero, so all rows form one island and its PGS solves them together
+/// (diffmj had eight islands from the numeric columns, 4.8e-6 off at step 37). 45 steps: the
+/// island count of every step, and the state within 1e-10 from step 35 on.
+#[test]
+fn sparse_tendon_rows_join_islands_as_mujoco() {
+    let g = read_json(&root().join("tests/golden/islands/tendon_replicate.json"));
+    let m = mjcf::load_file(root().join(g["model"].as_str().unwrap())).unwrap();
+    let mut d = Data::new(&m);
+    let (qpos, qvel, nisland) = (
+        g["qpos"].as_array().unwrap(),
+        g["qvel"].as_array().unwrap(),
+        g["nisland"].as_array().unwrap(),
+    );
+    let first = g["first"].as_u64().unwrap() as usize;
+    for k in 0..g["steps"].as_u64().unwrap() as usize {
+        diffmj::step(&m, &mut d).unwrap();
+        assert_eq!(
+            d.nisland as u64,
+            nisland[k].as_u64().unwrap(),
+            "step {k}: nisland"
+        );
+        if k < first {
+            continue;
+        }
+        let ep = rel_err(&d.qpos, &nums(&qpos[k - first]));
+        let ev = rel_err(&d.qvel, &nums(&qvel[k - first]));
+        assert!(
+            ep < 1e-10 && ev < 1e-10,
+            "step {k}: qpos {ep:.2e}, qvel {ev:.2e}"
+        );
+    }
 }

@@ -292,3 +292,85 @@ fn contacts_match_mujoco() {
         failures.join("\n")
     );
 }
+
+/// Models whose geoms can touch through a pair MuJoCo 4.0 collides with its general convex
+/// routine and diffmj does not reproduce (everything but cylinder–box) load with one positioned
+/// warning per pair of types, and none when the pair cannot touch: `contype`/`conaffinity`
+/// incompatible, an `<exclude>`, one body, contacts disabled, or cylinder–box. An explicit
+/// `<pair>` warns whatever the filters say.
+#[test]
+fn convex_gap_pairs_warn_at_load() {
+    let model = |opt: &str, geoms: &str, contact: &str| {
+        format!(
+            "<mujoco>\n<option>{opt}</option>\n<worldbody>\n\
+             <geom name=\"floor\" type=\"plane\" size=\"1 1 .1\"/>\n{geoms}</worldbody>\n\
+             <contact>{contact}</contact>\n</mujoco>"
+        )
+    };
+    let body = |name: &str, geom: &str| {
+        format!("<body name=\"{name}\" pos=\"0 0 1\"><freejoint/>{geom}</body>\n")
+    };
+    let ell = |name: &str, extra: &str| {
+        format!("<geom name=\"{name}\" type=\"ellipsoid\" size=\".1 .2 .3\" {extra}/>")
+    };
+    let warnings = |xml: &str| mjcf::load_str(xml).unwrap().compile_warnings.clone();
+    // two free ellipsoids: one warning, at the first ellipsoid, naming both geoms
+    let two = body("a", &ell("e1", "")) + &body("b", &ell("e2", ""));
+    let w = warnings(&model("", &two, ""));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("<string>:5:40: <geom name=\"e1\">"),
+        "{w:?}"
+    );
+    assert!(
+        w[0].contains("ellipsoid geoms can touch ellipsoid geoms (geoms 'e1' and 'e2')"),
+        "{w:?}"
+    );
+    // and an ellipsoid-box pair is a second kind; the plane–ellipsoid pair is not one
+    let three = two.clone() + &body("c", "<geom name=\"bx\" type=\"box\" size=\".1 .1 .1\"/>");
+    assert_eq!(warnings(&model("", &three, "")).len(), 2);
+    // no contact possible: incompatible masks, excluded bodies, one body, disabled contacts
+    let masked =
+        body("a", &ell("e1", "contype=\"2\" conaffinity=\"2\"")) + &body("b", &ell("e2", ""));
+    assert!(warnings(&model("", &masked, "")).is_empty());
+    let excl = "<exclude body1=\"a\" body2=\"b\"/>";
+    assert!(warnings(&model("", &two, excl)).is_empty());
+    let one = body("a", &(ell("e1", "") + &ell("e2", "pos=\"0 0 .5\"")));
+    assert!(warnings(&model("", &one, "")).is_empty());
+    assert!(warnings(&model("<flag contact=\"disable\"/>", &two, "")).is_empty());
+    let cyl_box = body("a", "<geom type=\"cylinder\" size=\".1 .2\"/>")
+        + &body("b", "<geom type=\"box\" size=\".1 .1 .1\"/>");
+    assert!(warnings(&model("", &cyl_box, "")).is_empty());
+    // an explicit pair between geoms the filters keep apart still warns
+    let w = warnings(&model("", &masked, "<pair geom1=\"e1\" geom2=\"e2\"/>"));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("contact pair of geoms 'e1' and 'e2'"),
+        "{w:?}"
+    );
+}
+
+/// PGS with elliptic cones and contacts with friction warns at load, positioned at `<option>`
+/// (diffmj's PGS leaves the cone's tip where MuJoCo 4.0's stays stuck); Newton, pyramidal
+/// cones or frictionless contacts do not.
+#[test]
+fn pgs_elliptic_warns_at_load() {
+    let model = |opt: &str, condim: u32| {
+        format!(
+            "<mujoco>\n<option {opt}/>\n<worldbody>\n\
+             <geom type=\"plane\" size=\"1 1 .1\" condim=\"{condim}\"/>\n\
+             <body pos=\"0 0 1\"><freejoint/><geom size=\".1\" condim=\"{condim}\"/></body>\n\
+             </worldbody>\n</mujoco>"
+        )
+    };
+    let warnings = |xml: &str| mjcf::load_str(xml).unwrap().compile_warnings.clone();
+    let w = warnings(&model("solver=\"PGS\" cone=\"elliptic\"", 3));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("<string>:2:1: <option> attribute 'solver': PGS with elliptic cones"),
+        "{w:?}"
+    );
+    assert!(warnings(&model("solver=\"Newton\" cone=\"elliptic\"", 3)).is_empty());
+    assert!(warnings(&model("solver=\"PGS\" cone=\"pyramidal\"", 3)).is_empty());
+    assert!(warnings(&model("solver=\"PGS\" cone=\"elliptic\"", 1)).is_empty());
+}

@@ -1961,3 +1961,52 @@ fn generator_fifth_run_decisions() {
     .unwrap_err();
     assert!(e.to_string().contains("mass and inertia"), "{e}");
 }
+
+/// Not an error: MuJoCo 4.0 ignores `limited` and `range` on a free joint, written or inherited
+/// from a default class (its published `2humanoid100_chol.xml` and `auto_limits.xml` do
+/// both), and loads it with `jnt_limited` 0 and the range kept as written (values read from
+/// the 4.0 wheel for each of these texts).
+#[test]
+fn free_joint_limits_are_ignored() {
+    let b = |pre: &str, joint: &str| {
+        format!(
+            "<mujoco>{pre}<worldbody><body>{joint}<geom size=\".1\"/></body></worldbody></mujoco>"
+        )
+    };
+    for (xml, range) in [
+        (
+            b("", "<joint type=\"free\" limited=\"true\" range=\"0 1\"/>"),
+            [0.0, 1.0],
+        ),
+        (
+            b("", "<joint type=\"free\" limited=\"true\" range=\"1 0\"/>"),
+            [1.0, 0.0],
+        ),
+        (b("", "<joint type=\"free\" limited=\"true\"/>"), [0.0, 0.0]),
+        (
+            b(
+                "<default><joint limited=\"true\"/></default>",
+                "<freejoint/>",
+            ),
+            [0.0, 0.0],
+        ),
+        (
+            b(
+                "<compiler autolimits=\"false\"/>",
+                "<joint type=\"free\" range=\"0 1\"/>",
+            ),
+            [0.0, 1.0],
+        ),
+        (
+            b(
+                "<compiler angle=\"degree\"/>",
+                "<joint type=\"free\" limited=\"true\" range=\"0 90\"/>",
+            ),
+            [0.0, 90.0],
+        ),
+    ] {
+        let m = load_str(&xml).unwrap_or_else(|e| panic!("{xml}: {e}"));
+        assert!(!m.jnt_limited[0], "{xml}");
+        assert_eq!(m.jnt_range[0], range, "{xml}");
+    }
+}

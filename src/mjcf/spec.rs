@@ -992,6 +992,8 @@ pub struct Spec {
     pub compiler: Compiler,
     /// Simulation options.
     pub opt: Options<f64>,
+    /// Where the (last) `<option>` element is, for messages about the options.
+    pub option_loc: Option<Loc>,
     /// World body (children are the top-level bodies).
     pub world: BodyS,
     /// Tendons.
@@ -2756,6 +2758,7 @@ impl<'d> Reader<'d> {
     fn option(&mut self, e: &Elem) -> R<()> {
         let a = self.a(e);
         allowed(&a, "option")?;
+        self.spec.option_loc = Some(Loc::of(e));
         let o = &mut self.spec.opt;
         a.f_into("timestep", &mut o.timestep)?;
         a.f_into("impratio", &mut o.impratio)?;
@@ -4170,6 +4173,7 @@ fn build_nested(
             name: String::new(),
             compiler: Compiler::default(),
             opt: default_options(),
+            option_loc: None,
             world: BodyS {
                 name: "world".into(),
                 quat: [1.0, 0.0, 0.0, 0.0],

@@ -33,6 +33,19 @@ pub(super) fn find_islands<T: Scalar>(
     let tree_of = |k: usize| m.body_rootid[m.dof_bodyid[k]];
     // consecutive rows with the same columns (a contact's, a weld's) merge nothing new
     let repeats = |d: &Data<T>, i: usize| i > 0 && same_cols(d, i, i - 1);
+    // MuJoCo's sparse Jacobians keep a tendon row's structural columns, those of every body
+    // its path passes, even where they add up to zero: its islands join those trees too
+    let sparse = m.opt.jacobian == 1 || (m.opt.jacobian == 2 && nv >= 60);
+    let join = |tree: &mut [usize], r0: usize, t: usize| -> usize {
+        let r = root(tree, t);
+        if r == r0 {
+            return r0;
+        }
+        // the smaller root stays: a group's root is its first tree
+        let (lo, hi) = if r < r0 { (r, r0) } else { (r0, r) };
+        tree[hi] = lo;
+        lo
+    };
     for i in 0..d.nefc {
         if repeats(d, i) {
             continue;
@@ -49,13 +62,11 @@ pub(super) fn find_islands<T: Scalar>(
                     continue;
                 }
                 last = t;
-                let r = root(tree, t);
-                if r != r0 {
-                    // the smaller root stays: a group's root is its first tree
-                    let (lo, hi) = if r < r0 { (r, r0) } else { (r0, r) };
-                    tree[hi] = lo;
-                    r0 = lo;
-                }
+                r0 = join(tree, r0, t);
+            }
+            if sparse {
+                let mut each = |t: usize| r0 = join(tree, r0, t);
+                tendon_row_trees(m, d, i, &mut each);
             }
         }
     }
@@ -106,5 +117,42 @@ pub(super) fn find_islands<T: Scalar>(
     d.nisland = n;
     for k in 0..nv {
         d.dof_island[k] = island[tree[tree_of(k)]];
+    }
+}
+
+/// The trees (root bodies, with dofs) in the structural pattern of a tendon row of MuJoCo's
+/// sparse Jacobian: a tendon limit or friction row, or a tendon equality (both tendons).
+/// A fixed tendon's joints; a spatial tendon's sites and wrapping geoms, a wrapping geom's
+/// body even when the path misses the geom (measured on MuJoCo's published
+/// `model/replicate/tendon.xml`, where a wrap around a free bulb, inactive, joins the bulb's
+/// tree with those of the two sites: one island where numeric columns make eight).
+fn tendon_row_trees<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize, f: &mut impl FnMut(usize)) {
+    use super::ConstraintType as C;
+    use crate::model::{EqType, WrapType};
+    let id = d.efc_id[i];
+    let (t1, t2) = match d.efc_type[i] {
+        C::LimitTendon | C::FrictionTendon => (id, None),
+        C::Equality if m.eq_type[id] == EqType::Tendon => (
+            m.eq_obj1id[id] as usize,
+            usize::try_from(m.eq_obj2id[id]).ok(),
+        ),
+        _ => return,
+    };
+    let with_dofs = |r: usize| (0..m.nv).any(|k| m.body_rootid[m.dof_bodyid[k]] == r);
+    for t in std::iter::once(t1).chain(t2) {
+        let (a, n) = (m.tendon_adr[t], m.tendon_num[t]);
+        for w in a..a + n {
+            let obj = m.wrap_objid[w];
+            let body = match m.wrap_type[w] {
+                WrapType::Joint => m.jnt_bodyid[obj as usize],
+                WrapType::Site => m.site_bodyid[obj as usize],
+                WrapType::Sphere | WrapType::Cylinder => m.geom_bodyid[obj as usize],
+                _ => continue,
+            };
+            let r = m.body_rootid[body];
+            if r != 0 && with_dofs(r) {
+                f(r);
+            }
+        }
     }
 }

@@ -85,17 +85,24 @@ impl Build<'_> {
             t.jnt_dofadr.push(t.nv);
             t.jnt_bodyid.push(id);
             t.jnt_name.push(j.name.clone());
-            autolimits_range(
-                doc,
-                &j.loc,
-                j.limited,
-                &j.range,
-                c.autolimits,
-                "joint",
-                "range",
-                "limited",
-            )?;
-            let limited = resolve_limited(j.limited, &j.range, c.autolimits);
+            // MuJoCo 4.0 ignores `limited` and `range` on a free joint, written or inherited
+            // (checked: limited="true" with range "1 0", "nan 0" or none, and a range without
+            // limited under autolimits="false", all load with jnt_limited 0 and the range kept
+            // as written)
+            let free = j.jtype == JointType::Free;
+            if !free {
+                autolimits_range(
+                    doc,
+                    &j.loc,
+                    j.limited,
+                    &j.range,
+                    c.autolimits,
+                    "joint",
+                    "range",
+                    "limited",
+                )?;
+            }
+            let limited = !free && resolve_limited(j.limited, &j.range, c.autolimits);
             let angular = matches!(j.jtype, JointType::Hinge | JointType::Ball);
             let mut range = j.range;
             if angular {
@@ -119,15 +126,6 @@ impl Build<'_> {
                     Some("range"),
                     ErrorKind::InvalidValue,
                     "range[0] should be 0 in ball joint",
-                ));
-            }
-            if limited && j.jtype == JointType::Free {
-                return Err(err(
-                    doc,
-                    &j.loc,
-                    Some("limited"),
-                    ErrorKind::InvalidValue,
-                    "limits are not allowed on free joints",
                 ));
             }
             t.jnt_limited.push(limited);

@@ -246,6 +246,12 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     topology::simple_bodies(&mut t, &m);
     t.narena = arena_size(&t, s.arena_sizes);
     m.topo = Arc::new(t);
+    let mut warnings = contacts::convex_gap_warnings(doc, &flat, &m);
+    warnings.extend(contacts::pgs_cone_warning(doc, s, &m));
+    Arc::get_mut(&mut m.topo)
+        .expect("the topology was just made")
+        .compile_warnings
+        .extend(warnings);
     Ok(m)
 }
 
