@@ -2010,3 +2010,24 @@ fn free_joint_limits_are_ignored() {
         assert_eq!(m.jnt_range[0], range, "{xml}");
     }
 }
+
+/// The generator's seed-123 rerun, decisions checked with the wheel: a geom `mass` of nan is
+/// MuJoCo's "unset" (the mass comes from the density, overriding a class's mass), and an
+/// attribute whose name is not an XML name (`n<ame`) is a syntax error.
+#[test]
+fn generator_sixth_run_decisions() {
+    let m = load_str(
+        "<mujoco><default><geom mass=\"2\"/></default><worldbody><body><joint/>\
+         <geom size=\".1\" mass=\"nan\"/></body></worldbody></mujoco>",
+    )
+    .unwrap();
+    assert!((m.body_mass[1] - 4.0 / 3.0 * std::f64::consts::PI).abs() < 1e-12);
+    let e = load_str(
+        "<mujoco><worldbody><body><joint/><geom size=\".1\" mass=\"nan\" density=\"nan\"/>\
+         </body></worldbody></mujoco>",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("mass and inertia"), "{e}");
+    let e = load_str("<mujoco><worldbody>\n<body n<ame=\"b\"/></worldbody></mujoco>").unwrap_err();
+    assert_eq!((e.kind, e.line), (ErrorKind::Syntax, 2), "{e}");
+}

@@ -1800,8 +1800,9 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     }
     a.upto("size", &mut g.size)?;
     a.upto("friction", &mut g.friction)?;
+    // a mass of nan is MuJoCo's "unset": the geom's mass comes from its density (checked)
     if let Some(m) = a.f("mass")? {
-        g.mass = Some(m);
+        g.mass = (!m.is_nan()).then_some(m);
     }
     a.f_into("density", &mut g.density)?;
     a.f_into("solmix", &mut g.solmix)?;

@@ -424,6 +424,16 @@ impl Loader {
                     format!("XML syntax error in attribute '{key}': {msg}"),
                 )
             };
+            // an XML name, as MuJoCo 4.0's XML parser reads one (checked: `n<ame` refused)
+            let name_char = |c: char, first: bool| {
+                c.is_ascii_alphabetic()
+                    || matches!(c, '_' | ':')
+                    || !c.is_ascii()
+                    || !first && (c.is_ascii_digit() || matches!(c, '.' | '-'))
+            };
+            if !key.chars().enumerate().all(|(i, c)| name_char(c, i == 0)) {
+                return Err(bad("not a valid attribute name".into()));
+            }
             if a.value.contains('\0') {
                 // MuJoCo 4.0's XML reader refuses a NUL byte in an attribute
                 return Err(bad("NUL byte in the value".into()));
