@@ -2011,9 +2011,10 @@ fn free_joint_limits_are_ignored() {
     }
 }
 
-/// The generator's seed-123 rerun, decisions checked with the wheel: a geom `mass` of nan is
-/// MuJoCo's "unset" (the mass comes from the density, overriding a class's mass), and an
-/// attribute whose name is not an XML name (`n<ame`) is a syntax error.
+/// The generator's seed-123 rerun and the published-model run, decisions checked with the
+/// wheel: a geom `mass` of nan is MuJoCo's "unset" (the mass comes from the density, overriding
+/// a class's mass), an attribute whose name is not an XML name (`n<ame`) is a syntax error, and
+/// a default class's `<material>` takes `<layer>` children.
 #[test]
 fn generator_sixth_run_decisions() {
     let m = load_str(
@@ -2030,4 +2031,16 @@ fn generator_sixth_run_decisions() {
     assert!(e.to_string().contains("mass and inertia"), "{e}");
     let e = load_str("<mujoco><worldbody>\n<body n<ame=\"b\"/></worldbody></mujoco>").unwrap_err();
     assert_eq!((e.kind, e.line), (ErrorKind::Syntax, 2), "{e}");
+    // a default class's material takes layers (MuJoCo's render test pbr.xml), checked against
+    // the schema: unknown attributes and other elements refused
+    let material =
+        |x: &str| format!("<mujoco><default>\n<material>{x}</material></default></mujoco>");
+    load_str(&material(
+        "<layer role=\"rgb\" texture=\"w\"/><layer role=\"metallic\"/>",
+    ))
+    .unwrap();
+    let e = load_str(&material("<layer foo=\"1\"/>")).unwrap_err();
+    assert_eq!((e.kind, e.line), (ErrorKind::UnknownAttribute, 2), "{e}");
+    let e = load_str(&material("<geom/>")).unwrap_err();
+    assert_eq!((e.kind, e.line), (ErrorKind::UnknownElement, 2), "{e}");
 }

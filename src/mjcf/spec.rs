@@ -1206,6 +1206,8 @@ const CONTAINERS: &[(&str, &str)] = &[
     ("default", "default"),
     ("asset", "mesh"),
     ("asset", "material"),
+    // a default class's material takes layers too (checked: MuJoCo's render test pbr.xml)
+    ("default", "material"),
     ("asset", "skin"),
     ("tendon", "spatial"),
     ("tendon", "fixed"),
@@ -1317,7 +1319,7 @@ fn structure(doc: &Doc, root: &Elem) -> R<()> {
         }
         // containers whose children no reader checks
         let only: Option<&[&str]> = match (parent, e.name.as_str()) {
-            ("asset", "material") => Some(&["layer"]),
+            ("asset" | "default", "material") => Some(&["layer"]),
             ("asset", "mesh") => Some(&["plugin"]),
             ("asset" | "deformable", "skin") => Some(&["bone"]),
             _ => None,
@@ -2870,6 +2872,10 @@ impl<'d> Reader<'d> {
                 "material" => {
                     if let Some(rgba) = a.exact_opt::<4>("rgba")? {
                         cl.material_rgba = Some(rgba);
+                    }
+                    // its layers are rendering only, checked against the schema
+                    for l in &ch.children {
+                        allowed(&self.a(l), "material-layer")?;
                     }
                 }
                 "mesh" | "texture" => {}
