@@ -138,7 +138,11 @@ fn tendon_row_trees<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize, f: &mut impl
         ),
         _ => return,
     };
-    let with_dofs = |r: usize| (0..m.nv).any(|k| m.body_rootid[m.dof_bodyid[k]] == r);
+    // dofs follow the depth-first body order, so their trees' roots never decrease
+    let with_dofs = |r: usize| {
+        let k = m.dof_bodyid.partition_point(|&b| m.body_rootid[b] < r);
+        k < m.nv && m.body_rootid[m.dof_bodyid[k]] == r
+    };
     for t in std::iter::once(t1).chain(t2) {
         let (a, n) = (m.tendon_adr[t], m.tendon_num[t]);
         for w in a..a + n {
