@@ -15,7 +15,9 @@
 //! Weights multiply squared residuals in a cost `½ Σ w r²`. `trajopt` needs a `time` on every
 //! `qpos`, `qvel` and `site` term and reads `"options"`; `ilqr` and `mpc` read a term without
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
-//! their options from `"ilqr"` and `"mpc"`.
+//! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
+//! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol` and `smoothing`
+//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`).
 //!
 //! `site` and `body` terms measure a site's position or a body's origin (world frame), from
 //! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
@@ -259,6 +261,18 @@ impl TaskSpec {
         };
         let mut opts = Options::default();
         for (k, x) in &self.options {
+            if k == "smoothing" {
+                opts.smoothing = x
+                    .as_array()
+                    .and_then(|a| a.iter().map(|v| v.as_f64()).collect::<Option<Vec<f64>>>())
+                    .filter(|v| v.iter().all(|e| e.is_finite() && *e > 0.0))
+                    .ok_or_else(|| {
+                        format!(
+                            "task option smoothing: expected a list of positive numbers, got {x}"
+                        )
+                    })?;
+                continue;
+            }
             let num = number(k, x)?;
             match k.as_str() {
                 "max_iterations" => opts.max_iterations = count(k, num)?,

@@ -184,4 +184,5 @@ def trajopt(
     model: Model, horizon: int, terms: Sequence[Dict[str, Any]],
     qpos0: Optional[Sequence[float]] = None, qvel0: Optional[Sequence[float]] = None,
     init: Optional[_ArrayLike] = None, max_iterations: Optional[int] = None, threads: int = 0,
+    smoothing: Optional[Sequence[float]] = None, outer_iterations: Optional[int] = None,
 ) -> Any: ...

@@ -48,14 +48,17 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// `type`: `{"type": "effort", "weight": w}`, `{"type": "unactuated", "weight": w}`,
 /// `{"type": "qpos", "time": t, "target": [nq], "weight": [nv]}`, `{"type": "qvel", "time":
 /// t, "target": [nv], "weight": [nv]}`, `{"type": "site_pos", "time": t, "site": id,
-/// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`. Returns a namespace
+/// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`; `smoothing` the
+/// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
+/// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and
+/// `outer_iterations` the augmented-Lagrangian runs per solve. Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
 /// simulation), `replay_warnings` (`{"mjWARN_*": count}` of that simulation), `iterations`,
 /// `outer_iterations`, `cost_history`, `converged`, `seconds`.
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
-    max_iterations = None, threads = 0))]
+    max_iterations = None, threads = 0, smoothing = None, outer_iterations = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -67,6 +70,8 @@ pub(super) fn trajopt<'py>(
     init: Option<PyReadonlyArrayDyn<'py, f64>>,
     max_iterations: Option<usize>,
     threads: usize,
+    smoothing: Option<Vec<f64>>,
+    outer_iterations: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = model.borrow().inner.clone();
     let mut task = Task::new(&*m, horizon);
@@ -95,10 +100,14 @@ pub(super) fn trajopt<'py>(
     };
     let mut opts = Options {
         threads,
+        smoothing: smoothing.unwrap_or_default(),
         ..Default::default()
     };
     if let Some(n) = max_iterations {
         opts.max_iterations = n;
+    }
+    if let Some(n) = outer_iterations {
+        opts.outer_iterations = n;
     }
     let sol = py
         .detach(|| solve(&m, &task, guess.as_deref(), &opts))

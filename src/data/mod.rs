@@ -264,6 +264,12 @@ data_fields! {
             /// State a custom integrator keeps between steps (created by its first step; `None` for
             /// MuJoCo's integrators), e.g. PBAD's collocation history ([`crate::pbad::workspace`]).
             pub integrator_state: Option<Box<dyn crate::engine::custom::IntegratorState>>,
+            /// diffmj's smoothing of the inverse dynamics (not MuJoCo's; 0, the default, is
+            /// MuJoCo's inverse): with `ε > 0` the force of each limit, frictionless contact and
+            /// pyramid-edge row is `D·(x + √(x² + ε²))/2` with `x = −jar` (m/s² or rad/s²) in place
+            /// of `max(0, D·x)`, so it is smooth where a row engages. Trajectory optimization
+            /// ([`crate::trajopt`]) solves with decreasing `ε` and ends at 0.
+            pub inv_smoothing: f64,
             /// `energy[0]` is up to date with the position stage (MuJoCo's `flg_energypos`).
             pub flg_energypos: bool,
             /// `energy[1]` is up to date with the velocity stage (MuJoCo's `flg_energyvel`).
@@ -560,6 +566,7 @@ impl<T: Scalar> Data<T> {
             ),
             warning: [WarningStat::default(); Warning::COUNT],
             integrator_state: None,
+            inv_smoothing: 0.0,
         };
         d.reset(m);
         d
