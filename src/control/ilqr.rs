@@ -9,7 +9,9 @@
 //! Eq. 10) and the control bounds handled by a box QP per step ([`super::boxqp`]); a forward
 //! pass `u_t = û_t + α k_t + K_t (x_t ⊖ x̂_t)` (controls clamped to `ctrlrange`) with a
 //! backtracking line search on the ratio of actual to expected cost reduction; `μ` grows on a
-//! failed pass and shrinks on a successful one (Tassa 2012, Sec. II-F).
+//! failed pass and shrinks on a successful one (Tassa 2012, Sec. II-F). DDP falls back to the
+//! Gauss–Newton model at the same `μ` when its second-order model fails (see
+//! [`IlqrOptions::ddp`]).
 //!
 //! The optimizer is an argmin [`Solver`] ([`IlqrSolver`] on an [`IlqrProblem`]): [`ilqr`]
 //! runs it under argmin's `Executor`, and users can run it with their own observers and
@@ -51,6 +53,14 @@ pub struct IlqrOptions {
     pub method: Method,
     /// Full DDP: add the second-order dynamics terms `Σ_k V'_x,k ∇²f_k` to `Q_xx`, `Q_uu`,
     /// `Q_ux` (exact, on hyper-duals); otherwise iLQR (Gauss–Newton on the dynamics).
+    ///
+    /// Far from a solution these terms make the local model nonconvex (the value Hessian
+    /// indefinite, `Q_uu` negative at some steps), and raising `μ` until it is convex throttles
+    /// every step. So when the second-order backward pass fails at the current `μ`, or its
+    /// step is refused by the line search, the iteration falls back to the Gauss–Newton model
+    /// at the same `μ` (which then grows only on the Gauss–Newton model's failures), and the
+    /// second-order model is skipped for 1, 2, 4, … iterations after consecutive failures;
+    /// near a solution its passes succeed and DDP converges quadratically.
     pub ddp: bool,
     /// Threads for the Jacobians along the horizon (0: one per core, 1: the caller's).
     pub threads: usize,
@@ -177,6 +187,10 @@ pub struct IlqrStats {
     pub cost: Vec<f64>,
     /// Regularization `μ` at each iteration.
     pub mu: Vec<f64>,
+    /// DDP: iterations that used the Gauss–Newton (iLQR) model, because the second-order
+    /// model's backward pass or step failed at the current `μ` or was skipped after such a
+    /// failure (see [`IlqrOptions::ddp`]); 0 for iLQR.
+    pub gauss_newton_iterations: usize,
     /// Evaluations of the transition Jacobians along the whole horizon (one per accepted
     /// step, plus the first).
     pub jacobian_passes: usize,
@@ -462,10 +476,25 @@ struct Work {
     hess: Option<(HessianWorkspace, Hessian)>,
     mu: f64,
     delta: f64,
+    /// DDP: iterations left on the Gauss–Newton model before the second-order model is
+    /// tried again, and the length of the next such wait.
+    ddp_skip: usize,
+    /// See [`Work::ddp_skip`].
+    ddp_backoff: usize,
     trial_states: Vec<f64>,
     trial_ctrl: Vec<f64>,
     alphas: Vec<f64>,
     need_jacobians: bool,
+}
+
+/// DDP: the longest wait on the Gauss–Newton model after a failure of the second-order one.
+const DDP_MAX_BACKOFF: usize = 64;
+
+/// DDP: the second-order model failed; the Gauss–Newton model for the next `backoff`
+/// iterations (after this one), doubling the wait for a further failure ([`Work::ddp_skip`]).
+fn ddp_failed(skip: &mut usize, backoff: &mut usize) {
+    *skip = *backoff;
+    *backoff = (2 * *backoff).min(DDP_MAX_BACKOFF);
 }
 
 impl IlqrSolver {
@@ -562,6 +591,8 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
                 .then(|| (HessianWorkspace::new(m), Hessian::new(m))),
             mu: self.opts.mu_init,
             delta: 1.0,
+            ddp_skip: 0,
+            ddp_backoff: 1,
             trial_states: vec![],
             trial_ctrl: vec![],
             alphas: (0..11)
@@ -658,84 +689,108 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
             stats.jacobian_passes += 1;
             w.need_jacobians = false;
         }
-        // backward pass, raising μ until it succeeds
-        let bw = loop {
-            let (t0, before) = (Instant::now(), stats.derivative_seconds);
-            let r = backward(
-                &p,
-                plan,
-                &w.trans,
-                w.hess.as_mut(),
-                w.mu,
-                &mut w.d,
-                &mut w.kin,
-                stats,
-            )
-            .map_err(to_argmin)?;
-            // the DDP Hessians count as derivative time
-            stats.backward_seconds +=
-                t0.elapsed().as_secs_f64() - (stats.derivative_seconds - before);
-            match r {
-                Some(bw) => break Some(bw),
-                None => {
-                    w.delta = f64::max(opts.mu_factor, w.delta * opts.mu_factor);
-                    w.mu = f64::max(opts.mu_min, w.mu * w.delta);
-                    if w.mu > opts.mu_max {
-                        break None;
+        // DDP: the second-order model unless it failed recently; when its backward pass or
+        // its step fails, the Gauss–Newton model at the same μ in this iteration
+        let mut second_order = w.hess.is_some() && w.ddp_skip == 0;
+        w.ddp_skip = w.ddp_skip.saturating_sub(1);
+        let (accepted, backup) = loop {
+            // backward pass, raising μ until it succeeds
+            let bw = loop {
+                let (t0, before) = (Instant::now(), stats.derivative_seconds);
+                let r = backward(
+                    &p,
+                    plan,
+                    &w.trans,
+                    if second_order { w.hess.as_mut() } else { None },
+                    w.mu,
+                    &mut w.d,
+                    &mut w.kin,
+                    stats,
+                )
+                .map_err(to_argmin)?;
+                // the DDP Hessians count as derivative time
+                stats.backward_seconds +=
+                    t0.elapsed().as_secs_f64() - (stats.derivative_seconds - before);
+                match r {
+                    Some(bw) => break Some(bw),
+                    None if second_order => {
+                        second_order = false;
+                        ddp_failed(&mut w.ddp_skip, &mut w.ddp_backoff);
+                    }
+                    None => {
+                        w.delta = f64::max(opts.mu_factor, w.delta * opts.mu_factor);
+                        w.mu = f64::max(opts.mu_min, w.mu * w.delta);
+                        if w.mu > opts.mu_max {
+                            break None;
+                        }
                     }
                 }
+            };
+            let Some(bw) = bw else {
+                self.stop(false, "regularization limit in the backward pass".into());
+                return Ok((state, None));
+            };
+            // converged when the feedforward steps vanish
+            let gnorm = (0..horizon)
+                .map(|t| {
+                    (0..nu)
+                        .map(|i| bw.k[t * nu + i].abs() / (plan.ctrl[t * nu + i].abs() + 1.0))
+                        .fold(0.0, f64::max)
+                })
+                .sum::<f64>()
+                / horizon as f64;
+            if gnorm < opts.gradient_tolerance && w.mu < 1e-5 {
+                stats.mu.push(w.mu);
+                if w.hess.is_some() && !second_order {
+                    stats.gauss_newton_iterations += 1;
+                }
+                plan.gains.copy_from_slice(&bw.gains);
+                stats.cost.push(plan.cost);
+                self.stop(
+                    true,
+                    format!("feedforward steps {gnorm:.1e} below the gradient tolerance"),
+                );
+                return Ok((state, None));
             }
-        };
-        let Some(bw) = bw else {
-            self.stop(false, "regularization limit in the backward pass".into());
-            return Ok((state, None));
+            // forward pass with a line search
+            let t0 = Instant::now();
+            let mut accepted = None;
+            let backup = std::mem::replace(&mut plan.gains, bw.gains);
+            for &alpha in &w.alphas {
+                let Ok(c) = p.rollout(
+                    Some((plan, &bw.k, alpha)),
+                    &mut w.trial_ctrl,
+                    &mut w.trial_states,
+                    &mut w.d,
+                    &mut w.kin,
+                    &mut stats.warnings,
+                ) else {
+                    continue;
+                };
+                let expected = -(alpha * bw.dv[0] + alpha * alpha * bw.dv[1]);
+                let ratio = if expected > 0.0 {
+                    (plan.cost - c) / expected
+                } else {
+                    (plan.cost - c).signum()
+                };
+                if ratio > 1e-4 {
+                    accepted = Some((c, alpha));
+                    break;
+                }
+            }
+            stats.forward_seconds += t0.elapsed().as_secs_f64();
+            if accepted.is_none() && second_order {
+                plan.gains = backup;
+                second_order = false;
+                ddp_failed(&mut w.ddp_skip, &mut w.ddp_backoff);
+                continue;
+            }
+            break (accepted, backup);
         };
         stats.mu.push(w.mu);
-        // converged when the feedforward steps vanish
-        let gnorm = (0..horizon)
-            .map(|t| {
-                (0..nu)
-                    .map(|i| bw.k[t * nu + i].abs() / (plan.ctrl[t * nu + i].abs() + 1.0))
-                    .fold(0.0, f64::max)
-            })
-            .sum::<f64>()
-            / horizon as f64;
-        if gnorm < opts.gradient_tolerance && w.mu < 1e-5 {
-            plan.gains.copy_from_slice(&bw.gains);
-            stats.cost.push(plan.cost);
-            self.stop(
-                true,
-                format!("feedforward steps {gnorm:.1e} below the gradient tolerance"),
-            );
-            return Ok((state, None));
+        if w.hess.is_some() && !second_order {
+            stats.gauss_newton_iterations += 1;
         }
-        // forward pass with a line search
-        let t0 = Instant::now();
-        let mut accepted = None;
-        let backup = std::mem::replace(&mut plan.gains, bw.gains);
-        for &alpha in &w.alphas {
-            let Ok(c) = p.rollout(
-                Some((plan, &bw.k, alpha)),
-                &mut w.trial_ctrl,
-                &mut w.trial_states,
-                &mut w.d,
-                &mut w.kin,
-                &mut stats.warnings,
-            ) else {
-                continue;
-            };
-            let expected = -(alpha * bw.dv[0] + alpha * alpha * bw.dv[1]);
-            let ratio = if expected > 0.0 {
-                (plan.cost - c) / expected
-            } else {
-                (plan.cost - c).signum()
-            };
-            if ratio > 1e-4 {
-                accepted = Some((c, alpha));
-                break;
-            }
-        }
-        stats.forward_seconds += t0.elapsed().as_secs_f64();
         let mu = w.mu;
         match accepted {
             Some((c, alpha)) => {
@@ -745,6 +800,9 @@ impl<'a> Solver<IlqrProblem<'a>, IlqrState> for IlqrSolver {
                 plan.cost = c;
                 stats.cost.push(c);
                 w.need_jacobians = true;
+                if second_order {
+                    w.ddp_backoff = 1;
+                }
                 w.delta = f64::min(1.0 / opts.mu_factor, w.delta / opts.mu_factor);
                 w.mu = if w.mu * w.delta > opts.mu_min {
                     w.mu * w.delta
