@@ -194,6 +194,7 @@ pub fn run_ilqr(
             goal_error(&m, &cost, plan_x(&m, &plan, spec.horizon))
         ),
         "jacobian_passes": stats.jacobian_passes,
+        "gauss_newton_iterations": stats.gauss_newton_iterations,
         "derivative_seconds": stats.derivative_seconds,
         "seconds": stats.total_seconds,
         "ignored_terms": ignored,

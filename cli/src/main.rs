@@ -1477,9 +1477,16 @@ mod tests {
         std::fs::write(&task, r#"{"horizon": 5, "terms": [{"push": {}}]}"#).unwrap();
         let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
         assert!(e.contains("unknown kind 'push'"), "{e}");
-        std::fs::write(&task, r#"{"horizon": 5, "terms": [], "options": {"smoothing": [1, -1]}}"#).unwrap();
+        std::fs::write(
+            &task,
+            r#"{"horizon": 5, "terms": [], "options": {"smoothing": [1, -1]}}"#,
+        )
+        .unwrap();
         let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
-        assert!(e.contains("smoothing: expected a list of positive numbers"), "{e}");
+        assert!(
+            e.contains("smoothing: expected a list of positive numbers"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -135,6 +135,7 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
     kw.set_item("mu_history", PyArray1::from_vec(kw.py(), s.mu.clone()))?;
     kw.set_item("seconds", s.total_seconds)?;
     kw.set_item("derivative_seconds", s.derivative_seconds)?;
+    kw.set_item("gauss_newton_iterations", s.gauss_newton_iterations)?;
     // runtime warnings of the rollouts: {MuJoCo name: count} of the kinds that occurred
     kw.set_item("warnings", warnings_dict(kw.py(), &s.warnings)?)?;
     Ok(())
@@ -152,7 +153,9 @@ fn stats_into(kw: &Bound<'_, PyDict>, s: &IlqrStats) -> PyResult<()> {
 /// unless `"terminal": True`. Returns a namespace with `states`
 /// (`(T+1, nstate)`, FULLPHYSICS), `ctrl` (`(T, nu)`), `gains` (`(T, nu, ndx)`), `cost`,
 /// `iterations`, `converged`, `reason`, `cost_history`, `mu_history`, `seconds`,
-/// `warnings` (`{"mjWARN_BADCTRL": count, ...}`, the kinds the rollouts raised).
+/// `gauss_newton_iterations` (DDP: the iterations on iLQR's model, where the second-order one
+/// failed; 0 for iLQR), `warnings` (`{"mjWARN_BADCTRL": count, ...}`, the kinds the rollouts
+/// raised).
 #[pyfunction]
 #[pyo3(signature = (model, data, ctrl, running_weight = None, terminal_weight = None,
     control_weight = None, goal = None, terminal_goal = None, control_ref = None,

@@ -250,6 +250,7 @@ def test_ilqr_swings_the_cartpole_up_and_mpc_balances():
     assert r.states.shape == (T + 1, d.state_size()) and r.ctrl.shape == (T, 1)
     assert r.gains.shape == (T, 1, 4)
     assert r.cost < r.cost_history[0]
+    assert r.gauss_newton_iterations == 0  # iLQR: counted for DDP only
     angle = r.states[-1, 2]
     assert abs(np.remainder(angle + np.pi, 2 * np.pi) - np.pi) < 0.05
     # the plan's controls replay it
