@@ -263,15 +263,16 @@ fn clamped_controls_are_reported() {
     assert!(sol.replay_deviation > 0.1, "{}", sol.replay_deviation);
 }
 
-/// Through contact: the planar hopper (`models/control/hopper.xml`) standing at rest moves 0.5 m
-/// forward in 1 s from a straight-line guess. Solved exactly from the start, Levenberg–Marquardt
-/// stalls where rows of the inverse switch on (its forces are `max(0, ·)`); after the smoothed
-/// solves (`Options::smoothing`) the exact one ends with no unactuated force, and the controls
+/// Through contact: the planar hopper (`models/control/hopper.xml`) standing at rest hops 0.5 m
+/// forward in 1 s (torso at least 15 cm above standing at mid-time, a flight phase without
+/// contacts) from a straight line with a ballistic arc of the torso for 0.4 s as the guess.
+/// Solved exactly from the start, Levenberg–Marquardt stalls where rows of the inverse switch on
+/// (its forces are `max(0, ·)`); after the smoothed solves (`Options::smoothing`) the exact one
+/// ends with no unactuated force, and the controls replay the motion in forward simulation
 /// (range widened: at a few steps the motion needs up to ~100× the model's ±200 N·m, and there
-/// is no control-limit term yet) replay it in
-/// forward simulation.
+/// is no control-limit term yet).
 #[test]
-fn hopper_moves_forward_through_contact_after_smoothing() {
+fn hopper_hops_forward_through_contact_after_smoothing() {
     let mut m = mjcf::load_file(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/models/control/hopper.xml"
@@ -285,16 +286,25 @@ fn hopper_moves_forward_through_contact_after_smoothing() {
     // standing at rest: the contact forces carry the weight (MuJoCo's mj_inverse: 8e-12 N)
     task.qpos0[1] = 1.19735335;
     task.qpos0[2] = -0.0023067;
+    let z0 = task.qpos0[1];
     let at = |x: f64, z: f64| {
         let mut q = task.qpos0.clone();
         q[0] = x;
         q[1] = z;
         q
     };
-    let goal = at(0.5, task.qpos0[1]);
+    let goal = at(0.5, z0);
     let mid = at(0.25, 1.4);
     let init: Vec<Vec<f64>> = (0..=n)
-        .map(|t| at(0.5 * t as f64 / n as f64, task.qpos0[1]))
+        .map(|t| {
+            let s = t as f64 / n as f64;
+            let arc = if s > 0.3 && s < 0.7 {
+                0.5 * 9.81 * (s - 0.3) * (0.7 - s)
+            } else {
+                0.0
+            };
+            at(0.5 * s, z0 + arc)
+        })
         .collect();
     let task = task
         .with(Term::Effort { weight: 1e-4 })
@@ -316,17 +326,33 @@ fn hopper_moves_forward_through_contact_after_smoothing() {
         });
     let opts = Options {
         max_iterations: 100,
-        outer_iterations: 5,
         smoothing: vec![10.0, 1.0, 0.1],
         ..Default::default()
     };
     let sol = solve(&m, &task, Some(&init), &opts).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    let flight = sol
+        .qpos
+        .iter()
+        .filter(|q| {
+            d.qpos.copy_from_slice(q);
+            diffmj::forward(&m, &mut d).unwrap();
+            d.ncon == 0
+        })
+        .count();
     eprintln!(
-        "iterations {}, unactuated {:.2e}, x_T {:.4}, replay {:.2e}",
-        sol.stats.iterations, sol.max_unactuated, sol.qpos[n][0], sol.replay_deviation
+        "hopper: {} iterations in {:.1} s, unactuated {:.2e}, x_T {:.4}, z at T/2 {:.4}, {flight} steps in flight, replay {:.2e}",
+        sol.stats.iterations,
+        sol.stats.seconds,
+        sol.max_unactuated,
+        sol.qpos[n][0],
+        sol.qpos[n / 2][1],
+        sol.replay_deviation
     );
     assert!(sol.max_unactuated < 1e-5, "{}", sol.max_unactuated);
-    assert!((sol.qpos[n][0] - 0.5).abs() < 0.05, "{}", sol.qpos[n][0]);
+    assert!((sol.qpos[n][0] - 0.5).abs() < 0.02, "{}", sol.qpos[n][0]);
+    assert!(sol.qpos[n / 2][1] > z0 + 0.15, "{}", sol.qpos[n / 2][1]);
+    assert!(flight >= 20, "{flight} steps without contact");
     assert!(sol.replay_deviation < 1e-3, "{}", sol.replay_deviation);
     assert_eq!(sol.ctrl_clamped, 0);
 }
