@@ -1,0 +1,394 @@
+//! Trajectory optimization by inverse dynamics (`diffmj::trajopt`): the configurations are the
+//! decision variables, MuJoCo's discrete inverse dynamics gives the forces, Levenberg–Marquardt
+//! on exact Jacobians minimizes effort and task terms while an augmented Lagrangian drives the
+//! unactuated forces to zero.
+//!
+//! 1. Cart-pole and acrobot swing-ups from hanging down (no contact), from a straight line.
+//! 2. The planar hopper (`models/control/hopper.xml`) hops 0.5 m forward through contact, from
+//!    a straight line with a ballistic arc of the torso, after smoothed solves of the contacts
+//!    (`Options::smoothing`).
+//!
+//! Each plan's controls are replayed in forward simulation. Writes out/trajopt_<task>.csv
+//! (time, qpos, qvel, ctrl of the plan), out/trajopt_cost.png (cost per iteration),
+//! out/trajopt_hopper.png (planned vs replayed torso and joints), out/trajopt_contact.png (the
+//! hopper's contact normal force in the replay).
+//!
+//! `cargo run --release --example trajopt_inverse`
+
+use diffmj::model::Integrator;
+use diffmj::trajopt::{solve, Options, Solution, Task, Term};
+use diffmj::{mjcf, step, Data, Model};
+use indicatif::{ProgressBar, ProgressStyle};
+use plotters::prelude::*;
+use std::f64::consts::PI;
+use std::io::Write;
+
+/// One optimization: its model, task, initial guess and options.
+struct Job {
+    name: &'static str,
+    model: Model<f64>,
+    task: Task,
+    init: Vec<Vec<f64>>,
+    opts: Options,
+}
+
+/// `path` with `ctrllimited="true"` turned off: the swing-ups' forces exceed the models'
+/// ranges, and trajopt has no control-limit term yet.
+fn unlimited(path: &str) -> Result<Model<f64>, Box<dyn std::error::Error>> {
+    let xml =
+        std::fs::read_to_string(path)?.replace(r#"ctrllimited="true""#, r#"ctrllimited="false""#);
+    let mut m = mjcf::load_str(&xml)?;
+    m.opt.integrator = Integrator::Euler;
+    Ok(m)
+}
+
+/// A swing-up from `q0` (hanging down) to upright at rest in `n` steps: effort, unactuated,
+/// final configuration and velocity terms with `weights`.
+fn swing_up(
+    name: &'static str,
+    m: Model<f64>,
+    n: usize,
+    q0: Vec<f64>,
+    weights: [f64; 3],
+    opts: Options,
+) -> Job {
+    let mut task = Task::new(&m, n);
+    task.qpos0 = q0.clone();
+    let task = task
+        .with(Term::Effort { weight: 1e-2 })
+        .with(Term::Unactuated { weight: weights[0] })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![0.0; 2],
+            weight: vec![weights[1]; 2],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0; 2],
+            weight: vec![weights[2]; 2],
+        });
+    // a straight line from hanging down to upright
+    let init = (0..=n)
+        .map(|t| q0.iter().map(|x| x * (1.0 - t as f64 / n as f64)).collect())
+        .collect();
+    Job {
+        name,
+        model: m,
+        task,
+        init,
+        opts,
+    }
+}
+
+/// The hopper's hop: 0.5 m forward in 1 s, the torso at 1.4 m at mid-time.
+fn hopper() -> Result<Job, Box<dyn std::error::Error>> {
+    let mut m = mjcf::load_file("models/control/hopper.xml")?;
+    // the hop needs up to ~120x the model's ±200 N·m at a few steps: no control-limit term yet
+    m.actuator_ctrlrange
+        .iter_mut()
+        .for_each(|r| *r = [-1e6, 1e6]);
+    let n = 100;
+    let mut task = Task::new(&m, n);
+    // standing at rest, the contacts carrying the weight
+    task.qpos0[1] = 1.19735335;
+    task.qpos0[2] = -0.0023067;
+    let q0 = task.qpos0.clone();
+    let at = |x: f64, z: f64| {
+        let mut q = q0.clone();
+        q[0] = x;
+        q[1] = z;
+        q
+    };
+    let init = (0..=n)
+        .map(|t| {
+            let s = t as f64 / n as f64;
+            // free fall of the torso between 0.3 s and 0.7 s
+            let arc = if s > 0.3 && s < 0.7 {
+                0.5 * 9.81 * (s - 0.3) * (0.7 - s)
+            } else {
+                0.0
+            };
+            at(0.5 * s, q0[1] + arc)
+        })
+        .collect();
+    let task = task
+        .with(Term::Effort { weight: 1e-4 })
+        .with(Term::Unactuated { weight: 1e4 })
+        .with(Term::Qpos {
+            time: n / 2,
+            target: at(0.25, 1.4),
+            weight: vec![0.0, 100.0, 0.0, 0.0, 0.0, 0.0],
+        })
+        .with(Term::Qpos {
+            time: n,
+            target: at(0.5, q0[1]),
+            weight: vec![100.0, 100.0, 100.0, 10.0, 10.0, 10.0],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0; 6],
+            weight: vec![10.0; 6],
+        });
+    let opts = Options {
+        max_iterations: 100,
+        smoothing: vec![10.0, 1.0, 0.1],
+        ..Default::default()
+    };
+    Ok(Job {
+        name: "hopper",
+        model: m,
+        task,
+        init,
+        opts,
+    })
+}
+
+/// The replay: the plan's controls simulated from its initial state; configurations and the
+/// summed contact normal force after each step.
+fn replay(m: &Model<f64>, task: &Task, sol: &Solution) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let mut d = Data::new(m);
+    d.qpos.copy_from_slice(&task.qpos0);
+    d.qvel.copy_from_slice(&task.qvel0);
+    let (mut qs, mut fs) = (vec![d.qpos.clone()], vec![0.0]);
+    for c in &sol.ctrl {
+        d.ctrl.copy_from_slice(c);
+        if step(m, &mut d).is_err() {
+            break;
+        }
+        qs.push(d.qpos.clone());
+        fs.push(
+            (0..d.ncon)
+                .map(|i| diffmj::engine::sensor::contact_force(m, &d, i)[0])
+                .sum(),
+        );
+    }
+    (qs, fs)
+}
+
+/// The plan as CSV: time, qpos, qvel, ctrl per configuration.
+fn write_csv(path: &str, m: &Model<f64>, sol: &Solution) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut head = vec!["time".to_string()];
+    head.extend((0..m.nq).map(|i| format!("qpos{i}")));
+    head.extend((0..m.nv).map(|i| format!("qvel{i}")));
+    head.extend((0..m.nu).map(|i| format!("ctrl{i}")));
+    writeln!(f, "{}", head.join(","))?;
+    for t in 0..sol.qpos.len() {
+        let mut row = vec![format!("{}", t as f64 * m.opt.timestep)];
+        row.extend(sol.qpos[t].iter().map(|x| format!("{x:e}")));
+        row.extend(sol.qvel[t].iter().map(|x| format!("{x:e}")));
+        // the last configuration has no control after it: repeat the last one
+        let c = sol.ctrl.get(t).or(sol.ctrl.last());
+        row.extend(c.into_iter().flatten().map(|x| format!("{x:e}")));
+        writeln!(f, "{}", row.join(","))?;
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    std::fs::create_dir_all("out")?;
+    plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        include_bytes!("../assets/DejaVuSans.ttf"),
+    )
+    .map_err(|_| "the bundled font could not be loaded")?;
+    let opts = Options::default();
+    let acrobot_opts = Options {
+        max_iterations: 300,
+        outer_iterations: 30,
+        unactuated_tol: 1e-8,
+        ..Default::default()
+    };
+    let jobs = vec![
+        swing_up(
+            "cartpole",
+            unlimited("models/cartpole.xml")?,
+            150,
+            vec![0.0, PI],
+            [1e4, 1e3, 1e2],
+            opts,
+        ),
+        swing_up(
+            "acrobot",
+            unlimited("models/acrobot.xml")?,
+            300,
+            vec![PI, 0.0],
+            [10.0, 1e5, 1e4],
+            acrobot_opts,
+        ),
+        hopper()?,
+    ];
+    let mut curves = vec![];
+    let mut hop = None;
+    let mut summary = vec![];
+    for job in &jobs {
+        let spinner = ProgressBar::new_spinner().with_message(format!("{}: optimizing", job.name));
+        spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}")?);
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        let sol = solve(&job.model, &job.task, Some(&job.init), &job.opts)?;
+        spinner.finish_and_clear();
+        let m = &job.model;
+        let n = job.task.horizon;
+        let umax = sol
+            .ctrl
+            .iter()
+            .flatten()
+            .fold(0.0f64, |a, c| a.max(c.abs()));
+        println!(
+            "{:<9} {:>5} iterations ({} augmented-Lagrangian runs{}), {:.1} s: cost {:.3e} -> {:.3e}, final qpos {:?}, max unactuated {:.1e}, replay deviation {:.1e}, max |ctrl| {umax:.1}",
+            job.name,
+            sol.stats.iterations,
+            sol.stats.outer_iterations,
+            if job.opts.smoothing.is_empty() {
+                String::new()
+            } else {
+                format!(", smoothing {:?} then exact", job.opts.smoothing)
+            },
+            sol.stats.seconds,
+            sol.stats.cost[0],
+            sol.stats.cost.last().copied().unwrap_or(f64::NAN),
+            sol.qpos[n].iter().map(|x| (x * 1e3).round() / 1e3).collect::<Vec<_>>(),
+            sol.max_unactuated,
+            sol.replay_deviation,
+        );
+        write_csv(&format!("out/trajopt_{}.csv", job.name), m, &sol)?;
+        curves.push((job.name.to_string(), sol.stats.cost.clone()));
+        summary.push(format!(
+            "{} {:.1} s unactuated {:.0e} replay {:.0e}",
+            job.name, sol.stats.seconds, sol.max_unactuated, sol.replay_deviation
+        ));
+        if job.name == "hopper" {
+            let (qs, fs) = replay(m, &job.task, &sol);
+            let flight = fs.iter().skip(1).filter(|f| **f == 0.0).count();
+            println!(
+                "          hopper: apex {:.3} m at 0.5 s (standing {:.3} m), {flight} of {n} replayed steps without contact",
+                sol.qpos[n / 2][1], job.task.qpos0[1]
+            );
+            hop = Some((m.opt.timestep, sol, qs, fs));
+        }
+    }
+    plot_costs(&curves)?;
+    if let Some((h, sol, qs, fs)) = &hop {
+        plot_hopper(*h, sol, qs)?;
+        plot_contact(*h, fs)?;
+    }
+    println!("wrote out/trajopt_cartpole.csv, out/trajopt_acrobot.csv, out/trajopt_hopper.csv, out/trajopt_cost.png, out/trajopt_hopper.png, out/trajopt_contact.png");
+    println!("{}", summary.join(" | "));
+    Ok(())
+}
+
+/// Cost per accepted step of each task (log scale).
+fn plot_costs(curves: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::new("out/trajopt_cost.png", (900, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = curves.iter().map(|c| c.1.len()).max().unwrap_or(1) as f64;
+    let (lo, hi) = curves
+        .iter()
+        .flat_map(|c| c.1.iter())
+        .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    let mut chart = ChartBuilder::on(&root)
+        .caption("cost per accepted step", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..n, (lo.max(1e-6)..hi * 1.1).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("accepted step (all augmented-Lagrangian runs and smoothing stages)")
+        .y_desc("cost")
+        .draw()?;
+    for ((label, c), color) in curves.iter().zip([RED, BLUE, GREEN]) {
+        chart
+            .draw_series(LineSeries::new(
+                c.iter().enumerate().map(|(i, &x)| (i as f64, x.max(1e-6))),
+                color,
+            ))?
+            .label(label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Planned (solid) and replayed (dots) torso x, z, pitch and joint angles of the hopper.
+fn plot_hopper(
+    h: f64,
+    sol: &Solution,
+    replayed: &[Vec<f64>],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::new("out/trajopt_hopper.png", (900, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let tmax = (sol.qpos.len() - 1) as f64 * h;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "hopper: planned (lines) and replayed (dots)",
+            ("sans-serif", 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..tmax, -1.2..1.6)?;
+    chart.configure_mesh().x_desc("time (s)").draw()?;
+    let names = ["rootx (m)", "rootz (m)", "pitch", "thigh", "leg", "foot"];
+    let colors = [RED, BLUE, GREEN, BLACK, MAGENTA, CYAN];
+    for j in 0..6 {
+        let color = colors[j];
+        chart
+            .draw_series(LineSeries::new(
+                sol.qpos
+                    .iter()
+                    .enumerate()
+                    .map(|(t, q)| (t as f64 * h, q[j])),
+                color,
+            ))?
+            .label(names[j])
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(
+            replayed
+                .iter()
+                .enumerate()
+                .step_by(4)
+                .map(|(t, q)| Circle::new((t as f64 * h, q[j]), 2, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// The hopper's summed contact normal force over the replay.
+fn plot_contact(h: f64, force: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::new("out/trajopt_contact.png", (900, 400)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let fmax = force.iter().fold(1.0f64, |a, b| a.max(*b));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "hopper: contact normal force in the replay (weight 155 N)",
+            ("sans-serif", 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..(force.len() - 1) as f64 * h, 0.0..fmax * 1.1)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("N")
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        force.iter().enumerate().map(|(t, f)| (t as f64 * h, *f)),
+        BLUE,
+    ))?;
+    root.present()?;
+    Ok(())
+}
