@@ -140,6 +140,14 @@ enum Cmd {
         /// Output CSV (`-` for stdout).
         #[arg(long, default_value = "trajectory.csv")]
         out: String,
+        /// Initial guess (in place of the task's "init"): a trajectory CSV with columns
+        /// `qpos0…` (as this command writes), horizon + 1 rows.
+        #[arg(long)]
+        init: Option<PathBuf>,
+        /// Write PNG plots into this directory: `trajopt_cost.png` (cost per accepted step),
+        /// `trajopt_qpos.png` (the configurations), `trajopt_ctrl.png` (the controls).
+        #[arg(long)]
+        plots: Option<PathBuf>,
     },
     /// Optimize the controls of a task (the JSON format of `trajopt`: terms without a
     /// "time" are running costs, at "time" = horizon terminal; options in "ilqr") by iLQR or
@@ -345,6 +353,13 @@ fn write_out(out: &str, text: &str) -> Res<()> {
 /// decided by what the line is, not by whether it parses, so a first row of numbers with a
 /// typo is an error with its line number, as any other line that does not parse.
 fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
+    read_columns(path, "ctrl", nu)
+}
+
+/// The rows of the columns `{prefix}0 … {prefix}{n−1}` of a CSV with a header (the
+/// trajectories the commands write), or of a headerless CSV of exactly `n` columns; rows
+/// whose selected fields are all empty are skipped.
+fn read_columns(path: &Path, prefix: &str, nu: usize) -> Res<Vec<Vec<f64>>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     let mut first = true;
@@ -359,7 +374,7 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
         first = false;
         if header {
             let named: Option<Vec<usize>> = (0..nu)
-                .map(|i| fields.iter().position(|f| *f == format!("ctrl{i}")))
+                .map(|i| fields.iter().position(|f| *f == format!("{prefix}{i}")))
                 .collect();
             columns = named.filter(|_| nu > 0);
             continue;
@@ -385,7 +400,7 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
             .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         if vals.len() != nu {
             return Err(format!(
-                "{}:{}: {} controls, the model has nu = {nu}",
+                "{}:{}: {} values of {prefix}, the model has {nu}",
                 path.display(),
                 i + 1,
                 vals.len()
@@ -714,11 +729,30 @@ fn run_derivatives(
 }
 
 /// A JSON array of numbers of length `n`.
-fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<String> {
+fn run_trajopt(
+    model: &Path,
+    options: &[String],
+    task: &Path,
+    out: &str,
+    init_csv: Option<&Path>,
+    plots: Option<&Path>,
+) -> Res<String> {
     let m = load_with(model, options)?;
-    let (t, init, opts) = task::TaskSpec::parse(&m, &read_json(task)?)
+    let (t, mut init, opts) = task::TaskSpec::parse(&m, &read_json(task)?)
         .and_then(|spec| spec.trajopt(&m))
         .map_err(|e| format!("{}: {e}", task.display()))?;
+    if let Some(p) = init_csv {
+        let q = read_columns(p, "qpos", m.nq)?;
+        if q.len() != t.horizon + 1 {
+            return Err(format!(
+                "--init {}: {} configurations, the task needs horizon + 1 = {}",
+                p.display(),
+                q.len(),
+                t.horizon + 1
+            ));
+        }
+        init = Some(q);
+    }
     let sol = diffmj::trajopt::solve(&m, &t, init.as_deref(), &opts).map_err(|e| e.to_string())?;
     let h = m.opt.timestep;
     let mut csv = String::new();
@@ -739,6 +773,9 @@ fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<
     }
     write_out(out, &csv)?;
     report_warnings(&sol.replay_warnings);
+    if let Some(dir) = plots {
+        trajopt_plots(dir, h, &sol).map_err(|e| format!("--plots {}: {e}", dir.display()))?;
+    }
     Ok(json!({
         "iterations": sol.stats.iterations,
         "augmented_lagrangian_runs": sol.stats.outer_iterations,
@@ -751,6 +788,59 @@ fn run_trajopt(model: &Path, options: &[String], task: &Path, out: &str) -> Res<
         "seconds": sol.stats.seconds,
     })
     .to_string())
+}
+
+/// The PNG plots of `trajopt --plots DIR` (see its help).
+fn trajopt_plots(
+    dir: &Path,
+    h: f64,
+    sol: &diffmj::trajopt::Solution,
+) -> Result<(), Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(dir)?;
+    let cost = plot::Series {
+        label: String::new(),
+        points: sol
+            .stats
+            .cost
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i as f64, *c))
+            .collect(),
+    };
+    plot::lines(
+        &dir.join("trajopt_cost.png"),
+        "trajopt: cost per accepted step",
+        "accepted step (all runs)",
+        &[cost],
+        true,
+    )?;
+    let columns = |rows: &[Vec<f64>], name: &str| -> Vec<plot::Series> {
+        (0..rows.first().map_or(0, |r| r.len()))
+            .map(|j| plot::Series {
+                label: format!("{name}{j}"),
+                points: rows
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| (k as f64 * h, r[j]))
+                    .collect(),
+            })
+            .collect()
+    };
+    plot::lines(
+        &dir.join("trajopt_qpos.png"),
+        "trajopt: configurations",
+        "time (s)",
+        &columns(&sol.qpos, "qpos"),
+        false,
+    )?;
+    plot::lines(
+        &dir.join("trajopt_ctrl.png"),
+        "trajopt: controls",
+        "time (s)",
+        &columns(&sol.ctrl, "ctrl"),
+        false,
+    )?;
+    Ok(())
 }
 
 /// Two comma-separated numbers (`inf`, `-inf` allowed) and optional words after them.
@@ -1058,8 +1148,17 @@ fn run(cli: Cli) -> Res<()> {
             options,
             task,
             out,
+            init,
+            plots,
         } => {
-            let summary = run_trajopt(&model, &options, &task, &out)?;
+            let summary = run_trajopt(
+                &model,
+                &options,
+                &task,
+                &out,
+                init.as_deref(),
+                plots.as_deref(),
+            )?;
             println!("{summary}");
         }
         Cmd::Ilqr {
@@ -1452,9 +1551,10 @@ mod tests {
         )
         .unwrap();
         let out = dir.join("traj.csv");
-        let summary: Value =
-            serde_json::from_str(&run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap())
-                .unwrap();
+        let summary: Value = serde_json::from_str(
+            &run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap(),
+        )
+        .unwrap();
         assert_eq!(summary["converged"], json!(true), "{summary}");
         assert!(
             summary["replay_deviation"].as_f64().unwrap() < 1e-9,
@@ -1471,18 +1571,55 @@ mod tests {
             .map(|x| x.parse().unwrap())
             .collect();
         assert!((last[1] - 0.5).abs() < 1e-3, "{last:?}");
+        // the written trajectory as the initial guess is a fixed point; the plots are written
+        let again = dir.join("again.csv");
+        let plots = dir.join("plots");
+        let summary: Value = serde_json::from_str(
+            &run_trajopt(
+                &model,
+                &[],
+                &task,
+                again.to_str().unwrap(),
+                Some(&out),
+                Some(&plots),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(summary["iterations"].as_u64().unwrap() <= 3, "{summary}");
+        for f in ["trajopt_cost.png", "trajopt_qpos.png", "trajopt_ctrl.png"] {
+            assert!(
+                std::fs::metadata(plots.join(f)).unwrap().len() > 1000,
+                "{f}"
+            );
+        }
+        let short = dir.join("short.csv");
+        std::fs::write(&short, "time,qpos0\n0,0\n").unwrap();
+        let e = run_trajopt(
+            &model,
+            &[],
+            &task,
+            again.to_str().unwrap(),
+            Some(&short),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("1 configurations, the task needs horizon + 1 = 41"),
+            "{e}"
+        );
         std::fs::write(&task, r#"{"horizon": 5, "terms": [{"qpos": {"time": 5}}]}"#).unwrap();
-        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(e.contains("term 0 target"), "{e}");
         std::fs::write(&task, r#"{"horizon": 5, "terms": [{"push": {}}]}"#).unwrap();
-        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(e.contains("unknown kind 'push'"), "{e}");
         std::fs::write(
             &task,
             r#"{"horizon": 5, "terms": [], "options": {"smoothing": [1, -1]}}"#,
         )
         .unwrap();
-        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap()).unwrap_err();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(
             e.contains("smoothing: expected a list of positive numbers"),
             "{e}"
