@@ -8,15 +8,22 @@
 //!    a straight line with a ballistic arc of the torso, after smoothed solves of the contacts
 //!    (`Options::smoothing`).
 //!
-//! Each plan's controls are replayed in forward simulation. Writes out/trajopt_<task>.csv
+//! Each plan's controls are replayed in forward simulation. The same solves with centered
+//! finite-difference Jacobians (`Method::Fd`) are timed beside the exact ones, and argmin's
+//! L-BFGS (1000 iterations) is run on each task's penalty problem (one Levenberg–Marquardt run,
+//! no augmented-Lagrangian update, no smoothing) from the same guess. Writes out/trajopt_<task>.csv
 //! (time, qpos, qvel, ctrl of the plan), out/trajopt_cost.png (cost per iteration),
 //! out/trajopt_hopper.png (planned vs replayed torso and joints), out/trajopt_contact.png (the
 //! hopper's contact normal force in the replay).
 //!
 //! `cargo run --release --example trajopt_inverse`
 
+use argmin::core::{CostFunction, Executor, State};
+use argmin::solver::linesearch::MoreThuenteLineSearch;
+use argmin::solver::quasinewton::LBFGS;
+use diffmj::derivatives::FdOptions;
 use diffmj::model::Integrator;
-use diffmj::trajopt::{solve, Options, Solution, Task, Term};
+use diffmj::trajopt::{solve, ArgminProblem, Method, Options, Solution, Task, Term};
 use diffmj::{mjcf, step, Data, Model};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
@@ -258,6 +265,54 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{} {:.1} s unactuated {:.0e} replay {:.0e}",
             job.name, sol.stats.seconds, sol.max_unactuated, sol.replay_deviation
         ));
+        // the same solve on finite-difference Jacobians
+        let fd_opts = Options {
+            jacobian: Method::Fd(FdOptions {
+                eps: 1e-6,
+                centered: true,
+            }),
+            ..job.opts.clone()
+        };
+        let spinner =
+            ProgressBar::new_spinner().with_message(format!("{}: finite differences", job.name));
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        let fd = solve(&job.model, &job.task, Some(&job.init), &fd_opts)?;
+        spinner.finish_and_clear();
+        println!(
+            "          FD Jacobians: {} iterations, {:.1} s ({:.2} ms per iteration; exact {:.2} ms), max unactuated {:.1e}, replay {:.1e}",
+            fd.stats.iterations,
+            fd.stats.seconds,
+            1e3 * fd.stats.seconds / fd.stats.iterations.max(1) as f64,
+            1e3 * sol.stats.seconds / sol.stats.iterations.max(1) as f64,
+            fd.max_unactuated,
+            fd.replay_deviation
+        );
+        // L-BFGS against one Levenberg–Marquardt run on the same penalty cost
+        let spinner = ProgressBar::new_spinner().with_message(format!("{}: L-BFGS", job.name));
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        let one = Options {
+            outer_iterations: 1,
+            smoothing: vec![],
+            ..job.opts.clone()
+        };
+        let lm = solve(&job.model, &job.task, Some(&job.init), &one)?;
+        let p = ArgminProblem::new(&job.model, &job.task, 0)?;
+        let x0 = p.x_of(&job.init);
+        let c0 = p.cost(&x0)?;
+        let start = std::time::Instant::now();
+        let res = Executor::new(p, LBFGS::new(MoreThuenteLineSearch::new(), 10))
+            .configure(|st| st.param(x0).max_iters(1000))
+            .run()?;
+        spinner.finish_and_clear();
+        println!(
+            "          penalty problem from cost {c0:.3e}: Levenberg–Marquardt {:.3e} in {} iterations ({:.1} s), L-BFGS {:.3e} in {} iterations ({:.1} s)",
+            lm.stats.cost.last().copied().unwrap_or(f64::NAN),
+            lm.stats.iterations,
+            lm.stats.seconds,
+            res.state().get_best_cost(),
+            res.state().get_iter(),
+            start.elapsed().as_secs_f64()
+        );
         if job.name == "hopper" {
             let (qs, fs) = replay(m, &job.task, &sol);
             let flight = fs.iter().skip(1).filter(|f| **f == 0.0).count();

@@ -16,8 +16,9 @@
 //! `qpos`, `qvel` and `site` term and reads `"options"`; `ilqr` and `mpc` read a term without
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
-//! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol` and `smoothing`
-//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`).
+//! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`, `smoothing`
+//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`) and
+//! `jacobian` (`"ad"`, exact, the default, or `"fd"`, centered differences with step 1e-6).
 //!
 //! `site` and `body` terms measure a site's position or a body's origin (world frame), from
 //! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
@@ -261,6 +262,21 @@ impl TaskSpec {
         };
         let mut opts = Options::default();
         for (k, x) in &self.options {
+            if k == "jacobian" {
+                opts.jacobian = match x.as_str() {
+                    Some("ad") => diffmj::trajopt::Method::Ad,
+                    Some("fd") => diffmj::trajopt::Method::Fd(diffmj::derivatives::FdOptions {
+                        eps: 1e-6,
+                        centered: true,
+                    }),
+                    _ => {
+                        return Err(format!(
+                            "task option jacobian: expected \"ad\" or \"fd\", got {x}"
+                        ))
+                    }
+                };
+                continue;
+            }
             if k == "smoothing" {
                 opts.smoothing = x
                     .as_array()

@@ -185,4 +185,5 @@ def trajopt(
     qpos0: Optional[Sequence[float]] = None, qvel0: Optional[Sequence[float]] = None,
     init: Optional[_ArrayLike] = None, max_iterations: Optional[int] = None, threads: int = 0,
     smoothing: Optional[Sequence[float]] = None, outer_iterations: Optional[int] = None,
+    method: str = "ad",
 ) -> Any: ...

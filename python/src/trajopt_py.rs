@@ -1,7 +1,8 @@
 //! Trajectory optimization by inverse dynamics (`diffmj::trajopt`) for Python: `trajopt`.
 
 use super::*;
-use diffmj::trajopt::{solve, Options};
+use diffmj::derivatives::FdOptions;
+use diffmj::trajopt::{solve, Method, Options};
 use diffmj::trajopt::{Task, Term};
 
 fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
@@ -51,14 +52,16 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`; `smoothing` the
 /// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
 /// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and
-/// `outer_iterations` the augmented-Lagrangian runs per solve. Returns a namespace
+/// `outer_iterations` the augmented-Lagrangian runs per solve; `method` the block Jacobians
+/// (`"ad"`, exact, or `"fd"`, centered differences with step 1e-6). Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
 /// simulation), `replay_warnings` (`{"mjWARN_*": count}` of that simulation), `iterations`,
 /// `outer_iterations`, `cost_history`, `converged`, `seconds`.
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
-    max_iterations = None, threads = 0, smoothing = None, outer_iterations = None))]
+    max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
+    method = "ad"))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -72,6 +75,7 @@ pub(super) fn trajopt<'py>(
     threads: usize,
     smoothing: Option<Vec<f64>>,
     outer_iterations: Option<usize>,
+    method: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = model.borrow().inner.clone();
     let mut task = Task::new(&*m, horizon);
@@ -109,6 +113,18 @@ pub(super) fn trajopt<'py>(
     if let Some(n) = outer_iterations {
         opts.outer_iterations = n;
     }
+    opts.jacobian = match method {
+        "ad" => Method::Ad,
+        "fd" => Method::Fd(FdOptions {
+            eps: 1e-6,
+            centered: true,
+        }),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "method must be \"ad\" or \"fd\", got {method:?}"
+            )))
+        }
+    };
     let sol = py
         .detach(|| solve(&m, &task, guess.as_deref(), &opts))
         .map_err(sim_err)?;

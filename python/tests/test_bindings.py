@@ -300,6 +300,11 @@ def test_trajopt_cartpole_swing_up_replays():
     ]
     init = np.stack([[0.0, np.pi * (1 - t / n)] for t in range(n + 1)])
     r = diffmj.trajopt(m, n, terms, qpos0=[0.0, np.pi], init=init)
+    fd = diffmj.trajopt(m, n, terms, qpos0=[0.0, np.pi], init=init, method="fd")
+    # finite-difference Jacobians reach the same swing-up
+    assert fd.max_unactuated < 1e-3 and np.abs(fd.qpos - r.qpos).max() < 1e-4
+    with pytest.raises(ValueError, match="method"):
+        diffmj.trajopt(m, n, terms, method="xx")
     assert r.converged
     assert r.qpos.shape == (n + 1, 2) and r.ctrl.shape == (n, 1)
     assert np.abs(r.qpos[-1]).max() < 2e-2

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::{block_residuals, block_sizes, inverse_model, Scratch, Task, TrajoptError, Window};
 use crate::data::Data;
 use crate::derivatives::ad::{Dual, CHUNK};
+pub use crate::derivatives::trajectory::Method;
 use crate::engine::{differentiate_pos, integrate_pos, step};
 use crate::model::Model;
 use crate::scalar::Scalar;
@@ -33,6 +34,10 @@ pub struct Options {
     pub outer_iterations: usize,
     /// Stop the augmented Lagrangian when no unactuated force exceeds this (N or N·m).
     pub unactuated_tol: f64,
+    /// The block Jacobians: exact on dual numbers ([`Method::Ad`], the default) or by finite
+    /// differences of the residuals in the tangent space ([`Method::Fd`]: forward or centered
+    /// with its `eps`), for comparison.
+    pub jacobian: Method,
     /// Continuation through contact: the inverse's smoothing `ε` ([`Data::inv_smoothing`], m/s²)
     /// of each solve before the last, warm-started one from the other; the last solve is exact
     /// (`ε = 0`, MuJoCo's inverse). Empty: one exact solve.
@@ -50,6 +55,7 @@ impl Default for Options {
             outer_iterations: 20,
             unactuated_tol: 1e-9,
             smoothing: vec![],
+            jacobian: Method::Ad,
         }
     }
 }
@@ -111,6 +117,9 @@ struct Worker {
     q: [Vec<Dual>; 3],
     dq: Vec<Dual>,
     out: Vec<Dual>,
+    /// Finite differences: the window's configurations and a tangent step.
+    qf: [Vec<f64>; 3],
+    dqf: Vec<f64>,
 }
 
 impl Worker {
@@ -124,6 +133,8 @@ impl Worker {
             q: [zero(), zero(), zero()],
             dq: vec![Dual::c(0.0); m.nv],
             out: vec![],
+            qf: [vec![0.0; m.nq], vec![0.0; m.nq], vec![0.0; m.nq]],
+            dqf: vec![0.0; m.nv],
         }
     }
 }
@@ -156,7 +167,7 @@ fn eval_block(
     t: usize,
     w: &mut Worker,
     b: &mut Block,
-    jac: bool,
+    jac: Option<&Method>,
 ) -> Result<(), TrajoptError> {
     let (nv, horizon) = (m.nv, task.horizon);
     let (prev, cur, next) = window(q, t);
@@ -171,7 +182,10 @@ fn eval_block(
         &mut w.s,
         &mut b.r,
     )?;
-    if !jac || rows == 0 {
+    let Some(method) = jac else {
+        return Ok(());
+    };
+    if rows == 0 {
         return Ok(());
     }
     // the decision variables q_1 … q_T in the window t−1, t, t+1
@@ -181,6 +195,9 @@ fn eval_block(
     b.first = first;
     b.nvars = last + 1 - first;
     b.j.resize(rows * ncol, 0.0);
+    if let Method::Fd(o) = method {
+        return fd_block(m, task, q, shift, t, w, b, o.eps, o.centered);
+    }
     w.out.resize(rows, Dual::c(0.0));
     for c0 in (0..ncol).step_by(CHUNK) {
         let width = CHUNK.min(ncol - c0);
@@ -225,6 +242,58 @@ fn eval_block(
     Ok(())
 }
 
+/// The Jacobian of block `t` by finite differences (its residuals `b.r` computed): each
+/// variable of the window stepped by `±eps` in the tangent space (forward: `+eps` only).
+#[allow(clippy::too_many_arguments)]
+fn fd_block(
+    m: &Model<f64>,
+    task: &Task,
+    q: &[Vec<f64>],
+    shift: &[f64],
+    t: usize,
+    w: &mut Worker,
+    b: &mut Block,
+    eps: f64,
+    centered: bool,
+) -> Result<(), TrajoptError> {
+    let (nv, horizon, rows) = (m.nv, task.horizon, b.r.len());
+    let ncol = b.nvars * nv;
+    for c in 0..ncol {
+        let k = b.first + c / nv;
+        let slot = k + 1 - t;
+        let residuals = |sign: f64, w: &mut Worker| -> Result<Vec<f64>, TrajoptError> {
+            for s in 0..3 {
+                let j = (t + s).wrapping_sub(1);
+                if j <= horizon {
+                    w.qf[s].copy_from_slice(&q[j]);
+                }
+            }
+            w.dqf.iter_mut().for_each(|x| *x = 0.0);
+            w.dqf[c % nv] = sign * eps;
+            integrate_pos(m, &mut w.qf[slot], &w.dqf, 1.0);
+            let [qp, qc, qn] = &w.qf;
+            let win = Window {
+                prev: (t > 0).then_some(qp.as_slice()),
+                cur: qc.as_slice(),
+                next: (t < horizon).then_some(qn.as_slice()),
+            };
+            let mut out = vec![0.0; rows];
+            block_residuals(m, &mut w.d, task, t, &win, shift, &mut w.s, &mut out)?;
+            Ok(out)
+        };
+        let plus = residuals(1.0, w)?;
+        let (minus, width) = if centered {
+            (residuals(-1.0, w)?, 2.0 * eps)
+        } else {
+            (b.r.clone(), eps)
+        };
+        for r in 0..rows {
+            b.j[r * ncol + c] = (plus[r] - minus[r]) / width;
+        }
+    }
+    Ok(())
+}
+
 /// What every Levenberg–Marquardt run of one [`solve`] shares.
 struct Ctx<'a> {
     mi: Model<f64>,
@@ -234,6 +303,8 @@ struct Ctx<'a> {
     pool: rayon::ThreadPool,
     /// The inverse's smoothing of the current stage ([`Options::smoothing`]).
     smoothing: f64,
+    /// How the block Jacobians are computed ([`Options::jacobian`]).
+    jacobian: Method,
 }
 
 impl Ctx<'_> {
@@ -270,7 +341,17 @@ impl Ctx<'_> {
                 || self.worker(),
                 |w, (t, b)| {
                     let shift = shifts.get(t).map_or(&[][..], |x| x.as_slice());
-                    eval_block(mi, md, task, q, shift, t, w, b, jac)
+                    eval_block(
+                        mi,
+                        md,
+                        task,
+                        q,
+                        shift,
+                        t,
+                        w,
+                        b,
+                        jac.then_some(&self.jacobian),
+                    )
                 },
             )
         })
@@ -332,6 +413,7 @@ pub fn solve(
         task,
         pool,
         smoothing: 0.0,
+        jacobian: opts.jacobian,
     };
     let mut stats = Stats::default();
     for &eps in opts.smoothing.iter().chain(&[0.0]) {
@@ -667,6 +749,7 @@ impl<'a> ArgminProblem<'a> {
                 task,
                 pool,
                 smoothing: 0.0,
+                jacobian: Method::Ad,
             },
             q0: task.qpos0.clone(),
         })
@@ -759,7 +842,18 @@ mod tests {
                 r: vec![0.0; sizes[t]],
                 ..Default::default()
             };
-            eval_block(&mi, &md, &task, &q, &[], t, &mut w, &mut b, true).unwrap();
+            eval_block(
+                &mi,
+                &md,
+                &task,
+                &q,
+                &[],
+                t,
+                &mut w,
+                &mut b,
+                Some(&Method::Ad),
+            )
+            .unwrap();
             let ncol = b.nvars * nv;
             let mut worst = 0.0f64;
             let scale = b.j.iter().fold(0.0f64, |s, x| s.max(x.abs()));
@@ -775,7 +869,7 @@ mod tests {
                         r: vec![0.0; sizes[t]],
                         ..Default::default()
                     };
-                    eval_block(&mi, &md, &task, &qq, &[], t, &mut w, &mut bb, false).unwrap();
+                    eval_block(&mi, &md, &task, &qq, &[], t, &mut w, &mut bb, None).unwrap();
                     col[side] = bb.r;
                 }
                 for r in 0..sizes[t] {
@@ -826,6 +920,77 @@ mod tests {
             let e = block_jacobian_error(&m, &d, 4, [0.001, 0.002]);
             eprintln!("{integrator:?}: {e:.3e}");
             assert!(e <= 1e-6, "{integrator:?}: {e:.3e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod fd_tests {
+    use super::*;
+    use crate::derivatives::FdOptions;
+    use crate::trajopt::Term;
+
+    /// `Method::Fd` (centered) gives the exact block Jacobians to finite-difference accuracy, and
+    /// its forward variant to first order, on the hopper standing in contact.
+    #[test]
+    fn finite_difference_blocks_match_the_exact_ones() {
+        let m = crate::mjcf::load_file(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/control/hopper.xml"
+        ))
+        .unwrap();
+        let n = 3;
+        let mut task = Task::new(&m, n);
+        task.qpos0[1] = 1.19;
+        task = task
+            .with(Term::Effort { weight: 1.0 })
+            .with(Term::Unactuated { weight: 1.0 });
+        let q: Vec<Vec<f64>> = (0..=n)
+            .map(|t| {
+                let mut q = task.qpos0.clone();
+                q[0] += 0.001 * t as f64;
+                q[3] += 0.002 * t as f64;
+                q
+            })
+            .collect();
+        let mi = inverse_model(&m).unwrap();
+        let md = mi.cast::<Dual>();
+        let sizes = block_sizes(&mi, &task);
+        let mut w = Worker::new(&mi, &md);
+        for (centered, tol) in [(true, 1e-6), (false, 1e-3)] {
+            let fd = Method::Fd(FdOptions {
+                eps: 1e-6,
+                centered,
+            });
+            let mut worst = 0.0f64;
+            for t in 0..n {
+                let mut a = Block {
+                    r: vec![0.0; sizes[t]],
+                    ..Default::default()
+                };
+                let mut b = a.clone();
+                eval_block(
+                    &mi,
+                    &md,
+                    &task,
+                    &q,
+                    &[],
+                    t,
+                    &mut w,
+                    &mut a,
+                    Some(&Method::Ad),
+                )
+                .unwrap();
+                eval_block(&mi, &md, &task, &q, &[], t, &mut w, &mut b, Some(&fd)).unwrap();
+                assert_eq!((a.first, a.nvars, &a.r), (b.first, b.nvars, &b.r));
+                let scale = a.j.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+                let err =
+                    a.j.iter()
+                        .zip(&b.j)
+                        .fold(0.0f64, |s, (x, y)| s.max((x - y).abs()));
+                worst = worst.max(err / scale);
+            }
+            assert!(worst < tol, "centered {centered}: {worst:.2e}");
         }
     }
 }

@@ -40,7 +40,7 @@
 
 mod lm;
 
-pub use lm::{solve, ArgminProblem, Options, Solution, Stats};
+pub use lm::{solve, ArgminProblem, Method, Options, Solution, Stats};
 
 use crate::data::Data;
 use crate::engine::{differentiate_pos, forward, inverse, SimError};
