@@ -73,7 +73,7 @@ pub(super) fn trajopt<'py>(
     smoothing: Option<Vec<f64>>,
     outer_iterations: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let m = model.borrow().inner.clone();
+    let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
     if let Some(q) = qpos0 {
         task.qpos0 = q;
