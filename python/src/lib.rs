@@ -82,6 +82,11 @@ fn next_generation() -> u64 {
 /// the model, `rollout` and the Jacobians use the values at the time of the call. The integer
 /// structure (ids, addresses, types, counts) is read-only: writing it raises `ValueError` or
 /// `AttributeError` naming the field. A model pickles with its written values.
+///
+/// One known difference: MuJoCo's mass matrix of a simple body (`body_simple`, e.g. a free
+/// body whose inertial frame is its body frame) is the compile-time `dof_M0`, so there a
+/// written `body_mass` reaches gravity but not the mass matrix until `mj_setConst`; diffmj
+/// uses the written mass everywhere.
 #[pyclass(module = "diffmj._diffmj")]
 pub struct Model {
     inner: Arc<RsModel<f64>>,
