@@ -84,9 +84,11 @@ fn next_generation() -> u64 {
 /// `AttributeError` naming the field. A model pickles with its written values.
 ///
 /// One known difference: MuJoCo's mass matrix of a simple body (`body_simple`, e.g. a free
-/// body whose inertial frame is its body frame) is the compile-time `dof_M0`, so there a
-/// written `body_mass` reaches gravity but not the mass matrix until `mj_setConst`; diffmj
-/// uses the written mass everywhere.
+/// body whose inertial frame is its body frame) is `dof_M0`, computed at compile time, so in
+/// MuJoCo a written `body_mass`, `body_inertia` or `dof_armature` of such a body reaches the
+/// bias forces but not the mass matrix until `mj_setConst`, and a written `dof_M0` does;
+/// diffmj computes the mass matrix from `body_mass`, `body_inertia` and `dof_armature` for
+/// every body (its `dof_M0` is not read by a step).
 #[pyclass(module = "diffmj._diffmj")]
 pub struct Model {
     inner: Arc<RsModel<f64>>,
@@ -506,6 +508,26 @@ impl Model {
 
     fn __setattr__(slf: &Bound<'_, Self>, name: &str, value: Bound<'_, PyAny>) -> PyResult<()> {
         Model::set_field(slf, name, &value)
+    }
+
+    /// The methods, the counts and the fields (tab completion lists `body_mass`, ...).
+    fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        let py = slf.py();
+        let mut v: Vec<String> = py
+            .import("builtins")?
+            .getattr("object")?
+            .getattr("__dir__")?
+            .call1((slf,))?
+            .extract()?;
+        v.extend(RsModel::<f64>::all_fields().map(|f| f.name.replace('.', "_")));
+        v.extend(
+            diffmj::model::Topology::SIZES
+                .iter()
+                .map(|(n, _)| n.to_string()),
+        );
+        v.sort();
+        v.dedup();
+        Ok(v)
     }
 
     /// Set any `<option>` attribute or `<flag>` by name as in MJCF (`"solver", "CG"`,

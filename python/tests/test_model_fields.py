@@ -103,8 +103,8 @@ def test_written_contact_fields_on_stacks():
 
 
 @pytest.mark.xfail(strict=True, reason="MuJoCo's mass matrix of a simple body is dof_M0, "
-                   "computed at compile time (mj_setConst); diffmj has no dof_M0 and uses the "
-                   "written body_mass in M too")
+                   "computed at compile time (mj_setConst); diffmj's step computes M from "
+                   "body_mass, body_inertia and dof_armature for every body")
 def test_written_mass_of_a_simple_body_as_in_mujoco():
     m, mm = pair(STACKS)  # free boxes: body_simple = 1
     for model in (m, mm):
@@ -270,3 +270,13 @@ def test_writes_while_stepping_on_another_thread():
     d.step(50)
     r.step(50)
     np.testing.assert_array_equal(d.qpos, r.qpos)
+
+
+def test_old_pickles_and_dir():
+    # pickles from before the field values were stored: (xml, path, overrides)
+    xml = open(CARTPOLE).read()
+    m = diffmj.Model.__new__(diffmj.Model)
+    m.__setstate__((xml, None, [('joint "hinge" damping', 0.5)]))
+    assert m.get_param('joint "hinge" damping') == 0.5
+    names = dir(m)
+    assert {"body_mass", "jnt_type", "opt_timestep", "nq", "set_param", "opt"} <= set(names)
