@@ -6,6 +6,7 @@ The API follows MuJoCo's Python bindings where MuJoCo has the same function::
     model = diffmj.Model.from_xml_path("models/cartpole.xml")
     data = diffmj.Data(model)
     data.qpos[1] = 0.3          # a numpy view of the simulation's buffer
+    model.dof_damping[1] = 0.1  # model fields are writable as in MuJoCo (used as written)
     data.step(100)              # or diffmj.mj_step(model, data, 100)
     A, B = diffmj.transition_jacobian(model, data)   # exact, mjd_transitionFD's orientation
 
@@ -18,6 +19,7 @@ from ._diffmj import (  # noqa: F401
     DiffmjError,
     MjcfError,
     Model,
+    ModelStruct,
     Mpc,
     ParamHandle,
     SimulationError,
@@ -35,6 +37,8 @@ from ._diffmj import (  # noqa: F401
     transition_jacobian,
 )
 
+from ._fields import ReadOnlyField  # noqa: F401
+
 
 class State:
     """MuJoCo's ``mjtState`` bits: components of a state vector (``Data.get_state``)."""
@@ -49,7 +53,9 @@ __all__ = [
     "DiffmjError",
     "MjcfError",
     "Model",
+    "ModelStruct",
     "Mpc",
+    "ReadOnlyField",
     "ParamHandle",
     "SimulationError",
     "State",

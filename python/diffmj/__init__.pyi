@@ -4,6 +4,7 @@ from ._diffmj import (
     DiffmjError as DiffmjError,
     MjcfError as MjcfError,
     Model as Model,
+    ModelStruct as ModelStruct,
     Mpc as Mpc,
     ilqr as ilqr,
     ParamHandle as ParamHandle,
@@ -18,6 +19,7 @@ from ._diffmj import (
     trajopt as trajopt,
     transition_jacobian as transition_jacobian,
 )
+from ._fields import ReadOnlyField as ReadOnlyField
 
 class State:
     TIME: int

@@ -28,10 +28,23 @@ class ParamHandle:
     @property
     def slots(self) -> List[Tuple[str, int, float]]: ...
 
+class ModelStruct:
+    """``Model.opt`` and ``Model.stat`` (MuJoCo's ``mjModel.opt``, ``mjModel.stat``): real
+    options as floats or the model's writable arrays (``opt.timestep``, ``opt.gravity``), the
+    integer options (``integrator``, ``solver``, ``cone``, ``iterations``, ...) as MuJoCo's
+    codes; writes go to the model."""
+    def __getattr__(self, name: str) -> Any: ...
+    def __setattr__(self, name: str, value: Any) -> None: ...
+
 class Model:
-    """A compiled MJCF model (``mjModel``). Real and integer fields are read-only numpy copies
-    under MuJoCo's names (``body_mass``, ``geom_friction``, ``jnt_type``, ``opt_gravity``);
-    counts (``nq``, ``nv``, ``nu``, ``na``, ``nbody``, ...) are ints."""
+    """A compiled MJCF model (``mjModel``). Every field is an attribute under MuJoCo's name
+    (``body_mass``, ``geom_friction``, ``jnt_type``; ``opt.gravity`` also as ``opt_gravity``).
+    Real fields are the model's writable numpy arrays, as in MuJoCo: ``m.body_mass[1] = 2.0``
+    changes the next step of every ``Data`` of the model; the written value is used as written
+    (derived constants such as ``body_subtreemass`` are not recomputed; ``set_param`` does
+    recompute them). Integer fields (ids, addresses, types) are read-only copies and counts
+    (``nq``, ``nv``, ...) ints: writing them raises ``ValueError``/``AttributeError`` naming
+    the field. A model pickles with its written values."""
     nq: int
     nv: int
     nu: int
@@ -43,6 +56,23 @@ class Model:
     nsensordata: int
     nkey: int
     opt_timestep: float
+    body_mass: _F
+    body_inertia: _F
+    geom_friction: _F
+    geom_solref: _F
+    geom_solimp: _F
+    dof_damping: _F
+    dof_armature: _F
+    jnt_stiffness: _F
+    actuator_gear: _F
+    actuator_gainprm: _F
+    actuator_biasprm: _F
+    actuator_ctrlrange: _F
+    qpos0: _F
+    @property
+    def opt(self) -> ModelStruct: ...
+    @property
+    def stat(self) -> ModelStruct: ...
     @staticmethod
     def from_xml_path(path: Union[str, PathLike[str]]) -> "Model": ...
     @staticmethod
@@ -57,8 +87,10 @@ class Model:
     def size(self, name: str) -> int: ...
     def name2id(self, kind: str, name: str) -> int: ...
     def field_names(self) -> List[str]: ...
+    def writable_field_names(self) -> List[str]: ...
     def field(self, name: str) -> Any: ...
     def __getattr__(self, name: str) -> Any: ...
+    def __setattr__(self, name: str, value: Any) -> None: ...
 
 class Data:
     """Simulation state and derived quantities (``mjData``). Fixed-size arrays are writable

@@ -186,7 +186,7 @@ pub(super) fn ilqr<'py>(
     positions: Option<Vec<Bound<'py, PyDict>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     check_same(py, model, data)?;
-    let m = model.borrow().inner.clone();
+    let m = crate::now(model)?;
     let cost = make_cost(
         &m,
         running_weight,
@@ -256,7 +256,7 @@ impl Mpc {
         max_seconds: f64,
         positions: Option<Vec<Bound<'_, PyDict>>>,
     ) -> PyResult<Self> {
-        let m = model.borrow().inner.clone();
+        let m = crate::now(&model)?;
         let cost = make_cost(
             &m,
             running_weight,
@@ -290,7 +290,7 @@ impl Mpc {
     /// Start from a plan: the result of `diffmj.ilqr` (its `states`, `ctrl`, `gains`,
     /// `cost`) over this controller's horizon.
     fn warm_start(&mut self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
-        let m = self.model.borrow(py).inner.clone();
+        let m = crate::now(self.model.bind(py))?;
         let flat = |name: &str| -> PyResult<Vec<f64>> {
             let a = result.getattr(name)?;
             let a = py_numpy(py)?.getattr("ravel")?.call1((a,))?;
@@ -318,7 +318,7 @@ impl Mpc {
         py: Python<'py>,
         data: &Bound<'py, Data>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let m = self.model.borrow(py).inner.clone();
+        let m = crate::now(self.model.bind(py))?;
         let d = data.borrow();
         let mut u = vec![0.0; m.nu];
         let info = self.inner.control(&m, &d.inner, &mut u).map_err(sim_err)?;
@@ -334,7 +334,7 @@ impl Mpc {
 
     /// The current plan as an `ilqr`-style namespace, or None before the first replan.
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let m = self.model.borrow(py).inner.clone();
+        let m = crate::now(self.model.bind(py))?;
         match self.inner.plan() {
             None => Ok(None),
             Some(p) => Ok(Some(namespace(py, plan_dict(py, &m, p)?)?)),

@@ -7,18 +7,21 @@ mod control_py;
 mod sysid_py;
 mod trajopt_py;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use diffmj::derivatives::{
     ad::AdWorkspace, fd::FdWorkspace, FdOptions, InverseJacobians, Transition,
 };
+use diffmj::model::fields::{FieldInfo, Role, Size};
 use diffmj::model::param::Param;
 use diffmj::{Data as RsData, Model as RsModel, StateMask};
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{
-    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArray3, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -56,21 +59,126 @@ struct Source {
     path: Option<String>,
 }
 
+/// The source of [`Model::generation`]: a new number for every model and every change.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATION.fetch_add(1, Ordering::Relaxed)
+}
+
 /// A compiled MJCF model (MuJoCo's `mjModel`).
 ///
 /// Build with `Model.from_xml_path(path)` or `Model.from_xml_string(xml)`. The counts (`nq`,
-/// `nv`, `nu`, `na`, `nbody`, ...) are attributes, and every real field of `mjModel` is an
-/// attribute under its MuJoCo name (`body_mass`, `geom_friction`, `dof_damping`,
-/// `opt.timestep` as `opt_timestep`), returned as a read-only numpy copy of shape
-/// `(rows, cols)` (or `(rows,)` for one column). Change parameters through handles
-/// (`model.param('geom "floor" friction[0]')`, `model.set_param(...)`) so that the constants
-/// MuJoCo derives at compile time follow, or through `opt_timestep`-style option setters.
+/// `nv`, `nu`, `na`, `nbody`, ...) are attributes, and every field of `mjModel` is an
+/// attribute under its MuJoCo name (`body_mass`, `geom_friction`, `jnt_type`; options and
+/// statistics also as `opt.timestep`/`opt_timestep`, `stat.meaninertia`).
+///
+/// The real-valued fields are writable as in MuJoCo's bindings: `model.body_mass[1] = 2.0`,
+/// `model.geom_friction[:, 0] = 0.5`, `model.opt.timestep = 0.001`, `model.dof_damping =
+/// 0.1` (broadcast). The value written is the value used, as in MuJoCo: nothing derived is
+/// recomputed (`body_subtreemass`, `dof_invweight0`, `actuator_acc0`, ... keep their
+/// compiled values unless written too). `set_param` instead recomputes the derived constants,
+/// as compiling the MJCF with the new value would (MuJoCo's `mj_setConst`). Every `Data` of
+/// the model, `rollout` and the Jacobians use the values at the time of the call. The integer
+/// structure (ids, addresses, types, counts) is read-only: writing it raises `ValueError` or
+/// `AttributeError` naming the field. A model pickles with its written values.
+///
+/// One known difference: MuJoCo's mass matrix of a simple body (`body_simple`, e.g. a free
+/// body whose inertial frame is its body frame) is `dof_M0`, computed at compile time, so in
+/// MuJoCo a written `body_mass`, `body_inertia` or `dof_armature` of such a body reaches the
+/// bias forces but not the mass matrix until `mj_setConst`, and a written `dof_M0` does;
+/// diffmj computes the mass matrix from `body_mass`, `body_inertia` and `dof_armature` for
+/// every body (its `dof_M0` is not read by a step).
 #[pyclass(module = "diffmj._diffmj")]
 pub struct Model {
     inner: Arc<RsModel<f64>>,
     source: Source,
     /// parameter texts and values set since loading (reapplied on unpickling)
     overrides: Vec<(String, f64)>,
+    /// The numpy arrays handed out for the real fields, one per field. Python owns their
+    /// buffers; [`Model::sync`] copies what was written into `inner` before the model is used,
+    /// and [`Model::push`] copies `inner` back after the bindings change it. (Views into
+    /// `inner` itself would be written by Python while a step reads it with the GIL released.)
+    views: Vec<(&'static str, Py<PyArrayDyn<f64>>)>,
+    /// Changes whenever a value of `inner` changes, unique over all models: the key of the
+    /// Jacobian workspaces, which hold a copy of the model on dual numbers.
+    generation: u64,
+}
+
+/// The field-table entry of `name`: MuJoCo's name (`body_mass`, `opt.gravity`) or the
+/// attribute spelling of a dotted one (`opt_gravity`, `stat_meaninertia`).
+fn field_info(name: &str) -> Option<&'static FieldInfo> {
+    let find = |n: &str| RsModel::<f64>::all_fields().find(|f| f.name == n);
+    find(name).or_else(|| {
+        ["opt", "stat"].iter().find_map(|p| {
+            name.strip_prefix(p)
+                .and_then(|r| r.strip_prefix('_'))
+                .and_then(|r| find(&format!("{p}.{r}")))
+        })
+    })
+}
+
+/// A single value (`opt.timestep`, `stat.meaninertia`): a Python float, as in MuJoCo.
+fn is_scalar(info: &FieldInfo) -> bool {
+    info.rows == Size::One && info.cols == Size::Fixed(1)
+}
+
+/// MuJoCo's shape of a field: `(cols,)` for options, `(rows,)` for one fixed column,
+/// `(rows, cols)` otherwise.
+fn field_shape(info: &FieldInfo, m: &RsModel<f64>) -> Vec<usize> {
+    let (rows, cols) = (info.rows.of(m), info.cols.of(m));
+    if info.rows == Size::One {
+        vec![cols]
+    } else if info.cols == Size::Fixed(1) {
+        vec![rows]
+    } else {
+        vec![rows, cols]
+    }
+}
+
+/// The integer options of `opt` (MuJoCo's `mjOption`), as MuJoCo's codes.
+fn int_option(o: &diffmj::model::Options<f64>, name: &str) -> Option<i64> {
+    Some(match name {
+        "integrator" => o.integrator.code() as i64,
+        "solver" => o.solver as i64,
+        "cone" => o.cone as i64,
+        "jacobian" => o.jacobian as i64,
+        "iterations" => o.iterations as i64,
+        "ls_iterations" => o.ls_iterations as i64,
+        "noslip_iterations" => o.noslip_iterations as i64,
+        "ccd_iterations" => o.ccd_iterations as i64,
+        "disableflags" => o.disableflags as i64,
+        "enableflags" => o.enableflags as i64,
+        "disableactuator" => o.disableactuator as i64,
+        _ => return None,
+    })
+}
+
+/// The MJCF `<option>` value of integer option `name` written as MuJoCo's code `v`, for the
+/// ones that have an MJCF attribute of their own.
+fn int_option_text(name: &str, v: i64) -> Option<String> {
+    let pick = |names: &[&str]| {
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| names.get(i))
+            .map(|s| s.to_string())
+    };
+    match name {
+        "integrator" => pick(&["Euler", "RK4", "implicit", "implicitfast"]),
+        "solver" => pick(&["PGS", "CG", "Newton"]),
+        "cone" => pick(&["pyramidal", "elliptic"]),
+        "jacobian" => pick(&["dense", "sparse", "auto"]),
+        "iterations" | "ls_iterations" | "noslip_iterations" | "ccd_iterations" => {
+            Some(v.to_string())
+        }
+        _ => None,
+    }
+}
+
+fn read_only(name: &str, what: &str) -> PyErr {
+    PyAttributeError::new_err(format!(
+        "mjModel field {name:?} is {what} and is read-only in diffmj: change the MJCF and compile again"
+    ))
 }
 
 impl Model {
@@ -84,29 +192,179 @@ impl Model {
             inner: Arc::new(m),
             source,
             overrides: Vec::new(),
+            views: Vec::new(),
+            generation: next_generation(),
         })
     }
 
-    fn resolve(&self, p: &Bound<'_, PyAny>) -> PyResult<Param> {
+    /// Copy what Python wrote into the handed-out arrays into the Rust model (a new
+    /// generation if anything changed). Under the GIL, so no step reads the model meanwhile:
+    /// a running step holds its own `Arc`, and `make_mut` then copies the model.
+    fn sync(&mut self, py: Python<'_>) -> PyResult<()> {
+        let mut changed = false;
+        for (name, arr) in &self.views {
+            // SAFETY: the GIL is held, so Python does not write the array meanwhile, and no
+            // Rust reference to it outlives a call of the bindings (numpy's borrow tracking,
+            // `try_readonly`, would cost ~60 ns a field at every step)
+            let src = unsafe { arr.bind(py).as_slice() }.map_err(|_| {
+                val_err(format!(
+                    "model field {name}: the array is no longer contiguous"
+                ))
+            })?;
+            let cur = self.inner.field(name).expect("a real field");
+            if src.len() != cur.len() {
+                return Err(val_err(format!(
+                    "model field {name}: the array has {} entries, the model {}",
+                    src.len(),
+                    cur.len()
+                )));
+            }
+            if src.iter().zip(cur).any(|(a, b)| a.to_bits() != b.to_bits()) {
+                Arc::make_mut(&mut self.inner)
+                    .field_mut(name)
+                    .expect("a real field")
+                    .copy_from_slice(src);
+                changed = true;
+            }
+        }
+        if changed {
+            self.generation = next_generation();
+        }
+        Ok(())
+    }
+
+    /// Copy the Rust model into the handed-out arrays (after `set_param`, `set_option`, a
+    /// scalar write). An array Python made read-only or resized is dropped from the cache
+    /// (the next access hands out a new one).
+    fn push(&mut self, py: Python<'_>) {
+        let inner = &self.inner;
+        self.views.retain(|(name, arr)| {
+            let src = inner.field(name).expect("a real field");
+            match arr.bind(py).try_readwrite() {
+                Ok(mut rw) => match rw.as_slice_mut() {
+                    Ok(dst) if dst.len() == src.len() => {
+                        dst.copy_from_slice(src);
+                        true
+                    }
+                    _ => false,
+                },
+                Err(_) => false,
+            }
+        });
+    }
+
+    /// The model with every write included, to run.
+    fn current(&mut self, py: Python<'_>) -> PyResult<Arc<RsModel<f64>>> {
+        self.sync(py)?;
+        Ok(self.inner.clone())
+    }
+
+    /// Change the Rust model: the writes to the arrays first, then `f`, then back to the
+    /// arrays.
+    fn modify<R>(&mut self, py: Python<'_>, f: impl FnOnce(&mut RsModel<f64>) -> R) -> PyResult<R> {
+        self.sync(py)?;
+        let r = f(Arc::make_mut(&mut self.inner));
+        self.generation = next_generation();
+        self.push(py);
+        Ok(r)
+    }
+
+    fn resolve(&mut self, py: Python<'_>, p: &Bound<'_, PyAny>) -> PyResult<Param> {
         if let Ok(h) = p.cast::<ParamHandle>() {
             return Ok(h.borrow().param.clone());
         }
         let text: String = p.extract()?;
+        // kp/kv handles look at the gains: the written ones
+        self.sync(py)?;
         self.inner.param(&text).map_err(val_err)
+    }
+
+    /// The field `name` (see [`field_info`]) or count: integer fields as read-only copies,
+    /// real fields as the model's writable arrays, single values as floats.
+    fn get_field<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let Some(info) = field_info(name) else {
+            if let Some(n) = slf.try_borrow()?.inner.size(name) {
+                return Ok(n.into_pyobject(py)?.into_any());
+            }
+            return Err(PyKeyError::new_err(format!(
+                "mjModel has no field {name:?}"
+            )));
+        };
+        if info.role == Role::Int {
+            let me = slf.try_borrow()?;
+            let v = me.inner.int_field(info.name).expect("an integer field");
+            let shape = field_shape(info, &me.inner);
+            drop(me);
+            let a = PyArray1::from_vec(py, v).reshape(shape)?;
+            let cls = py.import("diffmj._fields")?.getattr("ReadOnlyField")?;
+            return cls.call1((a, info.name));
+        }
+        let mut me = slf.try_borrow_mut()?;
+        if is_scalar(info) {
+            me.sync(py)?;
+            let v = me.inner.field(info.name).expect("a real field")[0];
+            return Ok(v.into_pyobject(py)?.into_any());
+        }
+        if let Some((_, a)) = me.views.iter().find(|(n, _)| *n == info.name) {
+            return Ok(a.bind(py).clone().into_any());
+        }
+        let shape = field_shape(info, &me.inner);
+        let v = me.inner.field(info.name).expect("a real field");
+        let a = PyArray1::from_slice(py, v).reshape(shape)?;
+        me.views.push((info.name, a.clone().unbind()));
+        Ok(a.into_any())
+    }
+
+    /// Write field `name`: a single value directly, an array through numpy's `copyto`
+    /// (broadcasting); integer fields and counts raise.
+    fn set_field(slf: &Bound<'_, Self>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(info) = field_info(name) else {
+            if slf.try_borrow()?.inner.size(name).is_some() {
+                return Err(read_only(name, "a count of the compiled model"));
+            }
+            return Err(PyAttributeError::new_err(format!(
+                "'Model' object has no attribute {name:?}"
+            )));
+        };
+        if info.role == Role::Int {
+            return Err(read_only(
+                info.name,
+                "integer structure (ids, addresses, types)",
+            ));
+        }
+        if is_scalar(info) {
+            let v: f64 = value.extract()?;
+            return slf
+                .try_borrow_mut()?
+                .modify(py, |m| m.field_mut(info.name).expect("a real field")[0] = v);
+        }
+        let arr = Model::get_field(slf, name)?;
+        py_numpy(py)?.getattr("copyto")?.call1((arr, value))?;
+        Ok(())
     }
 }
 
-fn shape_of(rows: usize, cols: usize, one_col_flat: bool) -> Vec<usize> {
-    if cols == 1 && one_col_flat {
-        vec![rows]
-    } else {
-        vec![rows, cols]
-    }
+/// The model's current Rust value, with every write to its fields included.
+pub(crate) fn now(model: &Bound<'_, Model>) -> PyResult<Arc<RsModel<f64>>> {
+    model.try_borrow_mut()?.current(model.py())
+}
+
+/// [`now`] and the model's generation.
+fn now_gen(model: &Bound<'_, Model>) -> PyResult<(Arc<RsModel<f64>>, u64)> {
+    let mut mb = model.try_borrow_mut()?;
+    let m = mb.current(model.py())?;
+    Ok((m, mb.generation))
 }
 
 fn to_array<'py>(py: Python<'py>, v: Vec<f64>, rows: usize, cols: usize) -> Bound<'py, PyAny> {
     let a = PyArray1::from_vec(py, v);
-    let shape = shape_of(rows, cols, true);
+    let shape = if cols == 1 {
+        vec![rows]
+    } else {
+        vec![rows, cols]
+    };
     a.reshape(shape).expect("sizes agree").into_any()
 }
 
@@ -139,24 +397,47 @@ impl Model {
         &self.source.xml
     }
 
+    /// The simulation options (MuJoCo's `mjModel.opt`): `model.opt.timestep`,
+    /// `model.opt.gravity[2] = -1.62`; the integer options (`integrator`, `solver`, `cone`,
+    /// `iterations`, ...) as MuJoCo's codes.
+    #[getter]
+    fn opt(slf: Bound<'_, Self>) -> ModelStruct {
+        ModelStruct {
+            model: slf.unbind(),
+            prefix: "opt",
+        }
+    }
+
+    /// The model statistics computed at compile time (MuJoCo's `mjModel.stat`):
+    /// `model.stat.meaninertia`.
+    #[getter]
+    fn stat(slf: Bound<'_, Self>) -> ModelStruct {
+        ModelStruct {
+            model: slf.unbind(),
+            prefix: "stat",
+        }
+    }
+
     /// A parameter handle from its text `KIND NAME FIELD[INDEX]`, e.g. `body "torso" mass`,
     /// `geom "floor" friction[0]`, `joint "hinge" damping`, `option gravity[2]`.
-    fn param(&self, text: &str) -> PyResult<ParamHandle> {
+    fn param(&mut self, py: Python<'_>, text: &str) -> PyResult<ParamHandle> {
+        self.sync(py)?;
         let p = self.inner.param(text).map_err(val_err)?;
         Ok(ParamHandle { param: p })
     }
 
     /// The current value of a parameter (a handle or its text).
-    fn get_param(&self, p: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let p = self.resolve(p)?;
+    fn get_param(&mut self, py: Python<'_>, p: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let p = self.resolve(py, p)?;
         Ok(self.inner.get_param(&p))
     }
 
-    /// Set a parameter (a handle or its text); the derived constants follow, as recompiling the
-    /// model with the new value would give. A `Data` made from this model sees the change.
-    fn set_param(&mut self, p: &Bound<'_, PyAny>, value: f64) -> PyResult<()> {
-        let p = self.resolve(p)?;
-        Arc::make_mut(&mut self.inner).set_param(&p, value);
+    /// Set a parameter (a handle or its text); unlike writing the field, the derived
+    /// constants follow, as recompiling the model with the new value would give (MuJoCo's
+    /// `mj_setConst`). A `Data` made from this model sees the change.
+    fn set_param(&mut self, py: Python<'_>, p: &Bound<'_, PyAny>, value: f64) -> PyResult<()> {
+        let p = self.resolve(py, p)?;
+        self.modify(py, |m| m.set_param(&p, value))?;
         self.overrides.push((p.name.clone(), value));
         Ok(())
     }
@@ -198,73 +479,85 @@ impl Model {
         v
     }
 
-    /// A field of `mjModel` by name (`opt.timestep` or `opt_timestep`), as a read-only copy.
-    fn field<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let m = &self.inner;
-        let dotted = name.replacen("opt_", "opt.", 1);
-        for nm in [name, dotted.as_str()] {
-            if let Some(info) = RsModel::<f64>::all_fields().find(|f| f.name == nm) {
-                let (rows, cols) = (info.rows.of(m), info.cols.of(m));
-                let arr = if let Some(v) = m.field(nm) {
-                    to_array(py, v.to_vec(), rows, cols)
-                } else if let Some(v) = m.int_field(nm) {
-                    let a = PyArray1::from_vec(py, v);
-                    a.reshape(shape_of(rows, cols, true))?.into_any()
-                } else {
-                    continue;
-                };
-                if nm.starts_with("opt.") && rows * cols == 1 {
-                    return arr.call_method1("item", ());
-                }
-                arr.setattr("flags", PyDict::new(py)).ok();
-                arr.getattr("flags")?.setattr("writeable", false)?;
-                return Ok(arr);
-            }
-        }
-        if let Some(n) = m.size(name) {
-            return Ok(n.into_pyobject(py)?.into_any());
-        }
-        Err(PyKeyError::new_err(format!(
-            "mjModel has no field {name:?}"
-        )))
+    /// The names of the writable fields: every real-valued field (attribute spelling,
+    /// `opt_timestep`); the others are integer structure.
+    fn writable_field_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = RsModel::<f64>::all_fields()
+            .filter(|f| f.role != Role::Int)
+            .map(|f| f.name.replace('.', "_"))
+            .collect();
+        v.sort();
+        v
     }
 
-    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.field(py, name).map_err(|_| {
-            pyo3::exceptions::PyAttributeError::new_err(format!(
-                "'Model' object has no attribute {name:?}"
-            ))
-        })
+    /// A field of `mjModel` by name (`opt.timestep` or `opt_timestep`): a real field is the
+    /// model's writable array (the same object each time), a single value a float, an integer
+    /// field a read-only copy, a count an int.
+    fn field<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        Model::get_field(slf, name)
     }
 
-    /// `opt.timestep` (writable).
-    #[getter]
-    fn get_opt_timestep(&self) -> f64 {
-        self.inner.opt.timestep
+    fn __getattr__<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        match Model::get_field(slf, name) {
+            Err(e) if e.is_instance_of::<PyKeyError>(slf.py()) => Err(PyAttributeError::new_err(
+                format!("'Model' object has no attribute {name:?}"),
+            )),
+            r => r,
+        }
     }
-    #[setter]
-    fn set_opt_timestep(&mut self, h: f64) -> PyResult<()> {
-        self.set_option("timestep", &h.to_string())
+
+    fn __setattr__(slf: &Bound<'_, Self>, name: &str, value: Bound<'_, PyAny>) -> PyResult<()> {
+        Model::set_field(slf, name, &value)
+    }
+
+    /// The methods, the counts and the fields (tab completion lists `body_mass`, ...).
+    fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        let py = slf.py();
+        let mut v: Vec<String> = py
+            .import("builtins")?
+            .getattr("object")?
+            .getattr("__dir__")?
+            .call1((slf,))?
+            .extract()?;
+        v.extend(RsModel::<f64>::all_fields().map(|f| f.name.replace('.', "_")));
+        v.extend(
+            diffmj::model::Topology::SIZES
+                .iter()
+                .map(|(n, _)| n.to_string()),
+        );
+        v.sort();
+        v.dedup();
+        Ok(v)
     }
 
     /// Set any `<option>` attribute or `<flag>` by name as in MJCF (`"solver", "CG"`,
     /// `"cone", "elliptic"`, `"gravity", "0 0 -1.62"`, `"contact", "disable"`,
     /// `"integrator", "implicitfast"`, ...).
-    fn set_option(&mut self, key: &str, value: &str) -> PyResult<()> {
-        let m = Arc::make_mut(&mut self.inner);
-        m.opt.set(key, value).map_err(val_err)?;
+    fn set_option(&mut self, py: Python<'_>, key: &str, value: &str) -> PyResult<()> {
+        self.modify(py, |m| m.opt.set(key, value))?
+            .map_err(val_err)?;
         self.overrides
             .push((format!("\u{0}option {key}={value}"), 0.0));
         Ok(())
     }
 
-    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// `(xml, path, overrides, fields)`: the source, the options and parameters set, and the
+    /// values of every real field (so that written fields survive exactly).
+    fn __getstate__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.sync(py)?;
+        let fields = PyDict::new(py);
+        for info in RsModel::<f64>::all_fields().filter(|f| f.role != Role::Int) {
+            if let Some(v) = self.inner.field(info.name) {
+                fields.set_item(info.name, v.to_vec())?;
+            }
+        }
         PyTuple::new(
             py,
             [
                 self.source.xml.clone().into_pyobject(py)?.into_any(),
                 self.source.path.clone().into_pyobject(py)?.into_any(),
                 self.overrides.clone().into_pyobject(py)?.into_any(),
+                fields.into_any(),
             ],
         )
     }
@@ -283,11 +576,17 @@ impl Model {
         Model::from_xml_string(xml)
     }
 
-    fn __setstate__(
-        &mut self,
-        state: (String, Option<String>, Vec<(String, f64)>),
-    ) -> PyResult<()> {
-        let (xml, path, overrides) = state;
+    fn __setstate__(&mut self, py: Python<'_>, state: Bound<'_, PyTuple>) -> PyResult<()> {
+        let xml: String = state.get_item(0)?.extract()?;
+        let path: Option<String> = state.get_item(1)?.extract()?;
+        let overrides: Vec<(String, f64)> = state.get_item(2)?.extract()?;
+        // pickles before the field values were stored have three items
+        let fields: Option<Vec<(String, Vec<f64>)>> = if state.len() > 3 {
+            let d = state.get_item(3)?;
+            Some(d.cast::<PyDict>()?.items().extract()?)
+        } else {
+            None
+        };
         // the file may have moved: compile the stored text unless the file is still the same
         let from_file = path
             .as_ref()
@@ -300,13 +599,28 @@ impl Model {
             if let Some(opt) = k.strip_prefix('\u{0}') {
                 let kv = opt.trim_start_matches("option ");
                 let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
-                fresh.set_option(key, value)?;
+                fresh.set_option(py, key, value)?;
             } else {
                 let p = fresh.inner.param(&k).map_err(val_err)?;
                 Arc::make_mut(&mut fresh.inner).set_param(&p, v);
                 fresh.overrides.push((k, v));
             }
         }
+        let m = Arc::make_mut(&mut fresh.inner);
+        for (name, v) in fields.unwrap_or_default() {
+            let dst = m
+                .field_mut(&name)
+                .ok_or_else(|| val_err(format!("unpickling: the model has no field {name}")))?;
+            if dst.len() != v.len() {
+                return Err(val_err(format!(
+                    "unpickling: field {name} has {} entries, the model {}",
+                    v.len(),
+                    dst.len()
+                )));
+            }
+            dst.copy_from_slice(&v);
+        }
+        fresh.generation = next_generation();
         *self = fresh;
         Ok(())
     }
@@ -317,6 +631,87 @@ impl Model {
             "<diffmj.Model {:?}: nq={} nv={} nu={} na={} nbody={}>",
             m.name, m.nq, m.nv, m.nu, m.na, m.nbody
         )
+    }
+}
+
+/// A group of a model's fields under a prefix, MuJoCo's `mjModel.opt` and `mjModel.stat`:
+/// `model.opt.timestep`, `model.opt.gravity[2] = -1.62`, `model.stat.meaninertia`. Reads and
+/// writes go to the model (as `model.opt_timestep`).
+#[pyclass(module = "diffmj._diffmj", frozen)]
+pub struct ModelStruct {
+    model: Py<Model>,
+    prefix: &'static str,
+}
+
+#[pymethods]
+impl ModelStruct {
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let model = self.model.bind(py);
+        let full = format!("{}.{name}", self.prefix);
+        if field_info(&full).is_some() {
+            return Model::get_field(model, &full);
+        }
+        if self.prefix == "opt" {
+            if let Some(v) = int_option(&model.try_borrow()?.inner.opt, name) {
+                return Ok(v.into_pyobject(py)?.into_any());
+            }
+        }
+        Err(PyAttributeError::new_err(format!(
+            "mjModel.{} has no attribute {name:?}",
+            self.prefix
+        )))
+    }
+
+    fn __setattr__(&self, py: Python<'_>, name: &str, value: Bound<'_, PyAny>) -> PyResult<()> {
+        let model = self.model.bind(py);
+        let full = format!("{}.{name}", self.prefix);
+        if field_info(&full).is_some() {
+            return Model::set_field(model, &full, &value);
+        }
+        if self.prefix == "opt" && int_option(&model.try_borrow()?.inner.opt, name).is_some() {
+            let code: i64 = value.extract()?;
+            let text = int_option_text(name, code).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "opt.{name} = {code}: not a value of this option, or not writable as a number \
+                     (set flags with model.set_option(\"<flag>\", \"enable\"/\"disable\"))"
+                ))
+            })?;
+            return model.try_borrow_mut()?.set_option(py, name, &text);
+        }
+        Err(PyAttributeError::new_err(format!(
+            "mjModel.{} has no attribute {name:?}",
+            self.prefix
+        )))
+    }
+
+    fn __dir__(&self) -> Vec<String> {
+        let mut v: Vec<String> = RsModel::<f64>::all_fields()
+            .filter_map(|f| f.name.strip_prefix(self.prefix)?.strip_prefix('.'))
+            .map(str::to_string)
+            .collect();
+        if self.prefix == "opt" {
+            v.extend(
+                [
+                    "integrator",
+                    "solver",
+                    "cone",
+                    "jacobian",
+                    "iterations",
+                    "ls_iterations",
+                    "noslip_iterations",
+                    "ccd_iterations",
+                    "disableflags",
+                    "enableflags",
+                    "disableactuator",
+                ]
+                .map(String::from),
+            );
+        }
+        v
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<diffmj mjModel.{}>", self.prefix)
     }
 }
 
@@ -361,27 +756,28 @@ impl ParamHandle {
 pub struct Data {
     model: Py<Model>,
     inner: RsData<f64>,
-    /// Jacobian workspaces, built on first use for the model they were made for (a
-    /// `set_param` gives the model a new buffer, and the workspaces are rebuilt)
+    /// Jacobian workspaces, built on first use for the model values they were made for (any
+    /// change of the model, a written field or `set_param`, gives it a new generation, and
+    /// the workspaces are rebuilt)
     ws: Option<Workspaces>,
 }
 
 struct Workspaces {
-    model: *const RsModel<f64>,
+    /// the [`Model::generation`] the workspaces were made for
+    generation: u64,
     ad: AdWorkspace,
     fd: FdWorkspace,
 }
 
-// SAFETY: `model` is only compared, never dereferenced
-unsafe impl Send for Workspaces {}
-unsafe impl Sync for Workspaces {}
-
 impl Workspaces {
-    fn get<'a>(slot: &'a mut Option<Workspaces>, m: &Arc<RsModel<f64>>) -> &'a mut Workspaces {
-        let key = Arc::as_ptr(m);
-        if slot.as_ref().is_none_or(|w| w.model != key) {
+    fn get<'a>(
+        slot: &'a mut Option<Workspaces>,
+        m: &Arc<RsModel<f64>>,
+        generation: u64,
+    ) -> &'a mut Workspaces {
+        if slot.as_ref().is_none_or(|w| w.generation != generation) {
             *slot = Some(Workspaces {
-                model: key,
+                generation,
                 ad: AdWorkspace::new(m),
                 fd: FdWorkspace::new(m),
             });
@@ -395,9 +791,9 @@ impl Data {
         &mut self,
         py: Python<'_>,
         f: impl FnOnce(&RsModel<f64>, &mut RsData<f64>) -> R,
-    ) -> R {
-        let m = self.model.borrow(py).inner.clone();
-        f(&m, &mut self.inner)
+    ) -> PyResult<R> {
+        let m = now(self.model.bind(py))?;
+        Ok(f(&m, &mut self.inner))
     }
 }
 
@@ -407,13 +803,13 @@ const DATA_STATE: &[&str] = &["time"];
 impl Data {
     /// A fresh `mjData` for `model`, at the model's reference configuration.
     #[new]
-    fn py_new(model: Bound<'_, Model>) -> Self {
-        let inner = RsData::new(&model.borrow().inner);
-        Data {
+    fn py_new(model: Bound<'_, Model>) -> PyResult<Self> {
+        let inner = RsData::new(&*now(&model)?);
+        Ok(Data {
             model: model.unbind(),
             inner,
             ws: None,
-        }
+        })
     }
 
     /// The model this data belongs to.
@@ -447,7 +843,9 @@ impl Data {
     /// Advance the simulation by `nstep` steps (MuJoCo's `mj_step`).
     #[pyo3(signature = (nstep = 1))]
     fn step(&mut self, py: Python<'_>, nstep: usize) -> PyResult<()> {
-        let m = self.model.borrow(py).inner.clone();
+        // the model as it is now: fields written while the GIL is released take effect at
+        // the next call
+        let m = now(self.model.bind(py))?;
         let d = &mut self.inner;
         py.detach(|| {
             for _ in 0..nstep {
@@ -461,26 +859,26 @@ impl Data {
     /// Forward dynamics at the current state (MuJoCo's `mj_forward`): fills every derived
     /// quantity (`qacc`, `xpos`, `efc_force`, `sensordata`, ...) without integrating.
     fn forward(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.with_model(py, diffmj::forward).map_err(sim_err)
+        self.with_model(py, diffmj::forward)?.map_err(sim_err)
     }
 
     /// Inverse dynamics (MuJoCo's `mj_inverse`): `qfrc_inverse` from `qpos`, `qvel`, `qacc`.
     fn inverse(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.with_model(py, diffmj::inverse).map_err(sim_err)
+        self.with_model(py, diffmj::inverse)?.map_err(sim_err)
     }
 
     /// Reset to the model's reference configuration (MuJoCo's `mj_resetData`).
-    fn reset(&mut self, py: Python<'_>) {
+    fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
         self.with_model(py, |m, d| d.reset(m))
     }
 
     /// Reset to keyframe `key`, an index or a name (MuJoCo's `mj_resetDataKeyframe`).
     fn reset_keyframe(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let ok = if let Ok(i) = key.extract::<usize>() {
-            self.with_model(py, |m, d| d.reset_keyframe(m, i))
+            self.with_model(py, |m, d| d.reset_keyframe(m, i))?
         } else {
             let name: String = key.extract()?;
-            self.with_model(py, |m, d| d.reset_keyframe_named(m, &name))
+            self.with_model(py, |m, d| d.reset_keyframe_named(m, &name))?
         };
         if ok {
             Ok(())
@@ -701,7 +1099,7 @@ fn rollout<'py>(
     state_mask: u32,
     control_mask: u32,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-    let m = model.borrow().inner.clone();
+    let m = now(model)?;
     let nstate = RsData::state_size(&m, mask_of(state_mask));
     let ncontrol = RsData::state_size(&m, mask_of(control_mask));
     let x0 = initial_state
@@ -808,7 +1206,7 @@ fn transition_jacobian<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let exact = check_method(method)?;
     check_same(py, model, data)?;
-    let m = model.borrow().inner.clone();
+    let (m, generation) = now_gen(model)?;
     let mut d = data.borrow_mut();
     let mut t = if sensors {
         Transition::new(&m)
@@ -816,7 +1214,7 @@ fn transition_jacobian<'py>(
         Transition::without_sensors(&m)
     };
     let Data { inner: dd, ws, .. } = &mut *d;
-    let w = Workspaces::get(ws, &m);
+    let w = Workspaces::get(ws, &m, generation);
     py.detach(|| {
         if exact {
             w.ad.transition(&m, dd, &mut t).map(|_| ())
@@ -854,7 +1252,7 @@ fn inverse_jacobian<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let exact = check_method(method)?;
     check_same(py, model, data)?;
-    let m = model.borrow().inner.clone();
+    let (m, generation) = now_gen(model)?;
     let mut d = data.borrow_mut();
     let mut j = if sensors {
         InverseJacobians::new(&m)
@@ -862,7 +1260,7 @@ fn inverse_jacobian<'py>(
         InverseJacobians::without_sensors(&m)
     };
     let Data { inner: dd, ws, .. } = &mut *d;
-    let w = Workspaces::get(ws, &m);
+    let w = Workspaces::get(ws, &m, generation);
     py.detach(|| {
         if exact {
             w.ad.inverse(&m, dd, actuation, &mut j).map(|_| ())
@@ -903,12 +1301,12 @@ fn parameter_jacobian<'py>(
     sensors: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let exact = check_method(method)?;
-    let mb = model.borrow();
+    let mut mb = model.try_borrow_mut()?;
     let ps = params
         .iter()
-        .map(|p| mb.resolve(p))
+        .map(|p| mb.resolve(py, p))
         .collect::<PyResult<Vec<Param>>>()?;
-    let m = mb.inner.clone();
+    let m = mb.current(py)?;
     drop(mb);
     check_same(py, model, data)?;
     let d = data.borrow();
@@ -985,6 +1383,7 @@ fn _diffmj(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_class::<Data>()?;
     m.add_class::<ParamHandle>()?;
+    m.add_class::<ModelStruct>()?;
     m.add("DiffmjError", py.get_type::<DiffmjError>())?;
     m.add("MjcfError", py.get_type::<MjcfError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;

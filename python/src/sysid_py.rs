@@ -80,7 +80,7 @@ pub(super) fn sysid<'py>(
     segment_steps: usize,
     max_iters: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let m = model.borrow().inner.clone();
+    let m = crate::now(model)?;
     let mut specs = Vec::new();
     for p in &params {
         let text: String = p.get_item(0)?.extract()?;

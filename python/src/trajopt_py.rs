@@ -77,7 +77,7 @@ pub(super) fn trajopt<'py>(
     outer_iterations: Option<usize>,
     method: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let m = model.borrow().inner.clone();
+    let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
     if let Some(q) = qpos0 {
         task.qpos0 = q;
