@@ -814,9 +814,14 @@ mod tests {
     use crate::model::Integrator;
     use crate::trajopt::Term;
 
-    /// Worst difference between the exact block Jacobians and central differences of the
-    /// residuals over `n` steps from the state of `d`, relative to the largest entry.
-    fn block_jacobian_error(m: &Model<f64>, d: &Data<f64>, n: usize, speed: [f64; 2]) -> f64 {
+    /// An effort + unactuated task of `n` steps from the state of `d`, and a trajectory in
+    /// which `qpos[0]` and `qpos[3]` advance by `speed` per step.
+    fn sliding_task(
+        m: &Model<f64>,
+        d: &Data<f64>,
+        n: usize,
+        speed: [f64; 2],
+    ) -> (Task, Vec<Vec<f64>>) {
         let mut task = Task::new(m, n);
         task.qpos0 = d.qpos.clone();
         task.qvel0 = d.qvel.clone();
@@ -831,6 +836,13 @@ mod tests {
                 q
             })
             .collect();
+        (task, q)
+    }
+
+    /// Worst difference between the exact block Jacobians and central differences of the
+    /// residuals over `n` steps from the state of `d`, relative to the largest entry.
+    fn block_jacobian_error(m: &Model<f64>, d: &Data<f64>, n: usize, speed: [f64; 2]) -> f64 {
+        let (task, q) = sliding_task(m, d, n, speed);
         let mi = inverse_model(m).unwrap();
         let md = mi.cast::<Dual>();
         let sizes = block_sizes(&mi, &task);
@@ -922,13 +934,6 @@ mod tests {
             assert!(e <= 1e-6, "{integrator:?}: {e:.3e}");
         }
     }
-}
-
-#[cfg(test)]
-mod fd_tests {
-    use super::*;
-    use crate::derivatives::FdOptions;
-    use crate::trajopt::Term;
 
     /// `Method::Fd` (centered) gives the exact block Jacobians to finite-difference accuracy, and
     /// its forward variant to first order, on the hopper standing in contact.
@@ -939,26 +944,16 @@ mod fd_tests {
             "/models/control/hopper.xml"
         ))
         .unwrap();
+        let mut d = Data::new(&m);
+        d.qpos[1] = 1.19;
         let n = 3;
-        let mut task = Task::new(&m, n);
-        task.qpos0[1] = 1.19;
-        task = task
-            .with(Term::Effort { weight: 1.0 })
-            .with(Term::Unactuated { weight: 1.0 });
-        let q: Vec<Vec<f64>> = (0..=n)
-            .map(|t| {
-                let mut q = task.qpos0.clone();
-                q[0] += 0.001 * t as f64;
-                q[3] += 0.002 * t as f64;
-                q
-            })
-            .collect();
+        let (task, q) = sliding_task(&m, &d, n, [0.001, 0.002]);
         let mi = inverse_model(&m).unwrap();
         let md = mi.cast::<Dual>();
         let sizes = block_sizes(&mi, &task);
         let mut w = Worker::new(&mi, &md);
         for (centered, tol) in [(true, 1e-6), (false, 1e-3)] {
-            let fd = Method::Fd(FdOptions {
+            let fd = Method::Fd(crate::derivatives::FdOptions {
                 eps: 1e-6,
                 centered,
             });
