@@ -83,12 +83,10 @@ fn next_generation() -> u64 {
 /// structure (ids, addresses, types, counts) is read-only: writing it raises `ValueError` or
 /// `AttributeError` naming the field. A model pickles with its written values.
 ///
-/// One known difference: MuJoCo's mass matrix of a simple body (`body_simple`, e.g. a free
-/// body whose inertial frame is its body frame) is `dof_M0`, computed at compile time, so in
-/// MuJoCo a written `body_mass`, `body_inertia` or `dof_armature` of such a body reaches the
-/// bias forces but not the mass matrix until `mj_setConst`, and a written `dof_M0` does;
-/// diffmj computes the mass matrix from `body_mass`, `body_inertia` and `dof_armature` for
-/// every body (its `dof_M0` is not read by a step).
+/// As in MuJoCo, the mass matrix of a simple body (`body_simple`, e.g. a free body whose
+/// inertial frame is its body frame) is `dof_M0`, computed at compile time: a written
+/// `body_mass`, `body_inertia` or `dof_armature` of such a body reaches the bias forces but not
+/// the mass matrix until `set_param` (`mj_setConst`), and a written `dof_M0` does.
 #[pyclass(module = "diffmj._diffmj")]
 pub struct Model {
     inner: Arc<RsModel<f64>>,

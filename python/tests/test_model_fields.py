@@ -102,14 +102,20 @@ def test_written_contact_fields_on_stacks():
     assert worst < 1e-10
 
 
-@pytest.mark.xfail(strict=True, reason="MuJoCo's mass matrix of a simple body is dof_M0, "
-                   "computed at compile time (mj_setConst); diffmj's step computes M from "
-                   "body_mass, body_inertia and dof_armature for every body")
 def test_written_mass_of_a_simple_body_as_in_mujoco():
+    # MuJoCo's mass matrix of a simple body is the compiled dof_M0: a written mass, inertia
+    # or armature of such a body reaches the bias forces but not M until mj_setConst (set_param)
     m, mm = pair(STACKS)  # free boxes: body_simple = 1
     for model in (m, mm):
         model.body_mass[1] *= 1.3
+        model.body_inertia[1] *= 1.5
     d, md = diffmj.Data(m), mujoco.MjData(mm)
+    d.step()
+    mujoco.mj_step(mm, md)
+    assert np.abs(d.qvel - md.qvel).max() < 1e-10
+    # writing dof_M0 reaches M, as in MuJoCo
+    for model in (m, mm):
+        model.dof_M0[0:3] *= 2.0
     d.step()
     mujoco.mj_step(mm, md)
     assert np.abs(d.qvel - md.qvel).max() < 1e-10

@@ -30,8 +30,20 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
     }
     for i in 0..m.nv {
-        let f = inert_mul(&d.crb[m.dof_bodyid[i]], &d.cdof[i]);
         let mut adr = m.dof_madr[i];
+        if m.dof_simplenum[i] > 0 {
+            // a simple dof (MuJoCo's mj_crb): the fixed diagonal dof_M0 of the compiled model
+            // (armature and actuator armature included), no coupling to its ancestors
+            d.qM[adr] = m.dof_m0[i];
+            let mut j = m.dof_parentid[i];
+            while j != NONE {
+                adr += 1;
+                d.qM[adr] = T::zero();
+                j = m.dof_parentid[j];
+            }
+            continue;
+        }
+        let f = inert_mul(&d.crb[m.dof_bodyid[i]], &d.cdof[i]);
         d.qM[adr] = dot6(&d.cdof[i], &f) + m.dof_armature[i];
         let mut j = m.dof_parentid[i];
         while j != NONE {
@@ -41,6 +53,15 @@ pub fn crb<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
     }
     add_armature(m, d);
+}
+
+/// The diagonal entry of dof `i` as the composite-rigid-body algorithm gives it (after [`crb`]
+/// has accumulated `d.crb`), with the dof's armature and the armature its joint's actuators
+/// reflect: `dof_M0` of a simple dof, which [`crb`] itself takes from the model.
+pub(crate) fn crb_diagonal<T: Scalar>(m: &Model<T>, d: &Data<T>, i: usize) -> T {
+    let f = inert_mul(&d.crb[m.dof_bodyid[i]], &d.cdof[i]);
+    let (_, _, a) = super::passive::reflected(m, false, m.dof_jntid[i]);
+    dot6(&d.cdof[i], &f) + m.dof_armature[i] + a
 }
 
 /// Armature that actuators reflect onto their joints (`actuator_armature · gear₀²` on the
@@ -59,7 +80,10 @@ fn add_armature<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         if !a.is_zero_exact() {
             let da = m.jnt_dofadr[j];
             for k in da..da + m.jnt_type[j].nv() {
-                d.qM[m.dof_madr[k]] += a;
+                // a simple dof's dof_M0 includes it
+                if m.dof_simplenum[k] == 0 {
+                    d.qM[m.dof_madr[k]] += a;
+                }
             }
         }
     }

@@ -201,7 +201,12 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     // dof_M0: diagonal of the composite inertia with joint and actuator armature (MuJoCo
     // leaves tendon armature out of it)
     for i in 0..nv {
-        m.dof_m0[i] = d.qM[m.dof_madr[i]];
+        // a simple dof's entry of qM is dof_M0 itself: recompute it from the composite inertia
+        m.dof_m0[i] = if m.dof_simplenum[i] > 0 {
+            super::inertia::crb_diagonal(m, &d, i)
+        } else {
+            d.qM[m.dof_madr[i]]
+        };
     }
     for t in 0..m.ntendon {
         let (_, _, a) = super::passive::reflected(m, true, t);
@@ -210,6 +215,10 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
             let j = d.ten_J[t * nv + i];
             m.dof_m0[i] -= a * j * j;
         }
+    }
+    // the inertia matrix again with the simple dofs' new diagonal, for what follows
+    if m.dof_simplenum.iter().any(|&k| k > 0) {
+        position_smooth(m, &mut d);
     }
 
     // stat.meaninertia: mean diagonal of M at qpos0
