@@ -356,3 +356,52 @@ fn hopper_hops_forward_through_contact_after_smoothing() {
     assert!(sol.replay_deviation < 1e-3, "{}", sol.replay_deviation);
     assert_eq!(sol.ctrl_clamped, 0);
 }
+
+/// A body term is the site term of a site at the body's origin: the same optimum, and it moves
+/// the body to its target at its time.
+#[test]
+fn body_position_term_equals_the_site_term_at_its_origin() {
+    let m = mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+        <body name="b"><joint name="x" type="slide" axis="1 0 0"/><joint name="y" type="slide" axis="0 1 0"/>
+        <geom size=".1" mass="1"/><site name="s"/></body></worldbody>
+        <actuator><motor joint="x"/><motor joint="y"/></actuator></mujoco>"#,
+    )
+    .unwrap();
+    let n = 40;
+    let base = Task::new(&m, n)
+        .with(Term::Effort { weight: 1e-3 })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0; 2],
+            weight: vec![1e4; 2],
+        });
+    let target = [0.3, -0.2, 0.0];
+    let site = base.clone().with(Term::SitePos {
+        time: 20,
+        site: 0,
+        target,
+        weight: 1e6,
+    });
+    let body = base.with(Term::BodyPos {
+        time: 20,
+        body: 1,
+        target,
+        weight: 1e6,
+    });
+    let (a, b) = (
+        solve(&m, &site, None, &Options::default()).unwrap(),
+        solve(&m, &body, None, &Options::default()).unwrap(),
+    );
+    let diff = a
+        .qpos
+        .iter()
+        .flatten()
+        .zip(b.qpos.iter().flatten())
+        .fold(0.0f64, |s, (x, y)| s.max((x - y).abs()));
+    let miss = (b.qpos[20][0] - 0.3).abs().max((b.qpos[20][1] + 0.2).abs());
+    eprintln!("site vs body {diff:.1e}, body at t=20 off by {miss:.1e}");
+    assert!(diff < 1e-12, "{diff}");
+    assert!(miss < 1e-3, "{miss}");
+    assert!(b.replay_deviation < 1e-9, "{}", b.replay_deviation);
+}

@@ -547,7 +547,7 @@ mod tests {
             "{last:?}"
         );
         assert!((bx - ax).abs() < 0.02 && (by - ay).abs() < 0.02, "{last:?}");
-        // trajopt takes quadratic world site terms only
+        // trajopt takes quadratic world site and body terms only
         let e = crate::task::TaskSpec::parse(
             &diffmj::mjcf::load_file(&model).unwrap(),
             &serde_json::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap(),
@@ -556,7 +556,7 @@ mod tests {
         .trajopt(&diffmj::mjcf::load_file(&model).unwrap())
         .unwrap_err();
         assert!(
-            e.contains("term 2") && e.contains("trajopt takes site terms"),
+            e.contains("term 2") && e.contains("trajopt takes site and body terms"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).ok();

@@ -25,7 +25,7 @@
 //! "quadratic"` (the default, `½ w ‖r‖²`) or `{"smooth_l2": P}` (`w (√(‖r‖² + P²) − P)`,
 //! linear beyond about `P` metres), e.g. `{"body": {"body": "pusher", "relative_to": {"body":
 //! "box"}, "target": [-0.15, 0, 0], "weight": 1, "norm": {"smooth_l2": 0.05}}}`. `trajopt`
-//! takes quadratic site terms from the world origin only.
+//! takes quadratic site and body terms from the world origin only.
 
 use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::IlqrOptions;
@@ -219,11 +219,23 @@ impl TaskSpec {
                         target: *target,
                         weight: *weight,
                     },
+                    PositionCost {
+                        point: Point::Body(body),
+                        reference: None,
+                        target,
+                        weight,
+                        norm: Norm::Quadratic,
+                    } => Term::BodyPos {
+                        time: at(time)?,
+                        body: *body,
+                        target: *target,
+                        weight: *weight,
+                    },
                     _ => {
                         return Err(format!(
-                            "task term {k}: trajopt takes site terms with the quadratic norm \
-                             and no \"relative_to\" (body terms, relative positions and smooth \
-                             norms are for ilqr/mpc)"
+                            "task term {k}: trajopt takes site and body terms with the quadratic \
+                             norm and no \"relative_to\" (relative positions and smooth norms \
+                             are for ilqr/mpc)"
                         ))
                     }
                 },

@@ -34,9 +34,15 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
             target: get("target")?.extract()?,
             weight: get("weight")?.extract()?,
         },
+        "body_pos" => Term::BodyPos {
+            time: get("time")?.extract()?,
+            body: get("body")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
         _ => {
             return Err(PyValueError::new_err(format!(
-                "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos)"
+                "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos, body_pos)"
             )))
         }
     })
@@ -49,7 +55,8 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// `type`: `{"type": "effort", "weight": w}`, `{"type": "unactuated", "weight": w}`,
 /// `{"type": "qpos", "time": t, "target": [nq], "weight": [nv]}`, `{"type": "qvel", "time":
 /// t, "target": [nv], "weight": [nv]}`, `{"type": "site_pos", "time": t, "site": id,
-/// "target": [3], "weight": w}`. `init` is an initial guess `(T+1, nq)`; `smoothing` the
+/// "target": [3], "weight": w}`, `{"type": "body_pos", "time": t, "body": id, "target": [3],
+/// "weight": w}` (the body's frame origin). `init` is an initial guess `(T+1, nq)`; `smoothing` the
 /// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
 /// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and
 /// `outer_iterations` the augmented-Lagrangian runs per solve; `method` the block Jacobians

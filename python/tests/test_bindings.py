@@ -314,6 +314,20 @@ def test_trajopt_cartpole_swing_up_replays():
     assert r.max_unactuated < 1e-3 and r.replay_deviation < 1e-6
 
 
+def test_trajopt_body_term_equals_the_site_term_at_its_origin():
+    m = diffmj.Model.from_xml_string("""<mujoco><option timestep="0.01" gravity="0 0 0"/>
+      <worldbody><body name="b"><joint name="x" type="slide" axis="1 0 0"/>
+      <joint name="y" type="slide" axis="0 1 0"/><geom size=".1" mass="1"/><site name="s"/>
+      </body></worldbody><actuator><motor joint="x"/><motor joint="y"/></actuator></mujoco>""")
+    base = [{"type": "effort", "weight": 1e-3},
+            {"type": "qvel", "time": 40, "target": [0.0, 0.0], "weight": [1e4, 1e4]}]
+    goal = {"time": 20, "target": [0.3, -0.2, 0.0], "weight": 1e6}
+    a = diffmj.trajopt(m, 40, base + [dict(goal, type="site_pos", site=0)])
+    b = diffmj.trajopt(m, 40, base + [dict(goal, type="body_pos", body=1)])
+    assert np.abs(a.qpos - b.qpos).max() < 1e-12
+    assert np.abs(b.qpos[20] - [0.3, -0.2]).max() < 1e-3
+
+
 def test_trajopt_hopper_through_contact_replays_in_mujoco():
     """The planar hopper moves 0.5 m forward through contact after the smoothed solves; its
     controls (range widened: the motion needs more than the model's) replayed by `mujoco`

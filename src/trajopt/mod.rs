@@ -79,6 +79,18 @@ pub enum Term {
         /// `nv` weights.
         weight: Vec<f64>,
     },
+    /// `weight · ‖xpos − target‖²` of body `body`'s frame origin at step `time`
+    /// (`1 ≤ time ≤ T`).
+    BodyPos {
+        /// Step.
+        time: usize,
+        /// Body index.
+        body: usize,
+        /// World position.
+        target: [f64; 3],
+        /// Weight.
+        weight: f64,
+    },
     /// `weight · ‖site_xpos − target‖²` of site `site` at step `time` (`1 ≤ time ≤ T`).
     SitePos {
         /// Step.
@@ -168,12 +180,23 @@ impl Task {
                 }
                 Term::SitePos {
                     time,
-                    site,
+                    site: index,
+                    target,
+                    weight,
+                }
+                | Term::BodyPos {
+                    time,
+                    body: index,
                     target,
                     weight,
                 } => {
+                    let n = if matches!(term, Term::SitePos { .. }) {
+                        m.nsite
+                    } else {
+                        m.nbody
+                    };
                     (1..=self.horizon).contains(time)
-                        && *site < m.nsite
+                        && *index < n
                         && w_ok(*weight)
                         && target.iter().all(|x| x.is_finite())
                 }
@@ -229,7 +252,7 @@ pub(crate) fn block_sizes<T: Scalar>(m: &Model<T>, task: &Task) -> Vec<usize> {
             Term::Effort { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
             Term::Unactuated { .. } => (0..task.horizon).for_each(|t| n[t] += m.nv),
             Term::Qpos { time, .. } | Term::Qvel { time, .. } => n[*time] += m.nv,
-            Term::SitePos { time, .. } => n[*time] += 3,
+            Term::SitePos { time, .. } | Term::BodyPos { time, .. } => n[*time] += 3,
         }
     }
     n
@@ -363,6 +386,18 @@ pub(crate) fn block_residuals<T: Scalar>(
                 let sw = T::c(weight.sqrt());
                 for c in 0..3 {
                     out[k + c] = sw * (d.site_xpos[*site][c] - T::c(target[c]));
+                }
+                k += 3;
+            }
+            Term::BodyPos {
+                time,
+                body,
+                target,
+                weight,
+            } if *time == t => {
+                let sw = T::c(weight.sqrt());
+                for c in 0..3 {
+                    out[k + c] = sw * (d.xpos[*body][c] - T::c(target[c]));
                 }
                 k += 3;
             }
