@@ -267,10 +267,10 @@ fn clamped_controls_are_reported() {
 /// forward in 1 s (torso at least 15 cm above standing at mid-time, a flight phase without
 /// contacts) from a straight line with a ballistic arc of the torso for 0.4 s as the guess.
 /// Solved exactly from the start, Levenberg–Marquardt stalls where rows of the inverse switch on
-/// (its forces are `max(0, ·)`); after the smoothed solves (`Options::smoothing`) the exact one
-/// ends with no unactuated force, and the controls replay the motion in forward simulation
-/// (range widened: at a few steps the motion needs up to ~100× the model's ±200 N·m, and there
-/// is no control-limit term yet).
+/// (its forces are `max(0, ·)`; measured: 596 N of unactuated force left). After the smoothed
+/// solves (`Options::smoothing`) the exact one ends with no unactuated force, and the controls
+/// replay the motion in forward simulation (range widened: at a few steps the motion needs up
+/// to ~120× the model's ±200 N·m, and there is no control-limit term yet).
 #[test]
 fn hopper_hops_forward_through_contact_after_smoothing() {
     let mut m = mjcf::load_file(concat!(

@@ -32,13 +32,22 @@ fn setup(model: &Path, options: &[String], task: &Path) -> Res<Setup> {
     Ok((m, spec, cost, ignored, d))
 }
 
+/// The Jacobian method named `ad` (exact) or `fd` (finite differences of step 1e-6, forward or
+/// `centered`).
+pub(crate) fn method_named(name: &str, centered: bool) -> Res<Method> {
+    match name {
+        "ad" => Ok(Method::Ad),
+        "fd" => Ok(Method::Fd(FdOptions {
+            centered,
+            ..FdOptions::default()
+        })),
+        other => Err(format!("expected ad or fd, got '{other}'")),
+    }
+}
+
 /// The iLQR options of a command line: `--jacobian ad|fd`, `--ddp` over the task's.
 fn with_flags(mut o: IlqrOptions, jacobian: &str, ddp: bool) -> Res<IlqrOptions> {
-    o.method = match jacobian {
-        "ad" => Method::Ad,
-        "fd" => Method::Fd(FdOptions::default()),
-        other => return Err(format!("--jacobian: expected ad or fd, got '{other}'")),
-    };
+    o.method = method_named(jacobian, false).map_err(|e| format!("--jacobian: {e}"))?;
     o.ddp |= ddp;
     Ok(o)
 }

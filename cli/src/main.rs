@@ -359,7 +359,7 @@ fn read_ctrl(path: &Path, nu: usize) -> Res<Vec<Vec<f64>>> {
 /// The rows of the columns `{prefix}0 … {prefix}{n−1}` of a CSV with a header (the
 /// trajectories the commands write), or of a headerless CSV of exactly `n` columns; rows
 /// whose selected fields are all empty are skipped.
-fn read_columns(path: &Path, prefix: &str, nu: usize) -> Res<Vec<Vec<f64>>> {
+fn read_columns(path: &Path, prefix: &str, n: usize) -> Res<Vec<Vec<f64>>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     let mut first = true;
@@ -373,10 +373,10 @@ fn read_columns(path: &Path, prefix: &str, nu: usize) -> Res<Vec<Vec<f64>>> {
         let header = first && fields.iter().all(|f| is_column_name(f));
         first = false;
         if header {
-            let named: Option<Vec<usize>> = (0..nu)
+            let named: Option<Vec<usize>> = (0..n)
                 .map(|i| fields.iter().position(|f| *f == format!("{prefix}{i}")))
                 .collect();
-            columns = named.filter(|_| nu > 0);
+            columns = named.filter(|_| n > 0);
             continue;
         }
         let fields: Vec<&str> = match &columns {
@@ -398,9 +398,9 @@ fn read_columns(path: &Path, prefix: &str, nu: usize) -> Res<Vec<Vec<f64>>> {
             })
             .collect::<Result<_, _>>()
             .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        if vals.len() != nu {
+        if vals.len() != n {
             return Err(format!(
-                "{}:{}: {} values of {prefix}, the model has {nu}",
+                "{}:{}: {} values of {prefix}, the model has {n}",
                 path.display(),
                 i + 1,
                 vals.len()
@@ -728,7 +728,8 @@ fn run_derivatives(
     Ok(format!("{}\n", Value::Object(o)))
 }
 
-/// A JSON array of numbers of length `n`.
+/// `diffmj trajopt`: optimizes the task file's trajectory (from `init_csv`'s configurations
+/// when given), writes it as CSV to `out` and the plots into `plots`; returns the JSON summary.
 fn run_trajopt(
     model: &Path,
     options: &[String],
@@ -1624,6 +1625,13 @@ mod tests {
             e.contains("smoothing: expected a list of positive numbers"),
             "{e}"
         );
+        std::fs::write(
+            &task,
+            r#"{"horizon": 5, "terms": [], "options": {"jacobian": "cd"}}"#,
+        )
+        .unwrap();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
+        assert!(e.contains("jacobian: expected ad or fd, got 'cd'"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

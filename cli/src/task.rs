@@ -275,18 +275,11 @@ impl TaskSpec {
         let mut opts = Options::default();
         for (k, x) in &self.options {
             if k == "jacobian" {
-                opts.jacobian = match x.as_str() {
-                    Some("ad") => diffmj::trajopt::Method::Ad,
-                    Some("fd") => diffmj::trajopt::Method::Fd(diffmj::derivatives::FdOptions {
-                        eps: 1e-6,
-                        centered: true,
-                    }),
-                    _ => {
-                        return Err(format!(
-                            "task option jacobian: expected \"ad\" or \"fd\", got {x}"
-                        ))
-                    }
-                };
+                opts.jacobian = x
+                    .as_str()
+                    .ok_or_else(|| format!("expected ad or fd, got {x}"))
+                    .and_then(|name| crate::control::method_named(name, true))
+                    .map_err(|e| format!("task option jacobian: {e}"))?;
                 continue;
             }
             if k == "smoothing" {

@@ -120,17 +120,13 @@ pub(super) fn trajopt<'py>(
     if let Some(n) = outer_iterations {
         opts.outer_iterations = n;
     }
-    opts.jacobian = match method {
-        "ad" => Method::Ad,
-        "fd" => Method::Fd(FdOptions {
+    opts.jacobian = if crate::check_method(method)? {
+        Method::Ad
+    } else {
+        Method::Fd(FdOptions {
             eps: 1e-6,
             centered: true,
-        }),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "method must be \"ad\" or \"fd\", got {method:?}"
-            )))
-        }
+        })
     };
     let sol = py
         .detach(|| solve(&m, &task, guess.as_deref(), &opts))

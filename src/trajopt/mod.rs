@@ -383,10 +383,7 @@ pub(crate) fn block_residuals<T: Scalar>(
                 target,
                 weight,
             } if *time == t => {
-                let sw = T::c(weight.sqrt());
-                for c in 0..3 {
-                    out[k + c] = sw * (d.site_xpos[*site][c] - T::c(target[c]));
-                }
+                position_residual(&mut out[k..k + 3], &d.site_xpos[*site], target, *weight);
                 k += 3;
             }
             Term::BodyPos {
@@ -395,10 +392,7 @@ pub(crate) fn block_residuals<T: Scalar>(
                 target,
                 weight,
             } if *time == t => {
-                let sw = T::c(weight.sqrt());
-                for c in 0..3 {
-                    out[k + c] = sw * (d.xpos[*body][c] - T::c(target[c]));
-                }
+                position_residual(&mut out[k..k + 3], &d.xpos[*body], target, *weight);
                 k += 3;
             }
             _ => {}
@@ -406,6 +400,14 @@ pub(crate) fn block_residuals<T: Scalar>(
     }
     debug_assert_eq!(k, out.len());
     Ok(())
+}
+
+/// `√weight · (p − target)`: the residual of a site or body position term.
+fn position_residual<T: Scalar>(out: &mut [T], p: &[T; 3], target: &[f64; 3], weight: f64) {
+    let sw = T::c(weight.sqrt());
+    for c in 0..3 {
+        out[c] = sw * (p[c] - T::c(target[c]));
+    }
 }
 
 /// `s.u = argmin ‖Rᵀu − τ‖`: the normal equations `R Rᵀ u = R τ` by Cholesky, with actuators
