@@ -310,6 +310,9 @@ data_fields! {
             /// The contacts a sorted contact sensor keeps: `(criterion, contact, flip)`, as many
             /// as the largest `num` of the model's contact sensors.
             pub(crate) sensor_slots: Vec<(f64, usize, bool)>,
+            /// The frames kinematics computes besides the bodies' (all unless a derivative
+            /// workspace that owns this data restricted them; a setting, not copied).
+            pub(crate) frames_read: crate::engine::kinematics::FramesRead,
         }
     }
 }
@@ -567,6 +570,7 @@ impl<T: Scalar> Data<T> {
             warning: [WarningStat::default(); Warning::COUNT],
             integrator_state: None,
             inv_smoothing: 0.0,
+            frames_read: crate::engine::kinematics::FramesRead::ALL,
         };
         d.reset(m);
         d

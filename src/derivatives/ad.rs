@@ -18,6 +18,7 @@ use num_dual::DualSVec64;
 
 use super::{m_layout_addresses, DerivError, InverseJacobians, Transition};
 use crate::data::{Data, Warning};
+use crate::engine::kinematics::FramesRead;
 use crate::engine::solver::NSOLVER;
 use crate::engine::{
     actuation, differentiate_pos, forward, integrate_pos, inverse, inverse_skip, step_skip, Skip,
@@ -69,7 +70,9 @@ impl AdWorkspace {
     /// Buffers for model `m`.
     pub fn new(m: &Model<f64>) -> Self {
         let md = m.cast::<Dual>();
-        let dd = Data::new(&md);
+        let mut dd = Data::new(&md);
+        // the caller never sees these frames: those nothing reads are not computed
+        dd.frames_read = FramesRead::of(m);
         let n = Data::state_size(m, StateMask::INTEGRATION);
         AdWorkspace {
             md,
@@ -92,6 +95,21 @@ impl AdWorkspace {
     /// The model on dual numbers this workspace runs.
     pub fn model(&self) -> &Model<Dual> {
         &self.md
+    }
+
+    /// The model with the parameters of `chunk` seeded, the dual data set to the state of `d`
+    /// and computing the frames that model reads (seeding a parameter only adds frames, so the
+    /// setting stays conservative until the caller restores the workspace model's).
+    fn seed_chunk(
+        &mut self,
+        m: &Model<f64>,
+        d: &Data<f64>,
+        chunk: &[Param],
+    ) -> Result<Model<Dual>, DerivError> {
+        let md = seeded(m, chunk)?;
+        self.dd.frames_read = FramesRead::of(&md);
+        self.lift(m, d);
+        Ok(md)
     }
 
     /// Set the dual data to the state of `d` (zero derivative parts).
@@ -440,8 +458,7 @@ impl AdWorkspace {
         self.clear_warnings();
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
-            let md = seeded(m, chunk)?;
-            self.lift(m, d);
+            let md = self.seed_chunk(m, d, chunk)?;
             step_skip(&md, &mut self.dd, Skip::Nothing, dsdp.is_none())?;
             report.passes += 1;
             report.nefc = report.nefc.max(self.dd.nefc);
@@ -465,6 +482,7 @@ impl AdWorkspace {
                 }
             }
         }
+        self.dd.frames_read = FramesRead::of(&self.md);
         report.warnings = self.warning_counts();
         Ok(report)
     }
@@ -486,8 +504,7 @@ impl AdWorkspace {
         self.clear_warnings();
         let mut report = AdReport::default();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
-            let md = seeded(m, chunk)?;
-            self.lift(m, d);
+            let md = self.seed_chunk(m, d, chunk)?;
             let dd = &mut self.dd;
             for (a, &x) in dd.qacc.iter_mut().zip(&d.qacc) {
                 *a = Dual::c(x);
@@ -509,6 +526,7 @@ impl AdWorkspace {
                 }
             }
         }
+        self.dd.frames_read = FramesRead::of(&self.md);
         report.warnings = self.warning_counts();
         Ok(report)
     }

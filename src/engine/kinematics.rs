@@ -3,8 +3,57 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{JointType, Model};
+use crate::model::{disable, JointType, Model, ObjType, TrnType};
 use crate::scalar::{all_zero_exact, is_identity_quat_exact, Scalar, MINVAL};
+
+/// Which frames besides the bodies' [`kinematics`] computes. MuJoCo computes all of them, and
+/// so does every `Data` by default; a derivative workspace whose data the caller never sees
+/// computes only those a later stage of its model can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramesRead {
+    /// `geom_xpos`, `geom_xmat`.
+    pub geoms: bool,
+    /// `site_xpos`, `site_xmat`.
+    pub sites: bool,
+    /// `cam_xpos`, `cam_xmat`.
+    pub cameras: bool,
+}
+
+impl FramesRead {
+    /// Every frame, as MuJoCo.
+    pub const ALL: FramesRead = FramesRead {
+        geoms: true,
+        sites: true,
+        cameras: true,
+    };
+
+    /// The frames a stage of `m` can read, decided conservatively from the model's structure:
+    /// geoms by collision (contacts not disabled and some geom or pair can collide), fluid
+    /// forces (density or viscosity not exactly zero), sensors, tendons and adhesion; sites by
+    /// sensors, tendons, site and slider-crank transmissions and site equalities; cameras by
+    /// sensors only.
+    pub fn of<T: Scalar>(m: &Model<T>) -> FramesRead {
+        let sensors = m.nsensor > 0;
+        let tendons = m.ntendon > 0;
+        let contacts = !m.disabled(disable::CONTACT)
+            && (m.npair > 0
+                || m.geom_contype
+                    .iter()
+                    .zip(&m.geom_conaffinity)
+                    .any(|(a, b)| a | b != 0));
+        let fluid = !m.opt.density.is_zero_exact() || !m.opt.viscosity.is_zero_exact();
+        let trn = |k: TrnType| m.actuator_trntype.contains(&k);
+        FramesRead {
+            geoms: contacts || fluid || sensors || tendons || trn(TrnType::Body),
+            sites: sensors
+                || tendons
+                || trn(TrnType::Site)
+                || trn(TrnType::SliderCrank)
+                || m.eq_objtype.contains(&ObjType::Site),
+            cameras: sensors,
+        }
+    }
+}
 
 /// `(qpos, mocap_pos, mocap_quat) → (xpos, xquat, xmat, xipos, ximat, xanchor, xaxis,
 /// geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat)`.
@@ -45,13 +94,28 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 pos = bpos;
                 quat = bquat;
             } else {
-                pos = add3(&mat_vec(&d.xmat[p], &bpos), &d.xpos[p]);
-                quat = quat_mul(&d.xquat[p], &bquat);
+                // a zero offset or identity rotation composes to the parent's exactly
+                pos = if all_zero_exact(&bpos) {
+                    d.xpos[p]
+                } else {
+                    add3(&mat_vec(&d.xmat[p], &bpos), &d.xpos[p])
+                };
+                quat = if is_identity_quat_exact(&bquat) {
+                    d.xquat[p]
+                } else {
+                    quat_mul(&d.xquat[p], &bquat)
+                };
             }
             for j in ja..ja + jn {
                 let a = m.jnt_qposadr[j];
+                // an anchor at the body origin stays there under the joint's rotation
+                let at_origin = all_zero_exact(&m.jnt_pos[j]);
                 d.xaxis[j] = quat_rotate(&quat, &m.jnt_axis[j]);
-                d.xanchor[j] = add3(&quat_rotate(&quat, &m.jnt_pos[j]), &pos);
+                d.xanchor[j] = if at_origin {
+                    pos
+                } else {
+                    add3(&quat_rotate(&quat, &m.jnt_pos[j]), &pos)
+                };
                 match m.jnt_type[j] {
                     JointType::Slide => {
                         let s = d.qpos[a] - m.qpos0[a];
@@ -67,7 +131,9 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         };
                         quat = quat_mul(&quat, &qloc);
                         // keep the anchor fixed under the rotation
-                        pos = sub3(&d.xanchor[j], &quat_rotate(&quat, &m.jnt_pos[j]));
+                        if !at_origin {
+                            pos = sub3(&d.xanchor[j], &quat_rotate(&quat, &m.jnt_pos[j]));
+                        }
                     }
                     JointType::Free => unreachable!("a free joint is alone in its body (compiler)"),
                 }
@@ -89,7 +155,10 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             quat_to_mat(&quat_mul(&quat, &m.body_iquat[b]))
         };
     }
-    for g in 0..m.ngeom {
+    // the frames of the kinds this data computes (all unless a workspace restricted them)
+    let fr = d.frames_read;
+    let count = |on: bool, n: usize| if on { n } else { 0 };
+    for g in 0..count(fr.geoms, m.ngeom) {
         let b = m.geom_bodyid[g];
         d.geom_xpos[g] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.geom_pos[g]));
         d.geom_xmat[g] = if is_identity_quat_exact(&m.geom_quat[g]) {
@@ -98,7 +167,7 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             quat_to_mat(&quat_mul(&d.xquat[b], &m.geom_quat[g]))
         };
     }
-    for s in 0..m.nsite {
+    for s in 0..count(fr.sites, m.nsite) {
         let b = m.site_bodyid[s];
         d.site_xpos[s] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.site_pos[s]));
         d.site_xmat[s] = if is_identity_quat_exact(&m.site_quat[s]) {
@@ -107,7 +176,7 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             quat_to_mat(&quat_mul(&d.xquat[b], &m.site_quat[s]))
         };
     }
-    for c in 0..m.ncam {
+    for c in 0..count(fr.cameras, m.ncam) {
         let b = m.cam_bodyid[c];
         d.cam_xpos[c] = add3(&d.xpos[b], &mat_vec(&d.xmat[b], &m.cam_pos[c]));
         d.cam_xmat[c] = quat_to_mat(&quat_mul(&d.xquat[b], &m.cam_quat[c]));
@@ -173,5 +242,90 @@ pub fn com_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 d.cdof[da] = rot(&d.xaxis[j]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FramesRead;
+    use crate::data::Data;
+
+    /// Every repository model steps bit for bit the same when kinematics computes only the
+    /// frames `FramesRead::of` says the model reads: a reader the rule misses (a collision,
+    /// fluid, sensor, tendon, transmission or equality that reads a skipped frame) changes the
+    /// state or the sensors.
+    #[test]
+    fn skipping_unread_frames_changes_nothing() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
+        let mut files = vec![];
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "xml") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        // a site transmission is the only reader of its sites in this model
+        let site_actuator = r#"<mujoco><worldbody><body><joint type="ball"/>
+            <geom size="0.1" contype="0" conaffinity="0"/>
+            <site name="s" pos="0.1 0.2 0" euler="30 20 10"/></body></worldbody>
+            <actuator><general site="s" gear="1 0 0 0 1 0.5"/></actuator></mujoco>"#;
+        let (mut tried, mut restricted) = (0, 0);
+        let models = files
+            .iter()
+            .map(|p| (p.display().to_string(), crate::mjcf::load_file(p)))
+            .chain([("site actuator".into(), crate::mjcf::load_str(site_actuator))]);
+        for (path, m) in models {
+            // include fragments and models refused on purpose do not load
+            let Ok(m) = m else {
+                continue;
+            };
+            let fr = FramesRead::of(&m);
+            if fr == FramesRead::ALL {
+                continue;
+            }
+            let skipped = (!fr.geoms && m.ngeom > 0)
+                || (!fr.sites && m.nsite > 0)
+                || (!fr.cameras && m.ncam > 0);
+            tried += 1;
+            restricted += usize::from(skipped);
+            let mut full = Data::new(&m);
+            if m.nkey > 0 {
+                full.reset_keyframe(&m, 0);
+            }
+            for (i, v) in full.qvel.iter_mut().enumerate() {
+                *v += 0.3 * ((i as f64) * 0.7).sin();
+            }
+            for (i, u) in full.ctrl.iter_mut().enumerate() {
+                *u = 0.5 * ((i as f64) * 1.3 + 0.2).cos();
+            }
+            let mut part = full.clone();
+            part.frames_read = fr;
+            for step in 0..20 {
+                let a = crate::step(&m, &mut full);
+                let b = crate::step(&m, &mut part);
+                assert_eq!(a.is_ok(), b.is_ok(), "{path}");
+                let same =
+                    |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(
+                    same(&full.qpos, &part.qpos)
+                        && same(&full.qvel, &part.qvel)
+                        && same(&full.act, &part.act)
+                        && same(&full.qacc, &part.qacc)
+                        && same(&full.sensordata, &part.sensordata),
+                    "{path} differs at step {step} with {fr:?}"
+                );
+            }
+        }
+        // the check is not vacuous: many models have frames nothing reads
+        assert!(
+            restricted >= 20,
+            "{restricted} of {tried} models restricted"
+        );
     }
 }
