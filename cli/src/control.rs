@@ -670,4 +670,84 @@ mod tests {
         assert!(worst < 0.2, "pole {worst}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// Trajopt's geom and orientation kinds resolve their names; a second frame, an unknown key,
+    /// a missing name and `ilqr` are refused with the term's number.
+    #[test]
+    fn trajopt_geom_and_orientation_terms() {
+        use crate::task::TaskSpec;
+        use diffmj::trajopt::{Frame, Term};
+        let m = diffmj::mjcf::load_str(
+            r#"<mujoco><worldbody><body name="b"><joint type="ball"/>
+            <geom name="g0" size=".1"/><geom name="g1" size=".1" pos=".2 0 0"/>
+            <site name="s"/></body></worldbody></mujoco>"#,
+        )
+        .unwrap();
+        let parse = |term: &str| -> Result<TaskSpec, String> {
+            let v =
+                serde_json::from_str(&format!(r#"{{"horizon": 10, "terms": [{term}]}}"#)).unwrap();
+            TaskSpec::parse(&m, &v)
+        };
+        let terms = |term: &str| parse(term).and_then(|t| t.trajopt(&m)).map(|t| t.0.terms);
+        assert_eq!(
+            terms(r#"{"geom": {"time": 5, "geom": "g1", "target": [1, 2, 3], "weight": 2}}"#),
+            Ok(vec![Term::GeomPos {
+                time: 5,
+                geom: 1,
+                target: [1.0, 2.0, 3.0],
+                weight: 2.0
+            }])
+        );
+        for (key, frame) in [
+            ("body", Frame::Body(1)),
+            ("site", Frame::Site(0)),
+            ("geom", Frame::Geom(1)),
+        ] {
+            let name = match key {
+                "body" => "b",
+                "site" => "s",
+                _ => "g1",
+            };
+            let t = format!(
+                r#"{{"orientation": {{"time": 3, "{key}": "{name}", "target": [0, 1, 0, 0], "weight": 1}}}}"#
+            );
+            assert_eq!(
+                terms(&t),
+                Ok(vec![Term::Orientation {
+                    time: 3,
+                    frame,
+                    target: [0.0, 1.0, 0.0, 0.0],
+                    weight: 1.0
+                }])
+            );
+            // ilqr and mpc do not take it
+            let e = parse(&t).unwrap().cost(&m).unwrap_err();
+            assert!(e.contains("term 0") && e.contains("for trajopt"), "{e}");
+        }
+        for (bad, says) in [
+            (
+                r#"{"orientation": {"time": 3, "body": "b", "site": "s", "target": [1, 0, 0, 0], "weight": 1}}"#,
+                "exactly one",
+            ),
+            (
+                r#"{"orientation": {"time": 3, "body": "b", "target": [1, 0, 0], "weight": 1}}"#,
+                "target",
+            ),
+            (
+                r#"{"geom": {"time": 3, "geom": "nope", "target": [1, 0, 0], "weight": 1}}"#,
+                "no geom named 'nope'",
+            ),
+            (
+                r#"{"geom": {"time": 3, "geom": "g0", "target": [1, 0, 0], "weight": 1, "norm": "quadratic"}}"#,
+                "unknown key 'norm'",
+            ),
+            (
+                r#"{"geom": {"geom": "g0", "target": [1, 0, 0], "weight": 1}}"#,
+                "time",
+            ),
+        ] {
+            let e = terms(bad).unwrap_err();
+            assert!(e.contains("term 0") && e.contains(says), "{bad}: {e}");
+        }
+    }
 }

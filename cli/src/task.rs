@@ -26,6 +26,12 @@
 //! linear beyond about `P` metres), e.g. `{"body": {"body": "pusher", "relative_to": {"body":
 //! "box"}, "target": [-0.15, 0, 0], "weight": 1, "norm": {"smooth_l2": 0.05}}}`. `trajopt`
 //! takes quadratic site and body terms from the world origin only.
+//!
+//! `trajopt` also takes a geom's centre, `{"geom": {"time": 50, "geom": "foot", "target":
+//! [0.5, 0, 0.1], "weight": 10}}`, and the orientation of a body, site or geom,
+//! `{"orientation": {"time": 50, "body": "torso", "target": [1, 0, 0, 0], "weight": 10}}`
+//! (a quaternion `[w, x, y, z]`; the residual is the rotation vector from the target, so the
+//! cost is `½ w θ²` for an angle `θ` between them).
 
 use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::IlqrOptions;
@@ -67,6 +73,9 @@ pub enum TermSpec {
         time: Option<usize>,
         term: PositionCost,
     },
+    /// Trajopt's geom position and orientation terms (the `"geom"` and `"orientation"` kinds),
+    /// resolved; `ilqr`/`mpc` refuse them.
+    TrajoptOnly(diffmj::trajopt::Term),
 }
 
 /// A parsed task file.
@@ -206,6 +215,7 @@ impl TaskSpec {
                     target: target.clone(),
                     weight: weight.clone(),
                 },
+                TermSpec::TrajoptOnly(term) => term.clone(),
                 TermSpec::Position { time, term } => match term {
                     PositionCost {
                         point: Point::Site(site),
@@ -359,6 +369,12 @@ impl TaskSpec {
                     ));
                     continue;
                 }
+                TermSpec::TrajoptOnly(_) => {
+                    return Err(format!(
+                        "task term {k}: geom and orientation terms are for trajopt (ilqr/mpc take \
+                         site and body positions)"
+                    ))
+                }
                 TermSpec::Position { time, term } => {
                     if slot(time)? {
                         cost.terminal_positions.push(term.clone());
@@ -511,10 +527,86 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
             term: PositionCost::parse(m, kind, t, &["time"])
                 .map_err(|e| format!("task term {k}: {e}"))?,
         },
+        "geom" | "orientation" => TermSpec::TrajoptOnly(
+            frame_term(m, kind, t, time()?).map_err(|e| format!("task term {k}: {e}"))?,
+        ),
         other => {
             return Err(format!(
-                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site, body)"
+                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site, \
+                 body, geom, orientation)"
             ))
+        }
+    })
+}
+
+/// A trajopt geom position term (`{"geom": NAME, "time": t, "target": [3], "weight": w}`) or
+/// orientation term (`{"body" | "site" | "geom": NAME, "time": t, "target": [w, x, y, z],
+/// "weight": w}` under the `"orientation"` kind).
+fn frame_term(
+    m: &Model<f64>,
+    kind: &str,
+    t: &Value,
+    time: Option<usize>,
+) -> Res<diffmj::trajopt::Term> {
+    use diffmj::trajopt::Frame;
+    use diffmj::trajopt::Term;
+    let time = time.ok_or("trajopt needs a \"time\" on this term")?;
+    let obj = t
+        .as_object()
+        .ok_or_else(|| format!("expected an object, got {t}"))?;
+    let frames = ["body", "site", "geom"];
+    let named: Vec<&str> = frames
+        .into_iter()
+        .filter(|f| obj.contains_key(*f) && (kind == "orientation" || *f == kind))
+        .collect();
+    let [frame_kind] = named[..] else {
+        return Err(if kind == "geom" {
+            "needs a \"geom\" name".into()
+        } else {
+            "an orientation needs exactly one of \"body\", \"site\", \"geom\"".into()
+        });
+    };
+    if let Some(key) = obj
+        .keys()
+        .find(|x| ![frame_kind, "time", "target", "weight"].contains(&x.as_str()))
+    {
+        return Err(format!("unknown key '{key}'"));
+    }
+    let name = obj[frame_kind]
+        .as_str()
+        .ok_or_else(|| format!("\"{frame_kind}\" must be a name, got {}", obj[frame_kind]))?;
+    let names = match frame_kind {
+        "body" => &m.body_name,
+        "site" => &m.site_name,
+        _ => &m.geom_name,
+    };
+    let id = names
+        .iter()
+        .position(|n| n == name)
+        .ok_or_else(|| format!("no {frame_kind} named '{name}'"))?;
+    let weight = t["weight"]
+        .as_f64()
+        .filter(|w| w.is_finite() && *w >= 0.0)
+        .ok_or("\"weight\" must be a non-negative number")?;
+    let n = if kind == "geom" { 3 } else { 4 };
+    let target = num_array(&t["target"], "target", n)?;
+    Ok(if kind == "geom" {
+        Term::GeomPos {
+            time,
+            geom: id,
+            target: [target[0], target[1], target[2]],
+            weight,
+        }
+    } else {
+        Term::Orientation {
+            time,
+            frame: match frame_kind {
+                "body" => Frame::Body(id),
+                "site" => Frame::Site(id),
+                _ => Frame::Geom(id),
+            },
+            target: [target[0], target[1], target[2], target[3]],
+            weight,
         }
     })
 }

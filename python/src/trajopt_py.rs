@@ -3,7 +3,7 @@
 use super::*;
 use diffmj::derivatives::FdOptions;
 use diffmj::trajopt::{solve, Method, Options};
-use diffmj::trajopt::{Task, Term};
+use diffmj::trajopt::{Frame, Task, Term};
 
 fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
     let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
@@ -40,9 +40,40 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
             target: get("target")?.extract()?,
             weight: get("weight")?.extract()?,
         },
+        "geom_pos" => Term::GeomPos {
+            time: get("time")?.extract()?,
+            geom: get("geom")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
+        "orientation" => {
+            let keys = ["body", "site", "geom"];
+            let given: Vec<&str> = keys
+                .into_iter()
+                .filter(|k| t.contains(*k).unwrap_or(false))
+                .collect();
+            let [key] = given[..] else {
+                return Err(PyValueError::new_err(format!(
+                    "an orientation term needs exactly one of \"body\", \"site\", \"geom\" \
+                     (got {given:?})"
+                )));
+            };
+            let id: usize = get(key)?.extract()?;
+            Term::Orientation {
+                time: get("time")?.extract()?,
+                frame: match key {
+                    "body" => Frame::Body(id),
+                    "site" => Frame::Site(id),
+                    _ => Frame::Geom(id),
+                },
+                target: get("target")?.extract()?,
+                weight: get("weight")?.extract()?,
+            }
+        }
         _ => {
             return Err(PyValueError::new_err(format!(
-                "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos, body_pos)"
+                "unknown trajopt term {kind:?} (effort, unactuated, qpos, qvel, site_pos, \
+                 body_pos, geom_pos, orientation)"
             )))
         }
     })
@@ -56,7 +87,10 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// `{"type": "qpos", "time": t, "target": [nq], "weight": [nv]}`, `{"type": "qvel", "time":
 /// t, "target": [nv], "weight": [nv]}`, `{"type": "site_pos", "time": t, "site": id,
 /// "target": [3], "weight": w}`, `{"type": "body_pos", "time": t, "body": id, "target": [3],
-/// "weight": w}` (the body's frame origin). `init` is an initial guess `(T+1, nq)`; `smoothing` the
+/// "weight": w}` (the body's frame origin), `{"type": "geom_pos", "time": t, "geom": id, "target":
+/// [3], "weight": w}`, `{"type": "orientation", "time": t, "body" | "site" | "geom": id,
+/// "target": [w, x, y, z], "weight": w}` (the squared angle to the target orientation, rad²).
+/// `init` is an initial guess `(T+1, nq)`; `smoothing` the
 /// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
 /// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and
 /// `outer_iterations` the augmented-Lagrangian runs per solve; `method` the block Jacobians

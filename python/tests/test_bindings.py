@@ -328,6 +328,34 @@ def test_trajopt_body_term_equals_the_site_term_at_its_origin():
     assert np.abs(b.qpos[20] - [0.3, -0.2]).max() < 1e-3
 
 
+def test_trajopt_orientation_term_turns_a_site_as_mujoco_places_it():
+    """An orientation term on a rotated site of a ball-jointed body: at the final step,
+    `mujoco`'s site_xmat at the optimized qpos is within 1e-3 rad of the target; a bad frame
+    key is refused."""
+    xml = """<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+      <body><joint name="j" type="ball"/><geom size=".1" mass="1"/>
+      <site name="s" pos="0 .2 0" euler="-30 10 80"/></body></worldbody>
+      <actuator><motor joint="j" gear="1 0 0"/><motor joint="j" gear="0 1 0"/>
+      <motor joint="j" gear="0 0 1"/></actuator></mujoco>"""
+    m = diffmj.Model.from_xml_string(xml)
+    target = np.array([0.8, 0.2, -0.4, 0.4]) / np.linalg.norm([0.8, 0.2, -0.4, 0.4])
+    terms = [{"type": "effort", "weight": 1e-3},
+             {"type": "qvel", "time": 40, "target": [0.0] * 3, "weight": [1e4] * 3},
+             {"type": "orientation", "time": 40, "site": 0, "target": list(target), "weight": 1e4}]
+    r = diffmj.trajopt(m, 40, terms)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    md.qpos[:] = r.qpos[40]
+    mujoco.mj_kinematics(mm, md)
+    want = np.zeros(9)
+    mujoco.mju_quat2Mat(want, target)
+    rel = want.reshape(3, 3).T @ md.site_xmat[0].reshape(3, 3)
+    angle = np.arccos(np.clip((np.trace(rel) - 1) / 2, -1, 1))
+    assert angle < 1e-3 and r.replay_deviation < 1e-6
+    with pytest.raises(ValueError, match="exactly one"):
+        diffmj.trajopt(m, 40, terms[:2] + [dict(terms[2], body=1)])
+
+
 def test_trajopt_hopper_through_contact_replays_in_mujoco():
     """The planar hopper moves 0.5 m forward through contact after the smoothed solves; its
     controls (range widened: the motion needs more than the model's) replayed by `mujoco`

@@ -814,7 +814,8 @@ mod tests {
     use crate::model::Integrator;
     use crate::trajopt::Term;
 
-    /// An effort + unactuated task of `n` steps from the state of `d`, and a trajectory in
+    /// An effort + unactuated task of `n` steps from the state of `d`, with position and
+    /// orientation terms of the last body and geom (and site) at step 2, and a trajectory in
     /// which `qpos[0]` and `qpos[3]` advance by `speed` per step.
     fn sliding_task(
         m: &Model<f64>,
@@ -822,12 +823,34 @@ mod tests {
         n: usize,
         speed: [f64; 2],
     ) -> (Task, Vec<Vec<f64>>) {
+        use crate::trajopt::Frame;
         let mut task = Task::new(m, n);
         task.qpos0 = d.qpos.clone();
         task.qvel0 = d.qvel.clone();
         task = task
             .with(Term::Effort { weight: 1.0 })
             .with(Term::Unactuated { weight: 1.0 });
+        // targets away from the trajectory: 0.3 rad about a skew axis, 0.2 m off
+        let target = [0.98877, 0.1, -0.05, 0.1];
+        let (body, geom) = (m.nbody - 1, m.ngeom - 1);
+        let mut frames = vec![Frame::Body(body), Frame::Geom(geom)];
+        if m.nsite > 0 {
+            frames.push(Frame::Site(m.nsite - 1));
+        }
+        for frame in frames {
+            task = task.with(Term::Orientation {
+                time: 2,
+                frame,
+                target,
+                weight: 10.0,
+            });
+        }
+        task = task.with(Term::GeomPos {
+            time: 2,
+            geom,
+            target: [0.2, 0.1, 1.0],
+            weight: 10.0,
+        });
         let q: Vec<Vec<f64>> = (0..=n)
             .map(|t| {
                 let mut q = d.qpos.clone();

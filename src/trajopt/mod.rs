@@ -11,10 +11,10 @@
 //! actuators can produce is replayed by forward simulation.
 //!
 //! The cost is a sum of least-squares [`Term`]s (actuator effort, forces the actuators cannot
-//! produce, configuration, velocity and site targets). [`solve`] minimizes it by
-//! Levenberg–Marquardt on the exact Jacobian: each step's residuals depend on
-//! `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline on dual numbers
-//! (computed for all steps in parallel), and the block-pentadiagonal normal equations are
+//! produce, configuration and velocity targets, positions and orientations of bodies, sites and
+//! geoms). [`solve`] minimizes it by Levenberg–Marquardt on the exact Jacobian: each step's
+//! residuals depend on `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline
+//! on dual numbers (computed for all steps in parallel), and the block-pentadiagonal normal equations are
 //! factored by faer's sparse Cholesky with the symbolic analysis done once per run.
 //!
 //! **Updates** are in the tangent space: `q_t ← q_t ⊕ δ_t` (`mj_integratePos`), so ball and free
@@ -44,8 +44,9 @@ pub use lm::{solve, ArgminProblem, Method, Options, Solution, Stats};
 
 use crate::data::Data;
 use crate::engine::{differentiate_pos, forward, inverse, SimError};
+use crate::math::{quat_mul, quat_normalize, quat_sub, Quat};
 use crate::model::{enable, BiasType, DynType, GainType, Model};
-use crate::scalar::Scalar;
+use crate::scalar::{Scalar, MINVAL};
 
 /// One least-squares term of the cost `½ Σ ‖r‖²` (weights multiply the squared residuals).
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +103,66 @@ pub enum Term {
         /// Weight.
         weight: f64,
     },
+    /// `weight · ‖geom_xpos − target‖²` of geom `geom`'s centre at step `time`
+    /// (`1 ≤ time ≤ T`).
+    GeomPos {
+        /// Step.
+        time: usize,
+        /// Geom index.
+        geom: usize,
+        /// World position.
+        target: [f64; 3],
+        /// Weight.
+        weight: f64,
+    },
+    /// `weight · ‖r‖²` with `r` the rotation vector from `target` to the orientation of `frame`
+    /// at step `time` (`1 ≤ time ≤ T`): `target ⊗ exp(r) = q`, MuJoCo's `mju_subQuat(q,
+    /// target)`, in the target's frame, so `‖r‖` is the angle between the two (rad).
+    Orientation {
+        /// Step.
+        time: usize,
+        /// The body, site or geom.
+        frame: Frame,
+        /// World orientation, a quaternion `[w, x, y, z]` (normalized, as MJCF quaternions are).
+        target: [f64; 4],
+        /// Weight.
+        weight: f64,
+    },
+}
+
+/// A frame a task term reads: a body's (`xpos`, `xquat`), a site's or a geom's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// Body index.
+    Body(usize),
+    /// Site index.
+    Site(usize),
+    /// Geom index.
+    Geom(usize),
+}
+
+impl Frame {
+    /// Whether the index is one of the model's.
+    fn fits<T: Scalar>(self, m: &Model<T>) -> bool {
+        match self {
+            Frame::Body(i) => i < m.nbody,
+            Frame::Site(i) => i < m.nsite,
+            Frame::Geom(i) => i < m.ngeom,
+        }
+    }
+
+    /// Its world orientation after kinematics: the body's `xquat` composed with the site's or
+    /// geom's local orientation (the quaternion of `site_xmat`, `geom_xmat`).
+    fn quat<T: Scalar>(self, m: &Model<T>, d: &Data<T>) -> Quat<T> {
+        let (b, local) = match self {
+            Frame::Body(i) => return d.xquat[i],
+            Frame::Site(i) => (m.site_bodyid[i], &m.site_quat[i]),
+            Frame::Geom(i) => (m.geom_bodyid[i], &m.geom_quat[i]),
+        };
+        let mut q = quat_mul(&d.xquat[b], local);
+        quat_normalize(&mut q);
+        q
+    }
 }
 
 /// A trajectory-optimization problem: horizon, initial state and cost terms.
@@ -189,16 +250,35 @@ impl Task {
                     body: index,
                     target,
                     weight,
+                }
+                | Term::GeomPos {
+                    time,
+                    geom: index,
+                    target,
+                    weight,
                 } => {
-                    let n = if matches!(term, Term::SitePos { .. }) {
-                        m.nsite
-                    } else {
-                        m.nbody
+                    let frame = match term {
+                        Term::SitePos { .. } => Frame::Site(*index),
+                        Term::BodyPos { .. } => Frame::Body(*index),
+                        _ => Frame::Geom(*index),
                     };
                     (1..=self.horizon).contains(time)
-                        && *index < n
+                        && frame.fits(m)
                         && w_ok(*weight)
                         && target.iter().all(|x| x.is_finite())
+                }
+                Term::Orientation {
+                    time,
+                    frame,
+                    target,
+                    weight,
+                } => {
+                    let norm = target.iter().map(|x| x * x).sum::<f64>().sqrt();
+                    (1..=self.horizon).contains(time)
+                        && frame.fits(m)
+                        && w_ok(*weight)
+                        && norm.is_finite()
+                        && norm > MINVAL
                 }
             };
             if !ok {
@@ -252,7 +332,10 @@ pub(crate) fn block_sizes<T: Scalar>(m: &Model<T>, task: &Task) -> Vec<usize> {
             Term::Effort { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
             Term::Unactuated { .. } => (0..task.horizon).for_each(|t| n[t] += m.nv),
             Term::Qpos { time, .. } | Term::Qvel { time, .. } => n[*time] += m.nv,
-            Term::SitePos { time, .. } | Term::BodyPos { time, .. } => n[*time] += 3,
+            Term::SitePos { time, .. }
+            | Term::BodyPos { time, .. }
+            | Term::GeomPos { time, .. }
+            | Term::Orientation { time, .. } => n[*time] += 3,
         }
     }
     n
@@ -395,6 +478,30 @@ pub(crate) fn block_residuals<T: Scalar>(
                 position_residual(&mut out[k..k + 3], &d.xpos[*body], target, *weight);
                 k += 3;
             }
+            Term::GeomPos {
+                time,
+                geom,
+                target,
+                weight,
+            } if *time == t => {
+                position_residual(&mut out[k..k + 3], &d.geom_xpos[*geom], target, *weight);
+                k += 3;
+            }
+            Term::Orientation {
+                time,
+                frame,
+                target,
+                weight,
+            } if *time == t => {
+                let norm = target.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let tgt = target.map(|x| T::c(x / norm));
+                let r = quat_sub(&frame.quat(m, d), &tgt);
+                let sw = T::c(weight.sqrt());
+                for c in 0..3 {
+                    out[k + c] = sw * r[c];
+                }
+                k += 3;
+            }
             _ => {}
         }
     }
@@ -402,7 +509,7 @@ pub(crate) fn block_residuals<T: Scalar>(
     Ok(())
 }
 
-/// `√weight · (p − target)`: the residual of a site or body position term.
+/// `√weight · (p − target)`: the residual of a body, site or geom position term.
 fn position_residual<T: Scalar>(out: &mut [T], p: &[T; 3], target: &[f64; 3], weight: f64) {
     let sw = T::c(weight.sqrt());
     for c in 0..3 {
