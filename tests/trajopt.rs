@@ -610,3 +610,54 @@ fn orientation_and_geom_terms_turn_the_body_to_its_target() {
         );
     }
 }
+
+/// Control limits by the augmented Lagrangian on a target out of reach: 30 steps of at most
+/// 1 N cannot bring 2 kg to 1 m, so the optimum pushes at the limit at every step (bang). The
+/// controls end within the range (by at most `ctrl_limit_tol`), at the bound, and replay the
+/// motion; the final position is the farthest 1 N reaches, `x = h² Σ (T − t) / m`.
+#[test]
+fn control_limits_hold_on_a_bang_solution() {
+    let m = mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+        <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
+        </worldbody><actuator><motor joint="x" ctrllimited="true" ctrlrange="-1 1"/>
+        </actuator></mujoco>"#,
+    )
+    .unwrap();
+    let n = 30;
+    for weight in [1.0, 1e2, 1e4] {
+        let task = Task::new(&m, n)
+            .with(Term::Effort { weight: 1.0 })
+            .with(Term::CtrlLimit { weight })
+            .with(Term::Qpos {
+                time: n,
+                target: vec![1.0],
+                weight: vec![1e6],
+            });
+        let sol = solve(&m, &task, None, &Options::default()).unwrap();
+        let umax = sol
+            .actuator_force
+            .iter()
+            .flatten()
+            .fold(0.0f64, |s, x| s.max(*x));
+        let umin = sol
+            .actuator_force
+            .iter()
+            .flatten()
+            .fold(f64::MAX, |s, x| s.min(*x));
+        let reach = 0.01f64.powi(2) * (1..=n).sum::<usize>() as f64 / 2.0;
+        eprintln!(
+            "weight {weight:.0e}: {} iterations, {} runs, excess {:?}, u in [{umin:.9}, {umax:.9}], \
+             x_T {:.9} (reach {reach:.9}), replay {:.1e}, clamped {}",
+            sol.stats.iterations,
+            sol.stats.outer_iterations,
+            sol.stats.max_ctrl_excess,
+            sol.qpos[n][0],
+            sol.replay_deviation,
+            sol.ctrl_clamped
+        );
+        assert!(umax <= 1.0 + 1e-8 && umin >= 1.0 - 1e-6, "[{umin}, {umax}]");
+        assert!((sol.qpos[n][0] - reach).abs() < 1e-6, "{}", sol.qpos[n][0]);
+        assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
+    }
+}

@@ -698,6 +698,10 @@ mod tests {
                 weight: 2.0
             }])
         );
+        assert_eq!(
+            terms(r#"{"ctrl_limit": {"weight": 2}}"#),
+            Ok(vec![Term::CtrlLimit { weight: 2.0 }])
+        );
         for (key, frame) in [
             ("body", Frame::Body(1)),
             ("site", Frame::Site(0)),

@@ -31,7 +31,9 @@
 //! [0.5, 0, 0.1], "weight": 10}}`, and the orientation of a body, site or geom,
 //! `{"orientation": {"time": 50, "body": "torso", "target": [1, 0, 0, 0], "weight": 10}}`
 //! (a quaternion `[w, x, y, z]`; the residual is the rotation vector from the target, so the
-//! cost is `½ w θ²` for an angle `θ` between them).
+//! cost is `½ w θ²` for an angle `θ` between them). `{"ctrl_limit": {"weight": 1}}` keeps
+//! `trajopt`'s recovered controls in their `ctrlrange`s (an augmented Lagrangian,
+//! `diffmj::trajopt::Term::CtrlLimit`).
 
 use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::IlqrOptions;
@@ -371,8 +373,8 @@ impl TaskSpec {
                 }
                 TermSpec::TrajoptOnly(_) => {
                     return Err(format!(
-                        "task term {k}: geom and orientation terms are for trajopt (ilqr/mpc take \
-                         site and body positions)"
+                        "task term {k}: control-limit, geom and orientation terms are for trajopt \
+                         (ilqr/mpc clamp their controls and take site and body positions)"
                     ))
                 }
                 TermSpec::Position { time, term } => {
@@ -527,15 +529,16 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
             term: PositionCost::parse(m, kind, t, &["time"])
                 .map_err(|e| format!("task term {k}: {e}"))?,
         },
+        "ctrl_limit" => {
+            TermSpec::TrajoptOnly(diffmj::trajopt::Term::CtrlLimit { weight: weight()? })
+        }
         "geom" | "orientation" => TermSpec::TrajoptOnly(
             frame_term(m, kind, t, time()?).map_err(|e| format!("task term {k}: {e}"))?,
         ),
-        other => {
-            return Err(format!(
-                "task term {k}: unknown kind '{other}' (effort, unactuated, qpos, qvel, site, \
-                 body, geom, orientation)"
-            ))
-        }
+        other => return Err(format!(
+            "task term {k}: unknown kind '{other}' (effort, unactuated, ctrl_limit, qpos, qvel, \
+                 site, body, geom, orientation)"
+        )),
     })
 }
 

@@ -328,6 +328,22 @@ def test_trajopt_body_term_equals_the_site_term_at_its_origin():
     assert np.abs(b.qpos[20] - [0.3, -0.2]).max() < 1e-3
 
 
+def test_trajopt_control_limits_hold_on_a_bang_solution():
+    """A target out of reach under a 1 N limit: with the control-limit term every control ends
+    at the limit (within 1e-6) and the replay reproduces the motion; without it the controls
+    leave the range and are clamped."""
+    m = diffmj.Model.from_xml_string("""<mujoco><option timestep="0.01" gravity="0 0 0"/>
+      <worldbody><body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/>
+      </body></worldbody><actuator><motor joint="x" ctrllimited="true" ctrlrange="-1 1"/>
+      </actuator></mujoco>""")
+    terms = [{"type": "effort", "weight": 1.0},
+             {"type": "qpos", "time": 30, "target": [1.0], "weight": [1e6]}]
+    r = diffmj.trajopt(m, 30, terms + [{"type": "ctrl_limit", "weight": 1e2}])
+    assert np.abs(r.actuator_force - 1.0).max() < 1e-6 and r.replay_deviation < 1e-6
+    free = diffmj.trajopt(m, 30, terms)
+    assert free.ctrl_clamped > 0 and free.actuator_force.max() > 2
+
+
 def test_trajopt_orientation_term_turns_a_site_as_mujoco_places_it():
     """An orientation term on a rotated site of a ball-jointed body: at the final step,
     `mujoco`'s site_xmat at the optimized qpos is within 1e-3 rad of the target; a bad frame

@@ -34,6 +34,9 @@ pub struct Options {
     pub outer_iterations: usize,
     /// Stop the augmented Lagrangian when no unactuated force exceeds this (N or N·m).
     pub unactuated_tol: f64,
+    /// With a [`Term::CtrlLimit`](super::Term::CtrlLimit): stop the augmented Lagrangian only
+    /// when no control leaves its range by more than this (control units).
+    pub ctrl_limit_tol: f64,
     /// The block Jacobians: exact on dual numbers ([`Method::Ad`], the default) or by finite
     /// differences of the residuals in the tangent space ([`Method::Fd`]: forward or centered
     /// with its `eps`), for comparison.
@@ -54,6 +57,7 @@ impl Default for Options {
             threads: 0,
             outer_iterations: 20,
             unactuated_tol: 1e-9,
+            ctrl_limit_tol: 1e-8,
             smoothing: vec![],
             jacobian: Method::Ad,
         }
@@ -69,6 +73,9 @@ pub struct Stats {
     pub outer_iterations: usize,
     /// Largest unactuated force after each run.
     pub max_unactuated: Vec<f64>,
+    /// With a control-limit term: the largest distance of a control outside its range after
+    /// each run.
+    pub max_ctrl_excess: Vec<f64>,
     /// Cost `½ Σ ‖r‖²` at the start and after each iteration.
     pub cost: Vec<f64>,
     /// Largest gradient entry at the end.
@@ -298,7 +305,8 @@ fn fd_block(
 struct Ctx<'a> {
     mi: Model<f64>,
     md: Model<Dual>,
-    task: &'a Task,
+    /// The task, with the control-limit weight as the augmented Lagrangian has raised it.
+    task: std::borrow::Cow<'a, Task>,
     sizes: Vec<usize>,
     pool: rayon::ThreadPool,
     /// The inverse's smoothing of the current stage ([`Options::smoothing`]).
@@ -335,7 +343,7 @@ impl Ctx<'_> {
         blocks: &mut [Block],
         jac: bool,
     ) -> Result<(), TrajoptError> {
-        let (mi, md, task) = (&self.mi, &self.md, self.task);
+        let (mi, md, task) = (&self.mi, &self.md, &*self.task);
         self.pool.install(|| {
             blocks.par_iter_mut().enumerate().try_for_each_init(
                 || self.worker(),
@@ -410,7 +418,7 @@ pub fn solve(
         sizes: block_sizes(&mi, task),
         mi,
         md,
-        task,
+        task: std::borrow::Cow::Borrowed(task),
         pool,
         smoothing: 0.0,
         jacobian: opts.jacobian,
@@ -418,7 +426,7 @@ pub fn solve(
     let mut stats = Stats::default();
     for &eps in opts.smoothing.iter().chain(&[0.0]) {
         ctx.smoothing = eps;
-        augmented_lagrangian(&ctx, &mut q, opts, &mut stats)?;
+        augmented_lagrangian(&mut ctx, &mut q, opts, &mut stats)?;
     }
     stats.seconds = start.elapsed().as_secs_f64();
     finish(m, &ctx.mi, task, q, stats)
@@ -427,16 +435,17 @@ pub fn solve(
 /// Levenberg–Marquardt runs at the stage's smoothing, with the augmented-Lagrangian updates of
 /// the unactuated forces between them (see [`solve`]); `q` is updated in place.
 fn augmented_lagrangian(
-    ctx: &Ctx<'_>,
+    ctx: &mut Ctx<'_>,
     q: &mut Vec<Vec<f64>>,
     opts: &Options,
     stats: &mut Stats,
 ) -> Result<(), TrajoptError> {
-    let (nv, horizon, task) = (ctx.mi.nv, ctx.task.horizon, ctx.task);
-    let unactuated = task
-        .terms
-        .iter()
-        .any(|t| matches!(t, super::Term::Unactuated { .. }));
+    let (nv, nu, horizon) = (ctx.mi.nv, ctx.mi.nu, ctx.task.horizon);
+    let task = ctx.task.clone().into_owned();
+    let has = |f: fn(&super::Term) -> bool| task.terms.iter().any(f);
+    let unactuated = has(|t| matches!(t, super::Term::Unactuated { .. }));
+    let limits = has(|t| matches!(t, super::Term::CtrlLimit { .. }));
+    // per step: the unactuated forces' shifts (nv), then the controls' (nu)
     let mut shifts: Vec<Vec<f64>> = vec![];
     let probe = Task {
         terms: vec![super::Term::Unactuated { weight: 1.0 }],
@@ -444,15 +453,16 @@ fn augmented_lagrangian(
     };
     let mut w = ctx.worker();
     let mut f = vec![0.0; nv];
+    let mut last_excess = f64::INFINITY;
     for outer in 0..opts.outer_iterations.max(1) {
         stats.outer_iterations = outer + 1;
         lm(ctx, q, &shifts, opts, stats)?;
-        if !unactuated {
+        if !unactuated && !limits {
             break;
         }
-        // the unactuated forces without shift; their multiplier update
-        let mut worst = 0.0f64;
-        shifts.resize(horizon, vec![0.0; nv]);
+        // the unactuated forces and controls without shift; the multipliers' updates
+        let (mut worst, mut excess) = (0.0f64, 0.0f64);
+        shifts.resize(horizon, vec![0.0; nv + nu]);
         for t in 0..horizon {
             let (prev, cur, next) = window(q, t);
             block_residuals(
@@ -465,15 +475,49 @@ fn augmented_lagrangian(
                 &mut w.s,
                 &mut f,
             )?;
-            for (x, &y) in shifts[t].iter_mut().zip(&f) {
-                *x += y;
-                worst = worst.max(y.abs());
+            if unactuated {
+                for (x, &y) in shifts[t].iter_mut().zip(&f) {
+                    *x += y;
+                    worst = worst.max(y.abs());
+                }
+            }
+            if limits {
+                // the probe left the actuator forces of step t in the scratch
+                for a in (0..nu).filter(|&a| ctx.mi.actuator_ctrllimited[a]) {
+                    let Some(c) = super::ctrl_of(&ctx.mi, &w.d, w.s.u[a], a) else {
+                        continue;
+                    };
+                    let [lo, hi] = ctx.mi.actuator_ctrlrange[a];
+                    let sigma = &mut shifts[t][nv + a];
+                    *sigma = super::range_excess(c + *sigma, lo, hi);
+                    excess = excess.max(super::range_excess(c, lo, hi).abs());
+                }
             }
         }
-        stats.max_unactuated.push(worst);
-        if worst <= opts.unactuated_tol {
+        if unactuated {
+            stats.max_unactuated.push(worst);
+        }
+        if limits {
+            stats.max_ctrl_excess.push(excess);
+        }
+        if (!unactuated || worst <= opts.unactuated_tol)
+            && (!limits || excess <= opts.ctrl_limit_tol)
+        {
             break;
         }
+        // a run that did not cut the excess fourfold: ten times the penalty (the multipliers
+        // kept, so the shifts scale down)
+        if limits && excess > 0.25 * last_excess {
+            for term in ctx.task.to_mut().terms.iter_mut() {
+                if let super::Term::CtrlLimit { weight } = term {
+                    *weight *= 10.0;
+                }
+            }
+            for sh in shifts.iter_mut() {
+                sh[nv..].iter_mut().for_each(|x| *x /= 10.0);
+            }
+        }
+        last_excess = excess;
     }
     Ok(())
 }
@@ -746,7 +790,7 @@ impl<'a> ArgminProblem<'a> {
                 sizes: block_sizes(&mi, task),
                 mi,
                 md,
-                task,
+                task: std::borrow::Cow::Borrowed(task),
                 pool,
                 smoothing: 0.0,
                 jacobian: Method::Ad,

@@ -62,6 +62,17 @@ pub enum Term {
         /// Weight.
         weight: f64,
     },
+    /// Control limits by an augmented Lagrangian: at every step `t < T`, each limited
+    /// actuator's control `c` (the one that produces `u_t`, [`Solution::ctrl`]) outside its
+    /// `ctrlrange` `[lo, hi]` costs `weight · e(c + σ)²`, `e(x) = x − hi` above, `x − lo` below,
+    /// 0 inside; the shift `σ` (the multiplier over the weight) is updated between
+    /// Levenberg–Marquardt runs, `σ ← e(c + σ)`, until no control leaves its range by more
+    /// than [`Options::ctrl_limit_tol`]. Actuators must have no activation dynamics, a fixed
+    /// gain and no muscle or user bias.
+    CtrlLimit {
+        /// Weight (the penalty parameter; the limits hold at convergence whatever its value).
+        weight: f64,
+    },
     /// `Σ_i weight_i (q_t ⊖ target)_i²` at step `time` (`1 ≤ time ≤ T`), in the tangent space.
     Qpos {
         /// Step.
@@ -217,6 +228,18 @@ impl Task {
             let w_ok = |w: f64| w.is_finite() && w >= 0.0;
             let ok = match term {
                 Term::Effort { weight } | Term::Unactuated { weight } => w_ok(*weight),
+                Term::CtrlLimit { weight } => {
+                    if let Some(a) =
+                        (0..m.nu).find(|&a| m.actuator_ctrllimited[a] && !invertible(m, a))
+                    {
+                        return bad(format!(
+                            "term {k} (control limits): actuator {a} has activation dynamics, a \
+                             gain that is not fixed or a muscle or user bias, so its control is \
+                             not recovered"
+                        ));
+                    }
+                    w_ok(*weight)
+                }
                 Term::Qpos {
                     time,
                     target,
@@ -331,6 +354,7 @@ pub(crate) fn block_sizes<T: Scalar>(m: &Model<T>, task: &Task) -> Vec<usize> {
         match term {
             Term::Effort { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
             Term::Unactuated { .. } => (0..task.horizon).for_each(|t| n[t] += m.nv),
+            Term::CtrlLimit { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
             Term::Qpos { time, .. } | Term::Qvel { time, .. } => n[*time] += m.nv,
             Term::SitePos { time, .. }
             | Term::BodyPos { time, .. }
@@ -413,6 +437,27 @@ pub(crate) fn block_residuals<T: Scalar>(
     let mut effort_done = false;
     for term in &task.terms {
         match term {
+            Term::CtrlLimit { weight } if dynamics => {
+                if !effort_done {
+                    actuator_forces(m, d, s);
+                    effort_done = true;
+                }
+                let sw = T::c(weight.sqrt());
+                for a in 0..nu {
+                    out[k + a] = T::zero();
+                    if !m.actuator_ctrllimited[a] {
+                        continue;
+                    }
+                    // refused at the task check otherwise
+                    let Some(c) = ctrl_of(m, d, s.u[a], a) else {
+                        continue;
+                    };
+                    let x = c + T::c(shift.get(nv + a).copied().unwrap_or(0.0));
+                    let [lo, hi] = m.actuator_ctrlrange[a];
+                    out[k + a] = sw * range_excess(x, lo, hi);
+                }
+                k += nu;
+            }
             Term::Effort { weight } | Term::Unactuated { weight } if dynamics => {
                 if !effort_done {
                     actuator_forces(m, d, s);
@@ -592,10 +637,49 @@ fn actuator_forces<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut Scratch<T>) {
     }
 }
 
-/// The controls that produce actuator forces `u` at the state of `d` (actuator lengths and
-/// velocities computed): `ctrl = (u − bias) / gain` for actuators without activation dynamics
-/// whose gain is fixed and whose bias is none or affine, clamped to a limited `ctrlrange`;
-/// returns how many were clamped.
+/// How far `x` lies outside `[lo, hi]`: `x − hi` above, `x − lo` below, 0 inside (decided on
+/// the real parts).
+pub(crate) fn range_excess<T: Scalar>(x: T, lo: T, hi: T) -> T {
+    if x.re() > hi.re() {
+        x - hi
+    } else if x.re() < lo.re() {
+        x - lo
+    } else {
+        T::zero()
+    }
+}
+
+/// Whether actuator `a`'s control follows from its force: no activation dynamics, a fixed
+/// gain, no bias or an affine one.
+fn invertible<T: Scalar>(m: &Model<T>, a: usize) -> bool {
+    m.actuator_dyntype[a] == DynType::None
+        && m.actuator_gaintype[a] == GainType::Fixed
+        && matches!(m.actuator_biastype[a], BiasType::None | BiasType::Affine)
+}
+
+/// The control of actuator `a` that produces actuator force `u` at the state of `d` (actuator
+/// lengths and velocities computed): `(u − bias) / gain`, for an actuator without activation
+/// dynamics whose gain is fixed and whose bias is none or affine (`None` for the others; 0 for a
+/// zero gain).
+pub(crate) fn ctrl_of<T: Scalar>(m: &Model<T>, d: &Data<T>, u: T, a: usize) -> Option<T> {
+    if !invertible(m, a) {
+        return None;
+    }
+    let b = &m.actuator_biasprm[a];
+    let bias = match m.actuator_biastype[a] {
+        BiasType::Affine => b[0] + b[1] * d.actuator_length[a] + b[2] * d.actuator_velocity[a],
+        _ => T::zero(),
+    };
+    let g = m.actuator_gainprm[a][0];
+    Some(if g.re() != 0.0 {
+        (u - bias) / g
+    } else {
+        T::zero()
+    })
+}
+
+/// The controls that produce actuator forces `u` at the state of `d` ([`ctrl_of`]), clamped to
+/// a limited `ctrlrange`; returns how many were clamped, or why an actuator cannot be inverted.
 pub(crate) fn controls(
     m: &Model<f64>,
     d: &Data<f64>,
@@ -604,24 +688,12 @@ pub(crate) fn controls(
 ) -> Result<usize, TrajoptError> {
     let mut clamped = 0;
     for a in 0..m.nu {
-        if m.actuator_dyntype[a] != DynType::None || m.actuator_gaintype[a] != GainType::Fixed {
+        let Some(mut c) = ctrl_of(m, d, u[a], a) else {
             return Err(TrajoptError::Unsupported(format!(
-                "actuator {a}: controls are recovered for actuators without activation dynamics \
-                 and with a fixed gain only"
+                "actuator {a}: controls are recovered for actuators without activation dynamics, \
+                 with a fixed gain and no muscle or user bias only"
             )));
-        }
-        let b = &m.actuator_biasprm[a];
-        let bias = match m.actuator_biastype[a] {
-            BiasType::None => 0.0,
-            BiasType::Affine => b[0] + b[1] * d.actuator_length[a] + b[2] * d.actuator_velocity[a],
-            _ => {
-                return Err(TrajoptError::Unsupported(format!(
-                    "actuator {a}: muscle and user biases are not inverted"
-                )))
-            }
         };
-        let g = m.actuator_gainprm[a][0];
-        let mut c = if g != 0.0 { (u[a] - bias) / g } else { 0.0 };
         if m.actuator_ctrllimited[a] {
             let [lo, hi] = m.actuator_ctrlrange[a];
             let inside = c.clamp(lo, hi);
