@@ -661,3 +661,60 @@ fn control_limits_hold_on_a_bang_solution() {
         assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
     }
 }
+
+/// A contact-force term: a ball on a vertical slide with a motor, resting on the floor, is asked
+/// for twice its weight of contact force. The optimum pushes down with the motor by its weight
+/// (effort is nearly free) and settles; forward dynamics at the plan's states and controls
+/// (MuJoCo's solver, not the inverse) gives that contact force at every step.
+#[test]
+fn contact_force_term_presses_the_ball_down() {
+    let m = mjcf::load_str(
+        r#"<mujoco><option timestep="0.01"/><worldbody><geom type="plane" size="1 1 .1"/>
+        <body pos="0 0 .1"><joint name="z" type="slide" axis="0 0 1"/>
+        <geom size=".1" mass="1"/></body></worldbody>
+        <actuator><motor joint="z"/></actuator></mujoco>"#,
+    )
+    .unwrap();
+    let (n, weight) = (40, 9.81);
+    let task = Task::new(&m, n)
+        .with(Term::Effort { weight: 1e-6 })
+        .with(Term::ContactForce {
+            body: 1,
+            target: [0.0, 0.0, 2.0 * weight],
+            weight: 1.0,
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0],
+            weight: vec![1.0],
+        });
+    // the guess: at rest 0.5 mm into the floor (a step out of contact has no gradient of its
+    // contact force, and from the surface the first iterations lift steps off)
+    let mut task = task;
+    task.qpos0 = vec![-5e-4];
+    let init = vec![vec![-5e-4]; n + 1];
+    let sol = solve(&m, &task, Some(&init), &Options::default()).unwrap();
+    let mut d = diffmj::Data::new(&m);
+    let mut worst = (0.0f64, 0.0f64);
+    for t in 0..n {
+        d.qpos.copy_from_slice(&sol.qpos[t]);
+        d.qvel.copy_from_slice(&sol.qvel[t]);
+        d.ctrl.copy_from_slice(&sol.ctrl[t]);
+        diffmj::forward(&m, &mut d).unwrap();
+        let f: f64 = (0..d.ncon)
+            .map(|j| diffmj::engine::sensor::contact_force(&m, &d, j)[0] * d.contact[j].frame[2])
+            .sum();
+        worst.0 = worst.0.max((f - 2.0 * weight).abs());
+        // once the ball has settled the 0.06 mm deeper that force needs
+        if t >= n / 2 {
+            worst.1 = worst.1.max((sol.actuator_force[t][0] + weight).abs());
+        }
+    }
+    eprintln!(
+        "pressing: {} iterations, contact force off by {:.2e} N, motor off by {:.2e} N, z_T {:.6}",
+        sol.stats.iterations, worst.0, worst.1, sol.qpos[n][0]
+    );
+    assert!(worst.0 < 1e-3 * weight, "{}", worst.0);
+    assert!(worst.1 < 1e-3 * weight, "{}", worst.1);
+    assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
+}

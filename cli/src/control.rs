@@ -702,6 +702,14 @@ mod tests {
             terms(r#"{"ctrl_limit": {"weight": 2}}"#),
             Ok(vec![Term::CtrlLimit { weight: 2.0 }])
         );
+        assert_eq!(
+            terms(r#"{"contact_force": {"body": "b", "target": [0, 0, 5], "weight": 3}}"#),
+            Ok(vec![Term::ContactForce {
+                body: 1,
+                target: [0.0, 0.0, 5.0],
+                weight: 3.0
+            }])
+        );
         for (key, frame) in [
             ("body", Frame::Body(1)),
             ("site", Frame::Site(0)),

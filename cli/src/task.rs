@@ -33,7 +33,8 @@
 //! (a quaternion `[w, x, y, z]`; the residual is the rotation vector from the target, so the
 //! cost is `½ w θ²` for an angle `θ` between them). `{"ctrl_limit": {"weight": 1}}` keeps
 //! `trajopt`'s recovered controls in their `ctrlrange`s (an augmented Lagrangian,
-//! `diffmj::trajopt::Term::CtrlLimit`).
+//! `diffmj::trajopt::Term::CtrlLimit`); `{"contact_force": {"body": "foot", "target": [0, 0,
+//! 50], "weight": 1}}` asks for a net contact force on a body (world frame, N) at every step.
 
 use diffmj::control::cost::{Cost, Norm, Point, PositionCost, StateCost};
 use diffmj::control::ilqr::IlqrOptions;
@@ -373,8 +374,9 @@ impl TaskSpec {
                 }
                 TermSpec::TrajoptOnly(_) => {
                     return Err(format!(
-                        "task term {k}: control-limit, geom and orientation terms are for trajopt \
-                         (ilqr/mpc clamp their controls and take site and body positions)"
+                        "task term {k}: control-limit, contact-force, geom and orientation terms \
+                         are for trajopt (ilqr/mpc clamp their controls and take site and body \
+                         positions)"
                     ))
                 }
                 TermSpec::Position { time, term } => {
@@ -532,13 +534,18 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
         "ctrl_limit" => {
             TermSpec::TrajoptOnly(diffmj::trajopt::Term::CtrlLimit { weight: weight()? })
         }
+        "contact_force" => TermSpec::TrajoptOnly(
+            contact_force_term(m, t).map_err(|e| format!("task term {k}: {e}"))?,
+        ),
         "geom" | "orientation" => TermSpec::TrajoptOnly(
             frame_term(m, kind, t, time()?).map_err(|e| format!("task term {k}: {e}"))?,
         ),
-        other => return Err(format!(
-            "task term {k}: unknown kind '{other}' (effort, unactuated, ctrl_limit, qpos, qvel, \
-                 site, body, geom, orientation)"
-        )),
+        other => {
+            return Err(format!(
+                "task term {k}: unknown kind '{other}' (effort, unactuated, ctrl_limit, \
+                 contact_force, qpos, qvel, site, body, geom, orientation)"
+            ))
+        }
     })
 }
 
@@ -611,5 +618,36 @@ fn frame_term(
             target: [target[0], target[1], target[2], target[3]],
             weight,
         }
+    })
+}
+
+/// A trajopt contact-force term, `{"body": NAME, "target": [3], "weight": w}`.
+fn contact_force_term(m: &Model<f64>, t: &Value) -> Res<diffmj::trajopt::Term> {
+    let obj = t
+        .as_object()
+        .ok_or_else(|| format!("expected an object, got {t}"))?;
+    if let Some(key) = obj
+        .keys()
+        .find(|x| !["body", "target", "weight"].contains(&x.as_str()))
+    {
+        return Err(format!("unknown key '{key}'"));
+    }
+    let name = t["body"]
+        .as_str()
+        .ok_or_else(|| format!("\"body\" must be a body name, got {}", t["body"]))?;
+    let body = m
+        .body_name
+        .iter()
+        .position(|n| n == name)
+        .ok_or_else(|| format!("no body named '{name}'"))?;
+    let target = num_array(&t["target"], "target", 3)?;
+    let weight = t["weight"]
+        .as_f64()
+        .filter(|w| w.is_finite() && *w >= 0.0)
+        .ok_or("\"weight\" must be a non-negative number")?;
+    Ok(diffmj::trajopt::Term::ContactForce {
+        body,
+        target: [target[0], target[1], target[2]],
+        weight,
     })
 }

@@ -40,6 +40,11 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
             target: get("target")?.extract()?,
             weight: get("weight")?.extract()?,
         },
+        "contact_force" => Term::ContactForce {
+            body: get("body")?.extract()?,
+            target: get("target")?.extract()?,
+            weight: get("weight")?.extract()?,
+        },
         "ctrl_limit" => Term::CtrlLimit {
             weight: get("weight")?.extract()?,
         },
@@ -75,8 +80,8 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
         }
         _ => {
             return Err(PyValueError::new_err(format!(
-                "unknown trajopt term {kind:?} (effort, unactuated, ctrl_limit, qpos, qvel, \
-                 site_pos, body_pos, geom_pos, orientation)"
+                "unknown trajopt term {kind:?} (effort, unactuated, ctrl_limit, contact_force, \
+                 qpos, qvel, site_pos, body_pos, geom_pos, orientation)"
             )))
         }
     })
@@ -94,7 +99,9 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// [3], "weight": w}`, `{"type": "orientation", "time": t, "body" | "site" | "geom": id,
 /// "target": [w, x, y, z], "weight": w}` (the squared angle to the target orientation, rad²),
 /// `{"type": "ctrl_limit", "weight": w}` (the recovered controls kept in their ctrlranges by
-/// an augmented Lagrangian; `w` its initial penalty).
+/// an augmented Lagrangian; `w` its initial penalty), `{"type": "contact_force", "body": id,
+/// "target": [3], "weight": w}` (the net contact force on the body, world frame, N, at every
+/// step).
 /// `init` is an initial guess `(T+1, nq)`; `smoothing` the
 /// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
 /// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and

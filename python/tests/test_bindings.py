@@ -344,6 +344,27 @@ def test_trajopt_control_limits_hold_on_a_bang_solution():
     assert free.ctrl_clamped > 0 and free.actuator_force.max() > 2
 
 
+def test_trajopt_contact_force_term_as_mujoco_computes_the_force():
+    """A ball on a motorized vertical slide asked for twice its weight of contact force: at the
+    plan's last states and controls, `mujoco`'s forward dynamics and mj_contactForce give that
+    force."""
+    xml = """<mujoco><option timestep="0.01"/><worldbody><geom type="plane" size="1 1 .1"/>
+      <body pos="0 0 .1"><joint name="z" type="slide" axis="0 0 1"/><geom size=".1" mass="1"/>
+      </body></worldbody><actuator><motor joint="z"/></actuator></mujoco>"""
+    m = diffmj.Model.from_xml_string(xml)
+    terms = [{"type": "effort", "weight": 1e-6},
+             {"type": "contact_force", "body": 1, "target": [0.0, 0.0, 19.62], "weight": 1.0},
+             {"type": "qvel", "time": 40, "target": [0.0], "weight": [1.0]}]
+    r = diffmj.trajopt(m, 40, terms, qpos0=[-5e-4], init=np.full((41, 1), -5e-4))
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    md.qpos[:], md.qvel[:], md.ctrl[:] = r.qpos[39], r.qvel[39], r.ctrl[39]
+    mujoco.mj_forward(mm, md)
+    f = np.zeros(6)
+    mujoco.mj_contactForce(mm, md, 0, f)
+    assert md.ncon == 1 and abs(f[0] * md.contact[0].frame[2] - 19.62) < 1e-3
+
+
 def test_trajopt_orientation_term_turns_a_site_as_mujoco_places_it():
     """An orientation term on a rotated site of a ball-jointed body: at the final step,
     `mujoco`'s site_xmat at the optimized qpos is within 1e-3 rad of the target; a bad frame

@@ -859,7 +859,8 @@ mod tests {
     use crate::trajopt::Term;
 
     /// An effort + unactuated task of `n` steps from the state of `d`, with position and
-    /// orientation terms of the last body and geom (and site) at step 2, and a trajectory in
+    /// orientation terms of the last body and geom (and site) at step 2 and the last body's
+    /// contact force at every step, and a trajectory in
     /// which `qpos[0]` and `qpos[3]` advance by `speed` per step.
     fn sliding_task(
         m: &Model<f64>,
@@ -889,6 +890,11 @@ mod tests {
                 weight: 10.0,
             });
         }
+        task = task.with(Term::ContactForce {
+            body,
+            target: [1.0, 0.0, 50.0],
+            weight: 1e-2,
+        });
         task = task.with(Term::GeomPos {
             time: 2,
             geom,

@@ -11,8 +11,8 @@
 //! actuators can produce is replayed by forward simulation.
 //!
 //! The cost is a sum of least-squares [`Term`]s (actuator effort, forces the actuators cannot
-//! produce, configuration and velocity targets, positions and orientations of bodies, sites and
-//! geoms). [`solve`] minimizes it by Levenberg–Marquardt on the exact Jacobian: each step's
+//! produce, control limits, contact forces on a body, configuration and velocity targets,
+//! positions and orientations of bodies, sites and geoms). [`solve`] minimizes it by Levenberg–Marquardt on the exact Jacobian: each step's
 //! residuals depend on `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline
 //! on dual numbers (computed for all steps in parallel), and the block-pentadiagonal normal equations are
 //! factored by faer's sparse Cholesky with the symbolic analysis done once per run.
@@ -44,7 +44,7 @@ pub use lm::{solve, ArgminProblem, Method, Options, Solution, Stats};
 
 use crate::data::Data;
 use crate::engine::{differentiate_pos, forward, inverse, SimError};
-use crate::math::{quat_mul, quat_normalize, quat_sub, Quat};
+use crate::math::{add3, mat_t_vec, quat_mul, quat_normalize, quat_sub, scl3, Quat};
 use crate::model::{enable, BiasType, DynType, GainType, Model};
 use crate::scalar::{Scalar, MINVAL};
 
@@ -71,6 +71,18 @@ pub enum Term {
     /// gain and no muscle or user bias.
     CtrlLimit {
         /// Weight (the penalty parameter; the limits hold at convergence whatever its value).
+        weight: f64,
+    },
+    /// `weight · ‖F_t − target‖²` at every step `t < T`: `F_t` is the net contact force on body
+    /// `body` in the world frame (N), the sum over its contacts of the force MuJoCo's
+    /// `mj_contactForce` gives, rotated to the world (`+f` on the second geom's body, `−f` on
+    /// the first's, as `cfrc_ext` applies them), from the inverse dynamics of step `t`.
+    ContactForce {
+        /// Body index.
+        body: usize,
+        /// World force (N).
+        target: [f64; 3],
+        /// Weight.
         weight: f64,
     },
     /// `Σ_i weight_i (q_t ⊖ target)_i²` at step `time` (`1 ≤ time ≤ T`), in the tangent space.
@@ -228,6 +240,11 @@ impl Task {
             let w_ok = |w: f64| w.is_finite() && w >= 0.0;
             let ok = match term {
                 Term::Effort { weight } | Term::Unactuated { weight } => w_ok(*weight),
+                Term::ContactForce {
+                    body,
+                    target,
+                    weight,
+                } => *body < m.nbody && w_ok(*weight) && target.iter().all(|x| x.is_finite()),
                 Term::CtrlLimit { weight } => {
                     if let Some(a) =
                         (0..m.nu).find(|&a| m.actuator_ctrllimited[a] && !invertible(m, a))
@@ -355,6 +372,7 @@ pub(crate) fn block_sizes<T: Scalar>(m: &Model<T>, task: &Task) -> Vec<usize> {
             Term::Effort { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
             Term::Unactuated { .. } => (0..task.horizon).for_each(|t| n[t] += m.nv),
             Term::CtrlLimit { .. } => (0..task.horizon).for_each(|t| n[t] += m.nu),
+            Term::ContactForce { .. } => (0..task.horizon).for_each(|t| n[t] += 3),
             Term::Qpos { time, .. } | Term::Qvel { time, .. } => n[*time] += m.nv,
             Term::SitePos { time, .. }
             | Term::BodyPos { time, .. }
@@ -437,6 +455,15 @@ pub(crate) fn block_residuals<T: Scalar>(
     let mut effort_done = false;
     for term in &task.terms {
         match term {
+            Term::ContactForce {
+                body,
+                target,
+                weight,
+            } if dynamics => {
+                let f = net_contact_force(m, d, *body);
+                position_residual(&mut out[k..k + 3], &f, target, *weight);
+                k += 3;
+            }
             Term::CtrlLimit { weight } if dynamics => {
                 if !effort_done {
                     actuator_forces(m, d, s);
@@ -554,7 +581,7 @@ pub(crate) fn block_residuals<T: Scalar>(
     Ok(())
 }
 
-/// `√weight · (p − target)`: the residual of a body, site or geom position term.
+/// `√weight · (p − target)`: the residual of a position or contact-force term.
 fn position_residual<T: Scalar>(out: &mut [T], p: &[T; 3], target: &[f64; 3], weight: f64) {
     let sw = T::c(weight.sqrt());
     for c in 0..3 {
@@ -635,6 +662,28 @@ fn actuator_forces<T: Scalar>(m: &Model<T>, d: &Data<T>, s: &mut Scratch<T>) {
         }
         s.u[i] = x / g[i * nu + i];
     }
+}
+
+/// The net contact force on body `b` in the world frame: each contact's
+/// [`contact_force`](crate::engine::sensor::contact_force) rotated to the world, `+f` on the
+/// second geom's body and `−f` on the first's.
+fn net_contact_force<T: Scalar>(m: &Model<T>, d: &Data<T>, b: usize) -> [T; 3] {
+    let mut total = [T::zero(); 3];
+    for j in 0..d.ncon {
+        let c = &d.contact[j];
+        let sides = [m.geom_bodyid[c.geom[0]], m.geom_bodyid[c.geom[1]]];
+        if c.efc_address < 0 || !sides.contains(&b) {
+            continue;
+        }
+        let lf = crate::engine::sensor::contact_force(m, d, j);
+        let f = mat_t_vec(&c.frame, &[lf[0], lf[1], lf[2]]);
+        for (side, sign) in [(0, -1.0), (1, 1.0)] {
+            if sides[side] == b {
+                total = add3(&total, &scl3(&f, T::c(sign)));
+            }
+        }
+    }
+    total
 }
 
 /// How far `x` lies outside `[lo, hi]`: `x − hi` above, `x − lo` below, 0 inside (decided on
