@@ -17,6 +17,23 @@ fn double_integrator() -> Model<f64> {
     .unwrap()
 }
 
+/// A one-dof task: effort weight `w[0]`, at step `n` position `goal` (weight `w[1]`) and rest
+/// (weight `w[2]`).
+fn reach_and_stop(m: &Model<f64>, n: usize, goal: f64, w: [f64; 3]) -> Task {
+    Task::new(m, n)
+        .with(Term::Effort { weight: w[0] })
+        .with(Term::Qpos {
+            time: n,
+            target: vec![goal],
+            weight: vec![w[1]],
+        })
+        .with(Term::Qvel {
+            time: n,
+            target: vec![0.0],
+            weight: vec![w[2]],
+        })
+}
+
 /// Rest at 0 to (soft) rest at 1: the optimal forces equal those of the dense least-squares
 /// problem in the forces, `x_T = x_0 + h T v_0 + (h²/m) Σ (T − t) u_t`, `v_T = v_0 + (h/m) Σ u_t`.
 #[test]
@@ -24,18 +41,7 @@ fn double_integrator_matches_the_dense_solution() {
     let m = double_integrator();
     let (n, h, mass) = (60usize, 0.01, 2.0);
     let (we, wx, wv) = (1.0, 1e4, 1e2);
-    let task = Task::new(&m, n)
-        .with(Term::Effort { weight: we })
-        .with(Term::Qpos {
-            time: n,
-            target: vec![1.0],
-            weight: vec![wx],
-        })
-        .with(Term::Qvel {
-            time: n,
-            target: vec![0.0],
-            weight: vec![wv],
-        });
+    let task = reach_and_stop(&m, n, 1.0, [we, wx, wv]);
     let sol = solve(&m, &task, None, &Options::default()).unwrap();
     // dense reference: minimize we‖u‖² + wx (x_T − 1)² + wv v_T²
     let mut a = nalgebra::DMatrix::<f64>::zeros(n + 2, n);
@@ -80,19 +86,7 @@ fn pendulum_swing_matches_the_dense_forward_solution() {
     .unwrap();
     let (n, goal) = (50usize, 1.2);
     let (we, wx, wv) = (1e-2, 1e4, 1e2);
-    let task = Task::new(&m, n)
-        .with(Term::Effort { weight: we })
-        .with(Term::Unactuated { weight: 1e6 })
-        .with(Term::Qpos {
-            time: n,
-            target: vec![goal],
-            weight: vec![wx],
-        })
-        .with(Term::Qvel {
-            time: n,
-            target: vec![0.0],
-            weight: vec![wv],
-        });
+    let task = reach_and_stop(&m, n, goal, [we, wx, wv]).with(Term::Unactuated { weight: 1e6 });
     let sol = solve(&m, &task, None, &Options::default()).unwrap();
     // the same cost in the controls: we‖u‖² + wx (q_T − goal)² + wv v_T²
     let end = |u: &[f64]| -> [f64; 2] {
@@ -329,17 +323,22 @@ fn acrobot_swing_up_replays() {
     assert!(sol.replay_deviation < 1e-6, "{}", sol.replay_deviation);
 }
 
-/// Forces beyond the actuators' range are reported: the clamped controls are counted and the
-/// replay departs from the optimized motion.
-#[test]
-fn clamped_controls_are_reported() {
-    let m = mjcf::load_str(
+/// 2 kg on a slide in zero gravity, its motor limited to ±1 N.
+fn limited_slider() -> Model<f64> {
+    mjcf::load_str(
         r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
         <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
         </worldbody><actuator><motor joint="x" ctrllimited="true" ctrlrange="-1 1"/>
         </actuator></mujoco>"#,
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Forces beyond the actuators' range are reported: the clamped controls are counted and the
+/// replay departs from the optimized motion.
+#[test]
+fn clamped_controls_are_reported() {
+    let m = limited_slider();
     let task = Task::new(&m, 30)
         .with(Term::Effort { weight: 1.0 })
         .with(Term::Qpos {
@@ -617,13 +616,7 @@ fn orientation_and_geom_terms_turn_the_body_to_its_target() {
 /// motion; the final position is the farthest 1 N reaches, `x = h² Σ (T − t) / m`.
 #[test]
 fn control_limits_hold_on_a_bang_solution() {
-    let m = mjcf::load_str(
-        r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
-        <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
-        </worldbody><actuator><motor joint="x" ctrllimited="true" ctrlrange="-1 1"/>
-        </actuator></mujoco>"#,
-    )
-    .unwrap();
+    let m = limited_slider();
     let n = 30;
     for weight in [1.0, 1e2, 1e4] {
         let task = Task::new(&m, n)

@@ -579,13 +579,7 @@ fn may_have_constraints(m: &Model<f64>) -> bool {
     if m.disabled(disable::CONSTRAINT) {
         return false;
     }
-    let contacts = !m.disabled(disable::CONTACT)
-        && (m.npair > 0
-            || m.geom_contype
-                .iter()
-                .zip(&m.geom_conaffinity)
-                .any(|(a, b)| a | b != 0));
-    contacts
+    crate::engine::kinematics::contacts_possible(m)
         || m.neq > 0
         || m.jnt_limited.iter().any(|&l| l)
         || m.tendon_limited.iter().any(|&l| l)

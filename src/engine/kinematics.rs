@@ -6,6 +6,17 @@ use crate::math::*;
 use crate::model::{disable, JointType, Model, ObjType, TrnType};
 use crate::scalar::{all_zero_exact, is_identity_quat_exact, Scalar, MINVAL};
 
+/// Whether collision can produce contacts: the contact flag on and a geom pair, or a geom with a
+/// contact type or affinity.
+pub(crate) fn contacts_possible<T: Scalar>(m: &Model<T>) -> bool {
+    !m.disabled(disable::CONTACT)
+        && (m.npair > 0
+            || m.geom_contype
+                .iter()
+                .zip(&m.geom_conaffinity)
+                .any(|(a, b)| a | b != 0))
+}
+
 /// Which frames besides the bodies' [`kinematics`] computes. MuJoCo computes all of them, and
 /// so does every `Data` by default; a derivative workspace whose data the caller never sees
 /// computes only those a later stage of its model can read.
@@ -35,12 +46,7 @@ impl FramesRead {
     pub fn of<T: Scalar>(m: &Model<T>) -> FramesRead {
         let sensors = m.nsensor > 0;
         let tendons = m.ntendon > 0;
-        let contacts = !m.disabled(disable::CONTACT)
-            && (m.npair > 0
-                || m.geom_contype
-                    .iter()
-                    .zip(&m.geom_conaffinity)
-                    .any(|(a, b)| a | b != 0));
+        let contacts = contacts_possible(m);
         let fluid = !m.opt.density.is_zero_exact() || !m.opt.viscosity.is_zero_exact();
         let trn = |k: TrnType| m.actuator_trntype.contains(&k);
         FramesRead {
