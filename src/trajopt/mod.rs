@@ -12,9 +12,10 @@
 //!
 //! The cost is a sum of least-squares [`Term`]s (actuator effort, forces the actuators cannot
 //! produce, control limits, contact forces on a body, configuration and velocity targets,
-//! positions and orientations of bodies, sites and geoms). [`solve`] minimizes it by Levenberg–Marquardt on the exact Jacobian: each step's
-//! residuals depend on `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline
-//! on dual numbers (computed for all steps in parallel), and the block-pentadiagonal normal equations are
+//! positions and orientations of bodies, sites and geoms). [`solve`] minimizes it by
+//! Levenberg–Marquardt on the exact Jacobian: each step's residuals depend on
+//! `q_{t−1}, q_t, q_{t+1}` only, their derivatives come from the pipeline on dual numbers
+//! (computed for all steps in parallel), and the block-pentadiagonal normal equations are
 //! factored by faer's sparse Cholesky with the symbolic analysis done once per run.
 //!
 //! **Updates** are in the tangent space: `q_t ← q_t ⊕ δ_t` (`mj_integratePos`), so ball and free
@@ -66,11 +67,13 @@ pub enum Term {
     /// actuator's control `c` (the one that produces `u_t`, [`Solution::ctrl`]) outside its
     /// `ctrlrange` `[lo, hi]` costs `weight · e(c + σ)²`, `e(x) = x − hi` above, `x − lo` below,
     /// 0 inside; the shift `σ` (the multiplier over the weight) is updated between
-    /// Levenberg–Marquardt runs, `σ ← e(c + σ)`, until no control leaves its range by more
-    /// than [`Options::ctrl_limit_tol`]. Actuators must have no activation dynamics, a fixed
-    /// gain and no muscle or user bias.
+    /// Levenberg–Marquardt runs, `σ ← e(c + σ)`, and the weight raised tenfold after a run that
+    /// did not cut the largest excess fourfold, until no control leaves its range by more than
+    /// [`Options::ctrl_limit_tol`]. Actuators must have no activation dynamics, a fixed gain
+    /// and no muscle or user bias.
     CtrlLimit {
-        /// Weight (the penalty parameter; the limits hold at convergence whatever its value).
+        /// Initial weight (the penalty parameter; the limits hold at convergence whatever its
+        /// value, a larger one takes fewer runs).
         weight: f64,
     },
     /// `weight · ‖F_t − target‖²` at every step `t < T`: `F_t` is the net contact force on body
