@@ -96,6 +96,15 @@ impl Loc {
     }
 }
 
+/// Where the sizes of MuJoCo's arena were written, for the error when it cannot be allocated.
+#[derive(Clone, Debug, Default)]
+pub struct ArenaLocs {
+    /// The `<size>` element that last set `njmax`, `nconmax`, `nstack` and `memory`.
+    pub size: [Option<Loc>; 4],
+    /// The root `<mujoco>` element (the arena of a model without any of them).
+    pub root: Option<Loc>,
+}
+
 /// `<compiler>` settings that matter numerically.
 #[derive(Clone, Debug)]
 pub struct Compiler {
@@ -1020,6 +1029,9 @@ pub struct Spec {
     /// `<size njmax>`, `<size nconmax>` and the legacy `<size nstack>` when set and not `-1`:
     /// they size MuJoCo's default arena when `memory` is absent.
     pub arena_sizes: [Option<i64>; 3],
+    /// Where `njmax`, `nconmax`, `nstack` and `memory` were last set (the `<size>` element),
+    /// and where the model starts: the position of an arena that cannot be allocated.
+    pub arena_locs: ArenaLocs,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -2438,6 +2450,7 @@ impl<'d> Reader<'d> {
         structure(self.doc, root)?;
         custom_names(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
+        self.spec.arena_locs.root = Some(Loc::of(root));
         // pass 1: compiler, then defaults
         for e in &root.children {
             if e.name == "compiler" {
@@ -2506,6 +2519,7 @@ impl<'d> Reader<'d> {
                                     ));
                                 }
                                 self.spec.arena_sizes[k] = (n != -1).then_some(n);
+                                self.spec.arena_locs.size[k] = Some(Loc::of(e));
                             }
                         }
                         if a.get("memory").is_some() && a.get("nstack").is_some() {
@@ -2516,6 +2530,7 @@ impl<'d> Reader<'d> {
                             ));
                         }
                         if let Some(v) = a.get("memory") {
+                            self.spec.arena_locs.size[3] = Some(Loc::of(e));
                             let bad =
                                 |msg: String| a.err(Some("memory"), ErrorKind::InvalidValue, msg);
                             self.spec.memory = match parse_memory(v) {
@@ -4197,6 +4212,7 @@ fn build_nested(
             nuserdata: 0,
             memory: 0,
             arena_sizes: [None; 3],
+            arena_locs: ArenaLocs::default(),
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),
