@@ -219,3 +219,29 @@ fn centre_of_mass_bit_for_bit() {
         ]
     );
 }
+
+/// A free box of size `0.04 0.04 1e308` on the floor of models/sensors/contact.xml (fuzz seed
+/// 777): the convex refinement met a direction with no component above its tolerance and
+/// indexed past its candidate list (a panic). Now the step runs; the dynamics diverge, as in
+/// MuJoCo 4.0 (mjWARN_BADQACC within 5 steps), so the step says so.
+#[test]
+fn huge_box_in_contact_does_not_panic() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/models/sensors/contact.xml")).unwrap();
+    let small = "<geom type=\"box\" size=\"0.04 0.04 0.04\"/>\n      <site name=\"w1_s\"";
+    assert!(text.contains(small));
+    let dir = std::env::temp_dir().join(format!("diffmj-huge-box-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("contact.xml");
+    std::fs::write(
+        &path,
+        text.replace(small, &small.replace("0.04\"/>", "1e308\"/>")),
+    )
+    .unwrap();
+    let m = load_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut d = Data::new(&m);
+    let diverged = (0..5).any(|_| diffmj::step(&m, &mut d).is_err());
+    assert!(diverged);
+    assert!(d.warning[Warning::BadQacc as usize].number > 0);
+}
