@@ -1558,8 +1558,8 @@ fn check_typed(a: &A) -> R<()> {
 
 /// [`check_typed`]'s checks (run unrecorded for the schema audit).
 fn check_typed_values(a: &A) -> R<()> {
-    // MuJoCo 4.0: "znear must be strictly positive"
-    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z.is_nan() || z <= 0.0) {
+    // MuJoCo 4.0: "znear must be strictly positive" (a NaN passes its check: read, checked)
+    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z <= 0.0) {
         return Err(a.err(
             Some("znear"),
             ErrorKind::InvalidValue,
@@ -1826,8 +1826,9 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     a.f_into("gap", &mut g.gap)?;
     a.upto("surfacevel", &mut g.surfacevel)?;
     a.f_into("adhesion", &mut g.adhesion)?;
+    // a NaN first coordinate is MuJoCo's "undefined" marker: no fromto (checked with 4.0)
     if let Some(f) = a.exact_opt::<6>("fromto")? {
-        g.fromto = Some(f);
+        g.fromto = (!f[0].is_nan()).then_some(f);
     }
     g.pos_set |= a.exact("pos", &mut g.pos)?;
     if let Some(q) = read_orient(a, c)? {
@@ -1879,8 +1880,9 @@ fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
         s.quat = q;
     }
     a.upto("size", &mut s.size)?;
+    // a NaN first coordinate is MuJoCo's "undefined" marker: no fromto (checked with 4.0)
     if let Some(f) = a.exact_opt::<6>("fromto")? {
-        s.fromto = Some(f);
+        s.fromto = (!f[0].is_nan()).then_some(f);
     }
     if let Some(m) = a.s("material") {
         s.material = Some(m);
@@ -3514,7 +3516,8 @@ impl<'d> Reader<'d> {
                     "site" => ws.target = self.required(&wa, "site")?,
                     "geom" => {
                         ws.target = self.required(&wa, "geom")?;
-                        ws.sidesite = wa.s("sidesite");
+                        // an empty side site is none, as MuJoCo 4.0 reads it (checked)
+                        ws.sidesite = wa.s("sidesite").filter(|n| !n.is_empty());
                     }
                     _ => {
                         let Some(d) = wa.f("divisor")? else {
@@ -3943,6 +3946,15 @@ impl<'d> Reader<'d> {
                             ],
                         )?
                         .unwrap_or(0);
+                    // MuJoCo 4.0 reads this integer strictly: an empty value is refused
+                    // ("problem reading attribute 'num'"), not taken as absent (checked)
+                    if a.get("num").is_some_and(|v| v.trim().is_empty()) {
+                        return Err(a.err(
+                            Some("num"),
+                            ErrorKind::MalformedNumber,
+                            "problem reading attribute 'num': an integer is expected",
+                        ));
+                    }
                     let num = a.int("num")?.unwrap_or(1);
                     if num <= 0 {
                         return Err(a.err(
