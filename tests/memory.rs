@@ -124,8 +124,8 @@ fn memory_bound_is_a_typed_error() {
 /// (`mujoco.MjModel.from_xml_string`, recorded): an unsigned integer with one optional
 /// suffix K/M/G/T/P/E of either case, leading `+` and surrounding blanks allowed, `-1` and
 /// 2^64 − 1 for "default", and 0 refused (MuJoCo cannot create its arena). Values MuJoCo
-/// refuses only because it cannot allocate them (`1E`) are accepted: diffmj does not allocate
-/// the bound.
+/// refuses only because it cannot allocate them (`1E`, more than this machine's memory: see
+/// `mjcf::arena_limit`) are refused the same way, although diffmj would not allocate them.
 #[test]
 fn memory_attribute_as_mujoco_reads_it() {
     let load = |v: &str| {
@@ -170,6 +170,14 @@ fn memory_attribute_as_mujoco_reads_it() {
         let e = load(v).expect_err(v);
         assert_eq!(e.attribute.as_deref(), Some("memory"), "{v:?}: {e}");
         assert!(e.line > 0 && e.column > 0, "{v:?}: {e}");
+    }
+    // read, but more than any machine's memory: "Could not allocate memory" in MuJoCo 4.0
+    for v in ["1E", "8E", "15E", "1048576T"] {
+        let e = load(v).expect_err(v);
+        assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Memory, "{v:?}: {e}");
+        assert_eq!(e.attribute.as_deref(), Some("memory"), "{v:?}: {e}");
+        assert_eq!((e.line, e.column), (1, 9), "{v:?}: {e}");
+        assert!(e.to_string().contains("Could not allocate memory"), "{e}");
     }
 }
 
@@ -297,5 +305,55 @@ fn arena_size_as_mujoco_computes_it() {
         let e = mjcf::load_str(&format!("<mujoco><size {size}/>{body}")).unwrap_err();
         assert!(e.to_string().contains(msg), "{size}: {e}");
         assert!(e.line > 0 && e.column > 0, "{size}: {e}");
+    }
+}
+
+/// An arena MuJoCo 4.0 cannot allocate is refused at load, as MuJoCo refuses it ("Could not
+/// allocate memory" from `mj_makeData`), positioned at the `<size>` attribute that sized it.
+/// The bound is this machine's RAM and swap (`mjcf::arena_limit`, Linux's overcommit rule):
+/// the wheel on a 23.5 GiB machine accepts `njmax="10000"` (narena 5,208,276,992) and
+/// `njmax="20725"` (22,351,446,016) and refuses `njmax="30000"`, `"100000"` and
+/// `"2147483647"`, `memory="100G"`; the narena values here are the wheel's (read where it
+/// accepts) or its formula's (where its `mjData` fails).
+#[test]
+fn arena_beyond_memory_is_refused_at_load() {
+    let limit = mjcf::arena_limit();
+    assert!(limit > 0 && limit <= isize::MAX as usize);
+    let body = "<worldbody><body><freejoint/><geom size=\".1\"/></body></worldbody></mujoco>";
+    let load = |size: &str| mjcf::load_str(&format!("<mujoco>\n  <size {size}/>\n{body}"));
+    // accepted or refused by the machine's bound (the same decision as the wheel's here)
+    for (size, narena) in [
+        ("njmax=\"10000\"", 5_208_276_992usize),
+        ("njmax=\"20725\"", 22_351_446_016),
+        ("nstack=\"2000000000\"", 16_003_366_912),
+        ("memory=\"100G\"", 100 << 30),
+    ] {
+        match load(size) {
+            Ok(m) => {
+                assert_eq!(m.narena, narena, "{size}");
+                assert!(narena <= limit, "{size}");
+            }
+            Err(e) => {
+                assert!(narena > limit, "{size}: {e}");
+                assert_eq!(e.kind, mjcf::ErrorKind::Memory, "{size}: {e}");
+            }
+        }
+    }
+    // beyond any machine's memory (tens of terabytes and more, or not addressable)
+    for (size, attr) in [
+        ("njmax=\"1000000\"", "njmax"),
+        ("njmax=\"2147483647\" nconmax=\"2147483647\"", "njmax"),
+        (
+            "nconmax=\"2147483647\" njmax=\"1000000\" nstack=\"-1\"",
+            "njmax",
+        ),
+        ("memory=\"1E\"", "memory"),
+    ] {
+        let e = load(size).expect_err(size);
+        assert_eq!(e.kind, mjcf::ErrorKind::Memory, "{size}: {e}");
+        assert_eq!(e.attribute.as_deref(), Some(attr), "{size}: {e}");
+        assert_eq!((e.line, e.column), (2, 3), "{size}: {e}");
+        assert!(e.element.starts_with("<size"), "{size}: {e}");
+        assert!(e.to_string().contains("Could not allocate memory"), "{e}");
     }
 }

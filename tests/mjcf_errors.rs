@@ -2044,3 +2044,130 @@ fn generator_sixth_run_decisions() {
     let e = load_str(&material("<geom/>")).unwrap_err();
     assert_eq!((e.kind, e.line), (ErrorKind::UnknownElement, 2), "{e}");
 }
+
+/// The decisions of the generator's seventh run (seeds 2028, 123 and 777), each checked with
+/// the mujoco 4.0 wheel: a geom's negative mass or density is refused only where MuJoCo infers
+/// the geom's inertia (not beside an `<inertial>` without inertiafromgeom="true", not outside
+/// inertiagrouprange; an explicit mass replaces the density only in a volume above mjEPS); a
+/// NaN `znear` passes MuJoCo's check; a NaN first `fromto` coordinate means no fromto; a
+/// decreasing `springlength` is refused; an infinite moment fails the triangle inequality; an
+/// empty `sidesite` is none; an empty contact-sensor `num` is refused.
+#[test]
+fn generator_seventh_run_decisions() {
+    let body = |inner: &str, compiler: &str| {
+        format!("<mujoco>{compiler}<worldbody>\n<body><joint/>{inner}</body></worldbody></mujoco>")
+    };
+    let inertial = "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/>";
+    for (inner, compiler, ok) in [
+        (
+            format!("{inertial}<geom size=\".1\" mass=\"-1\"/>"),
+            "",
+            true,
+        ),
+        (
+            format!("{inertial}<geom size=\".1\" density=\"-1\"/>"),
+            "",
+            true,
+        ),
+        (
+            format!("{inertial}<geom size=\".1\" mass=\"-1\"/>"),
+            "<compiler inertiafromgeom=\"true\"/>",
+            false,
+        ),
+        (
+            "<geom size=\".1\"/><geom size=\".1\" mass=\"-1\" group=\"5\"/>".into(),
+            "<compiler inertiagrouprange=\"0 4\"/>",
+            true,
+        ),
+        (
+            "<geom size=\".1\" mass=\"2\" density=\"-1\"/>".into(),
+            "",
+            true,
+        ),
+        (
+            "<geom size=\".1\"/><geom size=\"1e-6\" mass=\"-1\"/>".into(),
+            "",
+            true,
+        ),
+        (
+            "<geom size=\".1\"/><geom size=\"1e-6\" mass=\"-1\" density=\"-1\"/>".into(),
+            "",
+            false,
+        ),
+        (
+            "<geom size=\".1\"/><geom size=\".1\" mass=\"-1\"/>".into(),
+            "",
+            false,
+        ),
+    ] {
+        match load_str(&body(&inner, compiler)) {
+            Ok(_) => assert!(ok, "{inner} {compiler}: accepted"),
+            Err(e) => {
+                assert!(!ok, "{inner} {compiler}: {e}");
+                assert_eq!((e.kind, e.line), (ErrorKind::InvalidValue, 2), "{e}");
+                assert!(e.to_string().contains("cannot be negative"), "{e}");
+            }
+        }
+    }
+    load_str("<mujoco><visual><map znear=\"nan\"/></visual></mujoco>").unwrap();
+    // an empty side site: the geom wrap without one (MuJoCo's wrap_prm -1)
+    let m = load_str(
+        "<mujoco><worldbody><site name=\"a\"/><geom name=\"w\" size=\".1\" pos=\".5 0 0\"/>\
+         <body><joint/><geom size=\".1\"/><site name=\"b\" pos=\"1 0 0\"/></body></worldbody>\
+         <tendon><spatial><site site=\"a\"/><geom geom=\"w\" sidesite=\"\"/><site site=\"b\"/>\
+         </spatial></tendon></mujoco>",
+    )
+    .unwrap();
+    assert_eq!(m.wrap_prm, vec![0.0, -1.0, 0.0]);
+    // fromto="nan ..." is no fromto: the size and pos as written
+    let m = load_str(&body(
+        "<geom type=\"capsule\" size=\".1 .2\" pos=\"1 2 3\" fromto=\"nan 0 0 .5 0 0\"/>\
+         <site type=\"capsule\" size=\".1 .2\" fromto=\"nan 0 0 .5 0 0\"/>",
+        "",
+    ))
+    .unwrap();
+    assert_eq!(
+        (m.geom_size[0], m.geom_pos[0]),
+        ([0.1, 0.2, 0.0], [1.0, 2.0, 3.0])
+    );
+    assert_eq!(m.site_size[0][..2], [0.1, 0.2]);
+    let e = load_str(&body(
+        "<geom type=\"capsule\" size=\".1\" fromto=\"nan 0 0 .5 0 0\"/>",
+        "",
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("size 1 must be positive"), "{e}");
+    // springlength: accepted unless decreasing
+    let tendon = |sl: &str| {
+        format!(
+            "<mujoco><worldbody><site name=\"a\"/><body><joint/><geom size=\".1\"/>\
+             <site name=\"b\" pos=\"1 0 0\"/></body></worldbody><tendon>\n<spatial \
+             springlength=\"{sl}\"><site site=\"a\"/><site site=\"b\"/></spatial></tendon>\
+             </mujoco>"
+        )
+    };
+    for sl in ["-1 -0.5", "-1 -1", "-0.5", "-1 0.5"] {
+        load_str(&tendon(sl)).unwrap_or_else(|e| panic!("{sl}: {e}"));
+    }
+    for sl in ["-0 -0.5", "0 -0.5", "0.5 0.2"] {
+        let e = load_str(&tendon(sl)).unwrap_err();
+        assert_eq!(e.attribute.as_deref(), Some("springlength"), "{sl}: {e}");
+        assert_eq!(e.line, 2, "{sl}: {e}");
+    }
+    check(
+        &body(
+            "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.002 0.03 inf\"/>",
+            "",
+        ),
+        ErrorKind::MassInertia,
+        2,
+        15,
+        "A + B >= C",
+    );
+    let e = load_str(
+        "<mujoco><worldbody><body><joint/><geom name=\"g\" size=\".1\"/></body></worldbody>\
+         <sensor>\n<contact geom1=\"g\" num=\"\"/></sensor></mujoco>",
+    )
+    .unwrap_err();
+    assert_eq!((e.attribute.as_deref(), e.line), (Some("num"), 2), "{e}");
+}

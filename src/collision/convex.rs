@@ -1233,6 +1233,9 @@ fn support_kinds<T: Scalar>(
             let mut axes = [0, 1, 2];
             axes.sort_by(|&i, &j| lr[i].abs().total_cmp(&lr[j].abs()));
             let small = axes.iter().filter(|&&k| lr[k].abs() < RIDGE_TOL).count();
+            // a direction with no component above the tolerance (a degenerate normal, e.g.
+            // against a box of size 1e308) has no face or edge: only the point
+            let small = if small == 3 { 0 } else { small };
             if small >= 2 {
                 out[n] = Support::Face(col(axes[2], sign(lr[axes[2]])));
                 n += 1;

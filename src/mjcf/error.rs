@@ -40,6 +40,10 @@ pub enum ErrorKind {
     Io,
     /// The constant-computation stage (`set_const`) failed.
     SetConst,
+    /// The model's arena (MuJoCo's `narena`: `<size memory>`, or the size MuJoCo derives from
+    /// `njmax`, `nconmax`, `nstack` and the model) is more than this machine can allocate, so
+    /// MuJoCo 4.0 cannot create its `mjData` and refuses the model.
+    Memory,
 }
 
 /// An MJCF error with its location: file, line:column, element, attribute and message.

@@ -13,6 +13,7 @@ pub mod schema;
 pub mod spec;
 pub mod xml;
 
+pub use compile::arena_limit;
 pub use error::{ErrorKind, MjcfError};
 
 use crate::model::Model;

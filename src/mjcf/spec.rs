@@ -96,6 +96,15 @@ impl Loc {
     }
 }
 
+/// Where the sizes of MuJoCo's arena were written, for the error when it cannot be allocated.
+#[derive(Clone, Debug, Default)]
+pub struct ArenaLocs {
+    /// The `<size>` element that last set `njmax`, `nconmax`, `nstack` and `memory`.
+    pub size: [Option<Loc>; 4],
+    /// The root `<mujoco>` element (the arena of a model without any of them).
+    pub root: Option<Loc>,
+}
+
 /// `<compiler>` settings that matter numerically.
 #[derive(Clone, Debug)]
 pub struct Compiler {
@@ -1020,6 +1029,9 @@ pub struct Spec {
     /// `<size njmax>`, `<size nconmax>` and the legacy `<size nstack>` when set and not `-1`:
     /// they size MuJoCo's default arena when `memory` is absent.
     pub arena_sizes: [Option<i64>; 3],
+    /// Where `njmax`, `nconmax`, `nstack` and `memory` were last set (the `<size>` element),
+    /// and where the model starts: the position of an arena that cannot be allocated.
+    pub arena_locs: ArenaLocs,
     /// Name references to verify after compilation.
     pub refs: Vec<RefS>,
     /// Mesh asset names.
@@ -1546,8 +1558,8 @@ fn check_typed(a: &A) -> R<()> {
 
 /// [`check_typed`]'s checks (run unrecorded for the schema audit).
 fn check_typed_values(a: &A) -> R<()> {
-    // MuJoCo 4.0: "znear must be strictly positive"
-    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z.is_nan() || z <= 0.0) {
+    // MuJoCo 4.0: "znear must be strictly positive" (a NaN passes its check: read, checked)
+    if a.e.name == "map" && a.f("znear")?.is_some_and(|z| z <= 0.0) {
         return Err(a.err(
             Some("znear"),
             ErrorKind::InvalidValue,
@@ -1814,8 +1826,9 @@ fn read_geom(a: &A, g: &mut GeomS, c: &Compiler) -> R<()> {
     a.f_into("gap", &mut g.gap)?;
     a.upto("surfacevel", &mut g.surfacevel)?;
     a.f_into("adhesion", &mut g.adhesion)?;
+    // a NaN first coordinate is MuJoCo's "undefined" marker: no fromto (checked with 4.0)
     if let Some(f) = a.exact_opt::<6>("fromto")? {
-        g.fromto = Some(f);
+        g.fromto = (!f[0].is_nan()).then_some(f);
     }
     g.pos_set |= a.exact("pos", &mut g.pos)?;
     if let Some(q) = read_orient(a, c)? {
@@ -1867,8 +1880,9 @@ fn read_site(a: &A, s: &mut SiteS, c: &Compiler) -> R<()> {
         s.quat = q;
     }
     a.upto("size", &mut s.size)?;
+    // a NaN first coordinate is MuJoCo's "undefined" marker: no fromto (checked with 4.0)
     if let Some(f) = a.exact_opt::<6>("fromto")? {
-        s.fromto = Some(f);
+        s.fromto = (!f[0].is_nan()).then_some(f);
     }
     if let Some(m) = a.s("material") {
         s.material = Some(m);
@@ -2438,6 +2452,7 @@ impl<'d> Reader<'d> {
         structure(self.doc, root)?;
         custom_names(self.doc, root)?;
         self.spec.name = ra.s("model").unwrap_or_else(|| "MuJoCo Model".into());
+        self.spec.arena_locs.root = Some(Loc::of(root));
         // pass 1: compiler, then defaults
         for e in &root.children {
             if e.name == "compiler" {
@@ -2506,6 +2521,7 @@ impl<'d> Reader<'d> {
                                     ));
                                 }
                                 self.spec.arena_sizes[k] = (n != -1).then_some(n);
+                                self.spec.arena_locs.size[k] = Some(Loc::of(e));
                             }
                         }
                         if a.get("memory").is_some() && a.get("nstack").is_some() {
@@ -2516,6 +2532,7 @@ impl<'d> Reader<'d> {
                             ));
                         }
                         if let Some(v) = a.get("memory") {
+                            self.spec.arena_locs.size[3] = Some(Loc::of(e));
                             let bad =
                                 |msg: String| a.err(Some("memory"), ErrorKind::InvalidValue, msg);
                             self.spec.memory = match parse_memory(v) {
@@ -3499,7 +3516,8 @@ impl<'d> Reader<'d> {
                     "site" => ws.target = self.required(&wa, "site")?,
                     "geom" => {
                         ws.target = self.required(&wa, "geom")?;
-                        ws.sidesite = wa.s("sidesite");
+                        // an empty side site is none, as MuJoCo 4.0 reads it (checked)
+                        ws.sidesite = wa.s("sidesite").filter(|n| !n.is_empty());
                     }
                     _ => {
                         let Some(d) = wa.f("divisor")? else {
@@ -3928,6 +3946,15 @@ impl<'d> Reader<'d> {
                             ],
                         )?
                         .unwrap_or(0);
+                    // MuJoCo 4.0 reads this integer strictly: an empty value is refused
+                    // ("problem reading attribute 'num'"), not taken as absent (checked)
+                    if a.get("num").is_some_and(|v| v.trim().is_empty()) {
+                        return Err(a.err(
+                            Some("num"),
+                            ErrorKind::MalformedNumber,
+                            "problem reading attribute 'num': an integer is expected",
+                        ));
+                    }
                     let num = a.int("num")?.unwrap_or(1);
                     if num <= 0 {
                         return Err(a.err(
@@ -4197,6 +4224,7 @@ fn build_nested(
             nuserdata: 0,
             memory: 0,
             arena_sizes: [None; 3],
+            arena_locs: ArenaLocs::default(),
             refs: Vec::new(),
             meshes: Vec::new(),
             materials: Vec::new(),

@@ -108,26 +108,29 @@ impl Build<'_> {
                     "plane geoms are only allowed in static bodies",
                 ));
             }
-            // MuJoCo 4.0 does not check the mass of world geoms, which carry none (checked:
-            // a world geom with mass -1 or density -1 is read)
-            if let Some(mm) = g.mass.filter(|_| id != 0) {
-                if mm < 0.0 {
-                    return Err(err(
-                        doc,
-                        &g.loc,
-                        Some("mass"),
-                        ErrorKind::InvalidValue,
-                        "mass cannot be negative",
-                    ));
-                }
-            }
-            if g.density < 0.0 && id != 0 {
+            // MuJoCo 4.0 checks the mass and density only of geoms whose inertia it infers:
+            // not in the world (checked: a world geom with mass -1 or density -1 is read), nor
+            // beside an `<inertial>` unless inertiafromgeom="true", nor outside
+            // inertiagrouprange. An explicit mass replaces the density (mass/volume) only in a
+            // volume above mjEPS; a zero mass zeroes the density
+            let c = b.compiler.as_deref().unwrap_or(&s.compiler);
+            let infers = id != 0
+                && (b.inertial.is_none() || c.inertiafromgeom == Tri::True)
+                && g.group >= c.inertiagrouprange[0]
+                && g.group <= c.inertiagrouprange[1];
+            let vol = super::inertia::geom_volume(g).unwrap_or(f64::INFINITY);
+            let negative = match g.mass {
+                Some(0.0) => None,
+                Some(mm) if vol > 1e-14 => (mm < 0.0).then_some("mass"),
+                _ => (g.density < 0.0).then_some("density"),
+            };
+            if let Some(attr) = negative.filter(|_| infers) {
                 return Err(err(
                     doc,
                     &g.loc,
-                    Some("density"),
+                    Some(attr),
                     ErrorKind::InvalidValue,
-                    "density cannot be negative",
+                    format!("{attr} cannot be negative"),
                 ));
             }
             if g.shellinertia {

@@ -245,6 +245,7 @@ pub fn compile(doc: &Doc, s: &Spec) -> R<Model<f64>> {
     topology::free_rigid_subtrees(&mut t, &m);
     topology::simple_bodies(&mut t, &m);
     t.narena = arena_size(&t, s.arena_sizes);
+    check_arena(doc, s, &t)?;
     m.topo = Arc::new(t);
     let mut warnings = contacts::convex_gap_warnings(doc, &flat, &m);
     warnings.extend(contacts::pgs_cone_warning(doc, s, &m));
@@ -362,6 +363,72 @@ impl Build<'_> {
 
 fn empty_model(s: &Spec) -> Model<f64> {
     Model::empty(Arc::new(Topology::default()), s.opt.clone())
+}
+
+/// The largest arena (`narena`, bytes) a model may ask for, as MuJoCo 4.0 decides it on this
+/// machine. MuJoCo allocates the whole arena when it makes its `mjData` (at the end of
+/// compilation) and refuses the model when that allocation fails ("Could not allocate
+/// memory"); diffmj allocates on demand, so it applies the same bound at load instead. An
+/// allocation fails deterministically beyond `isize::MAX` bytes (no allocator can address it);
+/// below that it is the operating system's decision. On Linux with the default heuristic
+/// overcommit (`vm.overcommit_memory = 0`) a single allocation fails exactly when it exceeds
+/// the RAM plus swap (`MemTotal + SwapTotal` of `/proc/meminfo`): the wheel, bisected on a
+/// 24,684,084 kB machine without swap, accepts `<size memory>` of 25,275,900,376 bytes and
+/// refuses 25,276,948,951. That is the bound used where `/proc/meminfo` can be read; elsewhere
+/// only the addressable limit applies.
+pub fn arena_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let addressable = isize::MAX as usize;
+        let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+            return addressable;
+        };
+        // "MemTotal:       24684084 kB"
+        let kib = |key: &str| -> Option<usize> {
+            let line = info.lines().find(|l| l.starts_with(key))?;
+            line[key.len()..].split_whitespace().next()?.parse().ok()
+        };
+        match (kib("MemTotal:"), kib("SwapTotal:")) {
+            (Some(ram), swap) => ram
+                .saturating_add(swap.unwrap_or(0))
+                .saturating_mul(1024)
+                .min(addressable),
+            (None, _) => addressable,
+        }
+    })
+}
+
+/// Refuse a model whose arena exceeds [`arena_limit`], positioned at the `<size>` attribute
+/// that sized it (`memory`; else `nstack`, `njmax`, `nconmax`, whichever was set first in
+/// that order) or at the root element when none was.
+fn check_arena(doc: &Doc, s: &Spec, t: &Topology) -> R<()> {
+    let limit = arena_limit();
+    if t.narena <= limit {
+        return Ok(());
+    }
+    let locs = &s.arena_locs;
+    let attr = if t.memory > 0 {
+        Some(3)
+    } else {
+        [2, 0, 1].into_iter().find(|&k| s.arena_sizes[k].is_some())
+    };
+    let names = ["njmax", "nconmax", "nstack", "memory"];
+    let (loc, attr) = match attr.and_then(|k| Some((locs.size[k].clone()?, names[k]))) {
+        Some((loc, name)) => (loc, Some(name)),
+        None => (locs.root.clone().unwrap_or_default(), None),
+    };
+    Err(err(
+        doc,
+        &loc,
+        attr,
+        ErrorKind::Memory,
+        format!(
+            "the arena of {} bytes (narena) cannot be allocated: more than this machine's \
+             {limit} bytes of memory (RAM and swap); MuJoCo 4.0 refuses it with 'Could not \
+             allocate memory'",
+            t.narena
+        ),
+    ))
 }
 
 /// MuJoCo 4.0's arena size in bytes (`mjModel.narena`): `<size memory>` when set; else 8 bytes

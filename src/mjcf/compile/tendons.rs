@@ -151,6 +151,16 @@ impl Build<'_> {
             m.tendon_frictionloss.push(td.frictionloss);
             // [-1, -1] (MuJoCo's default) is a marker: set_const replaces it by the tendon length
             // at qpos_spring
+            // MuJoCo 4.0: "invalid springlength in tendon" when the pair is decreasing
+            if td.springlength[0] > td.springlength[1] {
+                return Err(err(
+                    doc,
+                    &td.loc,
+                    Some("springlength"),
+                    ErrorKind::InvalidValue,
+                    "invalid springlength in tendon: the first value exceeds the second",
+                ));
+            }
             m.tendon_lengthspring.push(td.springlength);
             m.tendon_range.push(td.range);
             m.tendon_armature.push(td.armature);
