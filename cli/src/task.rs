@@ -558,14 +558,12 @@ fn frame_term(
     t: &Value,
     time: Option<usize>,
 ) -> Res<diffmj::trajopt::Term> {
-    use diffmj::trajopt::Frame;
-    use diffmj::trajopt::Term;
+    use diffmj::trajopt::{Frame, Term};
     let time = time.ok_or("trajopt needs a \"time\" on this term")?;
     let obj = t
         .as_object()
         .ok_or_else(|| format!("expected an object, got {t}"))?;
-    let frames = ["body", "site", "geom"];
-    let named: Vec<&str> = frames
+    let named: Vec<&str> = ["body", "site", "geom"]
         .into_iter()
         .filter(|f| obj.contains_key(*f) && (kind == "orientation" || *f == kind))
         .collect();
@@ -576,30 +574,13 @@ fn frame_term(
             "an orientation needs exactly one of \"body\", \"site\", \"geom\"".into()
         });
     };
-    if let Some(key) = obj
-        .keys()
-        .find(|x| ![frame_kind, "time", "target", "weight"].contains(&x.as_str()))
-    {
-        return Err(format!("unknown key '{key}'"));
-    }
-    let name = obj[frame_kind]
-        .as_str()
-        .ok_or_else(|| format!("\"{frame_kind}\" must be a name, got {}", obj[frame_kind]))?;
-    let names = match frame_kind {
-        "body" => &m.body_name,
-        "site" => &m.site_name,
-        _ => &m.geom_name,
-    };
-    let id = names
-        .iter()
-        .position(|n| n == name)
-        .ok_or_else(|| format!("no {frame_kind} named '{name}'"))?;
-    let weight = t["weight"]
-        .as_f64()
-        .filter(|w| w.is_finite() && *w >= 0.0)
-        .ok_or("\"weight\" must be a non-negative number")?;
-    let n = if kind == "geom" { 3 } else { 4 };
-    let target = num_array(&t["target"], "target", n)?;
+    let (id, target, weight) = named_target(
+        m,
+        t,
+        frame_kind,
+        &["time"],
+        if kind == "geom" { 3 } else { 4 },
+    )?;
     Ok(if kind == "geom" {
         Term::GeomPos {
             time,
@@ -623,31 +604,47 @@ fn frame_term(
 
 /// A trajopt contact-force term, `{"body": NAME, "target": [3], "weight": w}`.
 fn contact_force_term(m: &Model<f64>, t: &Value) -> Res<diffmj::trajopt::Term> {
-    let obj = t
-        .as_object()
-        .ok_or_else(|| format!("expected an object, got {t}"))?;
-    if let Some(key) = obj
-        .keys()
-        .find(|x| !["body", "target", "weight"].contains(&x.as_str()))
-    {
-        return Err(format!("unknown key '{key}'"));
-    }
-    let name = t["body"]
-        .as_str()
-        .ok_or_else(|| format!("\"body\" must be a body name, got {}", t["body"]))?;
-    let body = m
-        .body_name
-        .iter()
-        .position(|n| n == name)
-        .ok_or_else(|| format!("no body named '{name}'"))?;
-    let target = num_array(&t["target"], "target", 3)?;
-    let weight = t["weight"]
-        .as_f64()
-        .filter(|w| w.is_finite() && *w >= 0.0)
-        .ok_or("\"weight\" must be a non-negative number")?;
+    let (body, target, weight) = named_target(m, t, "body", &[], 3)?;
     Ok(diffmj::trajopt::Term::ContactForce {
         body,
         target: [target[0], target[1], target[2]],
         weight,
     })
+}
+
+/// The parts of a term `{KIND: NAME, "target": [n], "weight": w, extra...}` naming a body, site
+/// or geom: its index, target and weight; any other key is refused.
+fn named_target(
+    m: &Model<f64>,
+    t: &Value,
+    kind: &str,
+    extra: &[&str],
+    n: usize,
+) -> Res<(usize, Vec<f64>, f64)> {
+    let obj = t
+        .as_object()
+        .ok_or_else(|| format!("expected an object, got {t}"))?;
+    if let Some(key) = obj
+        .keys()
+        .find(|x| ![kind, "target", "weight"].contains(&x.as_str()) && !extra.contains(&x.as_str()))
+    {
+        return Err(format!("unknown key '{key}'"));
+    }
+    let name = t[kind]
+        .as_str()
+        .ok_or_else(|| format!("\"{kind}\" must be a {kind} name, got {}", t[kind]))?;
+    let names = match kind {
+        "body" => &m.body_name,
+        "site" => &m.site_name,
+        _ => &m.geom_name,
+    };
+    let id = names
+        .iter()
+        .position(|x| x == name)
+        .ok_or_else(|| format!("no {kind} named '{name}'"))?;
+    let weight = t["weight"]
+        .as_f64()
+        .filter(|w| w.is_finite() && *w >= 0.0)
+        .ok_or("\"weight\" must be a non-negative number")?;
+    Ok((id, num_array(&t["target"], "target", n)?, weight))
 }

@@ -441,15 +441,17 @@ fn augmented_lagrangian(
     stats: &mut Stats,
 ) -> Result<(), TrajoptError> {
     let (nv, nu, horizon) = (ctx.mi.nv, ctx.mi.nu, ctx.task.horizon);
-    let task = ctx.task.clone().into_owned();
-    let has = |f: fn(&super::Term) -> bool| task.terms.iter().any(f);
+    let has = |f: fn(&super::Term) -> bool| ctx.task.terms.iter().any(f);
     let unactuated = has(|t| matches!(t, super::Term::Unactuated { .. }));
     let limits = has(|t| matches!(t, super::Term::CtrlLimit { .. }));
     // per step: the unactuated forces' shifts (nv), then the controls' (nu)
     let mut shifts: Vec<Vec<f64>> = vec![];
+    // the dynamics residuals of an unactuated-only task: the forces and controls of each step
     let probe = Task {
+        horizon,
+        qpos0: ctx.task.qpos0.clone(),
+        qvel0: ctx.task.qvel0.clone(),
         terms: vec![super::Term::Unactuated { weight: 1.0 }],
-        ..task.clone()
     };
     let mut w = ctx.worker();
     let mut f = vec![0.0; nv];
