@@ -30,7 +30,8 @@ pub struct Options {
     pub lambda0: f64,
     /// Threads for the Jacobians (0: rayon's default).
     pub threads: usize,
-    /// Largest number of augmented-Lagrangian runs on the unactuated forces.
+    /// Largest number of augmented-Lagrangian runs on the unactuated forces and control limits
+    /// (per smoothing stage).
     pub outer_iterations: usize,
     /// Stop the augmented Lagrangian when no unactuated force exceeds this (N or N·m).
     pub unactuated_tol: f64,
@@ -378,7 +379,9 @@ fn cost_of(blocks: &[Block]) -> f64 {
 /// driven to zero by an augmented Lagrangian: after each Levenberg–Marquardt run the term's
 /// residual is shifted by the multipliers' update `μ_t ← μ_t + w f_t`, until the largest
 /// unactuated force is below [`Options::unactuated_tol`] (or after
-/// [`Options::outer_iterations`] runs).
+/// [`Options::outer_iterations`] runs). A [`Term::CtrlLimit`](super::Term::CtrlLimit) is
+/// driven the same way, its shifts and weight updated between the same runs, until no control
+/// leaves its range by more than [`Options::ctrl_limit_tol`].
 pub fn solve(
     m: &Model<f64>,
     task: &Task,
@@ -433,7 +436,8 @@ pub fn solve(
 }
 
 /// Levenberg–Marquardt runs at the stage's smoothing, with the augmented-Lagrangian updates of
-/// the unactuated forces between them (see [`solve`]); `q` is updated in place.
+/// the unactuated forces and control limits between them (see [`solve`]); `q` is updated in
+/// place.
 fn augmented_lagrangian(
     ctx: &mut Ctx<'_>,
     q: &mut Vec<Vec<f64>>,
