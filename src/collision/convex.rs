@@ -111,6 +111,9 @@ pub struct ConvexConfig {
     pub tolerance: f64,
     /// Maximum number of iterations of each stage.
     pub iterations: usize,
+    /// Whether capsule, cylinder and box pairs get MuJoCo's multi-contact search; without it
+    /// every pair gets the single contact at its witnesses (as `mj_geomDistance` asks for).
+    pub multi: bool,
 }
 
 /// Outcome of the general convex routine.
@@ -990,7 +993,7 @@ pub(super) fn convex<T: Scalar>(
                     normal: w.normal,
                 };
                 let flat = super::multi::flat_tol(cfg.tolerance, polishes(cfg));
-                return finish(sink, margin, g1, s1, g2, s2, w, status, flat);
+                return finish(sink, margin, g1, s1, g2, s2, w, status, flat, cfg.multi);
             }
         }
     }
@@ -1013,8 +1016,12 @@ pub(super) fn convex<T: Scalar>(
         .iter()
         .map(|x| dot3(&x.v, &x.v).re().sqrt())
         .fold(0.0, f64::max);
+    let mut from_gjk = false;
     let w = match sep {
-        Some(w) if w.dist.re() > GJK_TOUCH * scale => w,
+        Some(w) if w.dist.re() > GJK_TOUCH * scale => {
+            from_gjk = true;
+            w
+        }
         sep => {
             blow_up(&pair, &mut simplex, &mut n);
             let found = match (n == 4, bufs.and_then(|b| b.work())) {
@@ -1034,13 +1041,15 @@ pub(super) fn convex<T: Scalar>(
             }
         }
     };
-    let w = if polishes(cfg) {
+    // between two boxes GJK ends on the exact nearest features: nothing to refine
+    let exact = from_gjk && matches!((&s1, &s2), (Shape::Box(_), Shape::Box(_)));
+    let w = if polishes(cfg) && !exact {
         polish(&pair, w, slack_of(status))
     } else {
         w
     };
     let flat = super::multi::flat_tol(cfg.tolerance, polishes(cfg));
-    finish(sink, margin, g1, s1, g2, s2, w, status, flat)
+    finish(sink, margin, g1, s1, g2, s2, w, status, flat, cfg.multi)
 }
 
 /// `ccd_tolerance` at or below which GJK/EPA's answer is refined to the exact contact (see
@@ -1127,8 +1136,8 @@ fn within_margin(dist: f64, margin: f64) -> bool {
 }
 
 /// The contacts of the convex routine from its witness: none beyond the margin; MuJoCo's
-/// multi-contact search for capsule, cylinder and box pairs; else the single contact at the
-/// witnesses' midpoint.
+/// multi-contact search for capsule, cylinder and box pairs (when `multi`); else the single
+/// contact at the witnesses' midpoint.
 #[allow(clippy::too_many_arguments)]
 fn finish<T: Scalar>(
     sink: &mut Sink<'_, T>,
@@ -1140,11 +1149,13 @@ fn finish<T: Scalar>(
     w: Witness<T>,
     status: ConvexStatus,
     flat: f64,
+    multi: bool,
 ) -> ConvexStatus {
     if !within_margin(w.dist.re(), margin.re()) {
         return status;
     }
-    if super::multi::applies(&s1, &s2)
+    if multi
+        && super::multi::applies(&s1, &s2)
         && super::multi::multi_contact(sink, margin, g1, &s1, g2, &s2, &w, flat) > 0
     {
         return status;

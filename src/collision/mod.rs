@@ -304,6 +304,9 @@ pub(crate) struct Sink<'a, T> {
     n: usize,
     wanted: usize,
     geom: [usize; 2],
+    /// Whether contacts get their whole frame; else only its first row, the unit normal (what
+    /// a distance query reads).
+    frames: bool,
 }
 
 impl<'a, T: Scalar> Sink<'a, T> {
@@ -313,6 +316,7 @@ impl<'a, T: Scalar> Sink<'a, T> {
             n: 0,
             wanted: 0,
             geom,
+            frames: true,
         }
     }
 
@@ -326,7 +330,14 @@ impl<'a, T: Scalar> Sink<'a, T> {
             c.geom = self.geom;
             c.dist = dist;
             c.pos = pos;
-            c.frame = contact_frame(normal, tangent);
+            if self.frames {
+                c.frame = contact_frame(normal, tangent);
+            } else {
+                // contact_frame's first row, the tangents left out
+                let mut n = *normal;
+                normalize3(&mut n);
+                c.frame[..3].copy_from_slice(&n);
+            }
             self.n += 1;
         }
     }
@@ -361,7 +372,7 @@ pub fn collide_pair<T: Scalar>(
     margin: T,
     out: &mut [Contact<T>],
 ) -> Result<usize, CollisionError> {
-    collide(m, d, g1, g2, margin, out, None)
+    collide(m, d, g1, g2, margin, out, None, true)
 }
 
 /// [`collide_pair`] with the general convex routine's work buffers supplied by the caller, so
@@ -376,9 +387,11 @@ pub fn collide_pair_with<T: Scalar>(
     out: &mut [Contact<T>],
     bufs: &mut ConvexBuffers<T>,
 ) -> Result<usize, CollisionError> {
-    collide(m, d, g1, g2, margin, out, Some(bufs))
+    collide(m, d, g1, g2, margin, out, Some(bufs), true)
 }
 
+/// [`collide_pair_with`]; without `frames`, each contact's frame holds only its normal.
+#[allow(clippy::too_many_arguments)]
 fn collide<T: Scalar>(
     m: &Model<T>,
     d: &Data<T>,
@@ -387,6 +400,7 @@ fn collide<T: Scalar>(
     margin: T,
     out: &mut [Contact<T>],
     bufs: Option<&mut ConvexBuffers<T>>,
+    frames: bool,
 ) -> Result<usize, CollisionError> {
     for g in [g1, g2] {
         if g >= m.geom_type.len() || g >= d.geom_xpos.len() || g >= d.geom_xmat.len() {
@@ -406,6 +420,7 @@ fn collide<T: Scalar>(
     };
     let (a, b) = (geom(g1), geom(g2));
     let mut sink = Sink::new(out, [g1, g2]);
+    sink.frames = frames;
     match pair_rule::<T>(t1, t2).collider {
         Collider::Analytic(pair_fn) => pair_fn(&mut sink, margin, &a, &b),
         Collider::PlaneConvex => {
@@ -415,6 +430,7 @@ fn collide<T: Scalar>(
             let cfg = ConvexConfig {
                 tolerance: m.opt.ccd_tolerance.re(),
                 iterations: m.opt.ccd_iterations,
+                multi: true,
             };
             let s1 = convex::Shape::of(t1, &a.size);
             let s2 = convex::Shape::of(t2, &b.size);
@@ -464,8 +480,11 @@ pub fn geom_distance<T: Scalar>(
         let cfg = ConvexConfig {
             tolerance: m.opt.ccd_tolerance.re(),
             iterations: m.opt.ccd_iterations,
+            // one contact at the witnesses, no multi-contact search (as MuJoCo's distance)
+            multi: false,
         };
         let mut sink = Sink::new(out, [g1, g2]);
+        sink.frames = false;
         let (s1, s2) = (
             convex::Shape::of(t1, &a.size),
             convex::Shape::of(t2, &b.size),
@@ -476,7 +495,7 @@ pub fn geom_distance<T: Scalar>(
         if matches!(rule.collider, Collider::None) {
             return (distmax, fromto);
         }
-        let n = match collide(m, d, g1, g2, distmax, out, bufs) {
+        let n = match collide(m, d, g1, g2, distmax, out, bufs, false) {
             Ok(n) => n,
             Err(CollisionError::BufferTooSmall { .. }) => out.len(),
             Err(_) => 0,
