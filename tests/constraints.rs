@@ -1629,3 +1629,71 @@ fn sparse_tendon_rows_join_islands_as_mujoco() {
         );
     }
 }
+
+/// Newton's iteration count per island at states of MuJoCo's own trajectories (warm start
+/// included; `tests/golden/generate_newton_exits.py`), on models with their own solver
+/// settings, most of them with islands solved in 0 iterations by MuJoCo 4.0's two early exits
+/// (the certificate before the first factorization, the Newton decrement after it): `qacc`
+/// within [`TOL_SOL`], and the same count in every island except where a stopping test sits on
+/// the tolerance itself (at most 1% of the states, and there `qacc` agrees within 1e-10).
+#[test]
+fn newton_iterations_as_mujoco() {
+    let g = read_json(&root().join("tests/golden/solver/newton_exits.json"));
+    let (mut states, mut zero, mut worst) = (0, 0, 0.0f64);
+    let (mut borderline, mut probs) = (Vec::new(), Vec::new());
+    for mg in g["models"].as_array().unwrap() {
+        let path = mg["model"].as_str().unwrap();
+        let m = mjcf::load_file(root().join(path)).unwrap();
+        let mut d = Data::new(&m);
+        for s in mg["states"].as_array().unwrap() {
+            d.time = s["time"].as_f64().unwrap();
+            d.qpos.copy_from_slice(&nums(&s["qpos"]));
+            d.qvel.copy_from_slice(&nums(&s["qvel"]));
+            d.act.copy_from_slice(&nums(&s["act"]));
+            d.ctrl.copy_from_slice(&nums(&s["ctrl"]));
+            d.qacc_warmstart
+                .copy_from_slice(&nums(&s["qacc_warmstart"]));
+            diffmj::forward(&m, &mut d).unwrap();
+            let step = s["step"].as_u64().unwrap();
+            let nis = s["nisland"].as_u64().unwrap() as usize;
+            let want: Vec<usize> = nums(&s["solver_niter"])
+                .iter()
+                .map(|x| *x as usize)
+                .collect();
+            states += 1;
+            zero += (nis > 0 && want.contains(&0)) as usize;
+            let e = rel_err(&d.qacc, &nums(&s["qacc"]));
+            worst = worst.max(e);
+            if e > TOL_SOL {
+                probs.push(format!("{path} step {step}: qacc error {e:.2e}"));
+            }
+            if d.nisland != nis || d.solver_niter[..want.len()] != want[..] {
+                let what = format!(
+                    "{path} step {step}: islands {} niter {:?} vs MuJoCo {nis} {want:?}, qacc {e:.1e}",
+                    d.nisland,
+                    &d.solver_niter[..want.len()]
+                );
+                if e < 1e-10 {
+                    borderline.push(what);
+                } else {
+                    probs.push(what);
+                }
+            }
+        }
+    }
+    println!(
+        "{states} states ({zero} with an island solved in 0 iterations), qacc error {worst:.2e}, \
+         {} borderline counts: {borderline:?}",
+        borderline.len()
+    );
+    assert!(
+        zero >= 100,
+        "the golden data should exercise the zero-iteration exits"
+    );
+    assert!(
+        borderline.len() * 100 <= states,
+        "{}",
+        borderline.join("\n")
+    );
+    assert!(probs.is_empty(), "{}", probs.join("\n"));
+}

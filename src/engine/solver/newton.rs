@@ -337,7 +337,8 @@ fn update_factor<T: Scalar>(p: &Problem<T>, s: &mut SolverScratch<T>, nupdate: &
 
 /// Newton's method on the reduced primal problem (000, "Algorithms": exact Hessian, Cholesky,
 /// exact line search). MuJoCo 4.0's stopping rules: no iteration when the start's scaled
-/// gradient and ½ gᵀM⁻¹g are both below the tolerance; after an iteration, when its scaled
+/// gradient and either ½ gᵀM⁻¹g or the Newton decrement ½ gᵀH⁻¹g are below the tolerance;
+/// after an iteration, when its scaled
 /// improvement or gradient is, or the Newton decrement ½ gᵀH⁻¹g of the next step is; when a
 /// line search makes no progress.
 pub(super) fn newton<T: Scalar>(
@@ -354,7 +355,8 @@ pub(super) fn newton<T: Scalar>(
     let mut niter = 0;
     // MuJoCo 4.0's zero-iteration certificate: the start is taken as the solution when both
     // its scaled gradient and its scaled ½ gᵀM⁻¹g are below the tolerance
-    if scale * grad_norm(p, s) < tol {
+    let small_gradient = scale * grad_norm(p, s) < tol;
+    if small_gradient {
         s.mgrad[..nv].copy_from_slice(&s.grad[..nv]);
         p.solve_m(&mut s.mgrad[..nv]);
         if scale * half_gmg(p, s) < tol {
@@ -417,6 +419,11 @@ pub(super) fn newton<T: Scalar>(
     let Some(mut nupdate) = direction(s) else {
         return 0;
     };
+    // and with the first factor: a start whose scaled gradient is below the tolerance is the
+    // solution when its Newton decrement ½ gᵀH⁻¹g (scaled) is too
+    if small_gradient && scale * decrement(nv, s) < tol {
+        return 0;
+    }
     for it in 0..m.opt.iterations {
         let (alpha, neval, slope) = line_search(m, p, s);
         // no progress along the direction: done (not counted as an iteration, as in MuJoCo)
@@ -447,15 +454,18 @@ pub(super) fn newton<T: Scalar>(
             Some(n) => nupdate = n,
             None => break,
         }
-        let decrement: f64 = -0.5
-            * (0..nv)
-                .map(|i| s.grad[i].re() * s.search[i].re())
-                .sum::<f64>();
-        if scale * decrement < tol {
+        if scale * decrement(nv, s) < tol {
             break;
         }
     }
     niter
+}
+
+/// The Newton decrement ½ gᵀH⁻¹g = −½ gᵀ·search of the current direction (real parts).
+fn decrement<T: Scalar>(nv: usize, s: &SolverScratch<T>) -> f64 {
+    -0.5 * (0..nv)
+        .map(|i| s.grad[i].re() * s.search[i].re())
+        .sum::<f64>()
 }
 
 #[cfg(test)]
