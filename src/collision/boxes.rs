@@ -144,39 +144,46 @@ pub(super) fn capsule_box<T: Scalar>(
 
     // box edges against the segment
     let one = T::one();
+    let mc = len * len;
+    let imc = one / mc;
     for j in 0..3 {
+        // the 2×2 system of an edge along axis j depends on the axis alone
+        let ma = s[j] * s[j];
+        let mb = -s[j] * h[j];
+        let det = ma * mc - mb * mb;
+        if det.re().abs() < MINVAL {
+            continue;
+        }
+        let (idet, ima) = (one / det, one / ma);
         for i in 0..8usize {
             if i & (1 << j) != 0 {
                 continue;
             }
-            let mut c = [
-                if i & 1 != 0 { s[0] } else { -s[0] },
-                if i & 2 != 0 { s[1] } else { -s[1] },
-                if i & 4 != 0 { s[2] } else { -s[2] },
-            ];
-            c[j] = T::zero();
-            let dif = sub3(&c, &p);
-            let ma = s[j] * s[j];
-            let mb = -s[j] * h[j];
-            let mc = len * len;
+            // the edge's middle point (selects, not a store at index j: a vector load right
+            // after a scalar store to the same array stalls)
+            let corner = |k: usize| {
+                if k == j {
+                    T::zero()
+                } else if i & (1 << k) != 0 {
+                    s[k]
+                } else {
+                    -s[k]
+                }
+            };
+            let dif = sub3(&[corner(0), corner(1), corner(2)], &p);
             let u = -s[j] * dif[j];
             let v = dot3(&h, &dif);
-            let det = ma * mc - mb * mb;
-            if det.re().abs() < MINVAL {
-                continue;
-            }
-            let idet = one / det;
             let mut x1 = (mc * u - mb * v) * idet;
             let mut x2 = (ma * v - mb * u) * idet;
             let (mut s1, mut s2) = (1usize, 1usize);
             if x1.re() > 1.0 {
                 x1 = one;
                 s1 = 2;
-                x2 = (v - mb) * (one / mc);
+                x2 = (v - mb) * imc;
             } else if x1.re() < -1.0 {
                 x1 = -one;
                 s1 = 0;
-                x2 = (v + mb) * (one / mc);
+                x2 = (v + mb) * imc;
             }
             let reclamp_x1 = |x: T, s1: &mut usize| {
                 if x.re() > 1.0 {
@@ -192,14 +199,15 @@ pub(super) fn capsule_box<T: Scalar>(
             if x2.re() > 1.0 {
                 x2 = one;
                 s2 = 2;
-                x1 = reclamp_x1((u - mb) * (one / ma), &mut s1);
+                x1 = reclamp_x1((u - mb) * ima, &mut s1);
             } else if x2.re() < -1.0 {
                 x2 = -one;
                 s2 = 0;
-                x1 = reclamp_x1((u + mb) * (one / ma), &mut s1);
+                x1 = reclamp_x1((u + mb) * ima, &mut s1);
             }
-            let mut dd = add_scl(&dif, &h, -x2);
-            dd[j] += s[j] * x1;
+            let dd = add_scl(&dif, &h, -x2);
+            let along = |k: usize| if k == j { dd[k] + s[k] * x1 } else { dd[k] };
+            let dd = [along(0), along(1), along(2)];
             let d = dot3(&dd, &dd);
             if d.re() < best.re() - MINVAL {
                 best = d;
