@@ -397,28 +397,16 @@ impl<'a, T: Scalar> Problem<'a, T> {
         self.mul_j_minus(x, Some(self.efc_aref), out);
     }
 
-    /// `out = J v − b` (`b` zero when `None`), a group of rows at a time: the group's entries of
-    /// `v` are gathered once, and each row is a contiguous dot product.
+    /// `out = J v − b` (`b` zero when `None`), row by row. (Gathering a group's entries of `v`
+    /// into a small buffer first is slower: the dot products' vector loads right after the
+    /// buffer's scalar stores miss store forwarding.)
     fn mul_j_minus(&self, v: &[T], b: Option<&[T]>, out: &mut [T]) {
-        let mut vg = [T::zero(); GROUP_COLS];
-        for (i, n, cols) in self.groups() {
-            let k = cols.len();
-            if n > 1 && k <= GROUP_COLS {
-                for (x, &c) in vg.iter_mut().zip(cols) {
-                    *x = v[c];
-                }
-                for r in i..i + n {
-                    out[r] = dot(self.row_cols(r).0, &vg[..k]);
-                }
-            } else {
-                for r in i..i + n {
-                    out[r] = self.row_dot(r, v);
-                }
-            }
-            if let Some(b) = b {
-                for r in i..i + n {
-                    out[r] -= b[r];
-                }
+        for (r, o) in out[..self.nefc].iter_mut().enumerate() {
+            *o = self.row_dot(r, v);
+        }
+        if let Some(b) = b {
+            for (o, &x) in out[..self.nefc].iter_mut().zip(b) {
+                *o -= x;
             }
         }
     }
