@@ -784,6 +784,8 @@ fn run_trajopt(
         "initial_cost": num("initial_cost", sol.stats.cost[0]),
         "final_cost": sol.stats.cost.last().map(|&c| num("final_cost", c)),
         "max_unactuated": num("max_unactuated", sol.max_unactuated),
+        // with a control-limit term: the largest excess of a control over its range at the end
+        "max_ctrl_excess": sol.stats.max_ctrl_excess.last().map(|&e| num("max_ctrl_excess", e)),
         "ctrl_clamped": sol.ctrl_clamped,
         "replay_deviation": num("replay_deviation", sol.replay_deviation),
         "seconds": sol.stats.seconds,
@@ -1562,6 +1564,8 @@ mod tests {
             "{summary}"
         );
         assert_eq!(summary["ctrl_clamped"], json!(0), "{summary}");
+        // no control-limit term: no excess reported
+        assert_eq!(summary["max_ctrl_excess"], json!(null), "{summary}");
         let csv = std::fs::read_to_string(&out).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "time,qpos0,qvel0,ctrl0");
@@ -1609,6 +1613,30 @@ mod tests {
             e.contains("1 configurations, the task needs horizon + 1 = 41"),
             "{e}"
         );
+        // a control-limit term: the summary reports the excess left, within the tolerance
+        let limited = dir.join("limited.xml");
+        std::fs::write(
+            &limited,
+            std::fs::read_to_string(&model)
+                .unwrap()
+                .replace(r#"gear="2""#, r#"gear="2" ctrlrange="-0.5 0.5""#),
+        )
+        .unwrap();
+        let ltask = dir.join("limited.json");
+        std::fs::write(
+            &ltask,
+            r#"{"horizon": 40, "init": "linear", "terms": [
+                {"effort": {"weight": 1}},
+                {"qpos": {"time": 40, "target": [0.5], "weight": [1e8]}},
+                {"ctrl_limit": {"weight": 100}}]}"#,
+        )
+        .unwrap();
+        let summary: Value = serde_json::from_str(
+            &run_trajopt(&limited, &[], &ltask, out.to_str().unwrap(), None, None).unwrap(),
+        )
+        .unwrap();
+        let excess = summary["max_ctrl_excess"].as_f64().unwrap();
+        assert!((0.0..=1e-8).contains(&excess), "{summary}");
         std::fs::write(&task, r#"{"horizon": 5, "terms": [{"qpos": {"time": 5}}]}"#).unwrap();
         let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(e.contains("term 0 target"), "{e}");

@@ -110,7 +110,8 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
 /// simulation), `replay_warnings` (`{"mjWARN_*": count}` of that simulation), `iterations`,
-/// `outer_iterations`, `cost_history`, `converged`, `seconds`.
+/// `outer_iterations`, `cost_history`, `converged`, `seconds`; `max_ctrl_excess` is the largest
+/// excess of a control over its range at the end with a `ctrl_limit` term (else `None`).
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
@@ -188,6 +189,7 @@ pub(super) fn trajopt<'py>(
     kw.set_item("actuator_force", table(&sol.actuator_force, m.nu)?)?;
     kw.set_item("ctrl", table(&sol.ctrl, m.nu)?)?;
     kw.set_item("max_unactuated", sol.max_unactuated)?;
+    kw.set_item("max_ctrl_excess", sol.stats.max_ctrl_excess.last().copied())?;
     kw.set_item("ctrl_clamped", sol.ctrl_clamped)?;
     kw.set_item("replay_deviation", sol.replay_deviation)?;
     kw.set_item("replay_warnings", warnings_dict(py, &sol.replay_warnings)?)?;

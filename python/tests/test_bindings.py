@@ -340,8 +340,11 @@ def test_trajopt_control_limits_hold_on_a_bang_solution():
              {"type": "qpos", "time": 30, "target": [1.0], "weight": [1e6]}]
     r = diffmj.trajopt(m, 30, terms + [{"type": "ctrl_limit", "weight": 1e2}])
     assert np.abs(r.actuator_force - 1.0).max() < 1e-6 and r.replay_deviation < 1e-6
+    excess = np.clip(np.abs(r.ctrl) - 1.0, 0, None).max()
+    assert r.max_ctrl_excess is not None and abs(r.max_ctrl_excess - excess) < 1e-12
     free = diffmj.trajopt(m, 30, terms)
     assert free.ctrl_clamped > 0 and free.actuator_force.max() > 2
+    assert free.max_ctrl_excess is None
 
 
 def test_trajopt_contact_force_term_as_mujoco_computes_the_force():
