@@ -60,6 +60,8 @@ pub struct Mpc {
     plan: Option<Plan>,
     /// Control steps since the plan was made.
     age: usize,
+    /// The state of the last call (qpos, qvel, act) and its difference from the plan's.
+    x: Vec<f64>,
     dx: Vec<f64>,
 }
 
@@ -78,6 +80,7 @@ impl Mpc {
             opts,
             plan: None,
             age: 0,
+            x: vec![0.0; m.nq + m.nv + m.na],
             dx: vec![0.0; 2 * m.nv + m.na],
         })
     }
@@ -128,12 +131,12 @@ impl Mpc {
         let p = self.plan.as_ref().expect("planned");
         let k = self.age.min(p.horizon - 1);
         let nx = m.nq + m.nv + m.na;
-        let mut x = vec![0.0; nx];
+        let x = &mut self.x;
         x[..m.nq].copy_from_slice(&d.qpos);
         x[m.nq..m.nq + m.nv].copy_from_slice(&d.qvel);
         x[m.nq + m.nv..].copy_from_slice(&d.act);
         let a = k * p.nstate + 1;
-        error(m, &x, &p.states[a..a + nx], &mut self.dx);
+        error(m, x, &p.states[a..a + nx], &mut self.dx);
         for (i, u) in ctrl[..nu].iter_mut().enumerate() {
             let (lo, hi) = ctrl_bounds(m, i);
             *u = p.feedback(k, i, nu, &self.dx).clamp(lo, hi);
