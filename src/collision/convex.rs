@@ -721,7 +721,9 @@ fn epa_on_stack<T: Scalar>(
 /// frozen, ranked by the support distance `w · n` (an upper bound of the depth, realized by the
 /// supports along `n`) instead of its own distance (a lower bound), and EPA goes on with the
 /// next face. The answer is the nearest face once the gain of `w` is below the tolerance, or a
-/// frozen face (with `w`'s supports as witnesses) when it is the nearest.
+/// frozen face (with `w`'s supports as witnesses) when it is the nearest; at the iteration
+/// limit, as in MuJoCo, the nearest face of the last step (the one it expanded), a lower bound
+/// of the depth.
 fn epa<T: Scalar>(
     pair: &Pair<'_, T>,
     cfg: &ConvexConfig,
@@ -780,6 +782,9 @@ fn epa<T: Scalar>(
     let tol = cfg.tolerance.max(EPA_ROUNDING * scale);
     let mut status = ConvexStatus::IterationLimit;
     let mut best = 0;
+    // the face taken by the last step: at the iteration limit it has been expanded, and its
+    // slot in `faces` holds a new face (not the nearest) since
+    let mut chosen = faces[0];
     for _ in 0..cfg.iterations.max(1) {
         // nearest live face
         let mut bd = f64::INFINITY;
@@ -797,6 +802,7 @@ fn epa<T: Scalar>(
             return None;
         }
         let f = faces[best];
+        chosen = f;
         if let Some(w) = f.frozen {
             // the nearest face cannot be expanded: its supports are the answer
             let dist = -dot3(&w.v, &f.n);
@@ -917,7 +923,7 @@ fn epa<T: Scalar>(
             faces[g].adj[ge] = slots[i];
         }
     }
-    let f = faces[best];
+    let f = chosen;
     // barycentric coordinates of the origin's projection on the face
     let p = scl3(&f.n, f.dist);
     let (a, b, c) = (verts[f.v[0]], verts[f.v[1]], verts[f.v[2]]);
