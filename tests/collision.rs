@@ -28,6 +28,18 @@
 //!   cylinder in its multi-contact goes through an EPA vertex off the exact azimuth, which
 //!   moves the contacts' depths by up to ~5e-7. Those poses are compared with the exact contacts.
 //!
+//! ITERATION_LIMIT: `collision_deep.json` (`tests/golden/generate_collision_deep.py`) holds deep
+//! overlaps of the convex pairs at MuJoCo's default `ccd_iterations` (35) and `ccd_tolerance`
+//! 1e-12, where MuJoCo's EPA often stops at its iteration limit (the generator flags those poses
+//! `ccd_limit`): MuJoCo's answer is then its unconverged iterate (the nearest face of its last
+//! polytope), up to ~1e-3 short of the depth with a normal off by up to ~0.2 there. diffmj's EPA
+//! answers with its own last face too and takes MuJoCo's steps as long as the two polytopes agree;
+//! they are built with different arithmetic (and diffmj's first tetrahedron comes from its own
+//! GJK), so a nearly tied choice between two faces late in the run can go the other way, and the
+//! two runs then stop on different unconverged iterates. Such poses are compared, and a mismatch
+//! within [`TOL_LIMIT`] and [`TOL_LIMIT_DIR`] is only counted (`limit` column:
+//! mismatching/total); worst errors are over the other poses.
+//!
 //! Poses that are known not to match are listed in [`KNOWN_GAPS`] with the reason; they are
 //! reported, not hidden: a listed gap that no longer fails fails the test.
 //!
@@ -53,19 +65,43 @@ const TOL_ANALYTIC: f64 = 1e-9;
 /// multi-contact, placed by MuJoCo at an EPA vertex's azimuth).
 const TOL_CONVEX: f64 = 1e-9;
 const TOL_CONVEX_DIR: f64 = 1e-5;
+/// Poses where MuJoCo's EPA stopped at its iteration limit (ITERATION_LIMIT): diffmj's EPA,
+/// whose polytope may not be MuJoCo's, then stops on another unconverged iterate: measured on
+/// `collision_deep.json`, 126 of 131 such poses agree within [`TOL_CONVEX`] and
+/// [`TOL_CONVEX_DIR`], the other five within 3.8e-8 in depth (a cylinder side line clipped on
+/// a box face), 2.4e-5 in position (along a capsule's straight side, where the witness is not
+/// unique) and 2.8e-4 in the normal. A mismatch within these bounds is only counted.
+const TOL_LIMIT: f64 = 1e-7;
+const TOL_LIMIT_DIR: f64 = 1e-3;
 /// Kinematics inputs (geom poses) must agree to rounding.
 const TOL_POSE: f64 = 1e-12;
 
 /// Poses known not to match MuJoCo, with the reason: `(golden file stem, Some((model, pose)))`
 /// for one pose, `None` for the whole file. They are reported, not hidden: a listed gap that no
 /// longer fails fails the test.
-const KNOWN_GAPS: &[KnownGap] = &[(
-    "collision_cylinder_cylinder",
-    Some((2, 86)),
-    "MuJoCo is off: its two coincident contacts lie 2.6e-9 deeper and 1.9e-7 away from \
+const KNOWN_GAPS: &[KnownGap] = &[
+    (
+        "collision_deep",
+        Some((5, 1)),
+        "MuJoCo's EPA converges in 33 steps; diffmj's, whose polytope parts from MuJoCo's at \
+         step 26 (ITERATION_LIMIT), needs 36 and stops at the limit (35) on an unconverged \
+         iterate: its witness on the capsule's straight side 1.1e-5 off",
+    ),
+    (
+        "collision_deep",
+        Some((7, 1)),
+        "MuJoCo's EPA converges in 31 steps; diffmj's, whose polytope parts from MuJoCo's at \
+         step 22 (ITERATION_LIMIT), needs 36 and stops at the limit (35) on an unconverged \
+         iterate: its witness on the capsule's straight side 4e-5 off",
+    ),
+    (
+        "collision_cylinder_cylinder",
+        Some((2, 86)),
+        "MuJoCo is off: its two coincident contacts lie 2.6e-9 deeper and 1.9e-7 away from \
      its own clipping evaluated at the exact normal (found by fuzzing; ours match that to \
      7e-13); the generator's side-line reference does not cover this clipped case",
-)];
+    ),
+];
 
 /// `(golden file stem, Some((model, pose)) or None, reason)`.
 type KnownGap = (&'static str, Option<(usize, usize)>, &'static str);
@@ -102,6 +138,10 @@ struct Worst {
     tie_mismatches: usize,
     /// Two-contact results of the convex routine that match MuJoCo's in the other order.
     swapped: usize,
+    /// Poses where MuJoCo's EPA stopped at its iteration limit (ITERATION_LIMIT), and those of
+    /// them that differ from MuJoCo's within [`TOL_LIMIT`], [`TOL_LIMIT_DIR`] only.
+    limits: usize,
+    limit_mismatches: usize,
     /// Poses compared with the exact contacts instead of MuJoCo's (see REFERENCE).
     references: usize,
 }
@@ -150,6 +190,8 @@ fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
             w.poses += 1;
             let tie = pose["tie"].as_bool().unwrap_or(false);
             w.ties += tie as usize;
+            let limit = pose["ccd_limit"].as_bool().unwrap_or(false);
+            w.limits += limit as usize;
             let mut fails: Vec<String> = Vec::new();
             // the narrow phase is fed MuJoCo's own geom poses, bit for bit: exactly touching or
             // tied configurations (the degenerate poses) decide branches on the last bit
@@ -225,8 +267,24 @@ fn check_file(path: &std::path::Path) -> (String, Worst, f64) {
                             }
                         }
                     }
+                    // at MuJoCo's iteration limit, two unconverged iterates (see ITERATION_LIMIT)
+                    let off_limit = limit
+                        && !msgs.is_empty()
+                        && errs[0] <= TOL_LIMIT
+                        && errs[1].max(errs[2]) <= TOL_LIMIT_DIR;
+                    if off_limit {
+                        w.limit_mismatches += 1;
+                        if std::env::var("COLLISION_VERBOSE").is_ok_and(|v| stem.contains(&v)) {
+                            println!(
+                                "  {ctx}: at MuJoCo's iteration limit: dist err {:.2e}, pos err \
+                                 {:.2e}, frame err {:.2e}",
+                                errs[0], errs[1], errs[2]
+                            );
+                        }
+                        msgs.clear();
+                    }
                     w.contacts += n;
-                    if !tie {
+                    if !tie && !off_limit {
                         w.dist = w.dist.max(errs[0]);
                         w.pos = w.pos.max(errs[1]);
                         w.frame = w.frame.max(errs[2]);
@@ -252,13 +310,24 @@ fn contacts_match_mujoco() {
     let mut unexpected = Vec::new();
     let mut seen = vec![false; KNOWN_GAPS.len()];
     println!(
-        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>7} {:>6} {:>9} {:>5} {:>4}",
-        "pair", "poses", "contacts", "dist", "pos", "frame", "tol", "fails", "ties", "swap", "ref"
+        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>7} {:>6} {:>9} {:>5} {:>4} {:>7}",
+        "pair",
+        "poses",
+        "contacts",
+        "dist",
+        "pos",
+        "frame",
+        "tol",
+        "fails",
+        "ties",
+        "swap",
+        "ref",
+        "limit"
     );
     for f in &files {
         let (stem, w, tol) = check_file(f);
         println!(
-            "{:<32} {:>6} {:>8} {:>10.2e} {:>10.2e} {:>10.2e} {:>7.0e} {:>6} {:>4}/{:<4} {:>5} {:>4}",
+            "{:<32} {:>6} {:>8} {:>10.2e} {:>10.2e} {:>10.2e} {:>7.0e} {:>6} {:>4}/{:<4} {:>5} {:>4} {:>3}/{:<3}",
             stem,
             w.poses,
             w.contacts,
@@ -270,7 +339,9 @@ fn contacts_match_mujoco() {
             w.tie_mismatches,
             w.ties,
             w.swapped,
-            w.references
+            w.references,
+            w.limit_mismatches,
+            w.limits
         );
         // COLLISION_VERBOSE=<substring> prints every failure of the matching files
         let verbose = std::env::var("COLLISION_VERBOSE").is_ok_and(|v| stem.contains(&v));
@@ -483,9 +554,15 @@ fn collide_pair_does_not_allocate() {
 /// - Cylinder–box and ellipsoid–box apart (GJK): the distance within 1e-10 and the segment
 ///   within 1e-7, MuJoCo's own precision at `ccd_tolerance` 1e-12 (diffmj refines the
 ///   witnesses to the exact ones).
-/// - Cylinder–box and ellipsoid–box overlapping (EPA) are only reported: on deep overlaps
-///   diffmj's EPA stops at the iteration limit where MuJoCo's converges (issue 29's
-///   convex-pair parity).
+/// - Cylinder–box and ellipsoid–box overlapping (EPA), against MuJoCo and against the exact
+///   answer the generator found without GJK/EPA (`true_dist`, and `true_fromto` where a
+///   witness is unique). Where MuJoCo's EPA converges, diffmj's answer is the exact one
+///   (distance within 1e-12, segment within 1e-9), and MuJoCo's within its tolerance of it
+///   (distance 5e-13, segment 1.5e-7 here). Where MuJoCo's EPA stops at its iteration limit
+///   (`ccd_limit`: 10 of the 74 cases, up to 6.4e-8 short of the depth), MuJoCo's answer is
+///   its unconverged iterate, which diffmj's EPA reproduces. So in every case: the distance
+///   within 1e-10 of MuJoCo's, and the segment within 1e-9 of MuJoCo's plus MuJoCo's own
+///   distance from the exact segment, where the exact witnesses are unique.
 #[test]
 fn geom_distance_as_mujoco() {
     use diffmj::model::GeomType;
@@ -496,6 +573,11 @@ fn geom_distance_as_mujoco() {
     // worst distance and segment errors: exact routes, convex apart, convex overlapping
     let mut worst = [[0.0f64; 2]; 3];
     let mut count = [0usize; 3];
+    // convex overlapping: worst errors against the exact answer where MuJoCo converged, and
+    // MuJoCo's own distance from the exact depth [converged, at the iteration limit]
+    let mut exact = [0.0f64; 2];
+    let mut mujoco = [0.0f64; 2];
+    let mut limited = 0;
     let mut probs = Vec::new();
     for (k, c) in g["cases"].as_array().unwrap().iter().enumerate() {
         d.qpos.copy_from_slice(&nums(&c["qpos"]));
@@ -508,6 +590,7 @@ fn geom_distance_as_mujoco() {
         let (dist, fromto) =
             diffmj::collision::geom_distance(&m, &d, g1, g2, cutoff, None, &mut out);
         let want = c["dist"].as_f64().unwrap();
+        let want_ft = nums(&c["fromto"]);
         let convex = [g1, g2]
             .iter()
             .any(|&g| matches!(m.geom_type[g], GeomType::Cylinder | GeomType::Ellipsoid));
@@ -518,32 +601,65 @@ fn geom_distance_as_mujoco() {
         };
         count[class] += 1;
         let ed = (dist - want).abs();
-        let ef = if c["aligned"].as_bool().unwrap() {
+        let mut ef = if c["aligned"].as_bool().unwrap() {
             0.0
         } else {
-            max_abs_diff(&fromto, &nums(&c["fromto"]))
+            max_abs_diff(&fromto, &want_ft)
         };
+        let mut tol = [[1e-12, 1e-9], [1e-10, 1e-7], [1e-10, 0.0]][class];
+        if class == 2 {
+            let at_limit = c["ccd_limit"].as_bool().unwrap();
+            limited += at_limit as usize;
+            let true_dist = c["true_dist"].as_f64().unwrap();
+            let true_ft = c["true_fromto"].as_array().map(|_| nums(&c["true_fromto"]));
+            mujoco[at_limit as usize] = mujoco[at_limit as usize].max((want - true_dist).abs());
+            match &true_ft {
+                // MuJoCo's segment is as far from the exact one as its EPA left it
+                Some(t) => tol[1] = 1e-9 + max_abs_diff(&want_ft, t),
+                // no unique witnesses: the segment is not compared
+                None => ef = 0.0,
+            }
+            if !at_limit {
+                let e = [
+                    (dist - true_dist).abs(),
+                    true_ft.map_or(0.0, |t| max_abs_diff(&fromto, &t)),
+                ];
+                exact = [exact[0].max(e[0]), exact[1].max(e[1])];
+                if e[0] > 1e-12 || e[1] > 1e-9 {
+                    probs.push(format!(
+                        "case {k} ({g1}, {g2}): {:.2e} from the exact distance, {:.2e} from \
+                         the exact segment",
+                        e[0], e[1]
+                    ));
+                }
+            }
+        }
         worst[class][0] = worst[class][0].max(ed);
         worst[class][1] = worst[class][1].max(ef);
-        let tol = [[1e-12, 1e-9], [1e-10, 1e-7], [f64::INFINITY; 2]][class];
         if ed > tol[0] || ef > tol[1] {
             probs.push(format!(
                 "case {k} ({g1}, {g2}): distance error {ed:.2e}, fromto error {ef:.2e}"
             ));
         }
     }
-    for (k, what) in [
-        "exact routes",
-        "convex apart",
-        "convex overlapping (reported)",
-    ]
-    .iter()
-    .enumerate()
+    for (k, what) in ["exact routes", "convex apart", "convex overlapping"]
+        .iter()
+        .enumerate()
     {
         println!(
             "{what}: {} cases, distance error {:.2e}, fromto error {:.2e}",
             count[k], worst[k][0], worst[k][1]
         );
     }
+    println!(
+        "  convex overlapping, MuJoCo converged: {} cases, {:.2e} from the exact distance, \
+         {:.2e} from the exact segment (MuJoCo {:.2e} from the exact distance); at MuJoCo's \
+         iteration limit: {limited} cases (MuJoCo {:.2e} from the exact distance)",
+        count[2] - limited,
+        exact[0],
+        exact[1],
+        mujoco[0],
+        mujoco[1]
+    );
     assert!(probs.is_empty(), "{}", probs.join("\n"));
 }
