@@ -334,11 +334,12 @@ pub fn inert_com<T: Scalar>(diag: &V3<T>, rot: &M3<T>, d: &V3<T>, m: T) -> Inert
             + rot[3 * a + 1] * diag[1] * rot[3 * b + 1]
             + rot[3 * a + 2] * diag[2] * rot[3 * b + 2];
     }
-    let dd = dot3(d, d);
+    // the parallel-axis terms as sums of the two other squares (not |d|² − d_i², which cancels
+    // when one component dwarfs the others: a body 1e20 away along y lost its x and z terms)
     [
-        r[0] + m * (dd - d[0] * d[0]),
-        r[1] + m * (dd - d[1] * d[1]),
-        r[2] + m * (dd - d[2] * d[2]),
+        r[0] + m * (d[1] * d[1] + d[2] * d[2]),
+        r[1] + m * (d[0] * d[0] + d[2] * d[2]),
+        r[2] + m * (d[0] * d[0] + d[1] * d[1]),
         r[3] - m * d[0] * d[1],
         r[4] - m * d[0] * d[2],
         r[5] - m * d[1] * d[2],

@@ -21,6 +21,15 @@ use super::jacobian::jac;
 /// (then longer) lengths while damping the velocity, with friction loss, contacts, passive
 /// forces, gravity and actuation disabled; the range is the extreme length seen during the
 /// last `interval` seconds.
+///
+/// Each step is MuJoCo's `mj_step1` and `mj_step2`, divergence checks included: a position or
+/// velocity that is not finite or exceeds [`MAXVAL`](super::MAXVAL) restarts the simulation
+/// from `qpos0` at time 0 before the step, an acceleration that does restarts it after the
+/// step's forward pass (which then runs again at `qpos0`), and the simulation goes on (the
+/// lengths seen before the restart stay in the range). The simulation is deterministic, so a
+/// second restart of the same kind in one direction repeats the stretch between the two for
+/// ever: MuJoCo 4.0 never returns from such a model (a NaN tendon coefficient, say); diffmj
+/// refuses it.
 fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], String> {
     use crate::model::{disable, Integrator};
     const ACCEL: f64 = 20.0;
@@ -53,22 +62,41 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
     for side in 0..2 {
         d.reset(&mm);
         let mut updated = false;
+        // a restart so far in this direction: [in stage 1 (qpos, qvel), after the forward pass]
+        let mut restarted = [false; 2];
         while d.time < INTTOTAL {
             let decay = (-TIMESTEP / TIMECONST.max(0.01)).exp();
             d.qvel.iter_mut().for_each(|v| *v *= decay);
+            // mj_step1: checkPos resets a bad qpos (leaving qvel zero, so checkVel passes)
+            let reset1 =
+                super::check_pos(&mm, &mut d).is_err() || super::check_vel(&mm, &mut d).is_err();
             super::forward::fwd_position(&mm, &mut d);
             super::forward::fwd_velocity(&mm, &mut d);
             x.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
             solve_m(&mm, &d, &mut x);
             let nrm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let scale = (2.0 * side as f64 - 1.0) * ACCEL / nrm.max(MINVAL);
+            // C's mjMAX(mjMINVAL, nrm): a NaN norm stays NaN
+            let scale = (2.0 * side as f64 - 1.0) * ACCEL / if MINVAL > nrm { MINVAL } else { nrm };
             for i in 0..nv {
                 d.qfrc_applied[i] = d.actuator_moment[u * nv + i] * scale;
             }
-            let len = d.actuator_length[u];
+            // mj_step2
             super::actuation::fwd_actuation(&mm, &mut d);
             super::forward::fwd_acceleration(&mm, &mut d);
             super::forward::fwd_constraint(&mm, &mut d);
+            let reset2 = super::check_acc(&mm, &mut d).is_err();
+            for (k, reset) in [reset1, reset2].into_iter().enumerate() {
+                if reset {
+                    if restarted[k] {
+                        return Err(format!(
+                            "actuator {name}: the length range simulation diverges again after \
+                             restarting from qpos0, and would restart for ever (MuJoCo 4.0 does \
+                             not return from this model)"
+                        ));
+                    }
+                    restarted[k] = true;
+                }
+            }
             match mm.opt.integrator {
                 Integrator::Euler | Integrator::Rk4 => super::integrate::euler(&mm, &mut d),
                 // PBAD's own objective has no actuators in the loop that matters here:
@@ -77,9 +105,8 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
                     super::integrate::implicit(&mm, &mut d)
                 }
             }
-            if !d.qpos.iter().chain(&d.qvel).all(|v| v.is_finite()) {
-                return Err(format!("actuator {name}: unstable length range simulation"));
-            }
+            // the length of stage 1 (of qpos0 after a restart in the acceleration check)
+            let len = d.actuator_length[u];
             if d.time > INTTOTAL - INTERVAL {
                 if len < lmin[side] || !updated {
                     lmin[side] = len;
