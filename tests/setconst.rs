@@ -2,7 +2,7 @@
 //! large models, as MuJoCo 4.0 compiles them: every number below is the mujoco 4.0.0 wheel's
 //! for the same model, or its accept/refuse decision (issue 28's last fuzz mismatches).
 
-use diffmj::mjcf::load_str;
+use diffmj::mjcf::{load_file, load_str};
 use diffmj::Data;
 
 fn root() -> String {
@@ -82,6 +82,88 @@ fn length_range_restarting_for_ever_is_refused() {
     let e = load_str(xml).unwrap_err();
     assert!(t.elapsed().as_secs_f64() < 5.0);
     assert_eq!(e.kind, diffmj::mjcf::ErrorKind::SetConst, "{e}");
-    assert_eq!((e.line, e.element.as_str()), (5, "<muscle name=\"m\">"), "{e}");
+    assert_eq!(
+        (e.line, e.element.as_str()),
+        (5, "<muscle name=\"m\">"),
+        "{e}"
+    );
     assert!(e.message.contains("restarting from qpos0"), "{e}");
+}
+
+/// dm_control's CMU humanoid with its left clavicle subtree (7 bodies, 12 hinges) repeated 1000
+/// times beside itself (fuzz seed 123, file 3861: nv = 12062). The wheel compiles it in about
+/// 14 s; diffmj refused it because its constant stage formed a dense `M⁻¹` (12062² · 8 bytes,
+/// beyond its 1 GiB bound). The constants now come from solves with the tree-sparse factor of
+/// `M`, one right-hand side at a time on the dofs it reaches (a body's chain for its inverse
+/// weight, the kinematic trees of a moment for `acc0`), in memory O(nv): they agree with the
+/// wheel's to 1e-10 (its own rounding on this ill-conditioned tree is about that), in a fraction
+/// of a second (release build).
+#[test]
+fn repeated_humanoid_subtree_compiles_without_dense_inverse() {
+    let dir = std::env::temp_dir().join(format!("diffmj-setconst-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("common")).unwrap();
+    let src = format!("{}/models/thirdparty/dm_control", root());
+    for f in ["materials.xml", "skybox.xml", "visual.xml"] {
+        std::fs::copy(format!("{src}/common/{f}"), dir.join("common").join(f)).unwrap();
+    }
+    let xml = std::fs::read_to_string(format!("{src}/humanoid_CMU.xml")).unwrap();
+    // the subtree's text: from its opening tag to the matching </body>
+    let start = xml.find("<body name=\"lclavicle\"").unwrap();
+    let (mut depth, mut i) = (0i32, start);
+    let end = loop {
+        if xml[i..].starts_with("<body") {
+            depth += 1;
+        } else if xml[i..].starts_with("</body>") {
+            depth -= 1;
+            if depth == 0 {
+                break i + "</body>".len();
+            }
+        }
+        i += 1;
+    };
+    let sub = &xml[start..end];
+    let mut copies = String::new();
+    for k in 0..1000 {
+        copies.push_str(&sub.replace("name=\"", &format!("name=\"w{k}_")));
+    }
+    let xml = format!("{}{copies}{}", &xml[..end], &xml[end..]);
+    std::fs::write(dir.join("humanoid_CMU_w.xml"), xml).unwrap();
+    let m = load_file(dir.join("humanoid_CMU_w.xml"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let m = m.unwrap();
+    assert_eq!((m.nv, m.nbody, m.njnt, m.nu), (12062, 7032, 12057, 56));
+    let body = |name: &str| m.body_name.iter().position(|n| n == name).unwrap();
+    for (b, w) in [
+        (1, [0.054768892089509726, 7.968204817810228]),
+        (body("lradius"), [0.39996911426128173, 39.47019699402918]),
+        (
+            body("w999_lthumb"),
+            [1.5706295352979092, 175.16634159441537],
+        ),
+    ] {
+        for k in 0..2 {
+            let x = m.body_invweight0[b][k];
+            assert!(rel(x, w[k]) < 1e-10, "body {b}: {x} (MuJoCo {})", w[k]);
+        }
+    }
+    let joint = |name: &str| m.jnt_dofadr[m.jnt_name.iter().position(|n| n == name).unwrap()];
+    for (i, w) in [
+        (0, 0.06598751501007581),
+        (3, 7.968204817810228),
+        (6, 7.075834796375989),
+        (joint("lthumbrx"), 98.27877166761908),
+        (joint("w999_lthumbrx"), 98.27877166761908),
+    ] {
+        let x = m.dof_invweight0[i];
+        assert!(rel(x, w) < 1e-10, "dof {i}: {x} (MuJoCo {w})");
+    }
+    for (u, w) in [
+        (0, 1169.4835411233732),
+        (10, 1656.221547057655),
+        (55, 1279.5318221343575),
+    ] {
+        let x = m.actuator_acc0[u];
+        assert!(rel(x, w) < 1e-10, "actuator {u}: {x} (MuJoCo {w})");
+    }
+    assert!(rel(m.stat_meaninertia, 2.472446276768339) < 1e-12);
 }

@@ -262,10 +262,6 @@ pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
     }
 }
 
-/// The bound on the compiler's dense `M⁻¹` (see `setconst`): a model whose `M⁻¹` exceeds 1 GiB,
-/// or its `<size memory>` when larger, is refused.
-pub const DEFAULT_MEMORY: usize = 1 << 30;
-
 /// The bound the contact and constraint storage must stay within: the model's arena,
 /// `narena` (its `<size memory>`, or MuJoCo 4.0's default arena size for its sizes).
 pub fn memory_bound<T>(m: &Model<T>) -> usize {
