@@ -518,7 +518,7 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 }
 
 /// The number of dofs [`merged_chain`] finds for bodies `b1`, `b2`, without writing them.
-fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
+pub(crate) fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
     let (mut k1, mut k2, mut n) = (body_last_dof(m, b1), body_last_dof(m, b2), 0);
     while k1 != NONE || k2 != NONE {
         let k = match (k1 != NONE, k2 != NONE) {
@@ -627,7 +627,9 @@ fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     }
     let (n, nnz) = count_rows(m, d);
     d.efc_J_next = 0;
-    if n == 0 {
+    // contacts that did not fit (the step fails with a memory error): no rows for the others
+    let overflow = d.collision_scratch.as_ref().is_some_and(|s| s.full);
+    if n == 0 || overflow {
         d.nisland = 0;
         d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
         return;
