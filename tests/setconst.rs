@@ -60,7 +60,7 @@ fn far_body_muscle_compiles_as_mujoco() {
     // subtree centre of mass differs in the last bit; `|d|² − d_y²` gave 0.0231 and 0.0097)
     let mut d = Data::new(&m);
     diffmj::engine::forward::position_smooth(&m, &mut d);
-    assert!(rel(d.cinert[1][1], 0.046096049725254613) < 1e-15);
+    assert!(rel(d.cinert[1][1], 0.046_096_049_725_254_61) < 1e-15);
     assert!(rel(d.cinert[2][1], 0.052533079299872526) < 1e-15);
     assert!(rel(d.qM[m.dof_madr[0]], 0.20735070023415889) < 1e-15);
 }
@@ -141,9 +141,8 @@ fn repeated_humanoid_subtree_compiles_without_dense_inverse() {
             [1.5706295352979092, 175.16634159441537],
         ),
     ] {
-        for k in 0..2 {
-            let x = m.body_invweight0[b][k];
-            assert!(rel(x, w[k]) < 1e-10, "body {b}: {x} (MuJoCo {})", w[k]);
+        for (x, w) in m.body_invweight0[b].iter().zip(w) {
+            assert!(rel(*x, w) < 1e-10, "body {b}: {x} (MuJoCo {w})");
         }
     }
     let joint = |name: &str| m.jnt_dofadr[m.jnt_name.iter().position(|n| n == name).unwrap()];
