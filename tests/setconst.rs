@@ -20,8 +20,9 @@ fn rel(a: f64, b: f64) -> f64 {
 /// sums each parallel-axis term of the com-based inertia from the two other components
 /// (`mju_inertCom`). diffmj formed it as `|d|² − d_i²`, which at `|d|² = 1e40` lost the whole
 /// term: the mass matrix lost positive definiteness and the length-range simulation diverged
-/// ("unstable length range simulation", the model refused). Now the inertia, the constants and
-/// the length range are MuJoCo's (the range to the bit).
+/// ("unstable length range simulation", the model refused). Where that difference cancels,
+/// diffmj now sums as MuJoCo does: the inertia, the constants and the length range are MuJoCo's
+/// (the range to the bit).
 #[test]
 fn far_body_muscle_compiles_as_mujoco() {
     let xml = std::fs::read_to_string(format!("{}/models/spatial/muscle.xml", root()))
