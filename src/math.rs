@@ -334,11 +334,25 @@ pub fn inert_com<T: Scalar>(diag: &V3<T>, rot: &M3<T>, d: &V3<T>, m: T) -> Inert
             + rot[3 * a + 1] * diag[1] * rot[3 * b + 1]
             + rot[3 * a + 2] * diag[2] * rot[3 * b + 2];
     }
+    // the parallel-axis term of axis i, m·(d_j² + d_k²), as m·(|d|² − d_i²), unless that
+    // difference cancels so far that its rounding (about 2⁻⁵³·m|d|²) passes 2⁻²⁶ of the entry
+    // (a body 1e20 away along y lost its x and z terms): then as MuJoCo's mju_inertCom sums
+    // it, from the two other squares. The first form is kept where it is accurate, so that the
+    // numbers of every model measured against MuJoCo's stay what they were to the bit
     let dd = dot3(d, d);
+    let diagonal = |i: usize, j: usize, k: usize| {
+        let sum = r[i] + m * (d[j] * d[j] + d[k] * d[k]);
+        // 2⁻²⁶
+        if (m * dd).re().abs() * 1.490_116_119_384_765_6e-8 > sum.re().abs() {
+            sum
+        } else {
+            r[i] + m * (dd - d[i] * d[i])
+        }
+    };
     [
-        r[0] + m * (dd - d[0] * d[0]),
-        r[1] + m * (dd - d[1] * d[1]),
-        r[2] + m * (dd - d[2] * d[2]),
+        diagonal(0, 1, 2),
+        diagonal(1, 0, 2),
+        diagonal(2, 0, 1),
         r[3] - m * d[0] * d[1],
         r[4] - m * d[0] * d[2],
         r[5] - m * d[1] * d[2],

@@ -218,8 +218,9 @@ fn divergence_is_detected_and_the_state_reset() {
 /// The collision stage allocates nothing once its buffers have the size a state needs (the
 /// broad phase's are sized by `Data::new`, the contact buffer grows on the first call), also
 /// when the contact buffer is full and cannot grow (a `<size memory>` bound equal to its
-/// storage): the dropped contacts are counted as `ContactFull`. States: the last of each
-/// model's golden trajectory (`tests/golden/contacts/`).
+/// storage): the first pair whose contacts do not fit is counted as `ContactFull` and the
+/// pairs after it are not collided (the step fails with a memory error). States: the last of
+/// each model's golden trajectory (`tests/golden/contacts/`).
 #[test]
 fn collision_does_not_allocate() {
     use diffmj::data::Warning;
@@ -253,7 +254,7 @@ fn collision_does_not_allocate() {
                 }
             });
             assert_eq!(k, 0, "{name}: {k} heap allocations in collision");
-            assert!(n > 0, "{name}: no contacts");
+            assert!(n > 0 || shrink, "{name}: no contacts");
             let full = d.warning[Warning::ContactFull as usize].number;
             assert_eq!(full > 0, shrink, "{name}: ContactFull {full}");
             assert!(n <= d.contact.len());

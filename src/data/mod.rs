@@ -6,7 +6,7 @@
 
 use crate::engine::collision::{initial_contact_capacity, ActiveContact, CollisionScratch};
 use crate::engine::constraint::{
-    efc_capacity, static_rows, ConstraintScratch, ConstraintState, ConstraintType,
+    efc_capacity, static_nnz, static_rows, ConstraintScratch, ConstraintState, ConstraintType,
 };
 use crate::engine::solver::{SolverScratch, SolverStat, NISLAND, NSOLVER};
 use crate::math::{Inert, Quat, M3, V3, V6};
@@ -422,11 +422,12 @@ impl<T: Scalar> Data<T> {
         let z9 = |n: usize| vec![[T::zero(); 9]; n];
         let z6 = |n: usize| vec![[T::zero(); 6]; n];
         let nstate = m.nq + 2 * m.nv + m.na + 1;
-        // the static rows are written dense (nv entries each); a contact row takes at most
-        // the dofs of its two bodies' chains, a few for most models
+        // the static rows take their bound of entries (a dof's few columns, a tendon's nv); a
+        // contact row takes at most the dofs of its two bodies' chains, a few for most models
+        let (nstatic, static_entries) = (static_rows(m), static_nnz(m));
         let sizes = |ncontact: usize| {
             let nefc = efc_capacity(m, ncontact);
-            let nnz = static_rows(m) * m.nv + (nefc - static_rows(m)) * m.nv.min(12);
+            let nnz = static_entries + (nefc - nstatic) * m.nv.min(12);
             let bytes = crate::engine::constraint::storage_bytes(m, ncontact, nefc, nnz);
             (nefc, nnz, bytes)
         };
@@ -543,7 +544,9 @@ impl<T: Scalar> Data<T> {
             fwdinv_saved: z(2 * m.nv + nefc),
             solver: vec![SolverStat::default(); NISLAND * NSOLVER],
             constraint_scratch: ConstraintScratch::new(m),
-            // left to the first solve when the model is too large for it (see fwd_constraint)
+            // a large model's Newton Hessian is left to the solves, sized for the largest island
+            // they meet (see fwd_constraint); everything is left to them when it cannot be
+            // allocated
             solver_scratch: SolverScratch::try_new(
                 m.nv,
                 m.nm,

@@ -31,7 +31,9 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         let gear = m.actuator_gear[u];
         let id = m.actuator_trnid[u][0];
         let row = &mut moment[u * nv..(u + 1) * nv];
-        row.iter_mut().for_each(|x| *x = T::zero());
+        // the row is zero outside its dof range (never written there)
+        let [lo, hi] = m.actuator_dofrange[u];
+        row[lo..hi].iter_mut().for_each(|x| *x = T::zero());
         let mut len = T::zero();
         match m.actuator_trntype[u] {
             TrnType::Joint | TrnType::JointInParent => {
@@ -81,7 +83,10 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             TrnType::Tendon => {
                 let t = id as usize;
                 len = gear[0] * d.ten_length[t];
-                for (r, jt) in row.iter_mut().zip(&d.ten_J[t * nv..(t + 1) * nv]) {
+                for (r, jt) in row[lo..hi]
+                    .iter_mut()
+                    .zip(&d.ten_J[t * nv + lo..t * nv + hi])
+                {
                     *r = gear[0] * *jt;
                 }
             }
@@ -285,10 +290,11 @@ fn add_site_wrench<T: Scalar>(
 pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for u in 0..m.nu {
-        let row = &d.actuator_moment[u * nv..(u + 1) * nv];
+        let [lo, hi] = m.actuator_dofrange[u];
+        let row = &d.actuator_moment[u * nv + lo..u * nv + hi];
         d.actuator_velocity[u] = row
             .iter()
-            .zip(&d.qvel)
+            .zip(&d.qvel[lo..hi])
             .fold(T::zero(), |s, (a, b)| s + *a * *b);
     }
 }
@@ -481,8 +487,9 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 f = f.clamp_to(lo, hi);
             }
             d.actuator_force[u] = f;
-            let row = &d.actuator_moment[u * nv..(u + 1) * nv];
-            for (q, r) in d.qfrc_actuator.iter_mut().zip(row) {
+            let [lo, hi] = m.actuator_dofrange[u];
+            let row = &d.actuator_moment[u * nv + lo..u * nv + hi];
+            for (q, r) in d.qfrc_actuator[lo..hi].iter_mut().zip(row) {
                 *q += *r * f;
             }
         }

@@ -390,6 +390,66 @@ pub fn contact_capacity_upto<T: Scalar>(m: &Model<T>, cap: usize) -> usize {
     n.min(cap)
 }
 
+/// The constraint rows and Jacobian entries a pair's `contacts` will need (as constraint
+/// assembly counts them): none for contacts in the gap band (unless adhesive, then one row) or
+/// between two bodies without dofs, else a contact's rows over the bodies' merged chain.
+fn pair_rows<T: Scalar>(
+    m: &Model<T>,
+    contacts: &[Contact<T>],
+    margin: T,
+    adhesive: bool,
+    dim: usize,
+) -> (usize, usize) {
+    use crate::engine::constraint::{contact_rows, merged_chain_len};
+    if m.disabled(disable::CONSTRAINT) || m.disabled(disable::CONTACT) || contacts.is_empty() {
+        return (0, 0);
+    }
+    let g = contacts[0].geom;
+    let (b1, b2) = (m.geom_bodyid[g[0]], m.geom_bodyid[g[1]]);
+    let chain = merged_chain_len(m, b1, b2);
+    if chain == 0 {
+        return (0, 0);
+    }
+    let mut rows = 0;
+    for c in contacts {
+        let in_gap = c.dist.re() >= margin.re();
+        if in_gap && !adhesive {
+            continue;
+        }
+        rows += contact_rows(if in_gap { 1 } else { dim }, m.opt.cone);
+    }
+    (rows, rows * chain)
+}
+
+/// Room for `n` more contacts that bring `rows` constraint rows with `nnz` Jacobian entries:
+/// the contact buffer grown (see [`grow_contacts`]) when the contacts, the rows of the pass so
+/// far and these fit within the memory bound. `Err(bytes)` with the bytes they would need.
+fn admit_contacts<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    s: &mut CollisionScratch<T>,
+    n: usize,
+    rows: usize,
+    nnz: usize,
+) -> Result<(), usize> {
+    use crate::engine::constraint::{memory_bound, storage_bytes};
+    let (rows, nnz) = (s.rows + rows, s.nnz + nnz);
+    let need = storage_bytes(
+        m,
+        d.contact.len().max(d.ncon + n),
+        rows.max(d.efc_pos.len()),
+        nnz.max(d.efc_J.len()),
+    );
+    if need > memory_bound(m) {
+        return Err(need);
+    }
+    if d.ncon + n > d.contact.len() {
+        grow_contacts(m, d, d.ncon + n)?;
+    }
+    (s.rows, s.nnz) = (rows, nnz);
+    Ok(())
+}
+
 /// Grow the contact buffer to hold at least `n` contacts (by at least half its size), within
 /// [`memory_bound`](crate::engine::constraint::memory_bound). `Err(bytes)`: the bytes the contact and constraint storage
 /// would need (the bound or the allocator refused); the buffer is left as it was.
@@ -427,6 +487,13 @@ pub struct CollisionScratch<T> {
     body_pairs: Vec<u32>,
     /// Geom pairs of the current body pair (mid-phase order).
     geom_pairs: Vec<(usize, usize)>,
+    /// A pair's contacts did not fit in this pass: the pairs after it are not collided, and
+    /// constraint assembly builds no rows (the step fails with a memory error).
+    pub(crate) full: bool,
+    /// The constraint rows and Jacobian entries the rows of this pass will need: the active
+    /// equalities, friction losses and limits' bound, and the rows of the contacts found so far.
+    rows: usize,
+    nnz: usize,
 }
 
 /// The collision buffers moved out of `d`, made anew when missing (a panic left them out) or
@@ -456,6 +523,9 @@ impl<T> Default for CollisionScratch<T> {
             unbounded: Vec::new(),
             body_pairs: Vec::new(),
             geom_pairs: Vec::new(),
+            full: false,
+            rows: 0,
+            nnz: 0,
         }
     }
 }
@@ -494,6 +564,9 @@ impl<T: Scalar> CollisionScratch<T> {
             unbounded: Vec::with_capacity(m.nbody),
             body_pairs: Vec::with_capacity(nbp),
             geom_pairs: Vec::with_capacity(maxgp),
+            full: false,
+            rows: 0,
+            nnz: 0,
         }
     }
 }
@@ -619,6 +692,9 @@ fn narrow<T: Scalar>(
     g2: usize,
     pair: Option<usize>,
 ) -> Result<(), CollisionError> {
+    if s.full {
+        return Ok(());
+    }
     let (margin, gap) = pair_margin_gap(m, g1, g2, pair);
     // the general convex routine is costly: skip pairs whose bounding boxes are apart
     if pair_method(m.geom_type[g1], m.geom_type[g2]) == PairMethod::Convex
@@ -635,12 +711,6 @@ fn narrow<T: Scalar>(
     if n == 0 {
         return Ok(());
     }
-    if d.ncon + n > d.contact.len() {
-        if let Err(bytes) = grow_contacts(m, d, d.ncon + n) {
-            d.warn(Warning::ContactFull, bytes);
-            return Ok(());
-        }
-    }
     let (c1, c2) = (s.narrow[0].geom[0], s.narrow[0].geom[1]);
     let mut p = match pair {
         Some(k) => explicit_pair_params(m, k),
@@ -656,6 +726,16 @@ fn narrow<T: Scalar>(
     let friction = p.friction.map(|f| if f.re() < MINMU { minmu } else { f });
     let adhesion = pair_adhesion(m, c1, c2, pair);
     let adhesive = adhesion.re() != 0.0;
+    // the contacts and the constraint rows they will need must fit within the memory bound
+    // (constraint assembly would refuse the rows otherwise: the step fails either way, and
+    // the pairs after this one are not collided, so that a state with millions of contacts
+    // fails in the time it takes to find the first that does not fit)
+    let (rows, nnz) = pair_rows(m, &s.narrow[..n], margin, adhesive, p.dim);
+    if let Err(bytes) = admit_contacts(m, d, s, n, rows, nnz) {
+        d.warn(Warning::ContactFull, bytes);
+        s.full = true;
+        return Ok(());
+    }
     for c in &s.narrow[..n] {
         // the gap band: listed without force, unless adhesive (then active and frictionless)
         let in_gap = c.dist.re() >= margin.re();
@@ -811,6 +891,9 @@ fn explicit<T: Scalar>(
 /// `ncon` is then 0. A full contact buffer is not an error: see [`Warning::ContactFull`].
 pub fn collision<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<usize, CollisionError> {
     d.ncon = 0;
+    if let Some(s) = d.collision_scratch.as_mut() {
+        s.full = false;
+    }
     if m.disabled(disable::CONSTRAINT) || m.disabled(disable::CONTACT) || m.nbody < 2 {
         return Ok(0);
     }
@@ -833,6 +916,8 @@ fn collide_all<T: Scalar>(
     d: &mut Data<T>,
     s: &mut CollisionScratch<T>,
 ) -> Result<(), CollisionError> {
+    s.full = false;
+    (s.rows, s.nnz) = crate::engine::constraint::bound_rows(m, |e| d.eq_active[e], true);
     broad_phase(m, d, s);
     let midphase = !m.disabled(disable::MIDPHASE);
     let mut pairadr = 0;

@@ -32,7 +32,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             if b.is_zero_exact() {
                 continue;
             }
-            add_outer_in_tree(m, &mut d.qDeriv, &d.ten_J[t * nv..(t + 1) * nv], -b);
+            add_outer_in_tree(m, &mut d.qDeriv, &d.ten_J[t * nv..(t + 1) * nv], 0..nv, -b);
         }
     }
     if !m.disabled(disable::ACTUATION) {
@@ -83,7 +83,8 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 continue;
             }
             let row = &d.actuator_moment[u * nv..(u + 1) * nv];
-            add_outer_in_tree(m, &mut d.qDeriv, row, g);
+            let [lo, hi] = m.actuator_dofrange[u];
+            add_outer_in_tree(m, &mut d.qDeriv, row, lo..hi, g);
         }
     }
     let passive = !(m.disabled(disable::SPRING) && m.disabled(disable::DAMPER));
@@ -104,9 +105,16 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
 }
 
 /// `qDeriv += s · v vᵀ` on the entries of the sparse `qDeriv` (couplings between dofs on
-/// different branches fall outside MuJoCo's pattern and are dropped, as MuJoCo drops them).
-fn add_outer_in_tree<T: Scalar>(m: &Model<T>, qd: &mut [T], v: &[T], s: T) {
-    for i in 0..m.nv {
+/// different branches fall outside MuJoCo's pattern and are dropped, as MuJoCo drops them), for
+/// a `v` that is zero outside the dofs `nonzero`.
+fn add_outer_in_tree<T: Scalar>(
+    m: &Model<T>,
+    qd: &mut [T],
+    v: &[T],
+    nonzero: std::ops::Range<usize>,
+    s: T,
+) {
+    for i in nonzero {
         if v[i].is_zero_exact() {
             continue;
         }

@@ -13,7 +13,10 @@ use crate::scalar::{Scalar, MINVAL};
 
 use super::forward::position_smooth;
 use super::inertia::solve_m;
-use super::jacobian::jac;
+use super::inertia::NONE;
+use super::jacobian::{body_last_dof, dof_point_jac};
+use super::linalg::ldl_solve_subset;
+use crate::math::V3;
 
 /// Muscle length range by simulation (MuJoCo's `mj_setLengthRange` with the default options:
 /// accel 20, timeconst 1, timestep 0.01, inttotal 10, interval 2, tolrange 0.05): from `qpos0`,
@@ -21,6 +24,15 @@ use super::jacobian::jac;
 /// (then longer) lengths while damping the velocity, with friction loss, contacts, passive
 /// forces, gravity and actuation disabled; the range is the extreme length seen during the
 /// last `interval` seconds.
+///
+/// Each step is MuJoCo's `mj_step1` and `mj_step2`, divergence checks included: a position or
+/// velocity that is not finite or exceeds [`MAXVAL`](super::MAXVAL) restarts the simulation
+/// from `qpos0` at time 0 before the step, an acceleration that does restarts it after the
+/// step's forward pass (which then runs again at `qpos0`), and the simulation goes on (the
+/// lengths seen before the restart stay in the range). The simulation is deterministic, so a
+/// second restart of the same kind in one direction repeats the stretch between the two for
+/// ever: MuJoCo 4.0 never returns from such a model (a NaN tendon coefficient, say); diffmj
+/// refuses it.
 fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], String> {
     use crate::model::{disable, Integrator};
     const ACCEL: f64 = 20.0;
@@ -53,22 +65,41 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
     for side in 0..2 {
         d.reset(&mm);
         let mut updated = false;
+        // a restart so far in this direction: [in stage 1 (qpos, qvel), after the forward pass]
+        let mut restarted = [false; 2];
         while d.time < INTTOTAL {
             let decay = (-TIMESTEP / TIMECONST.max(0.01)).exp();
             d.qvel.iter_mut().for_each(|v| *v *= decay);
+            // mj_step1: checkPos resets a bad qpos (leaving qvel zero, so checkVel passes)
+            let reset1 =
+                super::check_pos(&mm, &mut d).is_err() || super::check_vel(&mm, &mut d).is_err();
             super::forward::fwd_position(&mm, &mut d);
             super::forward::fwd_velocity(&mm, &mut d);
             x.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
             solve_m(&mm, &d, &mut x);
             let nrm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let scale = (2.0 * side as f64 - 1.0) * ACCEL / nrm.max(MINVAL);
+            // C's mjMAX(mjMINVAL, nrm): a NaN norm stays NaN
+            let scale = (2.0 * side as f64 - 1.0) * ACCEL / if MINVAL > nrm { MINVAL } else { nrm };
             for i in 0..nv {
                 d.qfrc_applied[i] = d.actuator_moment[u * nv + i] * scale;
             }
-            let len = d.actuator_length[u];
+            // mj_step2
             super::actuation::fwd_actuation(&mm, &mut d);
             super::forward::fwd_acceleration(&mm, &mut d);
             super::forward::fwd_constraint(&mm, &mut d);
+            let reset2 = super::check_acc(&mm, &mut d).is_err();
+            for (k, reset) in [reset1, reset2].into_iter().enumerate() {
+                if reset {
+                    if restarted[k] {
+                        return Err(format!(
+                            "actuator {name}: the length range simulation diverges again after \
+                             restarting from qpos0, and would restart for ever (MuJoCo 4.0 does \
+                             not return from this model)"
+                        ));
+                    }
+                    restarted[k] = true;
+                }
+            }
             match mm.opt.integrator {
                 Integrator::Euler | Integrator::Rk4 => super::integrate::euler(&mm, &mut d),
                 // PBAD's own objective has no actuators in the loop that matters here:
@@ -77,9 +108,8 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
                     super::integrate::implicit(&mm, &mut d)
                 }
             }
-            if !d.qpos.iter().chain(&d.qvel).all(|v| v.is_finite()) {
-                return Err(format!("actuator {name}: unstable length range simulation"));
-            }
+            // the length of stage 1 (of qpos0 after a restart in the acceleration check)
+            let len = d.actuator_length[u];
             if d.time > INTTOTAL - INTERVAL {
                 if len < lmin[side] || !updated {
                     lmin[side] = len;
@@ -125,23 +155,6 @@ pub struct SetConstError {
 /// (a position servo's damping ratio given as a positive `biasprm[2]`, a tendon spring length
 /// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
 pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
-    // set_const forms M⁻¹ densely (nv² numbers), a temporary of the compiler: a model whose
-    // M⁻¹ alone exceeds 1 GiB (or the model's own `<size memory>`, when larger) is refused
-    // here, as MuJoCo 4.0 fails to allocate such a model's data ("Could not allocate memory"),
-    // rather than aborting on the allocation
-    let bytes = m.nv.saturating_mul(m.nv).saturating_mul(8);
-    let limit = m.memory.max(crate::engine::constraint::DEFAULT_MEMORY);
-    if bytes > limit {
-        return Err(SetConstError {
-            actuator: None,
-            message: format!(
-                "{} dofs need {} bytes for the dense inverse inertia of the compiler's \
-                 constants, beyond the bound of {} bytes (1 GiB, or <size memory> when larger); \
-                 models this large are not supported yet",
-                m.nv, bytes, limit
-            ),
-        });
-    }
     m.actuator_dampratio = (0..m.nu)
         .map(|u| {
             let (kp, b1, b2) = (
@@ -177,6 +190,124 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
         }
     }
     Ok(())
+}
+
+/// The dofs a right-hand side reaches in a solve with the inertia's tree-sparse factor
+/// ([`ldl_solve_subset`]), ascending, and the solve over them.
+struct Reach {
+    /// The dofs of the current right-hand side's solve.
+    dofs: Vec<usize>,
+    /// Marks of the dofs collected so far (all false between uses).
+    mark: Vec<bool>,
+    /// The first dof of each dof's kinematic tree and the end of that tree (dofs are numbered
+    /// depth first, so a tree's dofs are contiguous).
+    tree: Vec<(usize, usize)>,
+}
+
+impl Reach {
+    fn new<T>(m: &Model<T>) -> Self {
+        let nv = m.nv;
+        let mut root = vec![0; nv];
+        for k in 0..nv {
+            let p = m.dof_parentid[k];
+            root[k] = if p == NONE { k } else { root[p] };
+        }
+        // the end of each tree: the next root, or nv
+        let mut end = vec![nv; nv];
+        let mut next = nv;
+        for k in (0..nv).rev() {
+            if root[k] == k {
+                end[k] = next;
+                next = k;
+            }
+        }
+        let tree = (0..nv).map(|k| (root[k], end[root[k]])).collect();
+        Reach {
+            dofs: Vec::with_capacity(nv),
+            mark: vec![false; nv],
+            tree,
+        }
+    }
+
+    /// Dof `i` and its ancestors (a body's chain when `i` is its last dof).
+    fn chain<T>(&mut self, m: &Model<T>, mut i: usize) {
+        self.dofs.clear();
+        while i != NONE {
+            self.dofs.push(i);
+            i = m.dof_parentid[i];
+        }
+        self.dofs.reverse();
+    }
+
+    /// The non-zero entries of `row` and their ancestors: where the solution of a solve with
+    /// `row` is needed for `rowᵀ M⁻¹ row`.
+    fn ancestors<T: Scalar>(&mut self, m: &Model<T>, row: &[T]) {
+        self.dofs.clear();
+        for (i, v) in row.iter().enumerate() {
+            if v.is_zero_exact() {
+                continue;
+            }
+            let mut k = i;
+            while k != NONE && !self.mark[k] {
+                self.mark[k] = true;
+                self.dofs.push(k);
+                k = m.dof_parentid[k];
+            }
+        }
+        self.dofs.sort_unstable();
+        for &k in &self.dofs {
+            self.mark[k] = false;
+        }
+    }
+
+    /// Every dof of the kinematic trees `row` has non-zero entries on (within `lo..hi`, zero
+    /// elsewhere): where the whole solution of a solve with `row` lives.
+    fn trees<T: Scalar>(&mut self, row: &[T], [lo, hi]: [usize; 2]) {
+        self.dofs.clear();
+        let mut i = lo;
+        while i < hi {
+            if row[i].is_zero_exact() {
+                i += 1;
+                continue;
+            }
+            let (first, end) = self.tree[i];
+            self.dofs.extend(first..end);
+            i = end;
+        }
+    }
+
+    /// `x ← M⁻¹ x` on `self.dofs` for an `x` that is zero elsewhere: on the real parts over
+    /// those dofs only, on dual numbers a whole solve (the derivative parts of a solve need
+    /// the whole solution; the real parts are the same numbers either way).
+    fn solve<T: Scalar>(&self, m: &Model<T>, d: &Data<T>, x: &mut [T]) {
+        if T::HAS_DERIVATIVE {
+            solve_m(m, d, x);
+        } else {
+            ldl_solve_subset(m, &d.qLD, &d.qLDiagInv, x, &self.dofs);
+        }
+    }
+
+    /// `bᵀ M⁻¹ b` for `b` in `rhs`, zero off `self.dofs` (its support and their ancestors).
+    fn quad<T: Scalar>(&self, m: &Model<T>, d: &Data<T>, rhs: &[T], x: &mut [T]) -> T {
+        for &k in &self.dofs {
+            x[k] = rhs[k];
+        }
+        self.solve(m, d, x);
+        let s = self.dofs.iter().fold(T::zero(), |s, &k| s + rhs[k] * x[k]);
+        self.clear(x);
+        s
+    }
+
+    /// Zero what [`Reach::solve`] wrote.
+    fn clear<T: Scalar>(&self, x: &mut [T]) {
+        if T::HAS_DERIVATIVE {
+            x.iter_mut().for_each(|v| *v = T::zero());
+        } else {
+            for &k in &self.dofs {
+                x[k] = T::zero();
+            }
+        }
+    }
 }
 
 /// Recompute the derived constants from the model's parameters at `qpos0`, on any scalar type
@@ -228,63 +359,56 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
         T::one()
     };
 
-    // M⁻¹ (dense, column by column) for the quadratic forms below
-    let mut minv = vec![T::zero(); nv * nv];
-    let mut col = vec![T::zero(); nv];
-    for j in 0..nv {
-        col.iter_mut().for_each(|x| *x = T::zero());
-        col[j] = T::one();
-        solve_m(m, &d, &mut col);
-        for i in 0..nv {
-            minv[i * nv + j] = col[i];
-        }
-    }
-    // a·M⁻¹·b over the non-zero entries of a and b only (Jacobian rows are zero off their
-    // body's chain; the zero terms add nothing), so bodies × nv² does not grow with the model
-    let quad = |row_a: &[T], row_b: &[T]| -> T {
-        let nzb: Vec<usize> = (0..nv).filter(|&j| !row_b[j].is_zero_exact()).collect();
-        let mut s = T::zero();
-        for i in 0..nv {
-            if row_a[i].is_zero_exact() {
-                continue;
-            }
-            let mi = &minv[i * nv..(i + 1) * nv];
-            for &j in &nzb {
-                s += row_a[i] * mi[j] * row_b[j];
-            }
-        }
-        s
-    };
+    // M⁻¹ b for each right-hand side b below, one at a time and without forming M⁻¹ (as
+    // MuJoCo's mj_setConst solves with the sparse factor): on the dofs b can reach (see
+    // `Reach`), so that memory stays O(nv) and a body costs the square of its chain's length
+    let mut reach = Reach::new(m);
+    let mut x = vec![T::zero(); nv];
+    let mut rhs = vec![T::zero(); nv];
     let inv_mass = |mass: T| T::one() / mass.select_max(T::c(MINVAL));
 
-    // body_invweight0; bodies with only sliders and a diagonal inertia block (MuJoCo's
+    // body_invweight0 (the mean diagonal of J M⁻¹ Jᵀ for the Jacobian of the body's centre of
+    // mass); bodies with only sliders and a diagonal inertia block (MuJoCo's
     // `body_simple == 2`, which tendon armature rules out) take 1/mass
     let simple: Vec<bool> = m.body_simple.iter().map(|&k| k == 2).collect();
-    let mut jp = vec![T::zero(); 3 * nv];
-    let mut jr = vec![T::zero(); 3 * nv];
-    m.body_invweight0[0] = [T::zero(); 2];
+    let mut jcol: Vec<(V3<T>, V3<T>)> = Vec::new();
+    let mut bw = vec![[T::zero(); 2]; m.nbody];
     for b in 1..m.nbody {
         if m.body_weldid[b] == 0 {
-            m.body_invweight0[b] = [T::zero(); 2];
             continue;
         }
         if simple[b] {
-            m.body_invweight0[b] = [inv_mass(m.body_mass[b]), T::zero()];
+            bw[b] = [inv_mass(m.body_mass[b]), T::zero()];
             continue;
         }
-        jac(m, &d, &d.xipos[b], b, &mut jp, &mut jr);
+        // the body's chain of dofs, ascending, and its Jacobian columns there
+        reach.chain(m, body_last_dof(m, b));
+        let com = d.subtree_com[m.body_rootid[b]];
+        jcol.clear();
+        jcol.extend(
+            reach
+                .dofs
+                .iter()
+                .map(|&k| dof_point_jac(&d.cdof[k], &d.xipos[b], &com)),
+        );
         let mut tr = [T::zero(); 2];
         for r in 0..3 {
-            let p = &jp[r * nv..(r + 1) * nv];
-            let q = &jr[r * nv..(r + 1) * nv];
-            tr[0] += quad(p, p);
-            tr[1] += quad(q, q);
+            for (half, t) in tr.iter_mut().enumerate() {
+                for (&k, c) in reach.dofs.iter().zip(&jcol) {
+                    rhs[k] = if half == 0 { c.0[r] } else { c.1[r] };
+                }
+                *t += reach.quad(m, &d, &rhs, &mut x);
+            }
         }
-        m.body_invweight0[b] = [tr[0] / T::c(3.0), tr[1] / T::c(3.0)];
+        for &k in &reach.dofs {
+            rhs[k] = T::zero();
+        }
+        bw[b] = [tr[0] / T::c(3.0), tr[1] / T::c(3.0)];
     }
+    m.body_invweight0 = bw;
 
-    // dof_invweight0: mean over the dofs of a joint (translation and rotation of a free joint
-    // separately)
+    // dof_invweight0: the mean diagonal of M⁻¹ over the dofs of a joint (translation and
+    // rotation of a free joint separately)
     for j in 0..m.njnt {
         let da = m.jnt_dofadr[j];
         if simple[m.jnt_bodyid[j]] {
@@ -297,8 +421,16 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
             _ => &[(0, 1)],
         };
         for &(o, n) in groups {
-            let mean = (0..n).fold(T::zero(), |s, k| s + minv[(da + o + k) * nv + da + o + k])
-                / T::c(n as f64);
+            let mut sum = T::zero();
+            for k in 0..n {
+                let i = da + o + k;
+                reach.chain(m, i);
+                x[i] = T::one();
+                reach.solve(m, &d, &mut x);
+                sum += x[i];
+                reach.clear(&mut x);
+            }
+            let mean = sum / T::c(n as f64);
             for k in 0..n {
                 m.dof_invweight0[da + o + k] = mean;
             }
@@ -309,22 +441,30 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     for t in 0..m.ntendon {
         m.tendon_length0[t] = d.ten_length[t];
         let row = &d.ten_J[t * nv..(t + 1) * nv];
-        m.tendon_invweight0[t] = quad(row, row);
+        reach.ancestors(m, row);
+        m.tendon_invweight0[t] = reach.quad(m, &d, row, &mut x);
     }
 
-    // actuators: acc0 = |M⁻¹ moment|, and the inverse of the effective inertia along the
-    // transmission, momentᵀ M⁻¹ moment, for the damping ratios below
+    // actuators: acc0 = |M⁻¹ moment| (the whole solution: every dof of the kinematic trees the
+    // moment acts on), and the inverse of the effective inertia along the transmission,
+    // momentᵀ M⁻¹ moment, for the damping ratios below
     let mut inv_eff = vec![T::zero(); m.nu];
     for u in 0..m.nu {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         m.actuator_length0[u] = d.actuator_length[u];
-        col.copy_from_slice(row);
-        solve_m(m, &d, &mut col);
-        m.actuator_acc0[u] = col.iter().fold(T::zero(), |s, x| s + *x * *x).sqrt();
-        inv_eff[u] = row
-            .iter()
-            .zip(&col)
-            .fold(T::zero(), |s, (a, b)| s + *a * *b);
+        reach.trees(row, m.actuator_dofrange[u]);
+        for &k in &reach.dofs {
+            x[k] = row[k];
+        }
+        reach.solve(m, &d, &mut x);
+        let (mut sq, mut e) = (T::zero(), T::zero());
+        for &k in &reach.dofs {
+            sq += x[k] * x[k];
+            e += row[k] * x[k];
+        }
+        m.actuator_acc0[u] = sq.sqrt();
+        inv_eff[u] = e;
+        reach.clear(&mut x);
     }
 
     // position servos given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass) with the effective

@@ -1120,6 +1120,14 @@ int_fields! {
             jnt_trn_actuators: Vec<Vec<usize>>,
             /// Actuators whose transmission is each tendon.
             tendon_trn_actuators: Vec<Vec<usize>>,
+            /// The dofs `lo..hi` outside which each actuator's row of `actuator_moment` is
+            /// zero at every configuration: its joint's dofs, or the dofs of the kinematic
+            /// trees its tendon, sites or bodies move (from the first dof of the first tree to
+            /// the last dof of those bodies' chains); every dof for a body (adhesion)
+            /// transmission. The transmission writes and the pipeline reads only these entries
+            /// of a row (MuJoCo keeps the moments sparse), so a model of many trees does not pay
+            /// `nu × nv` per step.
+            actuator_dofrange: Vec<[usize; 2]>,
             /// Actuator names.
             actuator_name: Vec<String>,
             /// Keyframe names.

@@ -89,13 +89,28 @@ pub(super) fn equality_rows<T: Scalar>(
                     (d.qpos[a2] - m.qpos0[a2], v2)
                 });
                 let (res, deriv) = poly_coupling(&data, y, other.map(|o| o.0));
-                let i = push_row(m, d, RowHead::equality(e, res, diag));
-                let a = d.efc_J_rowadr[i];
-                let row = &mut d.efc_J[a..a + nv];
-                row[v1] = T::one();
-                if let Some((_, v2)) = other {
-                    row[v2] -= deriv;
-                }
+                // compact over the one or two dofs: 1 at the first, −deriv at the second
+                let cols = match other {
+                    Some((_, v2)) if v2 != v1 => {
+                        if v1 < v2 {
+                            [v1, v2]
+                        } else {
+                            [v2, v1]
+                        }
+                    }
+                    _ => [v1, v1],
+                };
+                let nc = if cols[0] == cols[1] { 1 } else { 2 };
+                let i = push_row_compact(d, RowHead::equality(e, res, diag), nc);
+                let v2 = other.map(|o| o.1);
+                set_nonzeros(d, i, &cols[..nc], |c| {
+                    let x = if c == v1 { T::one() } else { T::zero() };
+                    if v2 == Some(c) {
+                        x - deriv
+                    } else {
+                        x
+                    }
+                });
             }
             EqType::Tendon => {
                 let y = d.ten_length[o1] - m.tendon_length0[o1];
@@ -293,7 +308,7 @@ fn weld_quats<T: Scalar>(m: &Model<T>, d: &Data<T>, e: usize) -> (Quat<T>, Quat<
 }
 
 /// The two bodies a connect or weld acts on (the sites' bodies for site-based ones).
-fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
+pub(super) fn eq_bodies<T>(m: &Model<T>, e: usize) -> (usize, usize) {
     let (o1, o2) = (m.eq_obj1id[e] as usize, m.eq_obj2id[e] as usize);
     if m.eq_objtype[e] == ObjType::Site {
         (m.site_bodyid[o1], m.site_bodyid[o2])

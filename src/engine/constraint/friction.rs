@@ -1,11 +1,11 @@
 //! Friction-loss rows of dofs and tendons (computation chapter (000), "Friction loss").
 
-use super::{push_row, ConstraintType, RowHead};
+use super::{push_row, push_row_compact, set_nonzeros, ConstraintType, RowHead};
 use crate::data::Data;
 use crate::model::Model;
 use crate::scalar::Scalar;
 
-/// Friction-loss rows: each dof, then each tendon, with `frictionloss > 0` (or 0 carrying a
+/// Friction-loss rows: each dof (compact, one column), then each tendon (dense, then compacted), with `frictionloss > 0` (or 0 carrying a
 /// derivative, so a friction loss identified from 0 keeps its gradient: the row's force is then
 /// 0 with derivative `∓1` on its saturated side). Computation chapter, "Friction loss".
 pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
@@ -13,8 +13,7 @@ pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     for i in 0..nv {
         let f = m.dof_frictionloss[i];
         if f.positive_or_seeded() {
-            let r = push_row(
-                m,
+            let r = push_row_compact(
                 d,
                 RowHead {
                     ty: ConstraintType::FrictionDof,
@@ -24,8 +23,9 @@ pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     frictionloss: f,
                     diag: m.dof_invweight0[i],
                 },
+                1,
             );
-            d.efc_J[d.efc_J_rowadr[r] + i] = T::one();
+            set_nonzeros(d, r, &[i], |_| T::one());
         }
     }
     for t in 0..m.ntendon {

@@ -1,13 +1,14 @@
 //! Limit rows of joints and tendons (computation chapter (000), "Limit").
 
-use super::{push_row, ConstraintType, RowHead};
+use super::{push_row, push_row_compact, set_nonzeros, ConstraintType, RowHead};
 use crate::data::Data;
 use crate::math::*;
 use crate::model::{JointType, Model};
 use crate::scalar::{Scalar, MINVAL};
 
-/// Limit rows: joints (hinge and slide on each side, ball on the rotation angle), then tendons.
-/// A side is active when its distance is below the margin. Computation chapter, "Limit".
+/// Limit rows: joints (hinge and slide on each side, ball on the rotation angle; compact, over
+/// the joint's dofs), then tendons (dense, then compacted). A side is active when its distance
+/// is below the margin. Computation chapter, "Limit".
 pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for j in 0..m.njnt {
@@ -25,8 +26,7 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     let bound = if side < 0.0 { range[0] } else { range[1] };
                     let dist = (bound - v) * T::c(side);
                     if dist.re() < margin.re() {
-                        let r = push_row(
-                            m,
+                        let r = push_row_compact(
                             d,
                             RowHead::limit(
                                 ConstraintType::LimitJoint,
@@ -35,8 +35,9 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                                 margin,
                                 m.dof_invweight0[da],
                             ),
+                            1,
                         );
-                        d.efc_J[d.efc_J_rowadr[r] + da] = T::c(-side);
+                        set_nonzeros(d, r, &[da], |_| T::c(-side));
                     }
                 }
             }
@@ -48,8 +49,7 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 let bound = range[0].select_max(range[1]);
                 let dist = bound - angle;
                 if dist.re() < margin.re() {
-                    let r = push_row(
-                        m,
+                    let r = push_row_compact(
                         d,
                         RowHead::limit(
                             ConstraintType::LimitJoint,
@@ -58,12 +58,16 @@ pub(super) fn limit_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                             margin,
                             m.dof_invweight0[da],
                         ),
+                        3,
                     );
-                    if angle.re() > MINVAL {
-                        for k in 0..3 {
-                            d.efc_J[d.efc_J_rowadr[r] + da + k] = -aa[k] / angle;
+                    let big = angle.re() > MINVAL;
+                    set_nonzeros(d, r, &[da, da + 1, da + 2], |c| {
+                        if big {
+                            -aa[c - da] / angle
+                        } else {
+                            T::zero()
                         }
-                    }
+                    });
                 }
             }
             JointType::Free => {}

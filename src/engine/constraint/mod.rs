@@ -42,7 +42,7 @@ use limit::limit_rows;
 use crate::data::{Data, Warning};
 use crate::engine::collision::ActiveContact;
 use crate::engine::jacobian::body_last_dof;
-use crate::model::{disable, Cone, JointType, Model};
+use crate::model::{disable, Cone, EqType, JointType, Model};
 use crate::scalar::Scalar;
 
 use super::inertia::NONE;
@@ -124,46 +124,75 @@ pub fn contact_rows(dim: usize, cone: Cone) -> usize {
     }
 }
 
-/// Most rows of every kind except contacts: each friction loss, both sides of every scalar and
-/// tendon limit, one row per ball limit, and the equalities for which `active(e)` holds. With
-/// `flags`, the disable flags of the model remove their kinds.
-fn bound_rows<T: Scalar>(m: &Model<T>, active: impl Fn(usize) -> bool, flags: bool) -> usize {
+/// Most rows of every kind except contacts, and a bound of their Jacobian entries: each
+/// friction loss, both sides of every scalar and tendon limit, one row per ball limit, and the
+/// equalities for which `active(e)` holds. With `flags`, the disable flags of the model remove
+/// their kinds. The rows of a dof (friction loss, joint limits, joint equalities) and of
+/// connects and welds are stored compactly (a dof's few columns, the two bodies' merged chain);
+/// a tendon's rows take `nv` entries, as its Jacobian row in `ten_J` does.
+pub(crate) fn bound_rows<T: Scalar>(
+    m: &Model<T>,
+    active: impl Fn(usize) -> bool,
+    flags: bool,
+) -> (usize, usize) {
     let on = |bit| !(flags && m.disabled(bit));
     if !on(disable::CONSTRAINT) {
-        return 0;
+        return (0, 0);
     }
-    let mut n = 0;
+    let (mut n, mut nnz) = (0, 0);
+    let nv = m.nv;
     if on(disable::EQUALITY) {
-        n += (0..m.neq)
-            .filter(|&e| active(e))
-            .map(|e| eq_dim(m.eq_type[e]))
-            .sum::<usize>();
+        for e in (0..m.neq).filter(|&e| active(e)) {
+            let k = eq_dim(m.eq_type[e]);
+            n += k;
+            nnz += k * match m.eq_type[e] {
+                EqType::Connect | EqType::Weld => {
+                    let (b1, b2) = equality::eq_bodies(m, e);
+                    merged_chain_len(m, b1, b2)
+                }
+                EqType::Joint => 2,
+                EqType::Tendon => nv,
+            };
+        }
     }
     if on(disable::FRICTIONLOSS) {
-        n += (0..m.nv)
+        let k = (0..nv)
             .filter(|&i| m.dof_frictionloss[i].positive_or_seeded())
             .count();
-        n += (0..m.ntendon)
+        n += k;
+        nnz += k;
+        let k = (0..m.ntendon)
             .filter(|&i| m.tendon_frictionloss[i].positive_or_seeded())
             .count();
+        n += k;
+        nnz += k * nv;
     }
     if on(disable::LIMIT) {
         for j in (0..m.njnt).filter(|&j| m.jnt_limited[j]) {
-            n += match m.jnt_type[j] {
-                JointType::Ball => 1,
-                JointType::Hinge | JointType::Slide => 2,
-                JointType::Free => 0,
+            let (k, cols) = match m.jnt_type[j] {
+                JointType::Ball => (1, 3),
+                JointType::Hinge | JointType::Slide => (2, 1),
+                JointType::Free => (0, 0),
             };
+            n += k;
+            nnz += k * cols;
         }
-        n += 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
+        let k = 2 * (0..m.ntendon).filter(|&t| m.tendon_limited[t]).count();
+        n += k;
+        nnz += k * nv;
     }
-    n
+    (n, nnz)
 }
 
 /// Rows of every kind except contacts when every equality is active and every limit is hit on
 /// both sides, whatever the disable flags: the static part of the row capacity.
 pub fn static_rows<T: Scalar>(m: &Model<T>) -> usize {
-    bound_rows(m, |_| true, false)
+    bound_rows(m, |_| true, false).0
+}
+
+/// A bound of the Jacobian entries of the [`static_rows`].
+pub fn static_nnz<T: Scalar>(m: &Model<T>) -> usize {
+    bound_rows(m, |_| true, false).1
 }
 
 /// Row capacity for a model with room for `ncontact` contacts: [`static_rows`] plus the rows of
@@ -262,10 +291,6 @@ pub fn dual_bytes<T>(m: &Model<T>, n: usize) -> usize {
     }
 }
 
-/// The bound on the compiler's dense `M⁻¹` (see `setconst`): a model whose `M⁻¹` exceeds 1 GiB,
-/// or its `<size memory>` when larger, is refused.
-pub const DEFAULT_MEMORY: usize = 1 << 30;
-
 /// The bound the contact and constraint storage must stay within: the model's arena,
 /// `narena` (its `<size memory>`, or MuJoCo 4.0's default arena size for its sizes).
 pub fn memory_bound<T>(m: &Model<T>) -> usize {
@@ -354,20 +379,17 @@ fn grow_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>, n: usize, nnz: usize) -> 
     if m.enabled(crate::model::enable::FWDINV) {
         try_grow(&mut d.fwdinv_saved, 2 * m.nv + n, z)?;
     }
-    d.solver_scratch()
-        .try_ensure_within(m.nv, m.nm, n, memory_bound(m))?;
+    d.solver_scratch().try_ensure(m.nv, m.nm, n)?;
     // efc_pos last: its length is the row capacity
     try_grow(&mut d.efc_pos, n, z)
 }
 
 /// Most rows the current state can produce (the counting pass of [`make_constraint`]) and an
 /// upper bound of their Jacobian entries: the active equalities, friction losses and limits as
-/// in [`static_rows`] under the disable flags (`nv` entries each: they are written dense, then
-/// compacted), and the exact rows of the contacts not excluded, each over the dofs of its two
-/// bodies' merged chain.
+/// in [`static_rows`] under the disable flags (see [`bound_rows`] for their entries), and the
+/// exact rows of the contacts not excluded, each over the dofs of its two bodies' merged chain.
 fn count_rows<T: Scalar>(m: &Model<T>, d: &Data<T>) -> (usize, usize) {
-    let n = bound_rows(m, |e| d.eq_active[e], true);
-    let (mut rows, mut nnz) = (n, n * m.nv);
+    let (mut rows, mut nnz) = bound_rows(m, |e| d.eq_active[e], true);
     if !m.disabled(disable::CONSTRAINT) && !m.disabled(disable::CONTACT) {
         for c in d.contacts().iter().filter(|c| c.exclude == 0) {
             let k = contact_rows(c.dim, m.opt.cone);
@@ -496,7 +518,7 @@ fn row_patterns<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 }
 
 /// The number of dofs [`merged_chain`] finds for bodies `b1`, `b2`, without writing them.
-fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
+pub(crate) fn merged_chain_len<T>(m: &Model<T>, b1: usize, b2: usize) -> usize {
     let (mut k1, mut k2, mut n) = (body_last_dof(m, b1), body_last_dof(m, b2), 0);
     while k1 != NONE || k2 != NONE {
         let k = match (k1 != NONE, k2 != NONE) {
@@ -605,7 +627,9 @@ fn assemble<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
     }
     let (n, nnz) = count_rows(m, d);
     d.efc_J_next = 0;
-    if n == 0 {
+    // contacts that did not fit (the step fails with a memory error): no rows for the others
+    let overflow = d.collision_scratch.as_ref().is_some_and(|s| s.full);
+    if n == 0 || overflow {
         d.nisland = 0;
         d.dof_island.iter_mut().for_each(|x| *x = usize::MAX);
         return;

@@ -43,7 +43,10 @@ pub(crate) use sparse_ldl::{
     pattern_words, sparse_ldl_factor, sparse_ldl_solve, sparse_ldl_update, SparseLdl,
 };
 pub(crate) use tree::tree_mul;
-pub use tree::{ldl_factor, ldl_solve, ldl_solve_in, tree_lu_factor, tree_lu_solve, TreeSparsity};
+pub use tree::{
+    ldl_factor, ldl_solve, ldl_solve_in, ldl_solve_subset, tree_lu_factor, tree_lu_solve,
+    TreeSparsity,
+};
 
 use crate::scalar::Scalar;
 

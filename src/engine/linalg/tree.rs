@@ -148,6 +148,50 @@ pub fn ldl_solve_in<T: Scalar>(sp: &TreeSparsity, ld: &[T], diag_inv: &[T], x: &
     }
 }
 
+/// [`ldl_solve`] on the real parts over the dofs `dofs` only (ascending and closed under
+/// ancestors: with each dof, its parent), for a right-hand side that is zero outside them.
+/// The sweeps of a solve couple a dof only with its ancestors, so the entries of `x` at `dofs`
+/// come out as [`ldl_solve`]'s, in the same operations; the other entries are left as they
+/// are. A right-hand side on one chain of ancestors (a body's Jacobian row, a unit vector) is
+/// solved on that chain in `O(chain²)`; given every dof of the kinematic trees it touches, the
+/// whole solution. The derivative parts of dual numbers are not computed (use [`ldl_solve`]).
+pub fn ldl_solve_subset<T: Scalar>(
+    t: &Topology,
+    ld: &[T],
+    diag_inv: &[T],
+    x: &mut [T],
+    dofs: &[usize],
+) {
+    let sp = TreeSparsity::of(t);
+    // Lᵀ w = b, leaves first
+    for &k in dofs.iter().rev() {
+        let xk = x[k];
+        let (ak, len) = (sp.madr[k], sp.rownnz[k]);
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&sp.colind[ak + 1..ak + len])
+        {
+            Re::sub_scaled(&mut x[i], &xk, l.re());
+        }
+    }
+    // D u = w
+    for &k in dofs {
+        Re::scale(&mut x[k], diag_inv[k].re());
+    }
+    // L x = u, root first
+    for &k in dofs {
+        let (ak, len) = (sp.madr[k], sp.rownnz[k]);
+        let mut s = x[k];
+        for (l, &i) in ld[ak + 1..ak + len]
+            .iter()
+            .zip(&sp.colind[ak + 1..ak + len])
+        {
+            Re::sub_scaled(&mut s, &x[i], l.re());
+        }
+        x[k] = s;
+    }
+}
+
 /// Calls `f(i, adr, j)` for every entry `(i, j)` of a matrix with the tree sparsity `t`, with
 /// `adr` its address in the layout of `qM` (a row's entries `(i, i)` and `(i, j)`, `j` an
 /// ancestor of `i`); the mirrored entry `(j, i)` is passed with the same address, so a

@@ -242,24 +242,34 @@ impl<T> Default for SolverScratch<T> {
 }
 
 impl<T: Scalar> SolverScratch<T> {
-    /// [`SolverScratch::new`], or `None` when its buffers would exceed `limit` bytes (see
-    /// [`SolverScratch::try_ensure_within`]) or cannot be allocated.
+    /// [`SolverScratch::new`] within `limit` bytes, or `None` when its buffers cannot be
+    /// allocated. The Newton Hessian is sized for all `nv` dofs when that takes at most
+    /// [`EAGER_DENSE_BYTES`] (and `limit`), so that no step of such a model allocates it;
+    /// otherwise it is left to the solves, which size it for the largest island they meet
+    /// (see [`SolverScratch::try_ensure_dense`]).
     pub(crate) fn try_new(nv: usize, nm: usize, nefc: usize, limit: usize) -> Option<Self> {
         let mut s = SolverScratch::default();
-        s.try_ensure_within(nv, nm, nefc, limit).ok()?;
+        s.try_ensure(nv, nm, nefc).ok()?;
+        if Self::dense_bytes(nv) <= EAGER_DENSE_BYTES.min(limit) {
+            s.try_ensure_dense(nv, limit).ok()?;
+        }
         Some(s)
     }
 
-    /// Buffers for `nv` dofs, an inertia matrix of `nm` entries and up to `nefc` rows.
+    /// Buffers for `nv` dofs, an inertia matrix of `nm` entries and up to `nefc` rows, with
+    /// the Newton Hessian of a problem of all `nv` dofs.
     pub fn new(nv: usize, nm: usize, nefc: usize) -> Self {
         let mut s = SolverScratch::default();
         s.ensure(nv, nm, nefc);
+        if s.try_ensure_dense(nv, usize::MAX).is_err() {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>());
+        }
         s
     }
 
-    /// Grow the buffers to `nv` dofs, `nm` inertia entries and `nefc` rows. Constraint
-    /// assembly grows them first with [`SolverScratch::try_ensure`], so that here nothing is
-    /// left to allocate.
+    /// Grow the buffers to `nv` dofs, `nm` inertia entries and `nefc` rows (not the Newton
+    /// Hessian's). Constraint assembly grows them first with [`SolverScratch::try_ensure`], so
+    /// that here nothing is left to allocate.
     pub(crate) fn ensure(&mut self, nv: usize, nm: usize, nefc: usize) {
         if self.try_ensure(nv, nm, nefc).is_err() {
             // unreachable after constraint assembly's check; without it, the allocator's own
@@ -268,20 +278,38 @@ impl<T: Scalar> SolverScratch<T> {
         }
     }
 
-    /// [`SolverScratch::ensure`] that reports an allocation failure instead of aborting, and
-    /// refuses (`Err`) when the dense `nv × nv` Newton Hessian and its block buffer alone would
-    /// take more than `limit` bytes (the model's `<size memory>` bound, counted for `f64`).
-    pub(crate) fn try_ensure_within(
-        &mut self,
-        nv: usize,
-        nm: usize,
-        nefc: usize,
-        limit: usize,
-    ) -> Result<(), ()> {
-        if nv.saturating_mul(nv).saturating_mul(16) > limit {
+    /// Bytes of the Newton Hessian's buffers for a problem of `n` dofs, counted for `f64`: the
+    /// dense matrix, its factor's worst-case fill (values and columns) and a contact's block.
+    pub fn dense_bytes(n: usize) -> usize {
+        let (f, u) = (8usize, std::mem::size_of::<usize>());
+        let nn = n.saturating_mul(n);
+        nn.saturating_mul(f)
+            .saturating_add((nn / 2).saturating_mul(f + u))
+            .saturating_add(nn.saturating_add(n).saturating_mul(f))
+            .saturating_add(n.saturating_mul(linalg::pattern_words(n)).saturating_mul(8))
+    }
+
+    /// Room for the Newton Hessian of a problem of `n` dofs (the largest island's, or every dof's
+    /// when the rows form one problem): `n × n` dense with its factor and a contact's block,
+    /// grown by at least half the dofs it had so that a steady state allocates nothing, and
+    /// never beyond what `n` needs when that would pass `limit`. `Err` when
+    /// [`SolverScratch::dense_bytes`]`(n)` exceeds `limit` (the model's memory bound) or the
+    /// allocator refuses.
+    pub(crate) fn try_ensure_dense(&mut self, n: usize, limit: usize) -> Result<(), ()> {
+        use crate::engine::constraint::try_grow;
+        let have = self.hess.hinv.len();
+        if have >= n {
+            return Ok(());
+        }
+        if Self::dense_bytes(n) > limit {
             return Err(());
         }
-        self.try_ensure(nv, nm, nefc)
+        let mut k = n.max(have + have / 2);
+        if Self::dense_bytes(k) > limit {
+            k = n;
+        }
+        self.hess.try_ensure(k)?;
+        try_grow(&mut self.blk, k.saturating_mul(k) + k, T::zero())
     }
 
     /// [`SolverScratch::ensure`] that reports an allocation failure instead of aborting.
@@ -291,8 +319,6 @@ impl<T: Scalar> SolverScratch<T> {
         self.islands
             .get_or_insert_with(Box::default)
             .try_ensure(nv, nm, nefc)?;
-        self.hess.try_ensure(nv)?;
-        try_grow(&mut self.blk, nv.saturating_mul(nv) + nv, z)?;
         for v in [
             &mut self.x,
             &mut self.ma,
@@ -326,6 +352,11 @@ impl<T: Scalar> SolverScratch<T> {
         Ok(())
     }
 }
+
+/// Largest Newton Hessian (bytes, [`SolverScratch::dense_bytes`]) that [`Data::new`] allocates
+/// for all the model's dofs: up to about 1,600 dofs. Larger models size it on demand for the
+/// largest island a solve meets (a model of many independent bodies never needs `nv²`).
+pub const EAGER_DENSE_BYTES: usize = 64 << 20;
 
 /// Most islands whose statistics are kept (MuJoCo's `mjNISLAND`): islands beyond it are solved
 /// the same way, but their iteration counts and statistics are not recorded.
@@ -624,28 +655,41 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         return;
     }
     let mut s = d.solver_scratch.take().unwrap_or_default();
-    if s.try_ensure_within(nv, m.nm, nefc, crate::engine::constraint::memory_bound(m))
-        .is_err()
+    let room = s.try_ensure(nv, m.nm, nefc).is_ok();
+    let mut isl = s.islands.take().unwrap_or_default();
+    // one problem of every row and dof when islands are disabled or one island spans all dofs
+    let whole = m.disabled(disable::ISLAND)
+        || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
+    let nprob = if room { isl.gather(m, d, whole) } else { 0 };
+    // Newton (and the derivative correction on dual numbers) holds the Hessian of the largest
+    // problem dense: its dofs squared, not the model's
+    let dense = if m.opt.solver == Solver::Newton || T::HAS_DERIVATIVE {
+        (0..nprob)
+            .map(|k| isl.dofadr[k + 1] - isl.dofadr[k])
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    if !room
+        || s.try_ensure_dense(dense, crate::engine::constraint::memory_bound(m))
+            .is_err()
     {
-        // no room for the solver (a Data made without it for a model too large): the rows
-        // are left unsolved and the step fails with a memory error (see `storage_check`)
+        // no room for the solver (a model too large for its memory bound): the rows are left
+        // unsolved and the step fails with a memory error (see `storage_check`)
+        s.islands = Some(isl);
         d.solver_scratch = Some(s);
         d.warn(crate::data::Warning::ConstraintFull, nefc);
         d.qacc.copy_from_slice(&d.qacc_smooth);
         d.qfrc_constraint.iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let mut isl = s.islands.take().unwrap_or_default();
     let mut stats = std::mem::take(&mut d.solver);
     let mut niter = std::mem::take(&mut d.solver_niter);
     let mut qacc = std::mem::take(&mut d.qacc);
     let mut qfrc = std::mem::take(&mut d.qfrc_constraint);
     let mut force = std::mem::take(&mut d.efc_force);
     let mut state = std::mem::take(&mut d.efc_state);
-    // one problem of every row and dof when islands are disabled or one island spans all dofs
-    let whole = m.disabled(disable::ISLAND)
-        || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
-    let nprob = isl.gather(m, d, whole);
     if s.kept.on && !T::HAS_DERIVATIVE {
         s.kept.prepare(nprob, nefc);
     }
@@ -721,9 +765,7 @@ pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         return;
     }
     let mut s = d.solver_scratch.take().unwrap_or_default();
-    if s.try_ensure_within(m.nv, m.nm, nefc, crate::engine::constraint::memory_bound(m))
-        .is_err()
-    {
+    if s.try_ensure(m.nv, m.nm, nefc).is_err() {
         // as in fwd_constraint: the inverse fails with a memory error
         d.solver_scratch = Some(s);
         d.warn(crate::data::Warning::ConstraintFull, nefc);

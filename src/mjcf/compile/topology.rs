@@ -80,6 +80,71 @@ pub(super) fn transmission_targets(t: &mut Topology) {
             _ => {}
         }
     }
+    t.actuator_dofrange = (0..t.nu).map(|u| actuator_dofrange(t, u)).collect();
+}
+
+/// The last dof of body `b`'s chain (its own last dof, or its nearest ancestor's), if any.
+fn chain_last_dof(t: &Topology, mut b: usize) -> Option<usize> {
+    while b > 0 {
+        if t.body_dofnum[b] > 0 {
+            return Some(t.body_dofadr[b] + t.body_dofnum[b] - 1);
+        }
+        b = t.body_parentid[b];
+    }
+    None
+}
+
+/// [`Topology::actuator_dofrange`] of actuator `u`.
+fn actuator_dofrange(t: &Topology, u: usize) -> [usize; 2] {
+    let id = t.actuator_trnid[u];
+    let mut range = [usize::MAX, 0];
+    // the dofs of body b's chain lie between its tree's first dof and its chain's last dof
+    let body = |b: usize, range: &mut [usize; 2]| {
+        if let Some(last) = chain_last_dof(t, b) {
+            let mut first = last;
+            while t.dof_parentid[first] != usize::MAX {
+                first = t.dof_parentid[first];
+            }
+            *range = [range[0].min(first), range[1].max(last + 1)];
+        }
+    };
+    match t.actuator_trntype[u] {
+        TrnType::Joint | TrnType::JointInParent => {
+            let j = id[0] as usize;
+            let da = t.jnt_dofadr[j];
+            return [da, da + t.jnt_type[j].nv()];
+        }
+        TrnType::Tendon => {
+            let k = id[0] as usize;
+            for w in t.tendon_adr[k]..t.tendon_adr[k] + t.tendon_num[k] {
+                let o = t.wrap_objid[w];
+                match t.wrap_type[w] {
+                    WrapType::Joint => {
+                        let da = t.jnt_dofadr[o as usize];
+                        range = [range[0].min(da), range[1].max(da + 1)];
+                    }
+                    WrapType::Site => body(t.site_bodyid[o as usize], &mut range),
+                    WrapType::Sphere | WrapType::Cylinder => {
+                        body(t.geom_bodyid[o as usize], &mut range)
+                    }
+                    WrapType::Pulley => {}
+                }
+            }
+        }
+        TrnType::Site | TrnType::SliderCrank => {
+            for s in id {
+                if s >= 0 {
+                    body(t.site_bodyid[s as usize], &mut range);
+                }
+            }
+        }
+        TrnType::Body => return [0, t.nv],
+    }
+    if range[0] >= range[1] {
+        [0, 0]
+    } else {
+        range
+    }
 }
 
 /// Free rigid subtrees (`body_freerigid`): a free root with nothing moving below it; and
