@@ -278,6 +278,29 @@ impl<T: Scalar> IslandScratch<T> {
         nis
     }
 
+    /// Refresh what the velocity stage and the warm start change in an earlier [`gather`] of
+    /// the same position stage's rows (the constraint stage of a forward pass that skipped the
+    /// position stage): the dofs' smooth accelerations and forces and warm start, the rows'
+    /// reference accelerations. Returns the number of problems, as [`gather`] did.
+    ///
+    /// [`gather`]: IslandScratch::gather
+    pub(super) fn refresh(&mut self, d: &Data<T>) -> usize {
+        if self.whole {
+            return 1;
+        }
+        let nis = d.nisland;
+        for p in 0..self.dofadr[nis] {
+            let g = self.dofind[p];
+            self.qacc_smooth[p] = d.qacc_smooth[g];
+            self.qfrc_smooth[p] = d.qfrc_smooth[g];
+            self.qacc_warmstart[p] = d.qacc_warmstart[g];
+        }
+        for r in 0..self.efcadr[nis] {
+            self.aref[r] = d.efc_aref[self.efcind[r]];
+        }
+        nis
+    }
+
     /// The row groups of the gathered rows `a..b` (see [`Problem::efc_group`]), given whether
     /// a row has the same columns as the next (`same(r)`, called for `r + 1 < b`).
     fn find_groups(&mut self, a: usize, b: usize, same: impl Fn(usize) -> bool) {

@@ -93,7 +93,8 @@ pub struct SolverStat {
 #[derive(Clone, Debug)]
 pub(crate) struct KeptFactors<T> {
     pub(crate) on: bool,
-    /// Cleared by the position stage: every kept factor is then stale.
+    /// Cleared by the position stage: every kept factor, and the islands' gathered rows, are
+    /// then stale.
     pub(crate) valid: bool,
     /// The problem being solved.
     pub(crate) current: usize,
@@ -660,7 +661,15 @@ pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     // one problem of every row and dof when islands are disabled or one island spans all dofs
     let whole = m.disabled(disable::ISLAND)
         || (d.nisland == 1 && d.dof_island[..nv].iter().all(|&k| k == 0));
-    let nprob = if room { isl.gather(m, d, whole) } else { 0 };
+    // with kept factors (finite differences), a solve since the last position stage left the
+    // same rows gathered: only their velocity-stage parts change
+    let nprob = if !room {
+        0
+    } else if s.kept.on && s.kept.valid && !T::HAS_DERIVATIVE {
+        isl.refresh(d)
+    } else {
+        isl.gather(m, d, whole)
+    };
     // Newton (and the derivative correction on dual numbers) holds the Hessian of the largest
     // problem dense: its dofs squared, not the model's
     let dense = if m.opt.solver == Solver::Newton || T::HAS_DERIVATIVE {
