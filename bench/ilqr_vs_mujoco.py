@@ -19,8 +19,9 @@ For every task of TASKS (a model and a task file of examples/tasks/, the format 
         package, one call per step.
 
 Printed per task and source: iterations, Jacobian passes along the horizon, derivative
-seconds per pass, total seconds and the final cost. diffmj runs with --threads (default 1,
-so a pass is one core against one core); (iii)'s backward pass is numpy and its per-iteration
+seconds per pass, total seconds and the final cost. All three run their Jacobian passes on
+--threads threads (default 1, so a pass is one core against one core; (iii) splits the horizon
+into chunks, one MjData per thread); (iii)'s backward pass is numpy and its per-iteration
 overhead is Python's, so compare its derivative time, not its total.
 """
 
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -254,7 +256,7 @@ def box_qp(h, g, lo, hi, x0):
     return x, free, chol
 
 
-def mujoco_ilqr(m, cost, max_iterations):
+def mujoco_ilqr(m, cost, max_iterations, threads=1):
     """iLQR as src/control/ilqr.rs with mjd_transitionFD Jacobians. Returns stats."""
     nq, nv, na, nu, T = m.nq, m.nv, m.na, m.nu, cost.horizon
     ndx = 2 * nv + na
@@ -295,15 +297,26 @@ def mujoco_ilqr(m, cost, max_iterations):
     A, B = np.zeros((T, ndx, ndx)), np.zeros((T, ndx, nu))
     mu, delta, need = 1e-6, 1.0, True
     alphas = [10 ** (-3 * k / 10) for k in range(11)]
-    dj = mujoco.MjData(m)
+    # the horizon in `threads` contiguous chunks, each on its own MjData (the bindings release
+    # the GIL inside mjd_transitionFD, so the chunks run in parallel as diffmj's do)
+    djs = [mujoco.MjData(m) for _ in range(threads)]
+
+    def jac_chunk(k):
+        dj = djs[k]
+        for t in range(k * T // threads, (k + 1) * T // threads):
+            mujoco.mj_setState(m, dj, ss[t], spec)
+            dj.ctrl[:] = us[t]
+            mujoco.mjd_transitionFD(m, dj, 1e-6, 0, A[t], B[t], None, None)
+
+    pool = ThreadPoolExecutor(threads)
     for _ in range(max_iterations):
         stats["iterations"] += 1
         if need:
             t0 = time.perf_counter()
-            for t in range(T):
-                mujoco.mj_setState(m, dj, ss[t], spec)
-                dj.ctrl[:] = us[t]
-                mujoco.mjd_transitionFD(m, dj, 1e-6, 0, A[t], B[t], None, None)
+            if threads == 1:
+                jac_chunk(0)
+            else:
+                list(pool.map(jac_chunk, range(threads)))
             stats["derivative_seconds"] += time.perf_counter() - t0
             stats["jacobian_passes"] += 1
             need = False
@@ -431,7 +444,7 @@ def main():
             s = run_diffmj(exe, model, task, jac, args.threads, integrator)
             rows.append((label, s["iterations"], s["jacobian_passes"], s["derivative_seconds"], s["seconds"], s["final_cost"]))
         cost = TaskCost(m, tj)
-        s = mujoco_ilqr(m, cost, tj.get("ilqr", {}).get("max_iterations", 200))
+        s = mujoco_ilqr(m, cost, tj.get("ilqr", {}).get("max_iterations", 200), args.threads)
         rows.append(("mjd_transitionFD (iii)", s["iterations"], s["jacobian_passes"], s["derivative_seconds"], s["seconds"], s["final_cost"]))
         for label, it, passes, dsec, tot, fc in rows:
             print(f"{name + ' ' + integrator:<16} {label:<22} {it:>5} {passes:>6} {1e3 * dsec / max(passes, 1):>8.2f} {tot:>8.2f} {fc:>11.4g}")
