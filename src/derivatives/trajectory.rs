@@ -124,7 +124,14 @@ impl TrajectoryWorkspace {
         }
         let point = |t: usize, tr: &mut Transition, ws: &mut (Workspace, Data<f64>)| {
             let (w, d) = ws;
-            d.copy_from(base);
+            // the state and inputs, and the few derived values a workspace reads besides them
+            // (`AdWorkspace` lifts the energies and actuator forces); not a whole `copy_from`,
+            // whose buffers of every stage cost as much as a step on small models
+            d.copy_state_from(base);
+            d.energy = base.energy;
+            (d.flg_energypos, d.flg_energyvel) = (base.flg_energypos, base.flg_energyvel);
+            d.actuator_force.copy_from_slice(&base.actuator_force);
+            d.qfrc_actuator.copy_from_slice(&base.qfrc_actuator);
             d.set_state(
                 m,
                 &states[t * nstate..(t + 1) * nstate],
