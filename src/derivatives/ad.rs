@@ -33,6 +33,27 @@ pub const CHUNK: usize = 8;
 /// The dual type of the exact Jacobians: `CHUNK` derivative directions.
 pub type Dual = DualSVec64<CHUNK>;
 
+/// The widths of the transition Jacobians' dual passes, in order, over the columns packed as
+/// activations, controls, velocities, positions (`na + nu + 2nv` of them): [`CHUNK`] to a pass,
+/// except that when it takes no more passes, the positions start a pass of their own, so that
+/// as few passes as possible run the position stage (the others skip it). RK4 and PBAD
+/// (`full`) run every stage in every pass: packed `CHUNK` to a pass.
+fn pass_widths(na: usize, nu: usize, nv: usize, full: bool) -> impl Iterator<Item = usize> {
+    let ncol = na + nu + 2 * nv;
+    let lead = na + nu + nv;
+    let aligned = !full && lead.div_ceil(CHUNK) + nv.div_ceil(CHUNK) == ncol.div_ceil(CHUNK);
+    let mut c0 = 0;
+    std::iter::from_fn(move || {
+        if c0 >= ncol {
+            return None;
+        }
+        let end = if aligned && c0 < lead { lead } else { ncol };
+        let w = CHUNK.min(end - c0);
+        c0 += w;
+        Some(w)
+    })
+}
+
 /// What the exact Jacobian was taken at: the constraint solver's state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AdReport {
@@ -186,7 +207,7 @@ impl AdWorkspace {
         // states, where it is only a warm start)
         self.dd.solver_scratch().solution_given = !full;
         // the first pass skips the most: the nominal stages it skips, derivative parts zero
-        let first = CHUNK.min(m.na + m.nu + 2 * m.nv);
+        let first = pass_widths(m.na, m.nu, m.nv, full).next().unwrap_or(0);
         if !full && first <= m.na + m.nu + m.nv {
             self.set_lifted_state();
             forward::fwd_position(&self.md, &mut self.dd);
@@ -217,8 +238,8 @@ impl AdWorkspace {
     }
 
     /// The dual passes of [`AdWorkspace::transition`], after the nominal stages. The columns
-    /// are taken in the order activations, controls, velocities, positions and packed
-    /// [`CHUNK`] to a pass; a pass skips the stages none of its inputs changes, so the skips
+    /// are taken in the order activations, controls, velocities, positions, in passes of
+    /// [`pass_widths`]; a pass skips the stages none of its inputs changes, so the skips
     /// only shrink from pass to pass and a skipped stage always holds the nominal values.
     fn transition_passes(
         &mut self,
@@ -250,8 +271,8 @@ impl AdWorkspace {
                 (Input::Ctrl, k, _) => (false, k),
             }
         };
-        for c0 in (0..ncol).step_by(CHUNK) {
-            let width = CHUNK.min(ncol - c0);
+        let mut c0 = 0;
+        for width in pass_widths(na, nu, nv, full) {
             self.set_lifted_state();
             for (w, &a) in self.dd.qacc_warmstart.iter_mut().zip(&self.df.qacc) {
                 *w = Dual::c(a);
@@ -312,7 +333,9 @@ impl AdWorkspace {
                     },
                 );
             }
+            c0 += width;
         }
+        debug_assert_eq!(c0, ncol);
         Ok(())
     }
 }
