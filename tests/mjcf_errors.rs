@@ -638,13 +638,6 @@ fn refused_attributes() {
             7,
             "attribute 'simple': simple=\"false\" is not supported yet",
         ),
-        // MuJoCo sets stiffness and damping from a time constant and damping ratio
-        (
-            body("", "<joint springdamper=\"0.5 0.3\"/>"),
-            4,
-            32,
-            "attribute 'springdamper': springdamper (stiffness and damping",
-        ),
         // plastic springs (MuJoCo's mjData.plastic)
         (
             body("", "<joint springyield=\"1\"/>"),

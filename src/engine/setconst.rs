@@ -153,7 +153,8 @@ pub struct SetConstError {
 /// The compiler's constant stage on a freshly compiled model (MuJoCo's `mj_setConst` at
 /// compile time): records the compile-time markers the derived constants are recomputed from
 /// (a position servo's damping ratio given as a positive `biasprm[2]`, a tendon spring length
-/// left at `[-1, -1]`), runs [`set_const`], then finds muscle length ranges by simulation.
+/// left at `[-1, -1]`), runs [`set_const`], sets the stiffness and damping of joints with a
+/// `springdamper`, then finds muscle length ranges by simulation.
 pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
     m.actuator_dampratio = (0..m.nu)
         .map(|u| {
@@ -174,6 +175,7 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
         .collect();
     std::sync::Arc::make_mut(&mut m.topo).tendon_lengthspring_auto = auto;
     set_const(m);
+    spring_damper(m);
 
     // muscle length ranges (MuJoCo's `lengthrange` defaults: mode muscle, useexisting true,
     // uselimit false): keep a given range, else find it by simulation
@@ -190,6 +192,30 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
         }
     }
     Ok(())
+}
+
+/// Stiffness and damping of the joints with a `springdamper` (time constant τ, damping ratio
+/// ζ), from the constants (MuJoCo's compiler, after `mj_setConst`): with the joint's mean
+/// inertia `I = ndof / Σ dof_invweight0`, `jnt_stiffness = I / (τ² ζ²)` and every dof's
+/// `dof_damping = 2 I / τ` (the soft-constraint reference's mass-spring-damper). Given
+/// stiffness and damping are overridden.
+fn spring_damper(m: &mut Model<f64>) {
+    for j in 0..m.njnt {
+        let Some(&[tc, zeta]) = m.jnt_springdamper.get(j) else {
+            break;
+        };
+        if tc <= 0.0 || zeta <= 0.0 {
+            continue;
+        }
+        let (adr, n) = (m.jnt_dofadr[j], m.jnt_type[j].nv());
+        let w: f64 = m.dof_invweight0[adr..adr + n].iter().sum();
+        let inertia = n as f64 / w.max(MINVAL);
+        m.jnt_stiffness[j] = inertia / (tc * tc * zeta * zeta).max(MINVAL);
+        let damping = 2.0 * inertia / tc.max(MINVAL);
+        m.dof_damping[adr..adr + n]
+            .iter_mut()
+            .for_each(|x| *x = damping);
+    }
 }
 
 /// The dofs a right-hand side reaches in a solve with the inertia's tree-sparse factor

@@ -206,7 +206,7 @@ pub struct JointS {
     pub dampingpoly: [f64; 2],
     /// Friction loss.
     pub frictionloss: f64,
-    /// `springdamper` (time constant, damping ratio): refused unless `0 0`.
+    /// `springdamper` (time constant, damping ratio; `0 0`: none).
     pub springdamper: [f64; 2],
     /// `springyield` (plastic spring reference): refused unless 0.
     pub springyield: f64,
@@ -1691,22 +1691,15 @@ fn unsupported(a: &A, name: &str, what: &str) -> MjcfError {
     )
 }
 
-/// Joint settings MuJoCo 4.0 honours that diffmj does not simulate yet, checked once the class
-/// default and the element's own attributes are merged: `springdamper` (MuJoCo derives stiffness
-/// and damping from it; invalid unless both values are positive) and `springyield`.
+/// Joint settings checked once the class default and the element's own attributes are merged:
+/// `springdamper` (invalid unless both values are positive, as in MuJoCo 4.0) and
+/// `springyield` (not simulated yet).
 fn joint_supported(a: &A, j: &JointS) -> R<()> {
-    if j.springdamper != [0.0; 2] {
-        if j.springdamper.iter().any(|&x| x <= 0.0) {
-            return Err(a.err(
-                Some("springdamper"),
-                ErrorKind::InvalidValue,
-                "when defined, springdamper values must be positive",
-            ));
-        }
-        return Err(unsupported(
-            a,
-            "springdamper",
-            "springdamper (stiffness and damping from a time constant and damping ratio)",
+    if j.springdamper != [0.0; 2] && j.springdamper.iter().any(|&x| x <= 0.0) {
+        return Err(a.err(
+            Some("springdamper"),
+            ErrorKind::InvalidValue,
+            "when defined, springdamper values must be positive",
         ));
     }
     spring_yield(a, j.springyield)

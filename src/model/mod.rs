@@ -1116,6 +1116,10 @@ int_fields! {
             /// `tendon_lengthspring` is the length at `qpos_spring`, recomputed by
             /// [`Model::set_const`].
             tendon_lengthspring_auto: Vec<bool>,
+            /// Each joint's `springdamper` (time constant, damping ratio; `[0, 0]`: none): when
+            /// both are positive, the compiler sets the joint's stiffness and its dofs' damping
+            /// from them after the constants (see `compile_constants`).
+            jnt_springdamper: Vec<[f64; 2]>,
             /// Actuators whose transmission is each joint (`joint` or `jointinparent`).
             jnt_trn_actuators: Vec<Vec<usize>>,
             /// Actuators whose transmission is each tendon.

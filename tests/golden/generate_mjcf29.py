@@ -38,6 +38,7 @@ MODELS = [
     ("mjcf29/replicate_refs.xml", False, True),
     ("mjcf29/groupdisable.xml", False, True),
     ("mjcf29/alignfree.xml", False, True),
+    ("mjcf29/springdamper.xml", False, True),
     # the attach models hold limits, equalities and pairs: constraints disabled as for
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),

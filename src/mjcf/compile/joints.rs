@@ -163,6 +163,7 @@ impl Build<'_> {
             m.jnt_pos.push(j.pos);
             m.jnt_axis.push(axis);
             m.jnt_stiffness.push(j.stiffness);
+            t.jnt_springdamper.push(j.springdamper);
             m.jnt_stiffnesspoly.push(j.stiffnesspoly);
             m.jnt_range.push(range);
             m.jnt_margin.push(j.margin);
