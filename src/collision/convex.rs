@@ -1098,12 +1098,8 @@ const POLISH_TOL: f64 = 1e-10;
 /// (not when its polytope filled up first, see [`EpaEnd`]): MuJoCo then reports the nearest
 /// face of its last polytope, in deep overlaps at the default 35 iterations up to ~1e-3 short
 /// of the depth with a normal off by up to ~0.2, and this EPA takes the same steps as far as
-/// their polytopes agree. On the 131 poses of `tests/golden/collision/collision_deep.json`
-/// (deep overlaps at `ccd_tolerance` 1e-12) where MuJoCo's EPA stops at the limit, 126
-/// contacts agree with MuJoCo's within 1e-9 in depth and 1e-5 in position and normal
-/// unrefined, 70 refined (which moves them to the exact contact where the refinement reaches
-/// it); the 74 overlapping convex geom distances of `geom_distance.json` agree within 2.9e-11
-/// unrefined, 6.4e-8 refined.
+/// their polytopes agree (`tests/golden/collision/collision_deep.json` holds such contacts;
+/// refining them would move them away from MuJoCo's, toward the exact contact).
 fn polishes(cfg: &ConvexConfig) -> bool {
     cfg.tolerance <= POLISH_TOL
 }

@@ -5,9 +5,10 @@ use crate::data::Data;
 use crate::model::Model;
 use crate::scalar::Scalar;
 
-/// Friction-loss rows: each dof (compact, one column), then each tendon (dense, then compacted), with `frictionloss > 0` (or 0 carrying a
-/// derivative, so a friction loss identified from 0 keeps its gradient: the row's force is then
-/// 0 with derivative `∓1` on its saturated side). Computation chapter, "Friction loss".
+/// Friction-loss rows: each dof (compact, one column), then each tendon (dense, then
+/// compacted), with `frictionloss > 0` (or 0 carrying a derivative, so a friction loss
+/// identified from 0 keeps its gradient: the row's force is then 0 with derivative `∓1` on its
+/// saturated side). Computation chapter, "Friction loss".
 pub(super) fn friction_rows<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     for i in 0..nv {
