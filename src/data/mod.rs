@@ -416,6 +416,16 @@ impl<T: Scalar> Data<T> {
 
     /// Allocate every buffer for model `m` and reset to `qpos0`.
     pub fn new(m: &Model<T>) -> Self {
+        Self::allocate(m, true)
+    }
+
+    /// As [`Data::new`] without the collision buffers, for passes that never collide (the
+    /// compiler's constants); a collision made anyway allocates them then.
+    pub(crate) fn new_smooth(m: &Model<T>) -> Self {
+        Self::allocate(m, false)
+    }
+
+    fn allocate(m: &Model<T>, collision: bool) -> Self {
         let z = |n: usize| vec![T::zero(); n];
         let z3 = |n: usize| vec![[T::zero(); 3]; n];
         let zq = |n: usize| vec![[T::one(), T::zero(), T::zero(), T::zero()]; n];
@@ -501,7 +511,7 @@ impl<T: Scalar> Data<T> {
             qHDiagInv: z(m.nv),
             ncon: 0,
             contact: vec![ActiveContact::default(); ncontact],
-            collision_scratch: Some(Box::new(CollisionScratch::new(m))),
+            collision_scratch: collision.then(|| Box::new(CollisionScratch::new(m))),
             eq_active: m.eq_active0.clone(),
             ten_wrapadr: vec![0; m.ntendon],
             ten_wrapnum: vec![0; m.ntendon],

@@ -62,7 +62,7 @@ use crate::collision::{
 };
 use crate::data::{Data, Warning};
 use crate::math::{add3, cross, dot3, mat_vec, sub3, M3, V3};
-use crate::model::{disable, enable, GeomType, Model};
+use crate::model::{disable, enable, GeomType, Model, SensorType};
 use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 use std::cmp::Ordering::{Equal, Less};
 
@@ -556,9 +556,21 @@ impl<T: Scalar> CollisionScratch<T> {
         let mut counts: Vec<usize> = (0..m.nbody).map(|b| m.body_geomnum[b]).collect();
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let maxgp = counts.first().copied().unwrap_or(0) * counts.get(1).copied().unwrap_or(0);
+        // EPA's buffers only where a convex query can happen: a pair that can collide or a
+        // geom distance sensor (without them a query still works, on the stack)
+        let distance_sensor = m.sensor_type.iter().any(|t| {
+            matches!(
+                t,
+                SensorType::GeomDist | SensorType::GeomNormal | SensorType::GeomFromTo
+            )
+        });
         CollisionScratch {
             narrow: vec![Contact::default(); MAX_CONTACT_PAIR],
-            convex: ConvexBuffers::new(),
+            convex: if nbp > 0 || m.npair > 0 || distance_sensor {
+                ConvexBuffers::new()
+            } else {
+                ConvexBuffers::default()
+            },
             aabb: vec![[0.0; 6]; m.nbody],
             order: Vec::with_capacity(m.nbody),
             unbounded: Vec::with_capacity(m.nbody),

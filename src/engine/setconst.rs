@@ -351,7 +351,7 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
 
     // the smooth position stage and the transmission, as MuJoCo's mj_setConst runs them: no
     // collision (a model whose bodies overlap at qpos0 would pay for every contact)
-    let mut d = Data::new(m);
+    let mut d = Data::new_smooth(m);
     position_smooth(m, &mut d);
     super::actuation::transmission(m, &mut d);
 

@@ -16,6 +16,7 @@
 //! `noise_std`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -59,6 +60,10 @@ pub struct Problem {
     /// MuJoCo's runtime warnings raised in the evaluations so far, per kind (indexed by
     /// [`Warning`] as `Data::warning`), residual and Jacobian passes alike.
     pub warnings: [AtomicUsize; Warning::COUNT],
+    /// Per-thread buffers kept between evaluations (a `Data` costs more to allocate than a
+    /// unit of a small model takes to evaluate).
+    pool_f64: Pool<f64>,
+    pool_dual: Pool<Dual>,
 }
 
 impl Problem {
@@ -257,6 +262,8 @@ impl Problem {
             residual_evals: AtomicUsize::new(0),
             jacobian_evals: AtomicUsize::new(0),
             warnings: std::array::from_fn(|_| AtomicUsize::new(0)),
+            pool_f64: Pool::default(),
+            pool_dual: Pool::default(),
         })
     }
 
@@ -354,7 +361,7 @@ impl Problem {
         let theta = self.theta(z);
         let m = self.model_at(&theta);
         let mut r = vec![0.0; self.nresidual()];
-        self.evaluate(&m, &mut r[..self.ndata])?;
+        self.evaluate(&m, &self.pool_f64, &mut r[..self.ndata])?;
         self.prior_rows(&theta, z, &mut r, None);
         Ok(DVector::from_vec(r))
     }
@@ -374,7 +381,7 @@ impl Problem {
         let params: Vec<_> = self.specs.iter().map(|s| s.param.clone()).collect();
         for (c, chunk) in params.chunks(CHUNK).enumerate() {
             let md = m.cast_seeded::<Dual>(chunk)?;
-            self.evaluate(&md, &mut rd)?;
+            self.evaluate(&md, &self.pool_dual, &mut rd)?;
             for (l, _) in chunk.iter().enumerate() {
                 let j = c * CHUNK + l;
                 let dz = self.specs[j].dtheta_dz(z[j]);
@@ -413,8 +420,13 @@ impl Problem {
     }
 
     /// The data residuals of model `m` (on `f64` or duals) into `out` (`ndata`), the units
-    /// on rayon's threads.
-    fn evaluate<T: Scalar>(&self, m: &Model<T>, out: &mut [T]) -> Result<(), SysIdError> {
+    /// on rayon's threads, each thread with buffers taken from `pool`.
+    fn evaluate<T: Scalar>(
+        &self,
+        m: &Model<T>,
+        pool: &Pool<T>,
+        out: &mut [T],
+    ) -> Result<(), SysIdError> {
         let mut slices = Vec::with_capacity(self.units.len());
         let mut rest = out;
         for u in &self.units {
@@ -426,7 +438,7 @@ impl Problem {
             .into_par_iter()
             .zip(self.units.par_iter())
             .try_for_each_init(
-                || Scratch::new(m),
+                || pool.take(m),
                 |s, (o, u)| {
                     let r = self.unit(m, s, u, o);
                     // the unit's own warnings (its Data is reset at the unit's start)
@@ -604,6 +616,60 @@ fn compare<T: Scalar>(
 struct Scratch<T> {
     d: Data<T>,
     qref: Vec<T>,
+}
+
+/// Buffers of finished evaluations, handed to the next one's threads. All are sized for the
+/// problem's model (the parameters change values, never sizes).
+struct Pool<T>(Mutex<Vec<Scratch<T>>>);
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Pool(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T> std::fmt::Debug for Pool<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pool")
+    }
+}
+
+impl<T: Scalar> Pool<T> {
+    /// Buffers from the pool (or new ones for `m`), returned to it when dropped.
+    fn take(&self, m: &Model<T>) -> Lease<'_, T> {
+        let s = self.0.lock().ok().and_then(|mut v| v.pop());
+        Lease {
+            s: Some(s.unwrap_or_else(|| Scratch::new(m))),
+            pool: self,
+        }
+    }
+}
+
+/// Buffers on loan from a [`Pool`].
+struct Lease<'a, T> {
+    s: Option<Scratch<T>>,
+    pool: &'a Pool<T>,
+}
+
+impl<T> std::ops::Deref for Lease<'_, T> {
+    type Target = Scratch<T>;
+    fn deref(&self) -> &Scratch<T> {
+        self.s.as_ref().expect("present until dropped")
+    }
+}
+
+impl<T> std::ops::DerefMut for Lease<'_, T> {
+    fn deref_mut(&mut self) -> &mut Scratch<T> {
+        self.s.as_mut().expect("present until dropped")
+    }
+}
+
+impl<T> Drop for Lease<'_, T> {
+    fn drop(&mut self) {
+        if let (Some(s), Ok(mut v)) = (self.s.take(), self.pool.0.lock()) {
+            v.push(s);
+        }
+    }
 }
 
 impl<T: Scalar> Scratch<T> {
