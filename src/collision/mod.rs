@@ -111,6 +111,30 @@ impl<T: Scalar> Default for Contact<T> {
 }
 
 impl<T: Scalar> Contact<T> {
+    /// `c` with every real value a constant of `T` (zero derivative parts).
+    pub fn lifted(c: &Contact<f64>) -> Self {
+        let l = |x: f64| T::c(x);
+        Contact {
+            geom: c.geom,
+            dist: l(c.dist),
+            pos: c.pos.map(l),
+            frame: c.frame.map(l),
+            dim: c.dim,
+            friction: c.friction.map(l),
+            solref: c.solref.map(l),
+            solreffriction: c.solreffriction.map(l),
+            solimp: c.solimp.map(l),
+            margin: l(c.margin),
+            gap: l(c.gap),
+            includemargin: l(c.includemargin),
+            exclude: c.exclude,
+            efc_address: c.efc_address,
+            mu: l(c.mu),
+            adhesion: l(c.adhesion),
+            surfacevel: c.surfacevel.map(l),
+        }
+    }
+
     /// The contact normal (first row of the frame), pointing from geom1 to geom2.
     pub fn normal(&self) -> V3<T> {
         [self.frame[0], self.frame[1], self.frame[2]]

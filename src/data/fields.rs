@@ -154,6 +154,32 @@ macro_rules! data_fields {
                 Some(if efc { &mut v[..nefc * per_row] } else { v })
             }
 
+            /// Set the table's fields written by `stage` (their rows in use) to `other`'s
+            /// values as constants, zero derivative parts (`other` of the same model, with
+            /// `self`'s rows already as many as `other.nefc`).
+            pub(crate) fn lift_table_stage(
+                &mut self,
+                other: &$S<f64>,
+                stage: $crate::data::fields::Stage,
+            ) {
+                let nefc = other.nefc;
+                $( if $crate::data::fields::Stage::$stage == stage {
+                    let per_row = <$fty as $crate::model::fields::Cols>::COLS;
+                    let src = $crate::model::fields::Flat::flat(&other.$f);
+                    let dst = $crate::model::fields::Flat::flat_mut(&mut self.$f);
+                    let n = if $crate::model::fields::Size::$rows
+                        == $crate::model::fields::Size::Nefc
+                    {
+                        nefc * per_row
+                    } else {
+                        src.len()
+                    };
+                    for (a, &b) in dst[..n].iter_mut().zip(&src[..n]) {
+                        *a = T::c(b);
+                    }
+                } )*
+            }
+
             /// Make `self` a copy of `other` (a `Data` of the same model) without allocating:
             /// every field but the scratch buffers, which no stage reads across calls. Stepping
             /// both afterwards gives bit-identical results.

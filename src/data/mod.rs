@@ -414,6 +414,63 @@ impl<T: Scalar> Data<T> {
         s.lastinfo = info;
     }
 
+    /// What the position stage ([`fwd_position`](crate::engine::forward::fwd_position)) would
+    /// write from the state `other` holds, taken from `other` (a `Data<f64>` of the same model
+    /// after its own position stage) as constants: kinematics, inertia and its factor,
+    /// tendons, transmission, contacts, constraint rows and islands. The dual derivatives use
+    /// it for the passes whose inputs leave the positions alone, instead of running the stage
+    /// on duals with zero derivative parts (the same values: one code path for both types).
+    /// `Err(bytes)` when the rows do not fit the model's memory bound.
+    pub(crate) fn lift_position_from(
+        &mut self,
+        m: &Model<T>,
+        other: &Data<f64>,
+    ) -> Result<(), usize> {
+        let (nefc, nnz) = (other.nefc, other.efc_J_next);
+        crate::engine::constraint::ensure_rows(m, self, nefc, nnz)?;
+        self.lift_table_stage(other, fields::Stage::Position);
+        // what the stage flags (see `position_smooth`)
+        self.flg_energypos = false;
+        self.flg_qh = false;
+        self.solver_scratch().kept.valid = false;
+        // the contacts
+        if self.contact.len() < other.ncon {
+            self.contact.resize(other.ncon, ActiveContact::default());
+        }
+        self.ncon = other.ncon;
+        for (a, b) in self.contact.iter_mut().zip(&other.contact[..other.ncon]) {
+            *a = ActiveContact::lifted(b);
+        }
+        // the tendon paths
+        self.ten_wrapadr.copy_from_slice(&other.ten_wrapadr);
+        self.ten_wrapnum.copy_from_slice(&other.ten_wrapnum);
+        self.wrap_obj.copy_from_slice(&other.wrap_obj);
+        // the rows, their compact Jacobian and the islands
+        self.nefc = nefc;
+        self.efc_J_next = nnz;
+        self.efc_type[..nefc].copy_from_slice(&other.efc_type[..nefc]);
+        self.efc_id[..nefc].copy_from_slice(&other.efc_id[..nefc]);
+        self.efc_J_rowadr[..nefc].copy_from_slice(&other.efc_J_rowadr[..nefc]);
+        self.efc_J_rownnz[..nefc].copy_from_slice(&other.efc_J_rownnz[..nefc]);
+        self.efc_J_colind[..nnz].copy_from_slice(&other.efc_J_colind[..nnz]);
+        for (a, &b) in self.efc_J[..nnz].iter_mut().zip(&other.efc_J[..nnz]) {
+            *a = T::c(b);
+        }
+        self.nisland = other.nisland;
+        self.efc_island[..nefc].copy_from_slice(&other.efc_island[..nefc]);
+        self.dof_island.copy_from_slice(&other.dof_island);
+        Ok(())
+    }
+
+    /// What the velocity stage ([`fwd_velocity`](crate::engine::forward::fwd_velocity))
+    /// would write, taken from `other` as constants, as [`Data::lift_position_from`] does for
+    /// the position stage (which must have been lifted first: the rows are `other`'s).
+    pub(crate) fn lift_velocity_from(&mut self, other: &Data<f64>) {
+        self.lift_table_stage(other, fields::Stage::Velocity);
+        self.flg_subtreevel = false;
+        self.flg_energyvel = false;
+    }
+
     /// Allocate every buffer for model `m` and reset to `qpos0`.
     pub fn new(m: &Model<T>) -> Self {
         Self::allocate(m, true)

@@ -209,10 +209,22 @@ impl AdWorkspace {
         // the first pass skips the most: the nominal stages it skips, derivative parts zero
         let first = pass_widths(m.na, m.nu, m.nv, full).next().unwrap_or(0);
         if !full && first <= m.na + m.nu + m.nv {
+            // the nominal position stage: the f64 one of the same state, lifted
+            if !may_have_constraints(m) {
+                self.df.copy_state_from(d);
+                forward::fwd_position(m, &mut self.df);
+            }
             self.set_lifted_state();
-            forward::fwd_position(&self.md, &mut self.dd);
+            if self.dd.lift_position_from(&self.md, &self.df).is_err() {
+                // rows beyond the memory bound: the stage on duals records the warning
+                forward::fwd_position(&self.md, &mut self.dd);
+            }
             if first <= m.na + m.nu {
-                forward::fwd_velocity(&self.md, &mut self.dd);
+                // and the nominal velocity stage, lifted the same way
+                if !may_have_constraints(m) {
+                    forward::fwd_velocity(m, &mut self.df);
+                }
+                self.dd.lift_velocity_from(&self.df);
             }
         }
         // the sensors of skipped stages keep their nominal values: no derivative parts

@@ -327,7 +327,7 @@ pub(crate) fn try_grow<X: Clone>(v: &mut Vec<X>, n: usize, z: X) -> Result<(), (
 /// [`memory_bound`] (with the contact buffer, see [`storage_bytes`]). `Err(bytes)` with the
 /// bytes the storage would need when that bound or the allocator refuses; the buffers are then
 /// as they were or larger.
-fn ensure_rows<T: Scalar>(
+pub(crate) fn ensure_rows<T: Scalar>(
     m: &Model<T>,
     d: &mut Data<T>,
     n: usize,
