@@ -22,7 +22,9 @@ Printed per task and source: iterations, Jacobian passes along the horizon, deri
 seconds per pass, total seconds and the final cost. All three run their Jacobian passes on
 --threads threads (default 1, so a pass is one core against one core; (iii) splits the horizon
 into chunks, one MjData per thread); (iii)'s backward pass is numpy and its per-iteration
-overhead is Python's, so compare its derivative time, not its total.
+overhead is Python's, so compare its derivative time, not its total. The last line gives
+the derivative-time ratios per Jacobian pass and per iteration (all derivative time over all
+iterations, rejected ones included, which compute no Jacobians).
 """
 
 import argparse
@@ -449,8 +451,11 @@ def main():
         for label, it, passes, dsec, tot, fc in rows:
             print(f"{name + ' ' + integrator:<16} {label:<22} {it:>5} {passes:>6} {1e3 * dsec / max(passes, 1):>8.2f} {tot:>8.2f} {fc:>11.4g}")
         per = [r[3] / max(r[2], 1) for r in rows]
-        summary.append(f"{name}: exact/mjFD {per[0] / per[2]:.2f}, FD/mjFD {per[1] / per[2]:.2f}")
-    print("derivative time per pass, ratio to MuJoCo's mjd_transitionFD: " + " | ".join(summary))
+        # derivative time over all iterations (rejected ones compute no Jacobians)
+        per_it = [r[3] / max(r[1], 1) for r in rows]
+        summary.append(f"{name}: exact/mjFD {per[0] / per[2]:.2f} per pass, {per_it[0] / per_it[2]:.2f} "
+                       f"per iteration; FD/mjFD {per[1] / per[2]:.2f} per pass, {per_it[1] / per_it[2]:.2f} per iteration")
+    print("derivative time, ratio to MuJoCo's mjd_transitionFD: " + " | ".join(summary))
 
 
 if __name__ == "__main__":
