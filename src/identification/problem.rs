@@ -25,11 +25,18 @@ use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Traj
 use crate::data::{Data, Warning};
 use crate::derivatives::ad::{Dual, CHUNK};
 use crate::engine::{actuation, differentiate_pos, integrate, inverse, step};
-use crate::model::{enable, Model};
+use crate::model::{enable, Model, Param};
 use crate::scalar::Scalar;
 
 /// Rows per unit of work for the row-wise estimators (inverse, one-step).
 const ROWS_PER_UNIT: usize = 64;
+
+/// Directions of the narrow dual that takes the last parameters when no more than this many
+/// are left (a problem of one or two parameters then costs a fraction of a full pass).
+const NARROW: usize = 2;
+
+/// The narrow dual.
+type DualNarrow = num_dual::DualSVec64<NARROW>;
 
 /// A unit of work: rows `start..end` of trajectory `traj` (for shooting: one segment
 /// starting at `start`, stepping to `end`), with `len` residuals.
@@ -64,7 +71,14 @@ pub struct Problem {
     /// unit of a small model takes to evaluate).
     pool_f64: Pool<f64>,
     pool_dual: Pool<Dual>,
+    pool_narrow: Pool<DualNarrow>,
+    /// The last Jacobian evaluation `(z, r, ∂r/∂z)`: the solver and the uncertainty that
+    /// follows it ask for the same point again.
+    last: Mutex<Option<Evaluation>>,
 }
+
+/// A point in solver coordinates with its residuals and Jacobian.
+type Evaluation = (DVector<f64>, DVector<f64>, DMatrix<f64>);
 
 impl Problem {
     /// The problem of fitting `specs` to `data` with `estimator` on model `m` (the parameters
@@ -264,6 +278,8 @@ impl Problem {
             warnings: std::array::from_fn(|_| AtomicUsize::new(0)),
             pool_f64: Pool::default(),
             pool_dual: Pool::default(),
+            pool_narrow: Pool::default(),
+            last: Mutex::new(None),
         })
     }
 
@@ -357,6 +373,9 @@ impl Problem {
 
     /// The residual vector at solver coordinates `z`.
     pub fn residuals(&self, z: &DVector<f64>) -> Result<DVector<f64>, SysIdError> {
+        if let Some((_, r, _)) = self.cached(z) {
+            return Ok(r);
+        }
         self.residual_evals.fetch_add(1, Ordering::Relaxed);
         let theta = self.theta(z);
         let m = self.model_at(&theta);
@@ -371,32 +390,81 @@ impl Problem {
         &self,
         z: &DVector<f64>,
     ) -> Result<(DVector<f64>, DMatrix<f64>), SysIdError> {
+        if let Some((_, r, jac)) = self.cached(z) {
+            return Ok((r, jac));
+        }
         self.jacobian_evals.fetch_add(1, Ordering::Relaxed);
         let theta = self.theta(z);
         let m = self.model_at(&theta);
         let (nr, np) = (self.nresidual(), self.specs.len());
         let mut r = vec![0.0; nr];
         let mut jac = DMatrix::zeros(nr, np);
-        let mut rd = vec![Dual::c(0.0); self.ndata];
         let params: Vec<_> = self.specs.iter().map(|s| s.param.clone()).collect();
-        for (c, chunk) in params.chunks(CHUNK).enumerate() {
-            let md = m.cast_seeded::<Dual>(chunk)?;
-            self.evaluate(&md, &self.pool_dual, &mut rd)?;
-            for (l, _) in chunk.iter().enumerate() {
-                let j = c * CHUNK + l;
-                let dz = self.specs[j].dtheta_dz(z[j]);
-                for (i, x) in rd.iter().enumerate() {
-                    jac[(i, j)] = x.deriv(l) * dz;
-                }
-            }
-            if c == 0 {
-                for (ri, x) in r.iter_mut().zip(&rd) {
-                    *ri = x.re();
-                }
+        // passes of CHUNK directions; the last one or two parameters on a narrower dual
+        let mut j0 = 0;
+        while j0 < np {
+            let rest = np - j0;
+            if rest <= NARROW {
+                let chunk = &params[j0..];
+                self.jacobian_pass::<DualNarrow>(
+                    &m,
+                    chunk,
+                    j0,
+                    z,
+                    &mut r,
+                    &mut jac,
+                    &self.pool_narrow,
+                )?;
+                j0 = np;
+            } else {
+                let chunk = &params[j0..j0 + rest.min(CHUNK)];
+                self.jacobian_pass::<Dual>(&m, chunk, j0, z, &mut r, &mut jac, &self.pool_dual)?;
+                j0 += chunk.len();
             }
         }
         self.prior_rows(&theta, z, &mut r, Some(&mut jac));
-        Ok((DVector::from_vec(r), jac))
+        let r = DVector::from_vec(r);
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((z.clone(), r.clone(), jac.clone()));
+        }
+        Ok((r, jac))
+    }
+
+    /// One dual pass of [`Problem::residuals_jacobian`]: the columns `j0..` of the
+    /// parameters `chunk` (at most `U::NDIR`), and the residuals on the first pass.
+    #[allow(clippy::too_many_arguments)]
+    fn jacobian_pass<U: Scalar>(
+        &self,
+        m: &Model<f64>,
+        chunk: &[Param],
+        j0: usize,
+        z: &DVector<f64>,
+        r: &mut [f64],
+        jac: &mut DMatrix<f64>,
+        pool: &Pool<U>,
+    ) -> Result<(), SysIdError> {
+        let md = m.cast_seeded::<U>(chunk)?;
+        let mut rd = vec![U::c(0.0); self.ndata];
+        self.evaluate(&md, pool, &mut rd)?;
+        for l in 0..chunk.len() {
+            let j = j0 + l;
+            let dz = self.specs[j].dtheta_dz(z[j]);
+            for (i, x) in rd.iter().enumerate() {
+                jac[(i, j)] = x.deriv(l) * dz;
+            }
+        }
+        if j0 == 0 {
+            for (ri, x) in r.iter_mut().zip(&rd) {
+                *ri = x.re();
+            }
+        }
+        Ok(())
+    }
+
+    /// The last Jacobian evaluation when it was at `z` exactly.
+    fn cached(&self, z: &DVector<f64>) -> Option<Evaluation> {
+        let last = self.last.lock().ok()?;
+        last.as_ref().filter(|(at, _, _)| at == z).cloned()
     }
 
     /// The prior residuals `(θ − nominal)/σ` after the data rows, and their Jacobian rows.
