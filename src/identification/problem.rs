@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
 use crate::data::{Data, Warning};
 use crate::derivatives::ad::{Dual, CHUNK};
-use crate::engine::{actuation, differentiate_pos, integrate, inverse, step};
+use crate::engine::{actuation, differentiate_pos, integrate, inverse_skip, step, Skip};
 use crate::model::{enable, Model, Param};
 use crate::scalar::Scalar;
 
@@ -585,7 +585,8 @@ impl Problem {
                             }
                         }
                     }
-                    inverse(m, d).map_err(|e| sim(k, e))?;
+                    // no sensors: the residual reads forces only
+                    inverse_skip(m, d, Skip::Nothing, true).map_err(|e| sim(k, e))?;
                     let o = &mut out[i * nv..(i + 1) * nv];
                     match forces {
                         Forces::Actuators => {
