@@ -110,7 +110,7 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
 /// `act[a] ← next_activation(act[a], rate(a))` for every activation of every stateful actuator
 /// (Euler or exact filter, then the actrange clamp): the activation part of `mj_advance`.
 fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T) {
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
             continue;
         };
