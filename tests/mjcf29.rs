@@ -384,3 +384,58 @@ fn attachments_growing_lists_are_refused_quickly() {
     assert!(t.elapsed().as_secs() < 60, "took {:?}", t.elapsed());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What of MuJoCo 4.0's new actuators diffmj refuses rather than approximates, each with a
+/// positioned error naming the element and the attribute: a control history (`nsample`,
+/// `delay`) on a pid with more than one input (MuJoCo keeps the whole input vector per sample;
+/// a single-input pid's history is supported), `<orientation>` and `<dcmotor>`.
+#[test]
+fn pid_forms_refused_with_position() {
+    use diffmj::mjcf::ErrorKind;
+    let w = |act: &str| {
+        format!(
+            "<mujoco>\n<worldbody>\n<body>\n<joint name=\"j\"/>\n<joint name=\"b\" \
+             type=\"ball\"/>\n<geom size=\".1\"/>\n</body>\n</worldbody>\n<actuator>\n{act}\n\
+             </actuator>\n</mujoco>"
+        )
+    };
+    let cases = [
+        (
+            r#"<pid joint="j" nsample="3" delay="0.004"/>"#,
+            ErrorKind::Unsupported,
+            "pid",
+            Some("nsample"),
+        ),
+        (
+            r#"<pid joint="j" input="pos ff" nsample="2"/>"#,
+            ErrorKind::Unsupported,
+            "pid",
+            Some("nsample"),
+        ),
+        (
+            r#"<orientation joint="b"/>"#,
+            ErrorKind::Unsupported,
+            "orientation",
+            None,
+        ),
+        (
+            r#"<dcmotor joint="j"/>"#,
+            ErrorKind::Unsupported,
+            "dcmotor",
+            None,
+        ),
+    ];
+    for (act, kind, element, attr) in cases {
+        let e = diffmj::mjcf::load_str(&w(act)).expect_err(act);
+        assert_eq!(e.kind, kind, "{act}: {e}");
+        assert_eq!(e.line, 10, "{act}: {e}");
+        assert!(e.element.contains(element), "{act}: {e} ({:?})", e.element);
+        assert_eq!(e.attribute.as_deref(), attr, "{act}: {e}");
+    }
+    // a single-input pid keeps its control history
+    let m = diffmj::mjcf::load_str(&w(
+        r#"<pid joint="j" input="pos" nsample="3" delay="0.004"/>"#,
+    ))
+    .unwrap();
+    assert_eq!((m.nu, m.nactuator, m.nhistory), (1, 1, 8));
+}

@@ -89,9 +89,9 @@ data_fields! {
             /// zeros at pulleys); see `wrap_obj`.
             wrap_xpos: Vec<V3<T>> = [Nwrap2] Position;
             /// Actuator transmission lengths (nu).
-            actuator_length: Vec<T> = [Nu] Position;
+            actuator_length: Vec<T> = [Nactuator] Position;
             /// Actuator moment arms, dense (nu × nv).
-            actuator_moment: Vec<T> = [Nu x Nv] Position;
+            actuator_moment: Vec<T> = [Nactuator x Nv] Position;
             /// Composite rigid-body inertias (nbody × 10).
             crb: Vec<Inert<T>> = [Nbody] Position;
             /// Joint-space inertia, tree-sparse (nM): per dof the diagonal, then the ancestor dofs.
@@ -109,7 +109,7 @@ data_fields! {
             /// Tendon velocities (ntendon).
             ten_velocity: Vec<T> = [Ntendon] Velocity;
             /// Actuator velocities (nu).
-            actuator_velocity: Vec<T> = [Nu] Velocity;
+            actuator_velocity: Vec<T> = [Nactuator] Velocity;
             /// Coriolis, centrifugal and gravity forces c(q, v) (nv).
             qfrc_bias: Vec<T> = [Nv] Velocity;
             /// Passive spring forces (nv).
@@ -130,7 +130,7 @@ data_fields! {
             /// Activation time derivatives (na).
             act_dot: Vec<T> = [Na] Acceleration;
             /// Actuator forces in actuation space (nu).
-            actuator_force: Vec<T> = [Nu] Acceleration;
+            actuator_force: Vec<T> = [Nactuator] Acceleration;
             /// Actuator forces in joint space (nv).
             qfrc_actuator: Vec<T> = [Nv] Acceleration;
             /// Net unconstrained force `τ − c` (nv).
@@ -537,8 +537,8 @@ impl<T: Scalar> Data<T> {
             ten_length: z(m.ntendon),
             ten_J: z(m.ntendon * m.nv),
             wrap_xpos: z3(2 * m.nwrap),
-            actuator_length: z(m.nu),
-            actuator_moment: z(m.nu * m.nv),
+            actuator_length: z(m.nactuator),
+            actuator_moment: z(m.nactuator * m.nv),
             crb: vec![[T::zero(); 10]; m.nbody],
             qM: z(m.nm),
             qLD: z(m.nm),
@@ -546,7 +546,7 @@ impl<T: Scalar> Data<T> {
             cvel: z6(m.nbody),
             cdof_dot: z6(m.nv),
             ten_velocity: z(m.ntendon),
-            actuator_velocity: z(m.nu),
+            actuator_velocity: z(m.nactuator),
             qfrc_bias: z(m.nv),
             qfrc_spring: z(m.nv),
             qfrc_damper: z(m.nv),
@@ -555,7 +555,7 @@ impl<T: Scalar> Data<T> {
             qfrc_adhesion: z(m.nv),
             qfrc_passive: z(m.nv),
             act_dot: z(m.na),
-            actuator_force: z(m.nu),
+            actuator_force: z(m.nactuator),
             qfrc_actuator: z(m.nv),
             qfrc_smooth: z(m.nv),
             qacc_smooth: z(m.nv),

@@ -27,7 +27,7 @@ use super::muscle;
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     let mut moment = std::mem::take(&mut d.actuator_moment);
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let gear = m.actuator_gear[u];
         let id = m.actuator_trnid[u][0];
         let row = &mut moment[u * nv..(u + 1) * nv];
@@ -289,7 +289,7 @@ fn add_site_wrench<T: Scalar>(
 /// `(actuator_moment, qvel) → actuator_velocity`.
 pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let [lo, hi] = m.actuator_dofrange[u];
         let row = &d.actuator_moment[u * nv + lo..u * nv + hi];
         d.actuator_velocity[u] = row
@@ -299,23 +299,24 @@ pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-/// Rotational set-point wrapping (MuJoCo 4.0): a position servo on a ball joint (fixed gain,
-/// affine bias with `gain = −bias₁`, stateless or integrator dynamics) or on a site with a
-/// rotational-only reference-site transmission sees its set-point shifted by whole turns
-/// `2π |gear|` to the one nearest the current length, so it turns the short way round.
-fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
+/// The period of rotational set-point wrapping (MuJoCo 4.0), zero when none: a position servo
+/// (fixed gain, affine bias with `gain = −bias₁`, stateless or integrator dynamics) or a `pid`
+/// on a ball joint, or on a site with a rotational-only reference-site transmission, has the
+/// period `2π |gear|`: its set-point is shifted by whole turns to the one nearest the current
+/// length, so it turns the short way round.
+fn wrap_period<T: Scalar>(m: &Model<T>, u: usize) -> T {
     let gp = &m.actuator_gainprm[u];
     let bp = &m.actuator_biasprm[u];
     let servo = m.actuator_gaintype[u] == GainType::Fixed
         && m.actuator_biastype[u] == BiasType::Affine
         && gp[0] == -bp[1]
         && matches!(m.actuator_dyntype[u], DynType::None | DynType::Integrator);
-    if !servo {
-        return x;
+    if !servo && m.actuator_gaintype[u] != GainType::Pid {
+        return T::zero();
     }
     let g = &m.actuator_gear[u];
     let id = m.actuator_trnid[u][0];
-    let period = match m.actuator_trntype[u] {
+    let turn = match m.actuator_trntype[u] {
         TrnType::Joint | TrnType::JointInParent if m.jnt_type[id as usize] == JointType::Ball => {
             norm3(&[g[0], g[1], g[2]])
         }
@@ -327,14 +328,24 @@ fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
         {
             norm3(&[g[3], g[4], g[5]])
         }
-        _ => return x,
-    } * T::c(2.0 * std::f64::consts::PI);
+        _ => return T::zero(),
+    };
+    turn * T::c(2.0 * std::f64::consts::PI)
+}
+
+/// `x − period · round((x − len)/period)`: the representative of `x` nearest `len` (`x` itself
+/// when `period ≤ 0`). The number of turns is a step function: no derivative flows through it.
+fn wrap_near<T: Scalar>(x: T, len: T, period: T) -> T {
     if period.re() <= 0.0 {
         return x;
     }
-    // the number of turns is a step function: no derivative flows through it
     let turns = ((x - len) / period).re();
     x - period * T::c((turns + 0.5).floor())
+}
+
+/// [`wrap_near`] with the actuator's [`wrap_period`].
+fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
+    wrap_near(x, len, wrap_period(m, u))
 }
 
 /// The activation an actuator would have after one step with rate `act_dot` (MuJoCo's
@@ -383,6 +394,84 @@ fn tendon_force_limits<T: Scalar>(m: &Model<T>, force: &mut [T]) {
     }
 }
 
+/// The force of a `pid` actuator (MuJoCo 4.0's `mjGAIN_PID`), and the rates of its controller
+/// states, from its clamped inputs `c` (packed `[pos, vel, ff]` as its `actuator_ctrlspec`
+/// says; an absent set-point is 0).
+///
+/// With slew limiting (`dynprm[1] = s > 0`, first state `a`) the position set-point becomes
+/// `q = clamp(qref, a − s·h, a + s·h)` (qref first wrapped to the turn nearest `a` on a
+/// rotational transmission) and `act_dot = (q − a)/h`; with integral action (`gainprm[0] = ki >
+/// 0`, last state `z`) `act_dot = q − length` (wrapped to the nearest turn), held at 0 in the
+/// direction that would take `|z|` past `imax = dynprm[0] > 0`. The force is
+/// `−biasprm₁·q − biasprm₂·vref + ff + ki·z + biasprm₀ + biasprm₁·length + biasprm₂·velocity`
+/// (`kp = −biasprm₁`, `kv = −biasprm₂`), with `z` the next integral state under `actearly`
+/// and `q` wrapped to the turn nearest the length; zero for an actuator of a disabled group
+/// (its rates are still computed).
+fn pid_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, c: [T; 3]) -> T {
+    let spec = m.actuator_ctrlspec[u];
+    let mut inputs = c.into_iter();
+    let mut take = |bit: i32| {
+        if spec & bit != 0 {
+            inputs.next().unwrap_or_else(T::zero)
+        } else {
+            T::zero()
+        }
+    };
+    let (mut qref, vref, ff) = (take(1), take(2), take(4));
+    let (len, vel) = (d.actuator_length[u], d.actuator_velocity[u]);
+    let period = wrap_period(m, u);
+    let (dp, gp, bp) = (
+        &m.actuator_dynprm[u],
+        &m.actuator_gainprm[u],
+        &m.actuator_biasprm[u],
+    );
+    let ki = gp[0];
+    let mut z = T::zero();
+    if let (DynType::Pid, Ok(mut a)) =
+        (m.actuator_dyntype[u], usize::try_from(m.actuator_actadr[u]))
+    {
+        let h = m.opt.timestep;
+        let slew = dp[1];
+        if slew.re() > 0.0 {
+            let prev = d.act[a];
+            let step = slew * h;
+            let q = wrap_near(qref, prev, period).clamp_to(prev - step, prev + step);
+            d.act_dot[a] = (q - prev) / h;
+            qref = q;
+            a += 1;
+        }
+        if ki.re() > 0.0 {
+            let mut err = wrap_near(qref - len, T::zero(), period);
+            let imax = dp[0];
+            if imax.re() > 0.0 {
+                let zi = d.act[a];
+                // anti-windup: no accumulation further beyond ±imax (a cut, by value)
+                if zi.re() >= imax.re() {
+                    err = err.select_min(T::zero());
+                } else if zi.re() <= -imax.re() {
+                    err = err.select_max(T::zero());
+                }
+            }
+            d.act_dot[a] = err;
+            z = if m.actuator_actearly[u] {
+                next_activation(m, u, d.act[a], err)
+            } else {
+                d.act[a]
+            };
+        }
+    }
+    if m.actuator_disabled(u) {
+        return T::zero();
+    }
+    let q = wrap_near(qref, len, period);
+    // MuJoCo's order of operations: the input side, the integral, then the affine bias
+    let mut f = -bp[1] * q - bp[2] * vref + ff;
+    if ki.re() > 0.0 && m.actuator_actnum[u] > 0 {
+        f += ki * z;
+    }
+    f + (bp[0] + bp[1] * len + bp[2] * vel)
+}
+
 /// `(ctrl, act, actuator_length, actuator_velocity, actuator_moment) → (act_dot,
 /// actuator_force, qfrc_actuator)`.
 ///
@@ -400,31 +489,46 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.actuator_force.iter_mut().for_each(|x| *x = T::zero());
     } else {
         let clamp = !m.disabled(disable::CLAMPCTRL);
-        // the control an actuator acts on: a delayed one's from its history, then clamped
-        let effective = |d: &Data<T>, u: usize| {
-            let mut c = if m.actuator_delay[u].re() != 0.0 {
+        // input k of actuator u: a delayed actuator's (single) control from its history, then
+        // clamped to the range of its control `actuator_ctrladr[u] + k`
+        let effective = |d: &Data<T>, u: usize, k: usize| {
+            let j = m.actuator_ctrladr[u] + k;
+            let mut c = if k == 0 && m.actuator_delay[u].re() != 0.0 {
                 super::history::read_ctrl(m, d, u, d.time)
             } else {
-                d.ctrl[u]
+                d.ctrl[j]
             };
-            if clamp && m.actuator_ctrllimited[u] {
-                let [lo, hi] = m.actuator_ctrlrange[u];
+            if clamp && m.actuator_ctrllimited[j] {
+                let [lo, hi] = m.actuator_ctrlrange[j];
                 c = c.clamp_to(lo, hi);
             }
             c
         };
         // a bad control (NaN or beyond 1e10 after clamping) zeroes every control of this
         // evaluation
-        let bad = (0..m.nu).position(|u| {
-            let c = effective(d, u);
-            !c.finite() || c.re().abs() > super::MAXVAL
-        });
-        if let Some(i) = bad {
-            d.warn(Warning::BadCtrl, i);
+        let bad = (0..m.nactuator)
+            .flat_map(|u| (0..m.actuator_ctrlnum[u]).map(move |k| (u, k)))
+            .find(|&(u, k)| {
+                let c = effective(d, u, k);
+                !c.finite() || c.re().abs() > super::MAXVAL
+            });
+        if let Some((u, k)) = bad {
+            d.warn(Warning::BadCtrl, m.actuator_ctrladr[u] + k);
         }
         let bad_ctrl = bad.is_some();
-        for u in 0..m.nu {
-            let ctrl = if bad_ctrl { T::zero() } else { effective(d, u) };
+        for u in 0..m.nactuator {
+            // the actuator's inputs (at most 3: a pid's [pos, vel, ff])
+            let mut c = [T::zero(); 3];
+            for (k, ck) in c.iter_mut().enumerate().take(m.actuator_ctrlnum[u]) {
+                if !bad_ctrl {
+                    *ck = effective(d, u, k);
+                }
+            }
+            if m.actuator_gaintype[u] == GainType::Pid {
+                d.actuator_force[u] = pid_force(m, d, u, c);
+                continue;
+            }
+            let ctrl = c[0];
             let dynprm = &m.actuator_dynprm[u];
             let adr = m.actuator_actadr[u];
             let input = if m.actuator_dyntype[u] == DynType::None || adr < 0 {
@@ -439,7 +543,8 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         (ctrl - act) / dynprm[0].select_max(T::c(MINVAL))
                     }
                     DynType::Muscle => muscle::muscle_dynamics(ctrl, act, dynprm),
-                    DynType::None => T::zero(),
+                    // the compiler gives pid dynamics only to pid gains (above)
+                    DynType::None | DynType::Pid => T::zero(),
                 };
                 d.act_dot[a] = rate;
                 if m.actuator_actearly[u] {
@@ -468,6 +573,7 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     m.actuator_acc0[u],
                     gp,
                 ),
+                GainType::Pid => unreachable!("pid gains are handled by pid_force"),
             };
             let bp = &m.actuator_biasprm[u];
             let bias = match m.actuator_biastype[u] {
@@ -480,7 +586,7 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             d.actuator_force[u] = gain * input + bias;
         }
         tendon_force_limits(m, &mut d.actuator_force);
-        for u in 0..m.nu {
+        for u in 0..m.nactuator {
             let mut f = d.actuator_force[u];
             if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];

@@ -36,7 +36,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
         }
     }
     if !m.disabled(disable::ACTUATION) {
-        for u in 0..m.nu {
+        for u in 0..m.nactuator {
             // a disabled group's actuator produces no force
             if m.actuator_disabled(u) {
                 continue;
@@ -63,12 +63,14 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                     m.actuator_acc0[u],
                     &m.actuator_gainprm[u],
                 ),
-                GainType::Fixed => T::zero(),
+                // a pid's gain side (inputs, integral state) does not depend on velocity; its
+                // damping is the affine bias above
+                GainType::Fixed | GainType::Pid => T::zero(),
             };
             if !gain_vel.is_zero_exact() {
                 // MuJoCo uses the raw control here (not clamped to ctrlrange)
                 let input = if m.actuator_dyntype[u] == DynType::None {
-                    d.ctrl[u]
+                    d.ctrl[m.actuator_ctrladr[u]]
                 } else {
                     let a = m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1;
                     if m.actuator_actearly[u] {

@@ -55,7 +55,7 @@ fn first_at_or_after<T: Scalar>(buf: &[T], n: usize, t: f64) -> usize {
 /// Every buffer as at a reset: times `−n·h, …, −h`, values 0, the newest at the last slot.
 pub fn reset<T: Scalar>(m: &Model<T>, history: &mut [T]) {
     let h = m.opt.timestep;
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let n = m.actuator_history[u][0];
         let Ok(adr) = usize::try_from(m.actuator_historyadr[u]) else {
             continue;
@@ -189,7 +189,7 @@ pub fn read<T: Scalar>(buf: &[T], n: usize, dim: usize, t: T, interp: i32, out: 
 
 /// The control actuator `u` acts on at time `t`: its control `delay` ago from its history
 /// buffer when it is delayed (MuJoCo's `mj_readCtrl` with the model's interpolation), else
-/// `ctrl[u]`.
+/// its first control `ctrl[actuator_ctrladr[u]]`.
 pub fn read_ctrl<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize, t: T) -> T {
     let [n, interp] = m.actuator_history[u];
     match usize::try_from(m.actuator_historyadr[u]) {
@@ -200,7 +200,7 @@ pub fn read_ctrl<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize, t: T) -> T {
             read(buf, n, 1, t - m.actuator_delay[u], interp, &mut v);
             v[0]
         }
-        _ => d.ctrl[u],
+        _ => d.ctrl[m.actuator_ctrladr[u]],
     }
 }
 
@@ -217,12 +217,12 @@ pub fn record_ctrl<T: Scalar>(m: &Model<T>, d: &mut Data<T>, t: T) {
     if m.nhistory == 0 {
         return;
     }
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let Ok(adr) = usize::try_from(m.actuator_historyadr[u]) else {
             continue;
         };
         let n = m.actuator_history[u][0] as usize;
-        let c = d.ctrl[u];
+        let c = d.ctrl[m.actuator_ctrladr[u]];
         let buf = &mut d.history[adr..adr + 2 + 2 * n];
         let k = insert(buf, n, 1, t);
         buf[k] = c;

@@ -110,7 +110,7 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
 /// `act[a] ← next_activation(act[a], rate(a))` for every activation of every stateful actuator
 /// (Euler or exact filter, then the actrange clamp): the activation part of `mj_advance`.
 fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T) {
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
             continue;
         };
@@ -235,7 +235,13 @@ pub fn discrete_mass_mul<T: Scalar>(m: &Model<T>, d: &mut Data<T>, a: &[T], out:
                 let a0 = m.dof_madr[i];
                 for adr in a0..a0 + m.dof_mrownnz[i] {
                     let j = m.m_colind[adr];
-                    let lo = d.qM[adr] - h * d.qDeriv[m.m_d_lower[adr]];
+                    // implicitfast: no off-diagonal qDeriv entry on a simple dof's row (see
+                    // `simple_rows_keep_m`)
+                    let lo = if fast && j != i && m.dof_simplenum[i] > 0 {
+                        d.qM[adr]
+                    } else {
+                        d.qM[adr] - h * d.qDeriv[m.m_d_lower[adr]]
+                    };
                     out[i] += lo * a[j];
                     if j != i {
                         let up = if fast {
@@ -297,6 +303,10 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         *l = d.qM[adr] - h * d.qDeriv[m.m_d_lower[adr]];
     }
     if fast {
+        // MuJoCo gathers qDeriv into its M layout, where the dofs of a simple body have no
+        // off-diagonal entries: their couplings (e.g. a servo's damping across a ball joint's
+        // axes) are dropped
+        simple_rows_keep_m(m, &mut lo, &d.qM);
         // read as a symmetric matrix: tree-sparse LᵀDL
         // free rigid subtrees are solved apart below: keep M in their rows
         for root in 1..m.nbody {
@@ -331,6 +341,19 @@ pub fn implicit<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.scratch_m = lo;
     d.scratch_nv[0] = x;
     advance(m, d, QaccSrc::Scratch);
+}
+
+/// implicitfast, MuJoCo 4.0: `M − h·qDeriv` lives in MuJoCo's `M` layout, where the row of a
+/// dof of a simple body (`dof_simplenum > 0`) holds its diagonal only, so the off-diagonal
+/// entries of those rows (in `lo`, the tree-sparse lower triangle) keep `M`'s (zero) values.
+fn simple_rows_keep_m<T: Scalar>(m: &Model<T>, lo: &mut [T], qm: &[T]) {
+    for i in 0..m.nv {
+        if m.dof_simplenum[i] == 0 {
+            continue;
+        }
+        let a0 = m.dof_madr[i];
+        lo[a0 + 1..a0 + m.dof_mrownnz[i]].copy_from_slice(&qm[a0 + 1..a0 + m.dof_mrownnz[i]]);
+    }
 }
 
 /// implicitfast, MuJoCo 4.0: the 6 dofs of a free rigid subtree are decoupled from every other

@@ -156,14 +156,16 @@ pub struct SetConstError {
 /// left at `[-1, -1]`), runs [`set_const`], sets the stiffness and damping of joints with a
 /// `springdamper`, then finds muscle length ranges by simulation.
 pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
-    m.actuator_dampratio = (0..m.nu)
+    m.actuator_dampratio = (0..m.nactuator)
         .map(|u| {
             let (kp, b1, b2) = (
                 m.actuator_gainprm[u][0],
                 m.actuator_biasprm[u][1],
                 m.actuator_biasprm[u][2],
             );
-            if kp == -b1 && b2 > 0.0 {
+            // a pid holds kp in its bias alone (MuJoCo 4.0)
+            let pid = m.actuator_gaintype[u] == GainType::Pid;
+            if (pid || kp == -b1) && b2 > 0.0 {
                 b2
             } else {
                 0.0
@@ -179,7 +181,7 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
 
     // muscle length ranges (MuJoCo's `lengthrange` defaults: mode muscle, useexisting true,
     // uselimit false): keep a given range, else find it by simulation
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let muscle = m.actuator_gaintype[u] == GainType::Muscle
             || m.actuator_biastype[u] == BiasType::Muscle;
         let lr = m.actuator_lengthrange[u];
@@ -474,8 +476,8 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     // actuators: acc0 = |M⁻¹ moment| (the whole solution: every dof of the kinematic trees the
     // moment acts on), and the inverse of the effective inertia along the transmission,
     // momentᵀ M⁻¹ moment, for the damping ratios below
-    let mut inv_eff = vec![T::zero(); m.nu];
-    for u in 0..m.nu {
+    let mut inv_eff = vec![T::zero(); m.nactuator];
+    for u in 0..m.nactuator {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         m.actuator_length0[u] = d.actuator_length[u];
         reach.trees(row, m.actuator_dofrange[u]);
@@ -493,15 +495,19 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
         reach.clear(&mut x);
     }
 
-    // position servos given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass) with the effective
+    // position servos and pids given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass) with the effective
     // inertia `mass = 1 / (momentᵀ M⁻¹ moment)` at qpos0 (MuJoCo 4.0; zero damping when
     // momentᵀ M⁻¹ moment ≤ mjMINVAL)
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let zeta = m.actuator_dampratio[u];
         if zeta.re() <= 0.0 {
             continue;
         }
-        let kp = m.actuator_gainprm[u][0];
+        let kp = if m.actuator_gaintype[u] == GainType::Pid {
+            -m.actuator_biasprm[u][1]
+        } else {
+            m.actuator_gainprm[u][0]
+        };
         let mass = if inv_eff[u].re() > MINVAL {
             T::one() / inv_eff[u]
         } else {

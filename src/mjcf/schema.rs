@@ -2118,16 +2118,7 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("tendon-spatial", "material", RENDER),
     ("tendon-spatial", "rgba", RENDER),
     // actuators
-    (
-        "*-general",
-        "input",
-        "declares what the control means (actuator_ctrlspec); no effect with the gain types \
-         diffmj accepts (fixed, affine, muscle)",
-    ),
-    ("*-general", "velrange", PID),
-    ("*-general", "ffrange", PID),
     ("*-orientation", "*", REFUSED),
-    ("*-pid", "*", REFUSED),
     ("*-dcmotor", "*", REFUSED),
     ("actuator-plugin", "*", REFUSED),
     // elements refused as a whole
@@ -2177,8 +2168,6 @@ const FILES: &str = "where mesh files are found: diffmj reads no mesh file (mesh
                      geoms are refused)";
 /// Reason: signed distance fields.
 const SDF: &str = "collisions of SDF geoms, which are refused";
-/// Reason: PID inputs.
-const PID: &str = "input ranges of pid gains, which are refused";
 /// Reason: the element is refused.
 const REFUSED: &str = "the element is refused (not supported yet)";
 

@@ -27,7 +27,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <mesh/><texture/><material/>
     <joint/><geom/><site/><camera/><light/><tendon/><equality/><pair/>
     <general/><motor/><position/><velocity/><intvelocity/><damper/><cylinder/><muscle/>
-    <adhesion/>
+    <adhesion/><pid/>
     <default class="c"><joint/></default>
   </default>
   <worldbody>
@@ -63,6 +63,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <cylinder joint="j1"/>
     <muscle joint="j1"/>
     <adhesion body="b1" ctrlrange="0 1"/>
+    <pid joint="j1"/>
   </actuator>
   <equality>
     <connect body1="b1" anchor="0 0 0"/>

@@ -477,6 +477,8 @@ pub enum ActKind {
     Muscle,
     /// `<adhesion>`.
     Adhesion,
+    /// `<pid>` (MuJoCo 4.0).
+    Pid,
 }
 
 /// Actuator transmission as written.
@@ -519,6 +521,15 @@ pub struct ActS {
     pub actrange: [f64; 2],
     /// Length range.
     pub lengthrange: [f64; 2],
+    /// Range of a pid's velocity set-point input (`velrange`; limited when `lo < hi`).
+    pub velrange: [f64; 2],
+    /// Range of a pid's feedforward input (`ffrange`; limited when `lo < hi`).
+    pub ffrange: [f64; 2],
+    /// Input signature (`input`, MuJoCo 4.0's `ctrlspec`: bits 1 pos, 2 vel, 4 ff, 8 voltage,
+    /// 16 none, 32 pressure; the charts `expmap` 1 and `quat` 2; 0 when not written). The
+    /// shortcuts set their own (position 1, velocity and intvelocity 2, cylinder 32, the
+    /// others 0).
+    pub ctrlspec: i32,
     /// Gear.
     pub gear: [f64; 6],
     /// Crank length.
@@ -578,6 +589,9 @@ impl Default for ActS {
             forcerange: [0.0; 2],
             actrange: [0.0; 2],
             lengthrange: [0.0; 2],
+            velrange: [0.0; 2],
+            ffrange: [0.0; 2],
+            ctrlspec: 0,
             gear: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
             cranklength: 0.0,
             damping: [0.0; 3],
@@ -1958,11 +1972,13 @@ const DYN: &[(&str, DynType)] = &[
     ("filter", DynType::Filter),
     ("filterexact", DynType::FilterExact),
     ("muscle", DynType::Muscle),
+    ("pid", DynType::Pid),
 ];
 const GAIN: &[(&str, GainType)] = &[
     ("fixed", GainType::Fixed),
     ("affine", GainType::Affine),
     ("muscle", GainType::Muscle),
+    ("pid", GainType::Pid),
 ];
 const BIAS: &[(&str, BiasType)] = &[
     ("none", BiasType::None),
@@ -1981,8 +1997,64 @@ fn act_kind(tag: &str) -> Option<ActKind> {
         "cylinder" => ActKind::Cylinder,
         "muscle" => ActKind::Muscle,
         "adhesion" => ActKind::Adhesion,
+        "pid" => ActKind::Pid,
         _ => return None,
     })
+}
+
+/// `input`, MuJoCo 4.0's input signature (`actuator_ctrlspec`): one of the chart keywords
+/// `expmap` (1), `quat` (2) or `none` (16), or a subset of `pos vel ff voltage pressure` (bits
+/// 1, 2, 4, 8, 32) written in that order without repeats; empty: 0 (the type's default).
+fn read_input(a: &A) -> R<Option<i32>> {
+    let Some(v) = a.get("input") else {
+        return Ok(None);
+    };
+    let toks: Vec<&str> = v.split_whitespace().collect();
+    if let [one] = toks[..] {
+        if let Some(&(_, bit)) = [("expmap", 1), ("quat", 2), ("none", 16)]
+            .iter()
+            .find(|(k, _)| *k == one)
+        {
+            return Ok(Some(bit));
+        }
+    }
+    const ORDER: [(&str, i32); 5] = [
+        ("pos", 1),
+        ("vel", 2),
+        ("ff", 4),
+        ("voltage", 8),
+        ("pressure", 32),
+    ];
+    let (mut spec, mut last) = (0, None);
+    for t in toks {
+        let Some(k) = ORDER.iter().position(|(n, _)| *n == t) else {
+            return Err(a.err(
+                Some("input"),
+                ErrorKind::InvalidKeyword,
+                format!("invalid keyword '{t}'"),
+            ));
+        };
+        match last {
+            Some(l) if l == k => {
+                return Err(a.err(
+                    Some("input"),
+                    ErrorKind::InvalidKeyword,
+                    format!("duplicate keyword '{t}'"),
+                ))
+            }
+            Some(l) if l > k => {
+                return Err(a.err(
+                    Some("input"),
+                    ErrorKind::InvalidValue,
+                    "inputs must be listed in canonical order [pos, vel, ff, voltage, pressure]",
+                ))
+            }
+            _ => {}
+        }
+        last = Some(k);
+        spec |= ORDER[k].1;
+    }
+    Ok(Some(spec))
 }
 
 /// Apply the attributes of an actuator element (general or shortcut) onto `x`.
@@ -2011,6 +2083,8 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     a.exact("forcerange", &mut x.forcerange)?;
     a.exact("actrange", &mut x.actrange)?;
     a.exact("lengthrange", &mut x.lengthrange)?;
+    a.exact("velrange", &mut x.velrange)?;
+    a.exact("ffrange", &mut x.ffrange)?;
     a.upto("gear", &mut x.gear)?;
     a.f_into("cranklength", &mut x.cranklength)?;
     if let Some(b) = a.bool("actearly")? {
@@ -2051,10 +2125,14 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             a.upto("dynprm", &mut x.dynprm)?;
             a.upto("gainprm", &mut x.gainprm)?;
             a.upto("biasprm", &mut x.biasprm)?;
+            if let Some(spec) = read_input(a)? {
+                x.ctrlspec = spec;
+            }
         }
         ActKind::Motor => {
             reset(x);
         }
+        ActKind::Pid => read_pid(a, x)?,
         ActKind::Position | ActKind::IntVelocity => {
             let mut kp = x.gainprm[0];
             let b2 = x.biasprm[2];
@@ -2224,6 +2302,15 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             x.ctrllimited = Tri::True;
         }
     }
+    // the input signature each shortcut declares (checked: MuJoCo 4.0 gives position 1,
+    // velocity and intvelocity 2, cylinder 32, motor, damper, muscle and adhesion 0)
+    match kind {
+        ActKind::General | ActKind::Pid => {}
+        ActKind::Position => x.ctrlspec = 1,
+        ActKind::Velocity | ActKind::IntVelocity => x.ctrlspec = 2,
+        ActKind::Cylinder => x.ctrlspec = 32,
+        ActKind::Motor | ActKind::Damper | ActKind::Muscle | ActKind::Adhesion => x.ctrlspec = 0,
+    }
     if kind != ActKind::General {
         x.kind = kind;
     } else if a.has("gainprm")
@@ -2235,6 +2322,82 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     {
         x.kind = ActKind::General;
     }
+    Ok(())
+}
+
+/// The attributes of a `<pid>` (MuJoCo 4.0) onto `x`: `kp` (`biasprm[1] = −kp`), `kv` or
+/// `dampratio` (`biasprm[2]`: `−kv`, or the positive ratio `set_const` converts), `ki`
+/// (`gainprm[0]`), `imax` (`dynprm[0]`, kept only with a nonzero `ki`), `slewmax` (`dynprm[1]`),
+/// `input` (`ctrlspec`) and `posrange` (an alias of `ctrlrange`); the dynamics are `pid` when
+/// `ki` or `slewmax` is nonzero, else none. Checked against MuJoCo 4.0: the values in effect
+/// are inherited from the class only when it is itself a pid (its gain type is pid), else
+/// they start from `kp = 1` and zeros; the other entries of the three parameter vectors are 0.
+fn read_pid(a: &A, x: &mut ActS) -> R<()> {
+    let inherit = x.gaintype == GainType::Pid;
+    let pick = |v: f64, fresh: f64| if inherit { v } else { fresh };
+    let mut kp = pick(-x.biasprm[1], 1.0);
+    let mut b2 = pick(x.biasprm[2], 0.0);
+    let mut ki = pick(x.gainprm[0], 0.0);
+    let mut imax = pick(x.dynprm[0], 0.0);
+    let mut slewmax = pick(x.dynprm[1], 0.0);
+    let mut spec = if inherit { x.ctrlspec } else { 0 };
+    a.f_into("kp", &mut kp)?;
+    if a.has("kv") && a.has("dampratio") {
+        return Err(a.err(
+            Some("dampratio"),
+            ErrorKind::InvalidValue,
+            "kv and dampratio cannot both be defined",
+        ));
+    }
+    if let Some(kv) = a.f("kv")? {
+        if kv < 0.0 {
+            return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+        }
+        b2 = -kv;
+    }
+    if let Some(r) = a.f("dampratio")? {
+        if r < 0.0 {
+            return Err(a.err(
+                Some("dampratio"),
+                ErrorKind::InvalidValue,
+                "dampratio cannot be negative",
+            ));
+        }
+        b2 = r;
+    }
+    a.f_into("ki", &mut ki)?;
+    a.f_into("imax", &mut imax)?;
+    a.f_into("slewmax", &mut slewmax)?;
+    if slewmax < 0.0 {
+        return Err(a.err(
+            Some("slewmax"),
+            ErrorKind::InvalidValue,
+            "slewmax cannot be negative",
+        ));
+    }
+    if let Some(s) = read_input(a)? {
+        spec = s;
+    }
+    // checked: MuJoCo 4.0 refuses a range written next to inheritrange on the element
+    if a.f("inheritrange")?.is_some_and(|r| r > 0.0) && (a.has("posrange") || a.has("ctrlrange")) {
+        return Err(a.err(
+            Some("inheritrange"),
+            ErrorKind::InvalidValue,
+            "posrange and inheritrange cannot both be defined",
+        ));
+    }
+    a.exact("posrange", &mut x.ctrlrange)?;
+    x.biasprm = prm(&[0.0, -kp, b2]);
+    x.gainprm = prm(&[ki]);
+    x.dynprm = prm(&[if ki != 0.0 { imax } else { 0.0 }, slewmax]);
+    x.dyntype = if ki != 0.0 || slewmax != 0.0 {
+        DynType::Pid
+    } else {
+        DynType::None
+    };
+    x.gaintype = GainType::Pid;
+    x.biastype = BiasType::Affine;
+    x.ctrlspec = spec;
     Ok(())
 }
 
@@ -2403,6 +2566,9 @@ impl<'d> Reader<'d> {
         x.dynprm = s.dynprm;
         x.gainprm = s.gainprm;
         x.biasprm = s.biasprm;
+        // a pid's input signature comes with its gains (checked: MuJoCo 4.0 keeps a class's
+        // pid inputs under a child class's motor or position)
+        x.ctrlspec = s.ctrlspec;
         x.kind = s.kind;
         x
     }

@@ -16,8 +16,10 @@ pub enum Size {
     Nq,
     /// `nv`.
     Nv,
-    /// `nu`.
+    /// `nu`, the controls.
     Nu,
+    /// `nactuator`.
+    Nactuator,
     /// `na`.
     Na,
     /// `nbody`.
@@ -80,6 +82,7 @@ impl Size {
             Size::Nq => t.nq,
             Size::Nv => t.nv,
             Size::Nu => t.nu,
+            Size::Nactuator => t.nactuator,
             Size::Na => t.na,
             Size::Nbody => t.nbody,
             Size::Njnt => t.njnt,

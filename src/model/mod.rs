@@ -366,6 +366,10 @@ pub enum DynType {
     FilterExact,
     /// Muscle activation dynamics.
     Muscle,
+    /// The controller states of a `pid` actuator (MuJoCo 4.0's `mjDYN_PID`), in the order
+    /// `[slew, integral]`: the rate-limited position set-point when `dynprm[1]` (slewmax) is
+    /// positive, the integral of the position error when `gainprm[0]` (ki) is positive.
+    Pid,
 }
 
 impl DynType {
@@ -377,6 +381,7 @@ impl DynType {
             DynType::Filter => 2,
             DynType::FilterExact => 3,
             DynType::Muscle => 4,
+            DynType::Pid => 6,
         }
     }
 }
@@ -390,6 +395,10 @@ pub enum GainType {
     Affine,
     /// Muscle force–length–velocity gain.
     Muscle,
+    /// PID servo (MuJoCo 4.0's `mjGAIN_PID`): the force is `−biasprm₁·qref − biasprm₂·vref + ff
+    /// + gainprm₀·z` from the inputs `[pos, vel, ff]` named by `actuator_ctrlspec` and the
+    /// integral state `z`, plus the affine bias.
+    Pid,
 }
 
 impl GainType {
@@ -399,6 +408,7 @@ impl GainType {
             GainType::Fixed => 0,
             GainType::Affine => 1,
             GainType::Muscle => 2,
+            GainType::Pid => 5,
         }
     }
 }
@@ -822,8 +832,12 @@ int_fields! {
             nq = "nq";
             /// Number of degrees of freedom.
             nv = "nv";
-            /// Number of actuators.
+            /// Number of scalar controls, the length of `Data::ctrl` (MuJoCo 4.0's `nu`): the sum
+            /// of the actuators' `actuator_ctrlnum` (equal to `nactuator` unless a multi-input
+            /// actuator such as `pid` is present).
             nu = "nu";
+            /// Number of actuators (MuJoCo 4.0's `nactuator`).
+            nactuator = "nactuator";
             /// Number of activation states.
             na = "na";
             /// Number of bodies, world included.
@@ -1029,35 +1043,45 @@ int_fields! {
             /// Wrap object ids (joint, site or geom).
             wrap_objid: Vec<i32> = "wrap_objid" [Nwrap];
             /// Transmission types.
-            actuator_trntype: Vec<TrnType> = "actuator_trntype" [Nu];
+            actuator_trntype: Vec<TrnType> = "actuator_trntype" [Nactuator];
             /// Activation dynamics types.
-            actuator_dyntype: Vec<DynType> = "actuator_dyntype" [Nu];
+            actuator_dyntype: Vec<DynType> = "actuator_dyntype" [Nactuator];
             /// Gain types.
-            actuator_gaintype: Vec<GainType> = "actuator_gaintype" [Nu];
+            actuator_gaintype: Vec<GainType> = "actuator_gaintype" [Nactuator];
             /// Bias types.
-            actuator_biastype: Vec<BiasType> = "actuator_biastype" [Nu];
+            actuator_biastype: Vec<BiasType> = "actuator_biastype" [Nactuator];
             /// Transmission targets (joint/tendon/site id, refsite or slider site id, or -1).
-            actuator_trnid: Vec<[i32; 2]> = "actuator_trnid" [Nu];
+            actuator_trnid: Vec<[i32; 2]> = "actuator_trnid" [Nactuator];
             /// First activation state of each actuator (-1 if stateless).
-            actuator_actadr: Vec<i32> = "actuator_actadr" [Nu];
+            actuator_actadr: Vec<i32> = "actuator_actadr" [Nactuator];
             /// Number of activation states of each actuator.
-            actuator_actnum: Vec<usize> = "actuator_actnum" [Nu];
+            actuator_actnum: Vec<usize> = "actuator_actnum" [Nactuator];
+            /// First control of each actuator in `ctrl` (MuJoCo 4.0's `actuator_ctrladr`).
+            actuator_ctrladr: Vec<usize> = "actuator_ctrladr" [Nactuator];
+            /// Number of controls of each actuator: 1, or the inputs of a `pid` (MuJoCo 4.0's
+            /// `actuator_ctrlnum`).
+            actuator_ctrlnum: Vec<usize> = "actuator_ctrlnum" [Nactuator];
+            /// Input signature of each actuator (MuJoCo 4.0's `actuator_ctrlspec`, `mjtCtrlInput`
+            /// bits for a `pid`: 1 pos, 2 vel, 4 ff; as written for other gain types, 0 when not
+            /// written).
+            actuator_ctrlspec: Vec<i32> = "actuator_ctrlspec" [Nactuator];
             /// Group of each actuator (its bit in `opt.disableactuator` turns it off when the
             /// group is in 0..=30).
-            actuator_group: Vec<i32> = "actuator_group" [Nu];
-            /// Clamp ctrl to ctrlrange.
+            actuator_group: Vec<i32> = "actuator_group" [Nactuator];
+            /// Clamp each control to its `ctrlrange` (per control, MuJoCo 4.0: a multi-input
+            /// actuator has one entry per input, at its `actuator_ctrladr`).
             actuator_ctrllimited: Vec<bool> = "actuator_ctrllimited" [Nu];
             /// Clamp force to forcerange.
-            actuator_forcelimited: Vec<bool> = "actuator_forcelimited" [Nu];
+            actuator_forcelimited: Vec<bool> = "actuator_forcelimited" [Nactuator];
             /// Clamp activation to actrange.
-            actuator_actlimited: Vec<bool> = "actuator_actlimited" [Nu];
+            actuator_actlimited: Vec<bool> = "actuator_actlimited" [Nactuator];
             /// Use the next activation in the force computation.
-            actuator_actearly: Vec<bool> = "actuator_actearly" [Nu];
+            actuator_actearly: Vec<bool> = "actuator_actearly" [Nactuator];
             /// Control history of each actuator: `[nsample, interp]` (interp 0 zero-order hold,
             /// 1 linear, 2 cubic; nsample 0: no history).
-            actuator_history: Vec<[i32; 2]> = "actuator_history" [Nu];
+            actuator_history: Vec<[i32; 2]> = "actuator_history" [Nactuator];
             /// Address of each actuator's history buffer in `Data::history` (-1: none).
-            actuator_historyadr: Vec<i32> = "actuator_historyadr" [Nu];
+            actuator_historyadr: Vec<i32> = "actuator_historyadr" [Nactuator];
             /// Equality constraint types.
             eq_type: Vec<EqType> = "eq_type" [Neq];
             /// First object of each equality.
@@ -1322,41 +1346,41 @@ real_fields! {
             /// Wrap object parameter (joint coefficient for fixed tendons).
             wrap_prm: Vec<T> = "wrap_prm" [Nwrap] Param;
             /// Activation dynamics parameters.
-            actuator_dynprm: Vec<[T; 10]> = "actuator_dynprm" [Nu] Param;
+            actuator_dynprm: Vec<[T; 10]> = "actuator_dynprm" [Nactuator] Param;
             /// Gain parameters.
-            actuator_gainprm: Vec<[T; 10]> = "actuator_gainprm" [Nu] Param;
+            actuator_gainprm: Vec<[T; 10]> = "actuator_gainprm" [Nactuator] Param;
             /// Bias parameters.
-            actuator_biasprm: Vec<[T; 10]> = "actuator_biasprm" [Nu] Param;
+            actuator_biasprm: Vec<[T; 10]> = "actuator_biasprm" [Nactuator] Param;
             /// Control range.
             actuator_ctrlrange: Vec<[T; 2]> = "actuator_ctrlrange" [Nu] Param;
             /// Force range.
-            actuator_forcerange: Vec<[T; 2]> = "actuator_forcerange" [Nu] Param;
+            actuator_forcerange: Vec<[T; 2]> = "actuator_forcerange" [Nactuator] Param;
             /// Activation range.
-            actuator_actrange: Vec<[T; 2]> = "actuator_actrange" [Nu] Param;
+            actuator_actrange: Vec<[T; 2]> = "actuator_actrange" [Nactuator] Param;
             /// Transmission gear.
-            actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nu] Param;
+            actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nactuator] Param;
             /// Slider-crank rod length.
-            actuator_cranklength: Vec<T> = "actuator_cranklength" [Nu] Param;
+            actuator_cranklength: Vec<T> = "actuator_cranklength" [Nactuator] Param;
             /// Control delay (s): a delayed actuator acts on its control of `delay` ago, read
             /// from its history buffer (0: none).
-            actuator_delay: Vec<T> = "actuator_delay" [Nu] Param;
+            actuator_delay: Vec<T> = "actuator_delay" [Nactuator] Param;
             /// Damping reflected onto the joint or tendon the actuator drives, times `gear₀²`.
-            actuator_damping: Vec<T> = "actuator_damping" [Nu] Param;
+            actuator_damping: Vec<T> = "actuator_damping" [Nactuator] Param;
             /// Polynomial damping terms reflected like `actuator_damping`.
-            actuator_dampingpoly: Vec<[T; 2]> = "actuator_dampingpoly" [Nu] Param;
+            actuator_dampingpoly: Vec<[T; 2]> = "actuator_dampingpoly" [Nactuator] Param;
             /// Armature reflected onto the joint or tendon the actuator drives, times `gear₀²`.
-            actuator_armature: Vec<T> = "actuator_armature" [Nu] Param;
+            actuator_armature: Vec<T> = "actuator_armature" [Nactuator] Param;
             /// Damping ratio ζ of a position servo given `dampratio` (0 otherwise): its damping
             /// `−biasprm[2] = 2 ζ √(kp · mass)` is recomputed from it by [`Model::set_const`]
             /// when kp or the inertia changes (not in MuJoCo's mjModel, where the ratio is
             /// replaced by the damping at compile time).
-            actuator_dampratio: Vec<T> = "actuator_dampratio" [Nu] Param;
+            actuator_dampratio: Vec<T> = "actuator_dampratio" [Nactuator] Param;
             /// Acceleration from unit force at qpos0.
-            actuator_acc0: Vec<T> = "actuator_acc0" [Nu] Derived;
+            actuator_acc0: Vec<T> = "actuator_acc0" [Nactuator] Derived;
             /// Transmission length at qpos0.
-            actuator_length0: Vec<T> = "actuator_length0" [Nu] Derived;
+            actuator_length0: Vec<T> = "actuator_length0" [Nactuator] Derived;
             /// Feasible transmission length range.
-            actuator_lengthrange: Vec<[T; 2]> = "actuator_lengthrange" [Nu] Param;
+            actuator_lengthrange: Vec<[T; 2]> = "actuator_lengthrange" [Nactuator] Param;
             /// Equality data (anchors, polynomial coefficients, ...).
             eq_data: Vec<[T; 11]> = "eq_data" [Neq] Param;
             /// Equality solref.

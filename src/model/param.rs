@@ -192,7 +192,7 @@ fn kind_info<'a>(t: &'a Topology, kind: &str) -> Option<(&'a [String], usize, &'
         "geom" => (&t.geom_name, t.ngeom, "geom_"),
         "site" => (&t.site_name, t.nsite, "site_"),
         "tendon" => (&t.tendon_name, t.ntendon, "tendon_"),
-        "actuator" => (&t.actuator_name, t.nu, "actuator_"),
+        "actuator" => (&t.actuator_name, t.nactuator, "actuator_"),
         "equality" => (&t.eq_name, t.neq, "eq_"),
         "pair" => (&t.pair_name, t.npair, "pair_"),
         "option" | "opt" => (&[], 1, "opt."),
@@ -359,6 +359,12 @@ impl<T: Scalar> Model<T> {
         } else {
             width.unwrap_or(cols)
         };
+        // fields stored per control (ctrlrange): the actuator's first control
+        let row = if kind == "actuator" && info.rows == super::fields::Size::Nu {
+            self.actuator_ctrladr[elem]
+        } else {
+            elem
+        };
         let entries = |c: usize| -> Vec<usize> {
             if per_dof {
                 let da = self.jnt_dofadr[elem];
@@ -368,7 +374,7 @@ impl<T: Scalar> Model<T> {
             } else if per_qpos {
                 vec![self.jnt_qposadr[elem] + c]
             } else {
-                vec![elem * cols + offset + c]
+                vec![row * cols + offset + c]
             }
         };
         let components: Vec<usize> = match p.index {
@@ -415,6 +421,8 @@ impl<T: Scalar> Model<T> {
         let fixed_affine = self.actuator_gaintype[u] == super::GainType::Fixed
             && self.actuator_biastype[u] == super::BiasType::Affine;
         let position = fixed_affine && g[0] != 0.0 && b[1] == -g[0];
+        // a pid holds kp and kv in its bias alone
+        let pid = self.actuator_gaintype[u] == super::GainType::Pid;
         let velocity = fixed_affine && g[0] != 0.0 && b[1] == 0.0 && b[2] == -g[0];
         let slot = |field, k, scale| Slot {
             field,
@@ -430,21 +438,20 @@ impl<T: Scalar> Model<T> {
                 slot("actuator_gainprm", 0, 1.0),
                 slot("actuator_biasprm", 2, -1.0),
             ],
-            "kv" if position && self.actuator_dampratio[u].re() > 0.0 => {
+            "kp" if pid => vec![slot("actuator_biasprm", 1, -1.0)],
+            "kv" if (position || pid) && self.actuator_dampratio[u].re() > 0.0 => {
                 return Err(ParamError::NotAParameter {
                     text: text.to_string(),
                     field: "kv".to_string(),
                     why: "derived from the actuator's dampratio (set dampratio instead)",
                 })
             }
-            "kv" if position => vec![slot("actuator_biasprm", 2, -1.0)],
-            _ => {
-                return Err(ParamError::NotAParameter {
-                    text: text.to_string(),
-                    field: which.to_string(),
-                    why: "defined only for position servos (kp, kv) and velocity servos (kv)",
-                })
-            }
+            "kv" if position || pid => vec![slot("actuator_biasprm", 2, -1.0)],
+            _ => return Err(ParamError::NotAParameter {
+                text: text.to_string(),
+                field: which.to_string(),
+                why: "defined only for position servos and pids (kp, kv) and velocity servos (kv)",
+            }),
         };
         Ok(Param {
             name: format!("{label} {which}"),

@@ -227,6 +227,14 @@ impl Task {
         if self.horizon == 0 {
             return bad("the horizon must be at least one step".into());
         }
+        // the actuator forces are the decision variables, one per control
+        if m.nu != m.nactuator {
+            return bad(format!(
+                "the model has {} controls for {} actuators (a multi-input actuator such as a \
+                 pid): its forces do not map one to one onto controls",
+                m.nu, m.nactuator
+            ));
+        }
         if self.qpos0.len() != m.nq || self.qvel0.len() != m.nv {
             return bad(format!(
                 "initial state has {} qpos and {} qvel entries, the model {} and {}",

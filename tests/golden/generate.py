@@ -107,7 +107,7 @@ SLIDE = int(mujoco.mjtJoint.mjJNT_SLIDE)
 HINGE = int(mujoco.mjtJoint.mjJNT_HINGE)
 DYN_MUSCLE = int(mujoco.mjtDyn.mjDYN_MUSCLE)
 
-SIZES = ["nq", "nv", "nu", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "neq",
+SIZES = ["nq", "nv", "nu", "nactuator", "na", "nbody", "njnt", "ngeom", "nsite", "ntendon", "neq",
          "nsensor", "nkey", "nmocap", "ncam", "nlight", "nwrap", "ntree", "nM"]
 
 COMPILED_FIELDS = [
@@ -125,7 +125,8 @@ COMPILED_FIELDS = [
     "tendon_adr", "tendon_num", "tendon_stiffness", "tendon_damping", "tendon_lengthspring",
     "tendon_length0", "tendon_invweight0", "wrap_type", "wrap_objid", "wrap_prm",
     "actuator_trntype", "actuator_dyntype", "actuator_gaintype", "actuator_biastype",
-    "actuator_trnid", "actuator_actadr", "actuator_actnum", "actuator_ctrllimited",
+    "actuator_trnid", "actuator_actadr", "actuator_actnum", "actuator_ctrladr",
+    "actuator_ctrlnum", "actuator_ctrlspec", "actuator_ctrllimited",
     "actuator_forcelimited", "actuator_actlimited", "actuator_actearly", "actuator_dynprm",
     "actuator_gainprm", "actuator_biasprm", "actuator_ctrlrange", "actuator_forcerange",
     "actuator_actrange", "actuator_gear", "actuator_cranklength", "actuator_acc0",
@@ -243,7 +244,7 @@ def random_qvel(m, rng, scale=1.0):
 
 def random_act(m, rng):
     act = np.zeros(m.na)
-    for i in range(m.nu):
+    for i in range(m.nactuator):
         n = int(m.actuator_actnum[i])
         if n == 0:
             continue
@@ -300,7 +301,7 @@ def dense_ten_J(m, d):
 
 
 def dense_moment(m, d):
-    return sparse_to_dense(m.nu, m.nv, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
+    return sparse_to_dense(m.nactuator, m.nv, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
                            d.moment_colind)
 
 
@@ -332,7 +333,7 @@ def describe_model(m):
         "site": names(m, ot.mjOBJ_SITE, m.nsite),
         "cam": names(m, ot.mjOBJ_CAMERA, m.ncam),
         "tendon": names(m, ot.mjOBJ_TENDON, m.ntendon),
-        "actuator": names(m, ot.mjOBJ_ACTUATOR, m.nu),
+        "actuator": names(m, ot.mjOBJ_ACTUATOR, m.nactuator),
         "key": names(m, ot.mjOBJ_KEY, m.nkey),
     }
 

@@ -2,7 +2,8 @@
 """Generate golden data for the derivatives: MuJoCo's mjd_transitionFD (forward and centered)
 and mjd_inverseFD (with and without flg_actuation) at a settled state of several models.
 
-Usage:  python3 tests/golden/generate_derivatives.py
+Usage:  python3 tests/golden/generate_derivatives.py [substring ...]  (only the models whose
+name contains one of the substrings; every model without one)
 
 Writes tests/golden/derivatives/<model>.json (model path under models/ with "/" -> "_"):
 {model, mujoco_version, option {integrator, tolerance, iterations, ls_iterations}, eps,
@@ -20,6 +21,7 @@ qpos0, qvel = 0.5 sin(i), ctrl = a pattern that puts limited controls at or near
 import json
 import math
 import os
+import sys
 
 import mujoco
 import numpy as np
@@ -28,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODELS = ["cartpole", "acrobot", "actuators", "humanoid_like", "constraints/stacks",
           "constraints/mixed", "constraints/frictionloss", "thirdparty/dm_control/cheetah",
           "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid", "sensors/arm",
-          "sensors/contact", "poly_passive"]
+          "sensors/contact", "poly_passive", "mjcf29/pid_states", "mjcf29/pid_rotational"]
 SETTLE = 200
 EPS = 1e-6
 
@@ -40,7 +42,10 @@ def rows(a):
 def main():
     out_dir = os.path.join(ROOT, "tests", "golden", "derivatives")
     os.makedirs(out_dir, exist_ok=True)
+    only = sys.argv[1:]
     for name in MODELS:
+        if only and not any(o in name for o in only):
+            continue
         m = mujoco.MjModel.from_xml_path(os.path.join(ROOT, "models", name + ".xml"))
         if m.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
             m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER

@@ -39,6 +39,9 @@ MODELS = [
     ("mjcf29/groupdisable.xml", False, True),
     ("mjcf29/alignfree.xml", False, True),
     ("mjcf29/springdamper.xml", False, True),
+    ("mjcf29/pid_servo.xml", False, True),
+    ("mjcf29/pid_states.xml", False, True),
+    ("mjcf29/pid_rotational.xml", False, True),
     # the attach models hold limits, equalities and pairs: constraints disabled as for
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),
@@ -77,7 +80,7 @@ KINDS = [
     ("body", O.mjOBJ_BODY, "nbody"), ("joint", O.mjOBJ_JOINT, "njnt"),
     ("geom", O.mjOBJ_GEOM, "ngeom"), ("site", O.mjOBJ_SITE, "nsite"),
     ("camera", O.mjOBJ_CAMERA, "ncam"), ("light", O.mjOBJ_LIGHT, "nlight"),
-    ("tendon", O.mjOBJ_TENDON, "ntendon"), ("actuator", O.mjOBJ_ACTUATOR, "nu"),
+    ("tendon", O.mjOBJ_TENDON, "ntendon"), ("actuator", O.mjOBJ_ACTUATOR, "nactuator"),
     ("sensor", O.mjOBJ_SENSOR, "nsensor"), ("equality", O.mjOBJ_EQUALITY, "neq"),
     ("pair", O.mjOBJ_PAIR, "npair"), ("exclude", O.mjOBJ_EXCLUDE, "nexclude"),
 ]
@@ -141,6 +144,64 @@ DECISIONS = {
     "groups_overflow": '<mujoco><option actuatorgroupdisable="99999999999"/></mujoco>',
     "groups_32_values": '<mujoco><option actuatorgroupdisable="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 1"/></mujoco>',
 }
+
+# <pid> (MuJoCo 4.0): what the reader and the compiler refuse, and the control counts of what
+# they accept
+P = ('<mujoco><worldbody><body><joint name="j" range="-1 1" limited="true"/><geom size=".1"/>'
+     '</body></worldbody><default>%s</default><actuator>%s</actuator></mujoco>')
+DECISIONS.update({
+    "pid_plain": P % ('', '<pid joint="j"/>'),
+    "pid_ki_slew": P % ('', '<pid joint="j" ki="1" imax="2" slewmax="3"/>'),
+    "pid_all_inputs": P % ('', '<pid joint="j" input="pos vel ff" ki="1"/><motor joint="j"/>'),
+    "pid_empty_input": P % ('', '<pid joint="j" input=""/>'),
+    "pid_input_order": P % ('', '<pid joint="j" input="vel pos"/>'),
+    "pid_input_repeat": P % ('', '<pid joint="j" input="pos pos"/>'),
+    "pid_input_none": P % ('', '<pid joint="j" input="none"/>'),
+    "pid_input_voltage": P % ('', '<pid joint="j" input="voltage"/>'),
+    "pid_input_unknown": P % ('', '<pid joint="j" input="position"/>'),
+    "pid_ki_without_pos": P % ('', '<pid joint="j" input="vel" ki="1"/>'),
+    "pid_slew_without_pos": P % ('', '<pid joint="j" input="vel ff" slewmax="1"/>'),
+    "pid_ki_negative": P % ('', '<pid joint="j" ki="-1"/>'),
+    "pid_imax_negative": P % ('', '<pid joint="j" ki="1" imax="-1"/>'),
+    "pid_imax_negative_no_ki": P % ('', '<pid joint="j" imax="-1"/>'),
+    "pid_slewmax_negative": P % ('', '<pid joint="j" slewmax="-1"/>'),
+    "pid_kv_negative": P % ('', '<pid joint="j" kv="-1"/>'),
+    "pid_kp_negative": P % ('', '<pid joint="j" kp="-1"/>'),
+    "pid_kv_dampratio": P % ('', '<pid joint="j" kv="1" dampratio="1"/>'),
+    "pid_posrange_inheritrange": P % ('', '<pid joint="j" posrange="-1 1" inheritrange="1"/>'),
+    "pid_ctrlrange_inheritrange": P % ('', '<pid joint="j" ctrlrange="-1 1" inheritrange="1"/>'),
+    "pid_bad_posrange": P % ('', '<pid joint="j" posrange="1 -1" ctrllimited="true"/>'),
+    "pid_reversed_velrange": P % ('', '<pid joint="j" velrange="1 -1"/>'),
+    "pid_actdim": P % ('', '<pid joint="j" actdim="1" ki="1"/>'),
+    "pid_delay": P % ('', '<pid joint="j" nsample="3" delay="0.004" input="pos"/>'),
+    "pid_class_ki": P % ('<pid ki="1" input="pos ff"/>', '<pid joint="j" kp="3"/>'),
+    "pid_class_negative_ki": P % ('<pid ki="-2"/>', '<pid joint="j"/>'),
+    "general_pid": P % ('', '<general joint="j" gaintype="pid" dyntype="pid" biastype="affine" '
+                            'gainprm="1" dynprm="0 2" input="pos ff"/>'),
+    "general_pid_ki_without_dyn": P % ('', '<general joint="j" gaintype="pid" biastype="affine"/>'),
+    "general_pid_no_bias": P % ('', '<general joint="j" gaintype="pid" dyntype="pid" '
+                                    'gainprm="1"/>'),
+    "general_pid_integrator": P % ('', '<general joint="j" gaintype="pid" dyntype="integrator" '
+                                       'biastype="affine" gainprm="0"/>'),
+    "general_pid_dyn_fixed_gain": P % ('', '<general joint="j" dyntype="pid"/>'),
+    "general_pid_actdim_mismatch": P % ('', '<general joint="j" gaintype="pid" dyntype="pid" '
+                                            'biastype="affine" gainprm="1" actdim="2"/>'),
+    "general_pid_no_states": P % ('', '<general joint="j" gaintype="pid" dyntype="pid" '
+                                      'biastype="affine" gainprm="0" dynprm="0 0"/>'),
+    "general_pid_slew_negative": P % ('', '<general joint="j" gaintype="pid" dyntype="pid" '
+                                          'biastype="affine" gainprm="1" dynprm="0 -1"/>'),
+    "general_input_pos": P % ('', '<general joint="j" input="pos"/>'),
+    "general_input_quat": P % ('', '<general joint="j" input="quat"/>'),
+    "general_input_two": P % ('', '<general joint="j" input="pos vel"/>'),
+    "general_input_ff": P % ('', '<general joint="j" input="ff"/>'),
+    "general_input_voltage": P % ('', '<general joint="j" input="voltage"/>'),
+    "general_input_muscle": P % ('', '<general joint="j" gaintype="muscle" biastype="muscle" '
+                                     'dyntype="muscle" gainprm="0.75 1.05 -1 200 0.5 1.6 1.5 1.3 1.2"'
+                                     ' input="pos"/>'),
+    "pid_body": ('<mujoco><worldbody><body name="b"><joint/><geom size=".1"/></body></worldbody>'
+                 '<actuator><general body="b" gaintype="pid" biastype="affine" gainprm="0"/>'
+                 '</actuator></mujoco>'),
+})
 
 # <attach> texts: they read the models of models/mjcf29/ by paths relative to the repository's
 # root, which is the working directory of both the decisions below and the Rust tests
@@ -259,7 +320,7 @@ def decisions():
             out[key] = {"xml": xml, "accept": True,
                         "sizes": {k: int(getattr(m, k)) for k in
                                   ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
-                                   "neq", "nexclude", "nu", "nkey"]},
+                                   "neq", "nexclude", "nu", "nactuator", "na", "nkey"]},
                         "disableactuator": int(m.opt.disableactuator)}
         except ValueError as e:
             out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}

@@ -32,6 +32,24 @@ impl Build<'_> {
                     "a delayed actuator needs a control history: set nsample > 0",
                 ));
             }
+            // MuJoCo 4.0 keeps the whole control block of a multi-input actuator in its history
+            // (one vector per sample); diffmj's actuator histories hold one control
+            let inputs = match (a.gaintype, a.ctrlspec) {
+                (GainType::Pid, 0) => 2,
+                (GainType::Pid, spec) => spec.count_ones(),
+                _ => 1,
+            };
+            if inputs > 1 && (a.nsample > 0 || a.delay != 0.0) {
+                let attr = if a.nsample > 0 { "nsample" } else { "delay" };
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some(attr),
+                    ErrorKind::Unsupported,
+                    "a control history of a pid with more than one input (MuJoCo 4.0 keeps the \
+                     whole input vector per sample) is not supported yet",
+                ));
+            }
             let (history, adr) =
                 history_buffer(doc, &a.loc, t, a.nsample, a.interp, 1, s.opt.timestep)?;
             t.actuator_history.push(history);
@@ -134,13 +152,88 @@ impl Build<'_> {
                 };
                 return Err(err(doc, &a.loc, None, ErrorKind::InvalidValue, msg));
             }
+            // MuJoCo 4.0's pid checks and its input block (before actdim is settled)
+            let pid = a.gaintype == GainType::Pid;
+            let fail = |attr: Option<&str>, msg: &str| {
+                Err(err(
+                    doc,
+                    &a.loc,
+                    attr,
+                    ErrorKind::InvalidValue,
+                    msg.to_string(),
+                ))
+            };
+            let mut actdim = a.actdim;
+            let mut ctrlspec = a.ctrlspec;
+            let mut ctrlnum = 1;
+            if pid {
+                if a.biastype != BiasType::Affine {
+                    return fail(Some("biastype"), "pid requires biastype 'affine'");
+                }
+                if !matches!(a.dyntype, DynType::None | DynType::Pid) {
+                    return fail(Some("dyntype"), "pid requires dyntype 'none' or 'pid'");
+                }
+                if a.dyntype == DynType::None && a.gainprm[0] != 0.0 {
+                    return fail(Some("ki"), "ki (gainprm[0]) requires dyntype 'pid'");
+                }
+                if tt == TrnType::Body {
+                    return fail(Some("body"), "pid cannot use body transmission");
+                }
+                if a.dyntype == DynType::Pid {
+                    if a.dynprm[0] < 0.0 {
+                        return fail(Some("imax"), "imax (dynprm[0]) must be non-negative");
+                    }
+                    if a.dynprm[1] < 0.0 {
+                        return fail(Some("slewmax"), "slewmax (dynprm[1]) must be non-negative");
+                    }
+                    let nslot = (a.dynprm[1] > 0.0) as i64 + (a.gainprm[0] > 0.0) as i64;
+                    if actdim > 0 && actdim != nslot {
+                        return fail(
+                            Some("actdim"),
+                            "pid controller states require matching actdim",
+                        );
+                    }
+                    actdim = nslot;
+                }
+                if ctrlspec == 0 {
+                    ctrlspec = 1 | 2;
+                }
+                if ctrlspec & !7 != 0 {
+                    return fail(Some("input"), "pid inputs are a subset of [pos, vel, ff]");
+                }
+                if a.dyntype == DynType::Pid && ctrlspec & 1 == 0 {
+                    return fail(Some("input"), "pid controller states require the pos input");
+                }
+                ctrlnum = ctrlspec.count_ones() as usize;
+            } else {
+                if a.dyntype == DynType::Pid {
+                    return fail(Some("dyntype"), "dyntype 'pid' requires gaintype 'pid'");
+                }
+                // checked: MuJoCo 4.0 takes one of pos, vel, pressure (or a chart keyword of
+                // the same value) on fixed and affine gains, nothing on muscle gains
+                match a.gaintype {
+                    GainType::Muscle if ctrlspec != 0 => {
+                        return fail(
+                            Some("input"),
+                            "input is not available for muscle and user gains",
+                        )
+                    }
+                    GainType::Fixed | GainType::Affine if ![0, 1, 2, 32].contains(&ctrlspec) => {
+                        return fail(
+                            Some("input"),
+                            "fixed and affine gains take one input, 'pos', 'vel' or 'pressure'",
+                        )
+                    }
+                    _ => {}
+                }
+            }
             t.actuator_trntype.push(tt);
             t.actuator_trnid.push([id0 as i32, id1]);
             t.actuator_dyntype.push(a.dyntype);
             t.actuator_gaintype.push(a.gaintype);
             t.actuator_biastype.push(a.biastype);
-            let actnum = if a.actdim >= 0 {
-                a.actdim as usize
+            let actnum = if actdim >= 0 {
+                actdim as usize
             } else if a.dyntype != DynType::None {
                 1
             } else {
@@ -256,7 +349,26 @@ impl Build<'_> {
                 ));
             }
             t.actuator_group.push(a.group as i32);
-            t.actuator_ctrllimited.push(ctrllimited);
+            // per-input ranges: ctrlrange for every input, then a pid's velocity and
+            // feedforward inputs take velrange and ffrange (limited when lo < hi)
+            t.actuator_ctrladr.push(t.nu);
+            t.actuator_ctrlnum.push(ctrlnum);
+            t.actuator_ctrlspec.push(ctrlspec);
+            let mut ranges = vec![(ctrllimited, ctrlrange); ctrlnum];
+            if pid {
+                let mut j = (ctrlspec & 1) as usize;
+                for (bit, r) in [(2, a.velrange), (4, a.ffrange)] {
+                    if ctrlspec & bit != 0 {
+                        ranges[j] = (r[0] < r[1], r);
+                        j += 1;
+                    }
+                }
+            }
+            for (limited, range) in ranges {
+                t.actuator_ctrllimited.push(limited);
+                m.actuator_ctrlrange.push(range);
+            }
+            t.nu += ctrlnum;
             t.actuator_forcelimited.push(forcelimited);
             t.actuator_actlimited.push(actlimited);
             t.actuator_actearly.push(a.actearly);
@@ -266,7 +378,6 @@ impl Build<'_> {
             // a positive biasprm[2] of a position/intvelocity servo is a damping ratio; set_const
             // converts it into -kv using the transmission's effective inertia
             m.actuator_biasprm.push(a.biasprm);
-            m.actuator_ctrlrange.push(ctrlrange);
             m.actuator_forcerange.push(a.forcerange);
             m.actuator_actrange.push(actrange);
             m.actuator_gear.push(a.gear);
@@ -275,10 +386,10 @@ impl Build<'_> {
             m.actuator_dampingpoly.push([a.damping[1], a.damping[2]]);
             m.actuator_armature.push(a.armature);
             m.actuator_lengthrange.push(a.lengthrange);
-            t.nu += 1;
+            t.nactuator += 1;
         }
-        m.actuator_acc0 = vec![0.0; t.nu];
-        m.actuator_length0 = vec![0.0; t.nu];
+        m.actuator_acc0 = vec![0.0; t.nactuator];
+        m.actuator_length0 = vec![0.0; t.nactuator];
         Ok(())
     }
 }

@@ -80,7 +80,7 @@ pub(super) fn transmission_targets(t: &mut Topology) {
             _ => {}
         }
     }
-    t.actuator_dofrange = (0..t.nu).map(|u| actuator_dofrange(t, u)).collect();
+    t.actuator_dofrange = (0..t.nactuator).map(|u| actuator_dofrange(t, u)).collect();
 }
 
 /// The last dof of body `b`'s chain (its own last dof, or its nearest ancestor's), if any.

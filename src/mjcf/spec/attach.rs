@@ -229,6 +229,8 @@ fn spread_keys(s: &mut Spec, af: &Affix) -> Result<Vec<KeyS>, (usize, String)> {
             Some("it has no name")
         } else if k.act.as_ref().is_some_and(|v| !v.is_empty()) {
             Some("it sets act")
+        } else if k.ctrl.is_some() && s.actuators.iter().any(|a| a.gaintype == GainType::Pid) {
+            Some("it sets the controls of a model with a pid (several controls per actuator)")
         } else if k.plastic.as_ref().is_some_and(|v| !v.is_empty()) {
             Some("it sets plastic states")
         } else {
