@@ -357,12 +357,16 @@ impl TaskSpec {
             };
             let (target, weight, off, time) = match t {
                 TermSpec::Effort { weight } => {
-                    for i in 0..m.nu {
-                        let g = match m.actuator_gaintype[i] {
-                            GainType::Fixed => m.actuator_gainprm[i][0],
+                    // per actuator, on each of its controls (a pid has several)
+                    for a in 0..m.nactuator {
+                        let g = match m.actuator_gaintype[a] {
+                            GainType::Fixed => m.actuator_gainprm[a][0],
                             _ => 1.0,
                         };
-                        cost.control_weight[i] += weight * g * g;
+                        let c0 = m.actuator_ctrladr[a];
+                        for w in &mut cost.control_weight[c0..c0 + m.actuator_ctrlnum[a]] {
+                            *w += weight * g * g;
+                        }
                     }
                     continue;
                 }

@@ -606,7 +606,7 @@ fn step_with<T: Scalar>(
     ws.res_t = dq;
     d.qpos.copy_from_slice(&ws.ev_t.q[kk]);
     // activations of actuators in disabled groups stay (as in MuJoCo's integrators)
-    for u in 0..m.nu {
+    for u in 0..m.nactuator {
         let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
             continue;
         };
