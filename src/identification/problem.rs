@@ -35,6 +35,11 @@ const ROWS_PER_UNIT: usize = 64;
 /// are left (a problem of one or two parameters then costs a fraction of a full pass).
 const NARROW: usize = 2;
 
+/// Accepted trial points in a row after which the next one's residuals are computed with its
+/// Jacobian (see the `Operator` impl of [`Problem`]): a rejected one wastes the Jacobian, so
+/// the solver's recent steps must have been accepted.
+const SPECULATE_AFTER: u32 = 2;
+
 /// The narrow dual.
 type DualNarrow = num_dual::DualSVec64<NARROW>;
 
@@ -75,9 +80,9 @@ pub struct Problem {
     /// The last Jacobian evaluation `(z, r, ∂r/∂z)`: the solver and the uncertainty that
     /// follows it ask for the same point again.
     last: Mutex<Option<Evaluation>>,
-    /// The solver's pattern (see the `Operator` impl): whether its last trial point was
-    /// accepted (its Jacobian asked for next), and the trial point not yet answered so.
-    speculation: Mutex<(bool, Option<DVector<f64>>)>,
+    /// The solver's pattern (see the `Operator` impl): how many trial points in a row it
+    /// accepted (asked for their Jacobian next), and the trial point not yet answered so.
+    speculation: Mutex<(u32, Option<DVector<f64>>)>,
 }
 
 /// A point in solver coordinates with its residuals and Jacobian.
@@ -283,7 +288,8 @@ impl Problem {
             pool_dual: Pool::default(),
             pool_narrow: Pool::default(),
             last: Mutex::new(None),
-            speculation: Mutex::new((true, None)),
+            // the start's Jacobian is always asked for
+            speculation: Mutex::new((SPECULATE_AFTER, None)),
         })
     }
 
@@ -759,10 +765,10 @@ fn to_argmin(e: SysIdError) -> argmin::core::Error {
 }
 
 /// For a Gauss–Newton solver, which asks for the Jacobian at every trial point it accepts:
-/// while trial points are accepted, a trial point's residuals come from the dual pass that
-/// gives its Jacobian too (kept for the solver's next call), so an accepted step costs one
-/// pass instead of an `f64` pass and a dual one; after a rejection, residuals alone until the
-/// next acceptance.
+/// after [`SPECULATE_AFTER`] accepted trial points in a row, a trial point's residuals come
+/// from the dual pass that gives its Jacobian too (kept for the solver's next call), so an
+/// accepted step costs one pass instead of an `f64` pass and a dual one; a rejection (a
+/// wasted Jacobian) returns to residuals alone.
 impl argmin::core::Operator for Problem {
     type Param = DVector<f64>;
     type Output = DVector<f64>;
@@ -771,10 +777,10 @@ impl argmin::core::Operator for Problem {
             Ok(mut s) => {
                 if s.1.is_some() {
                     // the last trial point was not followed by its Jacobian: rejected
-                    s.0 = false;
+                    s.0 = 0;
                 }
                 s.1 = Some(z.clone());
-                s.0
+                s.0 >= SPECULATE_AFTER
             }
             Err(_) => false,
         };
@@ -795,7 +801,7 @@ impl argmin::core::Jacobian for Problem {
         if let Ok(mut s) = self.speculation.lock() {
             if s.1.as_ref() == Some(z) {
                 s.1 = None;
-                s.0 = true;
+                s.0 = s.0.saturating_add(1);
             }
         }
         self.residuals_jacobian(z)
