@@ -1402,7 +1402,10 @@ fn energy_hessian_matches_differences_of_the_gradient() {
 /// RK4's as the step shrinks (the actuator loops run over actuators, not controls).
 #[test]
 fn pbad_steps_multi_input_actuators() {
-    let p = format!("{}/models/mjcf29/pid_states.xml", env!("CARGO_MANIFEST_DIR"));
+    let p = format!(
+        "{}/models/mjcf29/pid_states.xml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let base = mjcf::load_file(p).expect("model loads");
     assert!(base.nu > base.nactuator && base.na > 0);
     let t_end = 0.2;

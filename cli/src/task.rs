@@ -652,3 +652,38 @@ fn named_target(
         .ok_or("\"weight\" must be a non-negative number")?;
     Ok((id, num_array(&t["target"], "target", n)?, weight))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a model of multi-input pid actuators (16 controls for 10 actuators), the effort term
+    /// weighs each control once, with the gain of the actuator it belongs to (was: actuator
+    /// arrays indexed by control, out of bounds).
+    #[test]
+    fn effort_weighs_each_control_of_multi_input_actuators() {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../models/mjcf29/pid_servo.xml"
+        );
+        let m = diffmj::mjcf::load_file(p).unwrap();
+        assert!(m.nu > m.nactuator);
+        let v = serde_json::json!({"horizon": 10, "terms": [{"effort": {"weight": 2.0}}]});
+        let (cost, _) = TaskSpec::parse(&m, &v).unwrap().cost(&m).unwrap();
+        assert_eq!(cost.control_weight.len(), m.nu);
+        let mut seen = vec![0; m.nu];
+        for a in 0..m.nactuator {
+            let g = match m.actuator_gaintype[a] {
+                GainType::Fixed => m.actuator_gainprm[a][0],
+                _ => 1.0,
+            };
+            let c0 = m.actuator_ctrladr[a];
+            for c in c0..c0 + m.actuator_ctrlnum[a] {
+                seen[c] += 1;
+                assert_eq!(cost.control_weight[c], 2.0 * g * g, "control {c}");
+            }
+        }
+        assert!(seen.iter().all(|&k| k == 1), "{seen:?}");
+        assert!(cost.control_weight.iter().all(|&w| w > 0.0));
+    }
+}
