@@ -678,9 +678,14 @@ mod tests {
                 _ => 1.0,
             };
             let c0 = m.actuator_ctrladr[a];
-            for c in c0..c0 + m.actuator_ctrlnum[a] {
-                seen[c] += 1;
-                assert_eq!(cost.control_weight[c], 2.0 * g * g, "control {c}");
+            let n = m.actuator_ctrlnum[a];
+            for (k, (s, &w)) in seen[c0..c0 + n]
+                .iter_mut()
+                .zip(&cost.control_weight[c0..c0 + n])
+                .enumerate()
+            {
+                *s += 1;
+                assert_eq!(w, 2.0 * g * g, "control {}", c0 + k);
             }
         }
         assert!(seen.iter().all(|&k| k == 1), "{seen:?}");
