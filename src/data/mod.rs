@@ -88,9 +88,9 @@ data_fields! {
             /// `ten_wrapadr` on, `ten_wrapnum` points (sites, tangent points on wrapping geoms,
             /// zeros at pulleys); see `wrap_obj`.
             wrap_xpos: Vec<V3<T>> = [Nwrap2] Position;
-            /// Actuator transmission lengths (nu).
+            /// Actuator transmission lengths (nactuator).
             actuator_length: Vec<T> = [Nactuator] Position;
-            /// Actuator moment arms, dense (nu × nv).
+            /// Actuator moment arms, dense (nactuator × nv).
             actuator_moment: Vec<T> = [Nactuator x Nv] Position;
             /// Composite rigid-body inertias (nbody × 10).
             crb: Vec<Inert<T>> = [Nbody] Position;
@@ -108,7 +108,7 @@ data_fields! {
             cdof_dot: Vec<V6<T>> = [Nv] Velocity;
             /// Tendon velocities (ntendon).
             ten_velocity: Vec<T> = [Ntendon] Velocity;
-            /// Actuator velocities (nu).
+            /// Actuator velocities (nactuator).
             actuator_velocity: Vec<T> = [Nactuator] Velocity;
             /// Coriolis, centrifugal and gravity forces c(q, v) (nv).
             qfrc_bias: Vec<T> = [Nv] Velocity;
@@ -129,7 +129,7 @@ data_fields! {
             qfrc_passive: Vec<T> = [Nv] Velocity;
             /// Activation time derivatives (na).
             act_dot: Vec<T> = [Na] Acceleration;
-            /// Actuator forces in actuation space (nu).
+            /// Actuator forces in actuation space (nactuator).
             actuator_force: Vec<T> = [Nactuator] Acceleration;
             /// Actuator forces in joint space (nv).
             qfrc_actuator: Vec<T> = [Nv] Acceleration;
@@ -419,8 +419,9 @@ impl<T: Scalar> Data<T> {
     /// after its own position stage) as constants: kinematics, inertia and its factor,
     /// tendons, transmission, contacts, constraint rows and islands. The dual derivatives use
     /// it for the passes whose inputs leave the positions alone, instead of running the stage
-    /// on duals with zero derivative parts (the same values: one code path for both types).
-    /// `Err(bytes)` when the rows do not fit the model's memory bound.
+    /// on duals with zero derivative parts (whose real parts agree with these values to
+    /// rounding). `Err(bytes)` when the rows do not fit the model's memory bound; nothing of
+    /// the stage is lifted then.
     pub(crate) fn lift_position_from(
         &mut self,
         m: &Model<T>,

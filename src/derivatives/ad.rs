@@ -215,16 +215,22 @@ impl AdWorkspace {
                 forward::fwd_position(m, &mut self.df);
             }
             self.set_lifted_state();
-            if self.dd.lift_position_from(&self.md, &self.df).is_err() {
-                // rows beyond the memory bound: the stage on duals records the warning
+            let lifted = self.dd.lift_position_from(&self.md, &self.df).is_ok();
+            if !lifted {
+                // rows beyond the memory bound: the stages on duals, which record the warning
                 forward::fwd_position(&self.md, &mut self.dd);
             }
             if first <= m.na + m.nu {
-                // and the nominal velocity stage, lifted the same way
-                if !may_have_constraints(m) {
-                    forward::fwd_velocity(m, &mut self.df);
+                // and the nominal velocity stage, lifted the same way (its rows are the
+                // lifted position stage's)
+                if !lifted {
+                    forward::fwd_velocity(&self.md, &mut self.dd);
+                } else {
+                    if !may_have_constraints(m) {
+                        forward::fwd_velocity(m, &mut self.df);
+                    }
+                    self.dd.lift_velocity_from(&self.df);
                 }
-                self.dd.lift_velocity_from(&self.df);
             }
         }
         // the sensors of skipped stages keep their nominal values: no derivative parts

@@ -5,10 +5,10 @@
 //! One code path, generic over the scalar type, computes the residuals: on `f64` for the
 //! value, on [`Dual`] (the model lifted by [`Model::cast_seeded`] with up to [`CHUNK`]
 //! parameters as directions) for the value and `∂r/∂θ` at once; more parameters take more
-//! passes. The derived constants follow the parameters as recompiling the model would. The
-//! work is split into units (blocks of rows, or shooting segments) evaluated on rayon's
-//! threads, each into its own slice of the residual vector, so the result does not depend on
-//! the thread count.
+//! passes (the last one or two on a narrower dual). The derived constants follow the
+//! parameters as recompiling the model would. The work is split into units (blocks of rows,
+//! or shooting segments) evaluated on rayon's threads, each into its own slice of the
+//! residual vector, so the result does not depend on the thread count.
 //!
 //! Residual layout: the trajectories in order; within one, the rows (or segments) in order,
 //! each contributing `nv` entries (inverse), `2 nv + na` (states) or `nsensordata`
@@ -381,7 +381,8 @@ impl Problem {
         m
     }
 
-    /// The residual vector at solver coordinates `z`.
+    /// The residual vector at solver coordinates `z` (at the point of the last Jacobian, that
+    /// evaluation's: the real parts of its dual pass).
     pub fn residuals(&self, z: &DVector<f64>) -> Result<DVector<f64>, SysIdError> {
         if let Some((_, r, _)) = self.cached(z) {
             return Ok(r);
