@@ -22,7 +22,7 @@
 //! `cargo run --release --example sysid_contact`
 
 use diffmj::identification::{
-    fit, Estimator, Fit, FitOptions, ParamSpec, Problem, Target, Trajectory,
+    fit, Estimator, Fit, FitOptions, ParamSpec, Problem, Starts, Target, Trajectory,
 };
 use diffmj::{mjcf, Data, Model};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -221,6 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shoot = Estimator::Shooting {
         segment_steps: 10,
         target: Target::Sensors,
+        starts: Starts::Measured,
     };
     let p2 = Problem::new(&m, specs(&m, Some(&f1.estimate))?, noisy.clone(), shoot)?;
     let (bar, opts) = progress("2 shooting, noisy sensors", 100);

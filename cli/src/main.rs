@@ -228,7 +228,7 @@ enum Cmd {
         #[arg(long = "prior", value_name = "NOMINAL,STD", allow_hyphen_values = true)]
         priors: Vec<String>,
         /// Estimator: `inverse` (equation error through inverse dynamics), `onestep`
-        /// (one-step prediction) or `shooting` (multiple shooting from measured states).
+        /// (one-step prediction) or `shooting` (multiple shooting from the measured states or, with --estimate-starts, estimated ones).
         #[arg(long, default_value = "inverse")]
         method: String,
         /// What onestep and shooting compare: `states` or `sensors`.
@@ -237,6 +237,10 @@ enum Cmd {
         /// Steps per shooting segment.
         #[arg(long = "segment-steps", default_value_t = 50)]
         segment_steps: usize,
+        /// Shooting: estimate each segment's start state instead of starting from the
+        /// measured one (for noisy measured states).
+        #[arg(long = "estimate-starts")]
+        estimate_starts: bool,
         /// Measured actuation of the inverse method: `actuators` (from the controls) or
         /// `measured` (the data's qfrc columns).
         #[arg(long, default_value = "actuators")]
@@ -868,7 +872,8 @@ fn numbers_and_words<'a>(what: &str, text: &'a str) -> Res<(f64, f64, Vec<&'a st
 /// the result JSON.
 fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     use diffmj::identification::{
-        fit, Acceleration, Estimator, FitOptions, Forces, ParamSpec, Problem, Target, Trajectory,
+        fit, Acceleration, Estimator, FitOptions, Forces, ParamSpec, Problem, Starts, Target,
+        Trajectory,
     };
     let Cmd::Sysid {
         model,
@@ -880,6 +885,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         method,
         target,
         segment_steps,
+        estimate_starts,
         forces,
         smooth,
         noise_std,
@@ -946,6 +952,11 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         "shooting" => Estimator::Shooting {
             segment_steps,
             target,
+            starts: if estimate_starts {
+                Starts::Estimated
+            } else {
+                Starts::Measured
+            },
         },
         x => {
             return Err(format!(
@@ -1011,7 +1022,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     let corr: Vec<Value> = (0..n)
         .map(|a| Value::Array((0..n).map(|b| finite(u.correlation[(a, b)])).collect()))
         .collect();
-    let result = json!({
+    let mut result = json!({
         "model": model.display().to_string(),
         "method": method,
         "parameters": rows,
@@ -1027,6 +1038,9 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         "singular_values": u.singular_values,
         "correlation": corr,
     });
+    if !f.start_offsets.is_empty() {
+        result["start_offsets"] = json!(f.start_offsets);
+    }
     write_out(
         &out,
         &format!(

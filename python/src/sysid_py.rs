@@ -1,7 +1,9 @@
 //! System identification (`diffmj::identification`) for Python: `sysid`.
 
 use super::*;
-use diffmj::identification::{fit, Estimator, FitOptions, ParamSpec, Problem, Target, Trajectory};
+use diffmj::identification::{
+    fit, Estimator, FitOptions, ParamSpec, Problem, Starts, Target, Trajectory,
+};
 
 fn rows(
     t: &Bound<'_, PyAny>,
@@ -61,14 +63,17 @@ fn trajectory(m: &RsModel<f64>, t: &Bound<'_, PyAny>, i: usize) -> PyResult<Traj
 /// optionally `time`, `act`, `ctrl` (the applied controls), `sensordata`, `qfrc` (measured
 /// generalized actuation). `estimator`: `"inverse"` (equation error through inverse
 /// dynamics, rollout-free), `"onestep"` (one-step prediction) or `"shooting"` (multiple
-/// shooting with `segment_steps`); `target`: `"states"` or `"sensors"` for the last two.
+/// shooting with `segment_steps`, from the measured states or, with `estimate_starts`, from
+/// estimated ones); `target`: `"states"` or `"sensors"` for the last two.
 /// Returns a namespace: `names`, `initial`, `estimate`, `cost_history`, `param_history`,
 /// `iterations`, `converged`, `termination`, `final_cost`, `wall_time`, `warnings`
 /// (`{"mjWARN_…": count}` of the fit's simulations), `std_error`, `interval` (95%),
-/// `covariance`, `correlation`, `singular_values`, `identifiable`, `notes`.
+/// `covariance`, `correlation`, `singular_values`, `identifiable`, `notes`, and with
+/// estimated starts `start_offsets` (`(segments, 2 nv + na)`: each segment's estimated start
+/// minus its measured one, positions in the tangent space).
 #[pyfunction]
 #[pyo3(signature = (model, params, trajectories, estimator = "inverse", target = "states",
-    segment_steps = 10, max_iters = 100))]
+    segment_steps = 10, max_iters = 100, estimate_starts = false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sysid<'py>(
     py: Python<'py>,
@@ -79,6 +84,7 @@ pub(super) fn sysid<'py>(
     target: &str,
     segment_steps: usize,
     max_iters: u64,
+    estimate_starts: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = crate::now(model)?;
     let mut specs = Vec::new();
@@ -116,6 +122,11 @@ pub(super) fn sysid<'py>(
         "shooting" => Estimator::Shooting {
             segment_steps,
             target,
+            starts: if estimate_starts {
+                Starts::Estimated
+            } else {
+                Starts::Measured
+            },
         },
         _ => {
             return Err(PyValueError::new_err(
@@ -164,6 +175,11 @@ pub(super) fn sysid<'py>(
         PyArray1::from_vec(py, u.singular_values.clone()),
     )?;
     kw.set_item("identifiable", u.identifiable.clone())?;
+    if !f.start_offsets.is_empty() {
+        let ns = f.start_offsets[0].len();
+        let so: Vec<f64> = f.start_offsets.iter().flatten().copied().collect();
+        kw.set_item("start_offsets", mat(py, so, f.start_offsets.len(), ns)?)?;
+    }
     kw.set_item("notes", u.note.clone())?;
     py.import("types")?
         .getattr("SimpleNamespace")?

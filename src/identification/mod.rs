@@ -298,11 +298,28 @@ pub enum Estimator {
     },
     /// Multiple-shooting simulation error.
     Shooting {
-        /// Steps per segment (`≥ 1`).
+        /// Steps per segment (`≥ 1`; `≥ 2` with estimated starts on states).
         segment_steps: usize,
         /// Compared quantity.
         target: Target,
+        /// Where each segment starts.
+        starts: Starts,
     },
+}
+
+/// Where the segments of [`Estimator::Shooting`] start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Starts {
+    /// At the measured state of the segment's first row (as `mujoco.sysid` does). Noise on
+    /// that state biases the estimate.
+    #[default]
+    Measured,
+    /// At an estimated state `x₀ ⊕ δ` (`x₀` the measured one, `δ` in the tangent space:
+    /// `2 nv + na` unknowns per segment). The start states are eliminated per segment
+    /// (variable projection, see [`Problem`]); on [`Target::States`] the measured first row
+    /// enters as a residual `δ/σ` and the segment's last row is left to the next segment, so
+    /// every measured row is compared exactly once.
+    Estimated,
 }
 
 impl Estimator {

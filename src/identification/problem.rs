@@ -21,10 +21,12 @@ use std::sync::Mutex;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
-use super::{Acceleration, Estimator, Forces, ParamSpec, SysIdError, Target, Trajectory};
+use super::{Acceleration, Estimator, Forces, ParamSpec, Starts, SysIdError, Target, Trajectory};
 use crate::data::{Data, Warning};
 use crate::derivatives::ad::{Dual, CHUNK};
-use crate::engine::{actuation, differentiate_pos, integrate, inverse_skip, step, Skip};
+use crate::engine::{
+    actuation, differentiate_pos, integrate, integrate_pos, inverse_skip, step, Skip,
+};
 use crate::model::{enable, Model, Param};
 use crate::scalar::Scalar;
 
@@ -42,6 +44,17 @@ const SPECULATE_AFTER: u32 = 2;
 
 /// The narrow dual.
 type DualNarrow = num_dual::DualSVec64<NARROW>;
+
+/// Most Gauss–Newton iterations of one segment's start-state solve.
+const START_ITERS: usize = 30;
+
+/// A start-state solve has converged when its Gauss–Newton step promises to lower the
+/// segment's cost by no more than this fraction.
+const START_RTOL: f64 = 1e-16;
+
+/// Eigenvalues of a segment's `J_δᵀJ_δ` below this fraction of the largest count as zero
+/// (start-state directions the segment's data does not see).
+const START_RANK_TOL: f64 = 1e-12;
 
 /// A unit of work: rows `start..end` of trajectory `traj` (for shooting: one segment
 /// starting at `start`, stepping to `end`), with `len` residuals.
@@ -83,6 +96,14 @@ pub struct Problem {
     /// The solver's pattern (see the `Operator` impl): how many trial points in a row it
     /// accepted (asked for their Jacobian next), and the trial point not yet answered so.
     speculation: Mutex<(u32, Option<DVector<f64>>)>,
+    /// Unknowns per estimated segment start (`2 nv + na`; 0 with measured starts).
+    nstate: usize,
+    /// The estimated start offsets `δ`, `nstate` per unit, from the last evaluation (each
+    /// evaluation's start-state solves begin there).
+    starts: Mutex<Vec<f64>>,
+    /// The start-state directions the last Jacobian eliminated (the sum of the segments'
+    /// ranks), which the residual variance's degrees of freedom discount.
+    nuisance: AtomicUsize,
 }
 
 /// A point in solver coordinates with its residuals and Jacobian.
@@ -142,6 +163,15 @@ impl Problem {
             } => {
                 return Err(SysIdError::Estimator(
                     "segment_steps must be at least 1".into(),
+                ))
+            }
+            Estimator::Shooting {
+                segment_steps: 1,
+                target: Target::States,
+                starts: Starts::Estimated,
+            } => {
+                return Err(SysIdError::Estimator(
+                    "estimated starts on states need segment_steps of at least 2 (a one-step segment would compare its estimated start only)".into(),
                 ))
             }
             _ => {}
@@ -255,12 +285,20 @@ impl Problem {
                 Estimator::Shooting {
                     segment_steps,
                     target,
+                    ..
                 } => (segment_steps, per_row(m, target)),
             };
             let mut s = s0;
             while s < nstep {
                 let e = (s + width).min(nstep);
-                let len = (e - s) * per_row;
+                // estimated starts on states: the first row, not the last (but the last
+                // segment's)
+                let rows = if estimated_states(estimator) && e == nstep {
+                    e - s + 1
+                } else {
+                    e - s
+                };
+                let len = rows * per_row;
                 units.push(Unit {
                     traj: i,
                     start: s,
@@ -272,13 +310,19 @@ impl Problem {
             }
         }
         let nprior = specs.iter().filter(|s| s.prior.is_some()).count();
+        let nstate = match estimator {
+            Estimator::Shooting {
+                starts: Starts::Estimated,
+                ..
+            } => 2 * nv + na,
+            _ => 0,
+        };
         Ok(Problem {
             base,
             specs,
             data,
             estimator,
             noise_std: None,
-            units,
             ndata: offset,
             nprior,
             residual_evals: AtomicUsize::new(0),
@@ -290,6 +334,10 @@ impl Problem {
             last: Mutex::new(None),
             // the start's Jacobian is always asked for
             speculation: Mutex::new((SPECULATE_AFTER, None)),
+            nstate,
+            starts: Mutex::new(vec![0.0; nstate * units.len()]),
+            nuisance: AtomicUsize::new(0),
+            units,
         })
     }
 
@@ -391,7 +439,18 @@ impl Problem {
         let theta = self.theta(z);
         let m = self.model_at(&theta);
         let mut r = vec![0.0; self.nresidual()];
-        self.evaluate(&m, &self.pool_f64, &mut r[..self.ndata])?;
+        if self.nstate > 0 {
+            // the residuals at the segments' best starts
+            let blocks = self.solve_starts(&m)?;
+            let mut off = 0;
+            for (ru, _) in &blocks {
+                r[off..off + ru.len()].copy_from_slice(ru);
+                off += ru.len();
+            }
+        } else {
+            let starts = Vec::new();
+            self.evaluate(&m, &self.pool_f64, &mut r[..self.ndata], &starts)?;
+        }
         self.prior_rows(&theta, z, &mut r, None);
         Ok(DVector::from_vec(r))
     }
@@ -411,6 +470,15 @@ impl Problem {
         let mut r = vec![0.0; nr];
         let mut jac = DMatrix::zeros(nr, np);
         let params: Vec<_> = self.specs.iter().map(|s| s.param.clone()).collect();
+        let blocks = if self.nstate > 0 {
+            Some(self.solve_starts(&m)?)
+        } else {
+            None
+        };
+        let starts = match &blocks {
+            Some(_) => self.starts.lock().map(|g| g.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        };
         // passes of CHUNK directions; the last one or two parameters on a narrower dual
         let mut j0 = 0;
         while j0 < np {
@@ -425,13 +493,27 @@ impl Problem {
                     &mut r,
                     &mut jac,
                     &self.pool_narrow,
+                    &starts,
                 )?;
                 j0 = np;
             } else {
                 let chunk = &params[j0..j0 + rest.min(CHUNK)];
-                self.jacobian_pass::<Dual>(&m, chunk, j0, z, &mut r, &mut jac, &self.pool_dual)?;
+                self.jacobian_pass::<Dual>(
+                    &m,
+                    chunk,
+                    j0,
+                    z,
+                    &mut r,
+                    &mut jac,
+                    &self.pool_dual,
+                    &starts,
+                )?;
                 j0 += chunk.len();
             }
+        }
+        if let Some(blocks) = &blocks {
+            let rank = self.project_starts(blocks, &mut jac);
+            self.nuisance.store(rank, Ordering::Relaxed);
         }
         self.prior_rows(&theta, z, &mut r, Some(&mut jac));
         let r = DVector::from_vec(r);
@@ -453,10 +535,11 @@ impl Problem {
         r: &mut [f64],
         jac: &mut DMatrix<f64>,
         pool: &Pool<U>,
+        starts: &[f64],
     ) -> Result<(), SysIdError> {
         let md = m.cast_seeded::<U>(chunk)?;
         let mut rd = vec![U::c(0.0); self.ndata];
-        self.evaluate(&md, pool, &mut rd)?;
+        self.evaluate(&md, pool, &mut rd, starts)?;
         for l in 0..chunk.len() {
             let j = j0 + l;
             let dz = self.specs[j].dtheta_dz(z[j]);
@@ -499,12 +582,14 @@ impl Problem {
     }
 
     /// The data residuals of model `m` (on `f64` or duals) into `out` (`ndata`), the units
-    /// on rayon's threads, each thread with buffers taken from `pool`.
+    /// on rayon's threads, each thread with buffers taken from `pool`; with estimated
+    /// starts, each unit from its offset in `starts` (`nstate` per unit; empty otherwise).
     fn evaluate<T: Scalar>(
         &self,
         m: &Model<T>,
         pool: &Pool<T>,
         out: &mut [T],
+        starts: &[f64],
     ) -> Result<(), SysIdError> {
         let mut slices = Vec::with_capacity(self.units.len());
         let mut rest = out;
@@ -513,22 +598,184 @@ impl Problem {
             slices.push(a);
             rest = b;
         }
+        let ns = self.nstate;
         slices
             .into_par_iter()
-            .zip(self.units.par_iter())
+            .zip(self.units.par_iter().enumerate())
             .try_for_each_init(
                 || pool.take(m),
-                |s, (o, u)| {
-                    let r = self.unit(m, s, u, o);
-                    // the unit's own warnings (its Data is reset at the unit's start)
-                    for (c, w) in self.warnings.iter().zip(&s.d.warning) {
-                        if w.number > 0 {
-                            c.fetch_add(w.number, Ordering::Relaxed);
-                        }
-                    }
-                    r
+                |s, (o, (i, u))| {
+                    let delta = if ns > 0 {
+                        &starts[i * ns..(i + 1) * ns]
+                    } else {
+                        &[]
+                    };
+                    self.run_unit(m, s, u, o, delta, None)
                 },
             )
+    }
+
+    /// [`Problem::unit`], then its warnings added to the problem's counts (its `Data` is
+    /// reset at the unit's start).
+    fn run_unit<T: Scalar>(
+        &self,
+        m: &Model<T>,
+        s: &mut Scratch<T>,
+        u: &Unit,
+        out: &mut [T],
+        delta: &[f64],
+        seed: Option<usize>,
+    ) -> Result<(), SysIdError> {
+        let r = self.unit(m, s, u, out, delta, seed);
+        for (c, w) in self.warnings.iter().zip(&s.d.warning) {
+            if w.number > 0 {
+                c.fetch_add(w.number, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+
+    /// The start offsets `δ` of the segments from the last evaluation, one vector of
+    /// `2 nv + na` per segment in the data's order (tangent-space position offsets, then
+    /// velocity and activation offsets from the measured start row; see
+    /// [`Starts::Estimated`]). Empty with measured starts.
+    pub fn start_offsets(&self) -> Vec<Vec<f64>> {
+        if self.nstate == 0 {
+            return Vec::new();
+        }
+        let starts = self.starts.lock().map(|g| g.clone()).unwrap_or_default();
+        starts.chunks(self.nstate).map(|c| c.to_vec()).collect()
+    }
+
+    /// The start-state directions eliminated at the last Jacobian (the sum over segments of
+    /// the rank of `J_δ`); 0 with measured starts.
+    pub fn nuisance(&self) -> usize {
+        self.nuisance.load(Ordering::Relaxed)
+    }
+
+    /// Variable projection's inner problem: for each segment, the start offset `δ` that
+    /// minimizes the segment's residuals at the model `m`'s parameters, by Gauss–Newton from
+    /// the last evaluation's `δ` (Golub & Pereyra 1973; Kaufman 1975), the segments on
+    /// threads. Returns each segment's residuals and `J_δ = ∂r/∂δ` (exact, from dual passes
+    /// seeding `δ`) at its optimum, and stores the optima.
+    fn solve_starts(&self, m: &Model<f64>) -> Result<Vec<Block>, SysIdError> {
+        let ns = self.nstate;
+        let md = m.cast::<Dual>();
+        let mn = m.cast::<DualNarrow>();
+        let mut starts = self.starts.lock().map(|g| g.clone()).unwrap_or_default();
+        let blocks = starts
+            .par_chunks_mut(ns)
+            .zip(self.units.par_iter())
+            .map_init(
+                || {
+                    (
+                        self.pool_f64.take(m),
+                        self.pool_dual.take(&md),
+                        self.pool_narrow.take(&mn),
+                    )
+                },
+                |(sf, sd, sn), (delta, u)| {
+                    let mut passes = Passes {
+                        m,
+                        md: &md,
+                        mn: &mn,
+                        sf,
+                        sd,
+                        sn,
+                    };
+                    self.solve_start(&mut passes, u, delta)
+                },
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Ok(mut g) = self.starts.lock() {
+            *g = starts;
+        }
+        Ok(blocks)
+    }
+
+    /// One segment of [`Problem::solve_starts`]: Gauss–Newton on `δ` with the pseudo-inverse
+    /// of `J_δᵀJ_δ` (directions the data does not see stay put) and a halving line search on
+    /// the `f64` residuals; it stops when a step promises less than [`START_RTOL`] of the
+    /// cost, or when no step lowers it.
+    fn solve_start(
+        &self,
+        p: &mut Passes<'_, '_>,
+        u: &Unit,
+        delta: &mut [f64],
+    ) -> Result<Block, SysIdError> {
+        let ns = self.nstate;
+        let mut r = vec![0.0; u.len];
+        let mut jd = DMatrix::zeros(u.len, ns);
+        let mut rd = vec![Dual::c(0.0); u.len];
+        let mut rn = vec![DualNarrow::c(0.0); u.len];
+        let mut trial_r = vec![0.0; u.len];
+        let mut trial = vec![0.0; ns];
+        for it in 0.. {
+            // r and J_δ at δ: CHUNK directions per pass, the last one or two on the narrow dual
+            let mut c0 = 0;
+            while c0 < ns {
+                let width = if ns - c0 <= NARROW {
+                    self.run_unit(p.mn, p.sn, u, &mut rn, delta, Some(c0))?;
+                    seed_columns(&rn, c0, ns - c0, &mut r, &mut jd)
+                } else {
+                    self.run_unit(p.md, p.sd, u, &mut rd, delta, Some(c0))?;
+                    seed_columns(&rd, c0, CHUNK.min(ns - c0), &mut r, &mut jd)
+                };
+                c0 += width;
+            }
+            let f0: f64 = r.iter().map(|x| x * x).sum();
+            let g = jd.tr_mul(&DVector::from_column_slice(&r));
+            let (v, inv) = pseudo_inverse(&jd.tr_mul(&jd));
+            // the Gauss–Newton step −C⁺g and its promised decrease gᵀC⁺g
+            let vg = v.tr_mul(&g);
+            let scaled = vg.component_mul(&inv);
+            let dx = -(&v * &scaled);
+            let pred = vg.dot(&scaled);
+            if it == START_ITERS || pred <= START_RTOL * f0 || f0 == 0.0 {
+                return Ok((r, jd));
+            }
+            let mut alpha = 1.0;
+            loop {
+                for i in 0..ns {
+                    trial[i] = delta[i] + alpha * dx[i];
+                }
+                let ok = self.run_unit(p.m, p.sf, u, &mut trial_r, &trial, None);
+                if ok.is_ok() && trial_r.iter().map(|x| x * x).sum::<f64>() < f0 {
+                    delta.copy_from_slice(&trial);
+                    break;
+                }
+                alpha *= 0.5;
+                if alpha < 1e-8 {
+                    // no step lowers the cost: δ is as good as rounding allows
+                    return Ok((r, jd));
+                }
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Projects the start offsets out of the parameter Jacobian, segment by segment:
+    /// `J_θ ← (I − J_δ (J_δᵀJ_δ)⁺ J_δᵀ) J_θ` (Kaufman's variable-projection Jacobian). At the
+    /// segments' optima `J_δᵀ r = 0`, so the projected gradient `J_θᵀ r` is the reduced cost's
+    /// exact gradient and `JᵀJ` the Schur complement of the full Gauss–Newton matrix, whose
+    /// inverse is the parameters' marginal covariance. Returns the eliminated rank.
+    fn project_starts(&self, blocks: &[Block], jac: &mut DMatrix<f64>) -> usize {
+        let np = jac.ncols();
+        let mut off = 0;
+        let mut rank = 0;
+        for (ru, jd) in blocks {
+            let len = ru.len();
+            let (v, inv) = pseudo_inverse(&jd.tr_mul(jd));
+            rank += inv.iter().filter(|&&x| x > 0.0).count();
+            let jt = jac.view((off, 0), (len, np)).into_owned();
+            let w = jd.tr_mul(&jt);
+            let vw = v.tr_mul(&w);
+            let x = &v * DMatrix::from_fn(vw.nrows(), np, |i, j| vw[(i, j)] * inv[i]);
+            let proj = jt - jd * x;
+            jac.view_mut((off, 0), (len, np)).copy_from(&proj);
+            off += len;
+        }
+        rank
     }
 
     /// [`Problem::warnings`] as numbers.
@@ -536,13 +783,17 @@ impl Problem {
         std::array::from_fn(|k| self.warnings[k].load(Ordering::Relaxed))
     }
 
-    /// The residuals of one unit of work.
+    /// The residuals of one unit of work; a shooting segment with estimated starts begins at
+    /// its measured state `⊕ delta`, with `delta`'s entries from `seed` on seeded as the
+    /// scalar's derivative directions (for `J_δ`).
     fn unit<T: Scalar>(
         &self,
         m: &Model<T>,
         s: &mut Scratch<T>,
         u: &Unit,
         out: &mut [T],
+        delta: &[f64],
+        seed: Option<usize>,
     ) -> Result<(), SysIdError> {
         let t = &self.data[u.traj];
         let (nq, nv, na, nu) = (m.nq, m.nv, m.na, m.nu);
@@ -624,13 +875,42 @@ impl Problem {
                     compare(m, d, t, k, k + 1, target, w, &mut s.qref, o);
                 }
             }
-            Estimator::Shooting { target, .. } => {
+            Estimator::Shooting { target, starts, .. } => {
                 let per = per_row(m, target);
                 set_row(d, u.start, true);
-                for (i, k) in (u.start..u.end).enumerate() {
+                let mut o0 = 0;
+                let mut last = u.end;
+                if starts == Starts::Estimated {
+                    // the start x₀ ⊕ δ
+                    for (i, (x, &v)) in s.delta.iter_mut().zip(delta).enumerate() {
+                        *x = match seed {
+                            Some(c0) if i >= c0 => T::seeded(v, i - c0),
+                            _ => T::c(v),
+                        };
+                    }
+                    integrate_pos(m, &mut d.qpos, &s.delta[..nv], T::one());
+                    for j in 0..nv {
+                        d.qvel[j] += s.delta[nv + j];
+                    }
+                    for j in 0..na {
+                        d.act[j] += s.delta[2 * nv + j];
+                    }
+                    if target == Target::States {
+                        // the measured first row, compared here; the last row is the next
+                        // segment's first
+                        for (o, &x) in out.iter_mut().zip(&s.delta) {
+                            *o = x * T::c(w);
+                        }
+                        o0 = s.delta.len();
+                        if u.end + 1 < t.nrow {
+                            last = u.end - 1;
+                        }
+                    }
+                }
+                for (i, k) in (u.start..last).enumerate() {
                     set_row(d, k, false);
                     step(m, d).map_err(|e| sim(k, e))?;
-                    let o = &mut out[i * per..(i + 1) * per];
+                    let o = &mut out[o0 + i * per..o0 + (i + 1) * per];
                     compare(m, d, t, k, k + 1, target, w, &mut s.qref, o);
                 }
             }
@@ -643,6 +923,70 @@ impl Problem {
         }
         Ok(())
     }
+}
+
+/// Whether the estimator is multiple shooting on states with estimated starts (whose segments
+/// compare their first row and leave their last to the next segment).
+fn estimated_states(e: Estimator) -> bool {
+    matches!(
+        e,
+        Estimator::Shooting {
+            target: Target::States,
+            starts: Starts::Estimated,
+            ..
+        }
+    )
+}
+
+/// A segment's residuals and `J_δ` at its estimated start.
+type Block = (Vec<f64>, DMatrix<f64>);
+
+/// The models and per-thread buffers of a start-state solve.
+struct Passes<'a, 'b> {
+    m: &'a Model<f64>,
+    md: &'a Model<Dual>,
+    mn: &'a Model<DualNarrow>,
+    sf: &'b mut Lease<'a, f64>,
+    sd: &'b mut Lease<'a, Dual>,
+    sn: &'b mut Lease<'a, DualNarrow>,
+}
+
+/// Columns `c0..c0 + n` of `jd` from the derivative parts of `rd` (and `r` from its real parts
+/// on the first pass); returns `n`.
+fn seed_columns<U: Scalar>(
+    rd: &[U],
+    c0: usize,
+    n: usize,
+    r: &mut [f64],
+    jd: &mut DMatrix<f64>,
+) -> usize {
+    for l in 0..n {
+        for (i, x) in rd.iter().enumerate() {
+            jd[(i, c0 + l)] = x.deriv(l);
+        }
+    }
+    if c0 == 0 {
+        for (ri, x) in r.iter_mut().zip(rd) {
+            *ri = x.re();
+        }
+    }
+    n
+}
+
+/// The pseudo-inverse of a symmetric positive semi-definite `c` as its eigenvectors `V` and
+/// the inverted eigenvalues (0 for those below [`START_RANK_TOL`] of the largest), so that
+/// `c⁺ = V diag(inv) Vᵀ`.
+fn pseudo_inverse(c: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
+    let e = c.clone().symmetric_eigen();
+    let lmax = e.eigenvalues.iter().cloned().fold(0.0, f64::max);
+    let inv = e.eigenvalues.map(|l| {
+        if lmax > 0.0 && l > START_RANK_TOL * lmax {
+            1.0 / l
+        } else {
+            0.0
+        }
+    });
+    (e.eigenvectors, inv)
 }
 
 /// Residuals per row of a prediction-error target.
@@ -696,6 +1040,8 @@ fn compare<T: Scalar>(
 struct Scratch<T> {
     d: Data<T>,
     qref: Vec<T>,
+    /// A segment's start offset (`2 nv + na`).
+    delta: Vec<T>,
 }
 
 /// Buffers of finished evaluations, handed to the next one's threads. All are sized for the
@@ -757,6 +1103,7 @@ impl<T: Scalar> Scratch<T> {
         Scratch {
             d: Data::new(m),
             qref: vec![T::zero(); m.nq],
+            delta: vec![T::zero(); 2 * m.nv + m.na],
         }
     }
 }

@@ -7,10 +7,12 @@
 //! Jacobian of the residuals in the solver's coordinates `z` at the estimate, its columns
 //! scaled to unit norm (`Jₛ = J S⁻¹`, `S = diag ‖J_j‖`), and the singular value decomposition
 //! `Jₛ = U Σ Vᵀ`:
-//! - residual variance `σ² = ‖r_data‖² / (m − n)` (m data residuals, n parameters), or 1 when
+//! - residual variance `σ² = ‖r_data‖² / (m − n)` (m data residuals, n parameters plus the
+//!   estimated segment starts' directions), or 1 when
 //!   the noise level was given ([`Problem::noise_std`]: the residuals are then already in
 //!   units of it);
-//! - covariance `C_z = σ² S⁻¹ V Σ⁻² Vᵀ S⁻¹` (the prior rows included in `J`), in values
+//! - covariance `C_z = σ² S⁻¹ V Σ⁻² Vᵀ S⁻¹` (the prior rows included in `J`; with estimated
+//!   segment starts `J` is the projected Jacobian, so this is the marginal covariance), in values
 //!   `C_θ = D C_z D` with `D = diag(dθ/dz)`; standard errors are its diagonal's roots;
 //! - 95% intervals `θ ± 1.96 se` (log-scaled parameters: `exp(z ± 1.96 se_z)`, which stays
 //!   positive);
@@ -86,7 +88,8 @@ impl std::fmt::Debug for FitOptions {
 pub struct Uncertainty {
     /// Residual variance used (`σ²`).
     pub sigma2: f64,
-    /// Degrees of freedom `m − n` of the data residuals.
+    /// Degrees of freedom `m − n` of the data residuals (`n` counting the estimated segment
+    /// starts' directions, [`Problem::nuisance`]).
     pub dof: usize,
     /// With a stated noise level: `‖r_data‖² / (m − n)` in units of it (about 1 when the
     /// model explains the data up to the noise).
@@ -142,6 +145,9 @@ pub struct Fit {
     pub warnings: [usize; crate::data::Warning::COUNT],
     /// The uncertainty at the estimate.
     pub uncertainty: Uncertainty,
+    /// With [`Starts::Estimated`](super::Starts::Estimated): each segment's estimated start
+    /// offset at the estimate (see [`Problem::start_offsets`]); empty otherwise.
+    pub start_offsets: Vec<Vec<f64>>,
 }
 
 /// The problem as argmin sees it (borrowed, so the caller keeps it).
@@ -253,6 +259,7 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
             std::array::from_fn(|k| w1[k] - w0[k])
         },
         uncertainty,
+        start_offsets: problem.start_offsets(),
     })
 }
 
@@ -309,7 +316,8 @@ pub fn uncertainty(
             }
         }
     }
-    let dof = m.saturating_sub(n);
+    // the eliminated start states count as fitted unknowns
+    let dof = m.saturating_sub(n + problem.nuisance());
     let sigma2 = if problem.known_noise().is_some() {
         1.0
     } else if dof > 0 {
