@@ -98,16 +98,21 @@ pub struct Problem {
     speculation: Mutex<(u32, Option<DVector<f64>>)>,
     /// Unknowns per estimated segment start (`2 nv + na`; 0 with measured starts).
     nstate: usize,
-    /// The estimated start offsets `δ`, `nstate` per unit, from the last evaluation (each
-    /// evaluation's start-state solves begin there).
+    /// The start offsets `δ` (`nstate` per unit) every start-state solve begins from: those
+    /// of the last point the solver accepted (asked the Jacobian of through argmin), so the
+    /// residuals at a point do not depend on the trial points tried before it (contact
+    /// makes a segment's cost in `δ` non-convex).
+    base_starts: Mutex<Vec<f64>>,
+    /// The start offsets of the last evaluation.
     starts: Mutex<Vec<f64>>,
     /// The start-state directions the last Jacobian eliminated (the sum of the segments'
     /// ranks), which the residual variance's degrees of freedom discount.
     nuisance: AtomicUsize,
 }
 
-/// A point in solver coordinates with its residuals and Jacobian.
-type Evaluation = (DVector<f64>, DVector<f64>, DMatrix<f64>);
+/// A point in solver coordinates with its residuals, Jacobian and start offsets (empty with
+/// measured starts).
+type Evaluation = (DVector<f64>, DVector<f64>, DMatrix<f64>, Vec<f64>);
 
 impl Problem {
     /// The problem of fitting `specs` to `data` with `estimator` on model `m` (the parameters
@@ -335,6 +340,7 @@ impl Problem {
             // the start's Jacobian is always asked for
             speculation: Mutex::new((SPECULATE_AFTER, None)),
             nstate,
+            base_starts: Mutex::new(vec![0.0; nstate * units.len()]),
             starts: Mutex::new(vec![0.0; nstate * units.len()]),
             nuisance: AtomicUsize::new(0),
             units,
@@ -432,7 +438,7 @@ impl Problem {
     /// The residual vector at solver coordinates `z` (at the point of the last Jacobian, that
     /// evaluation's: the real parts of its dual pass).
     pub fn residuals(&self, z: &DVector<f64>) -> Result<DVector<f64>, SysIdError> {
-        if let Some((_, r, _)) = self.cached(z) {
+        if let Some((_, r, _, _)) = self.cached(z) {
             return Ok(r);
         }
         self.residual_evals.fetch_add(1, Ordering::Relaxed);
@@ -441,7 +447,7 @@ impl Problem {
         let mut r = vec![0.0; self.nresidual()];
         if self.nstate > 0 {
             // the residuals at the segments' best starts
-            let blocks = self.solve_starts(&m)?;
+            let (blocks, _) = self.solve_starts(&m)?;
             let mut off = 0;
             for (ru, _) in &blocks {
                 r[off..off + ru.len()].copy_from_slice(ru);
@@ -460,7 +466,7 @@ impl Problem {
         &self,
         z: &DVector<f64>,
     ) -> Result<(DVector<f64>, DMatrix<f64>), SysIdError> {
-        if let Some((_, r, jac)) = self.cached(z) {
+        if let Some((_, r, jac, _)) = self.cached(z) {
             return Ok((r, jac));
         }
         self.jacobian_evals.fetch_add(1, Ordering::Relaxed);
@@ -470,14 +476,11 @@ impl Problem {
         let mut r = vec![0.0; nr];
         let mut jac = DMatrix::zeros(nr, np);
         let params: Vec<_> = self.specs.iter().map(|s| s.param.clone()).collect();
-        let blocks = if self.nstate > 0 {
-            Some(self.solve_starts(&m)?)
+        let (blocks, starts) = if self.nstate > 0 {
+            let (b, s) = self.solve_starts(&m)?;
+            (Some(b), s)
         } else {
-            None
-        };
-        let starts = match &blocks {
-            Some(_) => self.starts.lock().map(|g| g.clone()).unwrap_or_default(),
-            None => Vec::new(),
+            (None, Vec::new())
         };
         // passes of CHUNK directions; the last one or two parameters on a narrower dual
         let mut j0 = 0;
@@ -518,7 +521,7 @@ impl Problem {
         self.prior_rows(&theta, z, &mut r, Some(&mut jac));
         let r = DVector::from_vec(r);
         if let Ok(mut last) = self.last.lock() {
-            *last = Some((z.clone(), r.clone(), jac.clone()));
+            *last = Some((z.clone(), r.clone(), jac.clone(), starts));
         }
         Ok((r, jac))
     }
@@ -558,7 +561,17 @@ impl Problem {
     /// The last Jacobian evaluation when it was at `z` exactly.
     fn cached(&self, z: &DVector<f64>) -> Option<Evaluation> {
         let last = self.last.lock().ok()?;
-        last.as_ref().filter(|(at, _, _)| at == z).cloned()
+        last.as_ref().filter(|(at, _, _, _)| at == z).cloned()
+    }
+
+    /// The solver accepted `z`: later start-state solves begin from its offsets.
+    fn accept(&self, z: &DVector<f64>) {
+        if self.nstate == 0 {
+            return;
+        }
+        if let (Some((_, _, _, starts)), Ok(mut base)) = (self.cached(z), self.base_starts.lock()) {
+            *base = starts;
+        }
     }
 
     /// The prior residuals `(θ − nominal)/σ` after the data rows, and their Jacobian rows.
@@ -655,14 +668,18 @@ impl Problem {
 
     /// Variable projection's inner problem: for each segment, the start offset `δ` that
     /// minimizes the segment's residuals at the model `m`'s parameters, by Gauss–Newton from
-    /// the last evaluation's `δ` (Golub & Pereyra 1973; Kaufman 1975), the segments on
+    /// the last accepted point's `δ` (Golub & Pereyra 1973; Kaufman 1975), the segments on
     /// threads. Returns each segment's residuals and `J_δ = ∂r/∂δ` (exact, from dual passes
-    /// seeding `δ`) at its optimum, and stores the optima.
-    fn solve_starts(&self, m: &Model<f64>) -> Result<Vec<Block>, SysIdError> {
+    /// seeding `δ`) at its optimum, and the optima (also kept as the latest offsets).
+    fn solve_starts(&self, m: &Model<f64>) -> Result<(Vec<Block>, Vec<f64>), SysIdError> {
         let ns = self.nstate;
         let md = m.cast::<Dual>();
         let mn = m.cast::<DualNarrow>();
-        let mut starts = self.starts.lock().map(|g| g.clone()).unwrap_or_default();
+        let mut starts = self
+            .base_starts
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_default();
         let blocks = starts
             .par_chunks_mut(ns)
             .zip(self.units.par_iter())
@@ -688,9 +705,9 @@ impl Problem {
             )
             .collect::<Result<Vec<_>, _>>()?;
         if let Ok(mut g) = self.starts.lock() {
-            *g = starts;
+            g.clone_from(&starts);
         }
-        Ok(blocks)
+        Ok((blocks, starts))
     }
 
     /// One segment of [`Problem::solve_starts`]: Gauss–Newton on `δ` with the pseudo-inverse
@@ -1152,8 +1169,8 @@ impl argmin::core::Jacobian for Problem {
                 s.0 = s.0.saturating_add(1);
             }
         }
-        self.residuals_jacobian(z)
-            .map(|(_, j)| j)
-            .map_err(to_argmin)
+        let jac = self.residuals_jacobian(z).map(|(_, j)| j).map_err(to_argmin)?;
+        self.accept(z);
+        Ok(jac)
     }
 }
