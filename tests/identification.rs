@@ -11,8 +11,8 @@ use argmin::core::{Executor, Jacobian, Operator, State, TerminationReason, Termi
 use common::root;
 use diffmj::data::Warning;
 use diffmj::identification::{
-    fit, Acceleration, BoundedLm, Estimator, Fit, FitOptions, Forces, ParamSpec, Problem,
-    Starts, SysIdError, Target, Trajectory,
+    fit, Acceleration, BoundedLm, Estimator, Fit, FitOptions, Forces, ParamSpec, Problem, Starts,
+    SysIdError, Target, Trajectory,
 };
 use diffmj::{mjcf, Data, Model};
 use nalgebra::{DMatrix, DVector};
@@ -780,7 +780,13 @@ fn estimated_starts_recover_truth_and_project_exactly() {
         target: Target::States,
         starts: Starts::Estimated,
     };
-    let p = Problem::new(&m, pendulum_specs(&m, [0.05, 0.05]), vec![clean.clone()], est).unwrap();
+    let p = Problem::new(
+        &m,
+        pendulum_specs(&m, [0.05, 0.05]),
+        vec![clean.clone()],
+        est,
+    )
+    .unwrap();
     // 12 segments of 25 steps, each with its first row and 24 predicted rows (2 residuals each),
     // the last one with its end row too
     assert_eq!(p.ndata(), 2 * (12 * 25 + 1));
@@ -823,7 +829,10 @@ fn estimated_starts_recover_truth_and_project_exactly() {
         // the measured problem has one row fewer per segment boundary: compare column norms
         let unprojected = jac_measured.column(j).norm();
         let gap = (unprojected - col.norm()).abs() / col.norm();
-        assert!(gap > 0.1, "column {j}: projection changes the norm by {gap:.2e} only");
+        assert!(
+            gap > 0.1,
+            "column {j}: projection changes the norm by {gap:.2e} only"
+        );
     }
 }
 

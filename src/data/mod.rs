@@ -397,6 +397,21 @@ pub struct WarningStat {
     pub lastinfo: usize,
 }
 
+/// How far [`Data::lift_smooth_from`] lifts the smooth stages, each level including the ones
+/// before: the kinematics, the centres of mass (`com_pos`), the com velocities (`com_vel`),
+/// the bias force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SmoothLift {
+    /// `kinematics`.
+    Kinematics,
+    /// And `com_pos`.
+    Com,
+    /// And `com_vel`.
+    ComVel,
+    /// And `bias`.
+    Bias,
+}
+
 impl<T: Scalar> Data<T> {
     /// The warning kinds that occurred since the last reset (`number > 0`), with their count
     /// and the element of the last occurrence, in [`Warning::ALL`] order.
@@ -470,6 +485,46 @@ impl<T: Scalar> Data<T> {
         self.lift_table_stage(other, fields::Stage::Velocity);
         self.flg_subtreevel = false;
         self.flg_energyvel = false;
+    }
+
+    /// What the smooth stages up to `upto` wrote into `other`, taken as constants: for a dual
+    /// pass whose seeded parameters do not reach those stages, at the same state (see
+    /// [`SmoothLift`]).
+    pub(crate) fn lift_smooth_from(&mut self, other: &Data<f64>, upto: SmoothLift) {
+        fn lift<T: Scalar, const N: usize>(dst: &mut [[T; N]], src: &[[f64; N]]) {
+            for (a, b) in dst.iter_mut().zip(src) {
+                for (x, &y) in a.iter_mut().zip(b) {
+                    *x = T::c(y);
+                }
+            }
+        }
+        lift(&mut self.xpos, &other.xpos);
+        lift(&mut self.xquat, &other.xquat);
+        lift(&mut self.xmat, &other.xmat);
+        lift(&mut self.xipos, &other.xipos);
+        lift(&mut self.ximat, &other.ximat);
+        lift(&mut self.xanchor, &other.xanchor);
+        lift(&mut self.xaxis, &other.xaxis);
+        lift(&mut self.geom_xpos, &other.geom_xpos);
+        lift(&mut self.geom_xmat, &other.geom_xmat);
+        lift(&mut self.site_xpos, &other.site_xpos);
+        lift(&mut self.site_xmat, &other.site_xmat);
+        lift(&mut self.cam_xpos, &other.cam_xpos);
+        lift(&mut self.cam_xmat, &other.cam_xmat);
+        if upto >= SmoothLift::Com {
+            lift(&mut self.subtree_com, &other.subtree_com);
+            lift(&mut self.cinert, &other.cinert);
+            lift(&mut self.cdof, &other.cdof);
+        }
+        if upto >= SmoothLift::ComVel {
+            lift(&mut self.cvel, &other.cvel);
+            lift(&mut self.cdof_dot, &other.cdof_dot);
+        }
+        if upto >= SmoothLift::Bias {
+            for (x, &y) in self.qfrc_bias.iter_mut().zip(&other.qfrc_bias) {
+                *x = T::c(y);
+            }
+        }
     }
 
     /// Allocate every buffer for model `m` and reset to `qpos0`.

@@ -65,16 +65,38 @@ fn position<T: Scalar>(m: &Model<T>, d: &mut Data<T>, islands: bool) {
 /// The smooth part of the position stage: `qpos → xpos…, cinert, cdof, ten_length, ten_J,
 /// qM, qLD` (kinematics, subtree centres of mass, tendons, composite inertia, factorization).
 pub fn position_smooth<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    kinematics::kinematics(m, d);
+    position_smooth_after_kinematics(m, d, false);
+}
+
+/// [`position_smooth`] after [`kinematics::kinematics`] (and with `com_done` after
+/// [`kinematics::com_pos`] too), whose outputs are already in `d`.
+fn position_smooth_after_kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>, com_done: bool) {
     // what the sensors computed on demand at the previous position is stale
     d.flg_energypos = false;
     // a new mass matrix: a Newton factor kept by the solver and the Euler step's qH are stale
     d.solver_scratch().kept.valid = false;
     d.flg_qh = false;
-    kinematics::kinematics(m, d);
-    kinematics::com_pos(m, d);
+    if !com_done {
+        kinematics::com_pos(m, d);
+    }
     tendon::tendon(m, d);
     inertia::crb(m, d);
     inertia::factor_m(m, d);
+}
+
+/// [`inv_position`] with the kinematics (and with `com_done` the centres of mass) already in
+/// `d`, e.g. lifted from an `f64` pass when the parameters a dual pass seeds do not reach
+/// them (see [`Data::lift_kinematics_from`]).
+pub(crate) fn inv_position_after_kinematics<T: Scalar>(
+    m: &Model<T>,
+    d: &mut Data<T>,
+    com_done: bool,
+) {
+    position_smooth_after_kinematics(m, d, com_done);
+    position_collision(m, d);
+    constraint::make_constraint_rows(m, d);
+    actuation::transmission(m, d);
 }
 
 /// Collision detection of the position stage: `geom_xpos, geom_xmat → contact[..ncon]`.
@@ -133,14 +155,22 @@ pub fn is_sensor_stage(name: &str) -> bool {
 /// Velocity stage: `qvel → ten_velocity, actuator_velocity, cvel, cdof_dot, qfrc_passive,
 /// qfrc_bias`.
 pub fn fwd_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
+    rne::com_vel(m, d);
+    velocity_after_com_vel(m, d, false);
+}
+
+/// [`fwd_velocity`] with [`rne::com_vel`] (and with `bias_done` also [`rne::bias`]) already
+/// in `d`, e.g. lifted from an `f64` pass (see [`Data::lift_kinematics_from`]).
+pub(crate) fn velocity_after_com_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, bias_done: bool) {
     // what the sensors computed on demand at the previous velocity is stale
     d.flg_subtreevel = false;
     d.flg_energyvel = false;
     tendon::tendon_velocity(m, d);
     actuation::actuator_velocity(m, d);
-    rne::com_vel(m, d);
     passive::passive(m, d);
-    rne::bias(m, d);
+    if !bias_done {
+        rne::bias(m, d);
+    }
     constraint::reference_constraint(m, d);
 }
 

@@ -189,6 +189,40 @@ pub fn kinematics<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
+/// The real-valued model fields [`kinematics`] reads.
+pub(crate) const KINEMATICS_INPUTS: [&str; 13] = [
+    "body_pos",
+    "body_quat",
+    "body_ipos",
+    "body_iquat",
+    "jnt_pos",
+    "jnt_axis",
+    "qpos0",
+    "geom_pos",
+    "geom_quat",
+    "site_pos",
+    "site_quat",
+    "cam_pos",
+    "cam_quat",
+];
+
+/// The real-valued model fields [`com_pos`] reads.
+pub(crate) const COM_INPUTS: [&str; 3] = ["body_mass", "body_subtreemass", "body_inertia"];
+
+/// The real-valued model fields the bias force ([`rne::bias`](super::rne::bias)) reads
+/// besides [`com_pos`]'s outputs and the velocities, for a model without tendons.
+pub(crate) const BIAS_INPUTS: [&str; 1] = ["opt.gravity"];
+
+/// Whether every entry of the named model fields is a constant (no derivative part): then a
+/// stage that reads only those fields and constant state computes constants, which a dual
+/// pass can take from an `f64` pass instead.
+pub(crate) fn fields_constant<T: Scalar>(m: &Model<T>, names: &[&str]) -> bool {
+    names.iter().all(|n| {
+        m.field(n)
+            .is_some_and(|v| v.iter().all(|x| (0..T::NDIR).all(|k| x.deriv(k) == 0.0)))
+    })
+}
+
 /// `(xipos, ximat, xmat, xanchor, xaxis) → (subtree_com, cinert, cdof)`.
 ///
 /// Each kinematic tree is expressed in a frame aligned with the world and centred at the centre
@@ -255,6 +289,24 @@ pub fn com_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
 mod tests {
     use super::FramesRead;
     use crate::data::Data;
+
+    /// The input lists of the lifted stages name model fields (a misspelt name would make
+    /// `fields_constant` false and the lift never happen).
+    #[test]
+    fn lifted_stage_inputs_are_model_fields() {
+        let m = crate::mjcf::load_str(
+            "<mujoco><worldbody><body><joint/><geom size='0.1'/></body></worldbody></mujoco>",
+        )
+        .unwrap();
+        for n in super::KINEMATICS_INPUTS
+            .iter()
+            .chain(&super::COM_INPUTS)
+            .chain(&super::BIAS_INPUTS)
+        {
+            assert!(m.field(n).is_some(), "{n}");
+        }
+        assert!(super::fields_constant(&m, &super::KINEMATICS_INPUTS));
+    }
 
     /// Every repository model steps bit for bit the same when kinematics computes only the
     /// frames `FramesRead::of` says the model reads: a reader the rule misses (a collision,

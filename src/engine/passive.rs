@@ -39,11 +39,21 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
     // normally; checked)
     let times = |c: T, g2: T| if c.is_zero_exact() { T::zero() } else { c * g2 };
     for &u in acts {
+        let c = [
+            m.actuator_damping[u],
+            m.actuator_dampingpoly[u][0],
+            m.actuator_dampingpoly[u][1],
+            m.actuator_armature[u],
+        ];
+        if c.iter().all(|x| x.is_zero_exact()) {
+            // the common actuator without reflected terms
+            continue;
+        }
         let g2 = m.actuator_gear[u][0] * m.actuator_gear[u][0];
-        b += times(m.actuator_damping[u], g2);
-        p[0] += times(m.actuator_dampingpoly[u][0], g2);
-        p[1] += times(m.actuator_dampingpoly[u][1], g2);
-        a += times(m.actuator_armature[u], g2);
+        b += times(c[0], g2);
+        p[0] += times(c[1], g2);
+        p[1] += times(c[2], g2);
+        a += times(c[3], g2);
     }
     (b, p, a)
 }

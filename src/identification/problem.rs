@@ -22,10 +22,15 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
 use super::{Acceleration, Estimator, Forces, ParamSpec, Starts, SysIdError, Target, Trajectory};
+use crate::data::SmoothLift;
 use crate::data::{Data, Warning};
 use crate::derivatives::ad::{Dual, CHUNK};
+use crate::engine::kinematics::{
+    com_pos, fields_constant, kinematics, BIAS_INPUTS, COM_INPUTS, KINEMATICS_INPUTS,
+};
+use crate::engine::rne;
 use crate::engine::{
-    actuation, differentiate_pos, integrate, integrate_pos, inverse_skip, step, Skip,
+    actuation, differentiate_pos, forward, integrate, integrate_pos, inverse_skip, step, Skip,
 };
 use crate::model::{enable, Model, Param};
 use crate::scalar::Scalar;
@@ -455,7 +460,7 @@ impl Problem {
             }
         } else {
             let starts = Vec::new();
-            self.evaluate(&m, &self.pool_f64, &mut r[..self.ndata], &starts)?;
+            self.evaluate(&m, &self.pool_f64, &mut r[..self.ndata], &starts, None)?;
         }
         self.prior_rows(&theta, z, &mut r, None);
         Ok(DVector::from_vec(r))
@@ -542,7 +547,7 @@ impl Problem {
     ) -> Result<(), SysIdError> {
         let md = m.cast_seeded::<U>(chunk)?;
         let mut rd = vec![U::c(0.0); self.ndata];
-        self.evaluate(&md, pool, &mut rd, starts)?;
+        self.evaluate(&md, pool, &mut rd, starts, Some(m))?;
         for l in 0..chunk.len() {
             let j = j0 + l;
             let dz = self.specs[j].dtheta_dz(z[j]);
@@ -597,13 +602,34 @@ impl Problem {
     /// The data residuals of model `m` (on `f64` or duals) into `out` (`ndata`), the units
     /// on rayon's threads, each thread with buffers taken from `pool`; with estimated
     /// starts, each unit from its offset in `starts` (`nstate` per unit; empty otherwise).
+    /// A dual pass of the inverse estimator given `base` (the `f64` model `m` was seeded
+    /// from) takes the kinematics, centres of mass, com velocities and bias force from `f64`
+    /// passes as far as the seeded parameters do not reach them.
     fn evaluate<T: Scalar>(
         &self,
         m: &Model<T>,
         pool: &Pool<T>,
         out: &mut [T],
         starts: &[f64],
+        base: Option<&Model<f64>>,
     ) -> Result<(), SysIdError> {
+        let lift = base
+            .filter(|_| {
+                T::NDIR > 0
+                    && matches!(self.estimator, Estimator::Inverse { .. })
+                    && !m.enabled(enable::ENERGY)
+                    && fields_constant(m, &KINEMATICS_INPUTS)
+            })
+            .map(|mf| {
+                let upto = if !fields_constant(m, &COM_INPUTS) {
+                    SmoothLift::Kinematics
+                } else if m.ntendon > 0 || !fields_constant(m, &BIAS_INPUTS) {
+                    SmoothLift::ComVel
+                } else {
+                    SmoothLift::Bias
+                };
+                (mf, upto)
+            });
         let mut slices = Vec::with_capacity(self.units.len());
         let mut rest = out;
         for u in &self.units {
@@ -623,7 +649,7 @@ impl Problem {
                     } else {
                         &[]
                     };
-                    self.run_unit(m, s, u, o, delta, None)
+                    self.run_unit(m, s, u, o, delta, None, lift)
                 },
             )
     }
@@ -638,8 +664,9 @@ impl Problem {
         out: &mut [T],
         delta: &[f64],
         seed: Option<usize>,
+        lift: Lift<'_>,
     ) -> Result<(), SysIdError> {
-        let r = self.unit(m, s, u, out, delta, seed);
+        let r = self.unit(m, s, u, out, delta, seed, lift);
         for (c, w) in self.warnings.iter().zip(&s.d.warning) {
             if w.number > 0 {
                 c.fetch_add(w.number, Ordering::Relaxed);
@@ -732,10 +759,10 @@ impl Problem {
             let mut c0 = 0;
             while c0 < ns {
                 let width = if ns - c0 <= NARROW {
-                    self.run_unit(p.mn, p.sn, u, &mut rn, delta, Some(c0))?;
+                    self.run_unit(p.mn, p.sn, u, &mut rn, delta, Some(c0), None)?;
                     seed_columns(&rn, c0, ns - c0, &mut r, &mut jd)
                 } else {
-                    self.run_unit(p.md, p.sd, u, &mut rd, delta, Some(c0))?;
+                    self.run_unit(p.md, p.sd, u, &mut rd, delta, Some(c0), None)?;
                     seed_columns(&rd, c0, CHUNK.min(ns - c0), &mut r, &mut jd)
                 };
                 c0 += width;
@@ -756,7 +783,7 @@ impl Problem {
                 for i in 0..ns {
                     trial[i] = delta[i] + alpha * dx[i];
                 }
-                let ok = self.run_unit(p.m, p.sf, u, &mut trial_r, &trial, None);
+                let ok = self.run_unit(p.m, p.sf, u, &mut trial_r, &trial, None, None);
                 if ok.is_ok() && trial_r.iter().map(|x| x * x).sum::<f64>() < f0 {
                     delta.copy_from_slice(&trial);
                     break;
@@ -802,7 +829,9 @@ impl Problem {
 
     /// The residuals of one unit of work; a shooting segment with estimated starts begins at
     /// its measured state `⊕ delta`, with `delta`'s entries from `seed` on seeded as the
-    /// scalar's derivative directions (for `J_δ`).
+    /// scalar's derivative directions (for `J_δ`). With `lift`, the inverse estimator takes
+    /// the smooth stages it names from the given `f64` model.
+    #[allow(clippy::too_many_arguments)]
     fn unit<T: Scalar>(
         &self,
         m: &Model<T>,
@@ -811,6 +840,7 @@ impl Problem {
         out: &mut [T],
         delta: &[f64],
         seed: Option<usize>,
+        lift: Lift<'_>,
     ) -> Result<(), SysIdError> {
         let t = &self.data[u.traj];
         let (nq, nv, na, nu) = (m.nq, m.nv, m.na, m.nu);
@@ -865,7 +895,33 @@ impl Problem {
                         }
                     }
                     // no sensors: the residual reads forces only
-                    inverse_skip(m, d, Skip::Nothing, true).map_err(|e| sim(k, e))?;
+                    if let Some((mf, upto)) = lift {
+                        // the stages the seeded parameters do not reach, on f64
+                        let df = s.df.get_or_insert_with(|| Data::new_smooth(mf));
+                        df.qpos.copy_from_slice(&t.qpos[k * nq..(k + 1) * nq]);
+                        df.qvel.copy_from_slice(&t.qvel[k * nv..(k + 1) * nv]);
+                        kinematics(mf, df);
+                        if upto >= SmoothLift::Com {
+                            com_pos(mf, df);
+                        }
+                        if upto >= SmoothLift::ComVel {
+                            rne::com_vel(mf, df);
+                        }
+                        if upto >= SmoothLift::Bias {
+                            rne::bias(mf, df);
+                        }
+                        d.lift_smooth_from(df, upto);
+                        forward::inv_position_after_kinematics(m, d, upto >= SmoothLift::Com);
+                        let skip = if upto >= SmoothLift::ComVel {
+                            forward::velocity_after_com_vel(m, d, upto >= SmoothLift::Bias);
+                            Skip::PositionAndVelocity
+                        } else {
+                            Skip::Position
+                        };
+                        inverse_skip(m, d, skip, true).map_err(|e| sim(k, e))?;
+                    } else {
+                        inverse_skip(m, d, Skip::Nothing, true).map_err(|e| sim(k, e))?;
+                    }
                     let o = &mut out[i * nv..(i + 1) * nv];
                     match forces {
                         Forces::Actuators => {
@@ -954,6 +1010,10 @@ fn estimated_states(e: Estimator) -> bool {
         }
     )
 }
+
+/// For a dual pass of the inverse estimator: the `f64` model to compute the smooth stages the
+/// seeded parameters do not reach with, and how far they go.
+type Lift<'a> = Option<(&'a Model<f64>, SmoothLift)>;
 
 /// A segment's residuals and `J_δ` at its estimated start.
 type Block = (Vec<f64>, DMatrix<f64>);
@@ -1059,6 +1119,8 @@ struct Scratch<T> {
     qref: Vec<T>,
     /// A segment's start offset (`2 nv + na`).
     delta: Vec<T>,
+    /// The `f64` kinematics of a lifted dual pass (made on first use).
+    df: Option<Data<f64>>,
 }
 
 /// Buffers of finished evaluations, handed to the next one's threads. All are sized for the
@@ -1121,6 +1183,7 @@ impl<T: Scalar> Scratch<T> {
             d: Data::new(m),
             qref: vec![T::zero(); m.nq],
             delta: vec![T::zero(); 2 * m.nv + m.na],
+            df: None,
         }
     }
 }
@@ -1169,8 +1232,100 @@ impl argmin::core::Jacobian for Problem {
                 s.0 = s.0.saturating_add(1);
             }
         }
-        let jac = self.residuals_jacobian(z).map(|(_, j)| j).map_err(to_argmin)?;
+        let jac = self
+            .residuals_jacobian(z)
+            .map(|(_, j)| j)
+            .map_err(to_argmin)?;
         self.accept(z);
         Ok(jac)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identification::Trajectory;
+
+    /// The inverse estimator's dual pass with the smooth stages lifted from `f64` gives the
+    /// same residuals and derivatives as the full dual pass, at every lift level: the arm's
+    /// armature and damping (up to the bias force), a tendon model's joint damping (up to
+    /// the com velocities), a pushed box's mass (kinematics only) and a body's centre of mass
+    /// (no lift).
+    #[test]
+    fn lifted_smooth_stages_change_nothing() {
+        let tendon = r#"<mujoco><option timestep="0.005"/><worldbody>
+            <body><joint name="a" axis="0 1 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
+            <body pos="0 0 -.3"><joint name="b" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/></body>
+            </body></worldbody>
+            <tendon><fixed name="t" armature="0.01"><joint joint="a" coef="1"/><joint joint="b" coef="-0.5"/></fixed></tendon>
+            <actuator><motor joint="a"/><motor tendon="t"/></actuator></mujoco>"#;
+        let root = env!("CARGO_MANIFEST_DIR");
+        let file = |f: &str| crate::mjcf::load_file(format!("{root}/models/{f}")).unwrap();
+        let cases: Vec<(Model<f64>, Vec<&str>, Option<SmoothLift>)> = vec![
+            (
+                file("sysid/arm5.xml"),
+                vec!["joint j1 armature", "joint j3 damping"],
+                Some(SmoothLift::Bias),
+            ),
+            (
+                crate::mjcf::load_str(tendon).unwrap(),
+                vec!["joint a damping"],
+                Some(SmoothLift::ComVel),
+            ),
+            (
+                file("sysid/push.xml"),
+                vec!["body box mass", "pair push friction[0]"],
+                Some(SmoothLift::Kinematics),
+            ),
+            (file("sysid/arm5.xml"), vec!["body l2 ipos[0]"], None),
+        ];
+        for (m, params, level) in cases {
+            let mut d0 = Data::new(&m);
+            d0.qpos[0] = 0.3;
+            let data = Trajectory::simulate(
+                &m,
+                &d0,
+                40,
+                |k, _, u| u.iter_mut().for_each(|x| *x = (k as f64 * 0.1).sin()),
+                "t",
+            )
+            .unwrap();
+            let specs: Vec<_> = params
+                .iter()
+                .map(|p| ParamSpec::new(&m, p).unwrap())
+                .collect();
+            let handles: Vec<_> = specs.iter().map(|s| s.param.clone()).collect();
+            let p = Problem::new(&m, specs, vec![data], Estimator::inverse()).unwrap();
+            let md = p.base.cast_seeded::<Dual>(&handles).unwrap();
+            let lifted_level = fields_constant(&md, &KINEMATICS_INPUTS).then(|| {
+                if !fields_constant(&md, &COM_INPUTS) {
+                    SmoothLift::Kinematics
+                } else if md.ntendon > 0 || !fields_constant(&md, &BIAS_INPUTS) {
+                    SmoothLift::ComVel
+                } else {
+                    SmoothLift::Bias
+                }
+            });
+            assert_eq!(lifted_level, level, "{params:?}");
+            let mut full = vec![Dual::c(0.0); p.ndata];
+            let mut lifted = vec![Dual::c(0.0); p.ndata];
+            p.evaluate(&md, &p.pool_dual, &mut full, &[], None).unwrap();
+            p.evaluate(&md, &p.pool_dual, &mut lifted, &[], Some(&p.base))
+                .unwrap();
+            let scale = full.iter().map(|x| x.re().abs()).fold(0.0, f64::max);
+            let mut worst: f64 = 0.0;
+            for (a, b) in full.iter().zip(&lifted) {
+                worst = worst.max((a.re() - b.re()).abs());
+                for k in 0..params.len() {
+                    worst = worst.max((a.deriv(k) - b.deriv(k)).abs());
+                }
+            }
+            assert!(
+                worst <= 1e-13 * scale.max(1.0),
+                "{params:?}: lifted differs by {worst:e}"
+            );
+            // the derivatives are not all zero (the check compares something)
+            assert!(full.iter().any(|x| x.deriv(0) != 0.0), "{params:?}");
+        }
     }
 }
