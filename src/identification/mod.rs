@@ -21,7 +21,10 @@
 //!   * [`Estimator::Shooting`] — multiple shooting simulation error: segments of `K` steps,
 //!     each restarting from the measured state at its start, compared with the measured
 //!     states or sensors along it. The segments run on dual numbers, so their Jacobian is the
-//!     exact chain `dx_{k+1}/dθ = A dx_k/dθ + ∂x'/∂θ`.
+//!     exact chain `dx_{k+1}/dθ = A dx_k/dθ + ∂x'/∂θ`. With [`Starts::Estimated`] each
+//!     segment starts from an estimated state instead (for noisy measured states): the
+//!     starts are eliminated segment by segment by variable projection, so the solver and
+//!     the uncertainty see the parameters alone, with the marginal covariance.
 //! - [`Problem`]: model, parameters, data and estimator; residual vector and exact Jacobian in
 //!   the solver's (scaled) coordinates, evaluated over the trajectories on threads; implements
 //!   argmin's `Operator` and `Jacobian`, so argmin's solvers apply to it.

@@ -13,7 +13,19 @@
 //! Residual layout: the trajectories in order; within one, the rows (or segments) in order,
 //! each contributing `nv` entries (inverse), `2 nv + na` (states) or `nsensordata`
 //! (sensors); then one entry per parameter with a prior. Data residuals are divided by
-//! `noise_std`.
+//! `noise_std`. With estimated starts on states a segment's entries begin with its start
+//! offset `δ` (the measured first row) and end before its last row, which the next segment
+//! compares (the trajectory's last segment compares it).
+//!
+//! Estimated segment starts ([`Starts::Estimated`]) are variable projection (Golub &
+//! Pereyra 1973, with Kaufman's 1975 Jacobian): at given parameters each segment's start
+//! offset `δ` is solved for by Gauss–Newton on its own residuals (exact `J_δ` from dual
+//! passes seeding `δ`), and the solver sees the reduced residuals `r(θ, δ*(θ))` with the
+//! Jacobian `(I − J_δ J_δ⁺) J_θ`: the reduced cost's exact gradient, and at zero residual its
+//! exact Jacobian; `JᵀJ` is then the Schur complement of the joint Gauss–Newton matrix, so
+//! the uncertainty is the parameters' marginal one. Where a segment's cost is not convex in
+//! its start (contacts that appear or vanish with it), the solves can end at different
+//! local optima for nearby parameters and the fit may stall.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
