@@ -1679,8 +1679,8 @@ mod tests {
 
     /// `diffmj sysid` end to end on the committed MuJoCo data: the spring–mass mass from a
     /// wrong start by equation error; the JSON carries the estimate (1.3 within 1e-6), an
-    /// interval around it and the flags; --bounds pairs with its --param; bad input is an
-    /// error naming the argument.
+    /// interval around it and the flags; --bounds pairs with its --param; shooting with
+    /// --estimate-starts writes the start offsets; bad input is an error naming the argument.
     #[test]
     fn sysid_command_fits_and_writes_json() {
         let dir = std::env::temp_dir().join(format!("diffmj-cli-sysid-{}", std::process::id()));
@@ -1749,6 +1749,31 @@ mod tests {
         .unwrap();
         let r = read_json(&out).unwrap();
         assert!((r["parameters"][0]["estimate"].as_f64().unwrap() - 1.4).abs() < 1e-12);
+        // shooting on states from estimated starts: the mass again, and one start offset
+        // (2 nv + na = 2 values, ~0 on this noise-free data) per 50-step segment
+        run(args(&[
+            "--param",
+            "body mass mass=2",
+            "--bounds",
+            "0.1,10,log",
+            "--method",
+            "shooting",
+            "--segment-steps",
+            "50",
+            "--estimate-starts",
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+        .unwrap();
+        let r = read_json(&out).unwrap();
+        assert!((r["parameters"][0]["estimate"].as_f64().unwrap() - 1.3).abs() < 1e-6);
+        let offsets = r["start_offsets"].as_array().unwrap();
+        assert_eq!(offsets.len(), 10);
+        for o in offsets {
+            for x in o.as_array().unwrap() {
+                assert!(x.as_f64().unwrap().abs() < 1e-6, "{o}");
+            }
+        }
         for (extra, says) in [
             (vec!["--param", "body nosuch mass"], "nosuch"),
             (
