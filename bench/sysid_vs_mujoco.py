@@ -24,7 +24,9 @@ Printed per scene and tool: worst relative error of the estimates against the tr
 (those of the XML), wall time (mujoco.sysid: its optimize() call; diffmj: the whole process,
 with the fit's own time in the note), iterations, and the reported 95% half-width of the
 worst parameter. The data is noise-free, so a reported interval should be tiny and hold
-the truth only when the estimate does.
+the truth only when the estimate does, except in the scenes of NOISY (noise on every
+position, velocity and sensor column), where diffmj also fits by multiple shooting on the
+states from estimated segment starts (`--estimate-starts`).
 """
 
 import argparse
@@ -112,7 +114,29 @@ SCENES = {
 }
 
 # scenes that reuse another's model and data
-DATA = {"arm5_near": "arm5"}
+DATA = {"arm5_near": "arm5", "pendulum_noisy": "pendulum"}
+
+# scenes whose data is the golden data with Gaussian noise of this standard deviation on every
+# position, velocity and sensor column (fixed seed), written to a temporary CSV both tools read
+NOISY = {"pendulum_noisy": 1e-3}
+SCENES["pendulum_noisy"] = SCENES["pendulum"]
+
+
+def data_path(scene):
+    """The CSV of a scene: the golden file, or for a noisy scene a noisy copy of it."""
+    base = os.path.join(REPO, "tests", "golden", "sysid", DATA.get(scene, scene) + ".csv")
+    if scene not in NOISY:
+        return base
+    with open(base) as f:
+        header = f.readline().strip().split(",")
+    a = np.loadtxt(base, delimiter=",", skiprows=1, ndmin=2)
+    rng = np.random.default_rng(2024)
+    for i, n in enumerate(header):
+        if any(n.startswith(p) and n[len(p):].isdigit() for p in ("qpos", "qvel", "sensor")):
+            a[:, i] += NOISY[scene] * rng.standard_normal(a.shape[0])
+    out = os.path.join("/tmp", f"diffmj_sysid_{scene}.csv")
+    np.savetxt(out, a, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
+    return out
 
 
 def load_csv(path):
@@ -126,12 +150,13 @@ def load_csv(path):
 
 
 def run_mujoco(scene, params_def):
+    data = data_path(scene)
     scene = DATA.get(scene, scene)
     from mujoco import sysid
     from mujoco.sysid._src import optimize as sysid_optimize
     spec = mujoco.MjSpec.from_file(os.path.join(REPO, "models", "sysid", scene + ".xml"))
     model = spec.compile()
-    t, qpos, qvel, act, ctrl, sensor = load_csv(os.path.join(REPO, "tests", "golden", "sysid", scene + ".csv"))
+    t, qpos, qvel, act, ctrl, sensor = load_csv(data)
     x0 = sysid.create_initial_state(model, qpos[0], qvel[0], act[0] if act.shape[1] else None)
     # mujoco.rollout's convention, which mujoco.sysid follows: the sensors of step k are
     # stamped with the time after it; the control of step k with the time before it
@@ -169,9 +194,10 @@ def run_mujoco(scene, params_def):
 
 
 def run_diffmj(exe, scene, params_def, method):
+    data = data_path(scene)
+    noise = NOISY.get(scene)
     scene = DATA.get(scene, scene)
     model = os.path.join(REPO, "models", "sysid", scene + ".xml")
-    data = os.path.join(REPO, "tests", "golden", "sysid", scene + ".csv")
     nrow = sum(1 for _ in open(data)) - 1
     out = os.path.join("/tmp", f"diffmj_sysid_{scene}_{method}.json")
     args = [exe, "sysid", model, "--data", data, "--out", out]
@@ -179,6 +205,9 @@ def run_diffmj(exe, scene, params_def, method):
         args += ["--param", f"{text}={start!r}", "--bounds", f"{lo!r},{hi!r}" + (",log" if log else "")]
     if method == "inverse":
         args += ["--method", "inverse"]
+    elif method == "estimated":
+        args += ["--method", "shooting", "--target", "states", "--segment-steps", "25", "--estimate-starts",
+                 "--noise-std", repr(noise)]
     else:
         args += ["--method", "shooting", "--target", "sensors", "--segment-steps", str(nrow - 1)]
     t0 = time.perf_counter()
@@ -220,7 +249,10 @@ def main():
             rows.append(("mujoco.sysid (rollout, FD)", x, wall, iters, half, f"|r| at truth {r_true:.1e}"))
         except Exception as e:  # noqa: BLE001
             rows.append(("mujoco.sysid (rollout, FD)", None, float("nan"), None, None, f"failed: {e}"))
-        for method, label in [("inverse", "diffmj inverse (exact J)"), ("shooting", "diffmj rollout (exact J)")]:
+        methods = [("inverse", "diffmj inverse (exact J)"), ("shooting", "diffmj rollout (exact J)")]
+        if scene in NOISY:
+            methods.append(("estimated", "diffmj shooting, est. starts"))
+        for method, label in methods:
             x, wall, iters, half, note = run_diffmj(exe, scene, pdef, method)
             if x is None:
                 note = f"failed: {note}"
