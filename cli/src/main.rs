@@ -264,9 +264,10 @@ enum Cmd {
         #[arg(long)]
         plots: Option<PathBuf>,
     },
-    /// Time forward, step and inverse (at the forward's acceleration) from a state; prints
-    /// median microseconds per call as JSON, with the forward pipeline's stages timed one by
-    /// one (`stages_us`, like MuJoCo's timers).
+    /// Time forward, step, inverse (at the forward's acceleration) and the transition
+    /// Jacobians (exact, forward and centred differences) from a state; prints median
+    /// microseconds per call as JSON, with the forward pipeline's stages timed one by one
+    /// (`stages_us`, like MuJoCo's timers).
     Bench {
         /// MJCF model file.
         model: PathBuf,
