@@ -224,6 +224,25 @@ def test_rollout_matches_mujoco_rollout():
     assert np.abs(ours - theirs).max() < 1e-10
 
 
+def test_rollout_of_multi_input_actuators_matches_mujoco():
+    # pid actuators with controller states: 14 controls for 8 actuators, 10 activations
+    from mujoco import rollout as mjrollout
+
+    m, mm = pair(str(MODELS / "mjcf29" / "pid_states.xml"))
+    assert m.nu == mm.nu == 14 and m.nactuator == mm.nactuator == 8 and m.na == mm.na == 10
+    md = mujoco.MjData(mm)
+    nbatch, nstep = 3, 200
+    rng = np.random.default_rng(5)
+    mask = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    x = np.zeros(mujoco.mj_stateSize(mm, mask))
+    mujoco.mj_getState(mm, md, x, mask)
+    x0 = np.tile(x, (nbatch, 1))
+    ctrl = rng.uniform(-1, 1, (nbatch, nstep, mm.nu))
+    ours = diffmj.rollout(m, x0, ctrl)
+    theirs, _ = mjrollout.rollout(mm, md, x0, ctrl)
+    assert np.abs(ours - theirs).max() < 1e-10
+
+
 def test_errors_are_exceptions_with_positions():
     with pytest.raises(diffmj.MjcfError, match=r"<string>:\d+:\d+"):
         diffmj.Model.from_xml_string("<mujoco><worldbody><geom type='sphere' size='a'/></worldbody></mujoco>")
