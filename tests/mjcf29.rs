@@ -439,3 +439,83 @@ fn pid_forms_refused_with_position() {
     .unwrap();
     assert_eq!((m.nu, m.nactuator, m.nhistory), (1, 1, 8));
 }
+
+/// `inheritrange` reads the target's range whether or not the target is limited, as MuJoCo
+/// 4.0 does: an unlimited joint's range stays in the file's units (degrees here: MuJoCo
+/// converts a joint range only when the joint is limited), a tendon's is taken as written,
+/// and a target without a range is refused. The wheel's compiled ranges:
+/// `[-7.5, 37.5]`, error, `[-0.5, 0.7]`, error, `actrange [-π/6, π/3]`, `actrange [-30, 60]`.
+#[test]
+fn inheritrange_reads_unlimited_ranges_as_mujoco() {
+    let xml = |joint: &str, tendon: &str, act: &str| {
+        format!(
+            r#"<mujoco><compiler autolimits="true"/><worldbody><body><joint name="j" {joint}/>
+            <geom size=".1"/></body><body pos="1 0 0"><joint name="k"/><geom size=".1"/></body>
+            </worldbody><tendon><fixed name="t" {tendon}><joint joint="j" coef="1"/></fixed>
+            </tendon><actuator>{act}</actuator></mujoco>"#
+        )
+    };
+    let pos = |target: &str, k: f64| format!(r#"<position {target} kp="10" inheritrange="{k}"/>"#);
+    let intv = r#"<intvelocity joint="j" kp="10" inheritrange="1"/>"#;
+    let cases: [(String, Option<([f64; 2], [f64; 2])>); 6] = [
+        (
+            xml(
+                r#"range="-30 60" limited="false""#,
+                "",
+                &pos(r#"joint="j""#, 0.5),
+            ),
+            Some(([-7.5, 37.5], [0.0, 0.0])),
+        ),
+        (
+            xml(r#"limited="false""#, "", &pos(r#"joint="j""#, 1.0)),
+            None,
+        ),
+        (
+            xml(
+                "",
+                r#"range="-0.2 0.4" limited="false""#,
+                &pos(r#"tendon="t""#, 2.0),
+            ),
+            Some(([-0.5, 0.7], [0.0, 0.0])),
+        ),
+        (xml("", "", &pos(r#"tendon="t""#, 1.0)), None),
+        (
+            xml(r#"range="-30 60""#, "", intv),
+            Some(([0.0, 0.0], [-0.5235987755982989, 1.0471975511965976])),
+        ),
+        (
+            xml(r#"range="-30 60" limited="false""#, "", intv),
+            Some(([0.0, 0.0], [-30.0, 60.0])),
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        match (diffmj::mjcf::load_str(text), want) {
+            (Ok(m), Some((ctrl, act))) => {
+                if i == 0 {
+                    // the unlimited hinge's compiled range, as the wheel's
+                    assert_eq!(m.jnt_range[0], [-30.0, 60.0]);
+                }
+                for k in 0..2 {
+                    assert!(
+                        (m.actuator_ctrlrange[0][k] - ctrl[k]).abs() < 1e-12,
+                        "case {i}: ctrlrange {:?}",
+                        m.actuator_ctrlrange[0]
+                    );
+                    assert!(
+                        (m.actuator_actrange[0][k] - act[k]).abs() < 1e-12,
+                        "case {i}: actrange {:?}",
+                        m.actuator_actrange[0]
+                    );
+                }
+            }
+            (Err(e), None) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("inheritrange") && e.contains("no range"),
+                    "case {i}: {e}"
+                );
+            }
+            (got, _) => panic!("case {i}: {:?}", got.map(|_| "accepted")),
+        }
+    }
+}

@@ -274,32 +274,20 @@ impl Build<'_> {
             let mut actlimited = resolve_limited(a.actlimited, &a.actrange, c.autolimits);
             if a.inheritrange > 0.0 {
                 let range = match tt {
+                    // the target's range, limited or not (MuJoCo 4.0 reads the range only)
                     TrnType::Joint | TrnType::JointInParent => {
-                        if !t.jnt_limited[id0]
-                            || !matches!(t.jnt_type[id0], JointType::Hinge | JointType::Slide)
-                        {
+                        if !matches!(t.jnt_type[id0], JointType::Hinge | JointType::Slide) {
                             return Err(err(
                                 doc,
                                 &a.loc,
                                 Some("inheritrange"),
                                 ErrorKind::InvalidValue,
-                                "inheritrange requires a limited hinge or slide joint",
+                                "inheritrange requires a hinge or slide joint",
                             ));
                         }
                         m.jnt_range[id0]
                     }
-                    TrnType::Tendon => {
-                        if !t.tendon_limited[id0] {
-                            return Err(err(
-                                doc,
-                                &a.loc,
-                                Some("inheritrange"),
-                                ErrorKind::InvalidValue,
-                                "inheritrange requires a limited tendon",
-                            ));
-                        }
-                        m.tendon_range[id0]
-                    }
+                    TrnType::Tendon => m.tendon_range[id0],
                     _ => {
                         return Err(err(
                             doc,
@@ -310,6 +298,15 @@ impl Build<'_> {
                         ))
                     }
                 };
+                if range[0] == range[1] {
+                    return Err(err(
+                        doc,
+                        &a.loc,
+                        Some("inheritrange"),
+                        ErrorKind::InvalidValue,
+                        "inheritrange used but the target has no range defined",
+                    ));
+                }
                 let mid = 0.5 * (range[0] + range[1]);
                 let half = 0.5 * (range[1] - range[0]) * a.inheritrange;
                 if a.dyntype == DynType::Integrator {

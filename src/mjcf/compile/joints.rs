@@ -105,7 +105,9 @@ impl Build<'_> {
             let limited = !free && resolve_limited(j.limited, &j.range, c.autolimits);
             let angular = matches!(j.jtype, JointType::Hinge | JointType::Ball);
             let mut range = j.range;
-            if angular {
+            // MuJoCo 4.0 converts the range to radians only when the joint is limited (an
+            // unlimited hinge keeps its degrees; checked: `jnt_range` and `inheritrange`)
+            if angular && limited {
                 range = [deg(range[0]), deg(range[1])];
             }
             if limited && range[0] >= range[1] && j.jtype != JointType::Ball {
