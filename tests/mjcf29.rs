@@ -519,3 +519,103 @@ fn inheritrange_reads_unlimited_ranges_as_mujoco() {
         }
     }
 }
+
+/// A range written next to `inheritrange` on the same element, as MuJoCo 4.0 decides it:
+/// `<position>` with `ctrlrange` and `<intvelocity>` with `actrange` are refused; a range from
+/// a default class gives way to the element's `inheritrange`; a class's `inheritrange` gives
+/// way to the element's `ctrlrange` (even "0 0"), and a class with both is refused;
+/// `ctrlrange="0 0"` next to it is no range; `<intvelocity>` keeps its `ctrlrange` and
+/// inherits `actrange`. The wheel's compiled `ctrlrange` / `actrange` (a
+/// hinge of range ±1°, so ±0.0174 rad) are the expected values.
+#[test]
+fn inheritrange_next_to_a_range_as_mujoco() {
+    let deg = 0.017453292519943295;
+    let model = |default: &str, act: &str| {
+        format!(
+            r#"<mujoco><default>{default}</default><worldbody><body><joint name="j" range="-1 1"/>
+            <geom size=".1"/></body></worldbody><actuator>{act}</actuator></mujoco>"#
+        )
+    };
+    let cases: [(&str, &str, Option<([f64; 2], [f64; 2])>); 12] = [
+        (
+            "",
+            r#"<position joint="j" kp="10" inheritrange="1" ctrlrange="-2 2"/>"#,
+            None,
+        ),
+        (
+            r#"<position ctrlrange="-2 2"/>"#,
+            r#"<position joint="j" kp="10" inheritrange="1"/>"#,
+            Some(([-deg, deg], [0.0, 0.0])),
+        ),
+        (
+            r#"<position inheritrange="1"/>"#,
+            r#"<position joint="j" kp="10" ctrlrange="-2 2"/>"#,
+            Some(([-2.0, 2.0], [0.0, 0.0])),
+        ),
+        (
+            r#"<position inheritrange="1"/>"#,
+            r#"<position joint="j" kp="10"/>"#,
+            Some(([-deg, deg], [0.0, 0.0])),
+        ),
+        (
+            r#"<general ctrlrange="-2 2"/>"#,
+            r#"<position joint="j" kp="10" inheritrange="1"/>"#,
+            Some(([-deg, deg], [0.0, 0.0])),
+        ),
+        (
+            "",
+            r#"<position joint="j" kp="10" inheritrange="1" ctrlrange="0 0"/>"#,
+            Some(([-deg, deg], [0.0, 0.0])),
+        ),
+        (
+            "",
+            r#"<intvelocity joint="j" kp="10" inheritrange="1" actrange="-2 2"/>"#,
+            None,
+        ),
+        (
+            "",
+            r#"<intvelocity joint="j" kp="10" inheritrange="1" ctrlrange="-2 2"/>"#,
+            Some(([-2.0, 2.0], [-deg, deg])),
+        ),
+        (
+            r#"<pid posrange="-2 2"/>"#,
+            r#"<pid joint="j" kp="10" inheritrange="1"/>"#,
+            Some(([-deg, deg], [0.0, 0.0])),
+        ),
+        (
+            r#"<position inheritrange="1"/>"#,
+            r#"<position joint="j" kp="10" ctrlrange="0 0"/>"#,
+            Some(([0.0, 0.0], [0.0, 0.0])),
+        ),
+        (
+            r#"<position inheritrange="1" ctrlrange="-2 2"/>"#,
+            r#"<position joint="j" kp="10"/>"#,
+            None,
+        ),
+        (
+            r#"<intvelocity inheritrange="1"/>"#,
+            r#"<intvelocity joint="j" kp="10" actrange="-2 2"/>"#,
+            Some(([0.0, 0.0], [-2.0, 2.0])),
+        ),
+    ];
+    for (i, (default, act, want)) in cases.iter().enumerate() {
+        match (diffmj::mjcf::load_str(&model(default, act)), want) {
+            (Ok(m), Some((ctrl, actr))) => {
+                for k in 0..2 {
+                    assert!(
+                        (m.actuator_ctrlrange[0][k] - ctrl[k]).abs() < 1e-12
+                            && (m.actuator_actrange[0][k] - actr[k]).abs() < 1e-12,
+                        "case {i}: ctrlrange {:?} actrange {:?}",
+                        m.actuator_ctrlrange[0],
+                        m.actuator_actrange[0]
+                    );
+                }
+            }
+            (Err(e), None) => {
+                let e = e.to_string();
+                assert!(e.contains("cannot both be defined"), "case {i}: {e}");
+            }
+            (got, _) => panic!("case {i}: {:?}", got.map(|_| "accepted")),
+        }
+    }
+}

@@ -2193,6 +2193,26 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
                 x.dyntype = DynType::Integrator;
                 x.dynprm = prm(&[1.0]);
             }
+            // the range inheritrange sets: written on the element next to it, it is refused
+            // unless zero; written alone, it drops an inheritrange the class gave (checked
+            // against MuJoCo 4.0, see tests/mjcf29.rs)
+            let (rname, written) = if kind == ActKind::Position {
+                ("ctrlrange", x.ctrlrange)
+            } else {
+                ("actrange", x.actrange)
+            };
+            if a.has(rname) {
+                if a.f("inheritrange")?.is_some_and(|r| r > 0.0) && written != [0.0, 0.0] {
+                    return Err(a.err(
+                        Some("inheritrange"),
+                        ErrorKind::InvalidValue,
+                        format!("{rname} and inheritrange cannot both be defined"),
+                    ));
+                }
+                if !a.has("inheritrange") {
+                    x.inheritrange = 0.0;
+                }
+            }
         }
         ActKind::Velocity => {
             // a negative kv is read (checked: MuJoCo 4.0 reads velocity kv="-1")
