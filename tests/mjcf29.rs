@@ -387,8 +387,10 @@ fn attachments_growing_lists_are_refused_quickly() {
 
 /// What of MuJoCo 4.0's new actuators diffmj refuses rather than approximates, each with a
 /// positioned error naming the element and the attribute: a control history (`nsample`,
-/// `delay`) on a pid with more than one input (MuJoCo keeps the whole input vector per sample;
-/// a single-input pid's history is supported), `<orientation>` and `<dcmotor>`.
+/// `delay`) on a pid or dcmotor without exactly one input (MuJoCo keeps the whole input vector
+/// per sample; a single-input pid's or dcmotor's history is supported), `<orientation>`, and
+/// the dcmotor and so3 types written on `<general>` (which MuJoCo 4.0 accepts: the parameter
+/// vectors of a dcmotor are those its element computes, see `dcmotor_forms_match_mujoco`).
 #[test]
 fn pid_forms_refused_with_position() {
     use diffmj::mjcf::ErrorKind;
@@ -419,10 +421,28 @@ fn pid_forms_refused_with_position() {
             None,
         ),
         (
-            r#"<dcmotor joint="j"/>"#,
+            r#"<dcmotor joint="j" motorconst="0.1" resistance="1" input="pos vel" nsample="2"/>"#,
             ErrorKind::Unsupported,
             "dcmotor",
-            None,
+            Some("nsample"),
+        ),
+        (
+            r#"<dcmotor joint="j" motorconst="0.1" resistance="1" input="none" nsample="2"/>"#,
+            ErrorKind::Unsupported,
+            "dcmotor",
+            Some("nsample"),
+        ),
+        (
+            r#"<general joint="j" gaintype="dcmotor" biastype="dcmotor" dyntype="dcmotor" gainprm="1 0.1" actearly="true"/>"#,
+            ErrorKind::Unsupported,
+            "general",
+            Some("dyntype"),
+        ),
+        (
+            r#"<general joint="b" gaintype="so3" biastype="so3"/>"#,
+            ErrorKind::Unsupported,
+            "general",
+            Some("gaintype"),
         ),
     ];
     for (act, kind, element, attr) in cases {

@@ -307,6 +307,14 @@ data_fields! {
             pub(crate) qh_key: Vec<T>,
             pub(crate) scratch_m2: Vec<T>,
             pub(crate) scratch_state: Vec<Vec<T>>,
+            /// Per actuator, what of a dcmotor was at its clamp in the last actuation stage:
+            /// bit 1 the controller's voltage (`vmax`), bit 2 the current's rate (`(di/dt)max`),
+            /// bit 4 the force (`forcerange`, before cogging and friction are added); the
+            /// implicit integrators then leave the terms through it out, as MuJoCo 4.0 does.
+            pub(crate) dcmotor_clip: Vec<u8>,
+            /// The actuator velocities at the start of an RK4 step: MuJoCo 4.0 integrates a
+            /// dcmotor's LuGre bristle state at the end of the step with these.
+            pub(crate) rk4_actvel: Vec<T>,
             /// The contacts a sorted contact sensor keeps: `(criterion, contact, flip)`, as many
             /// as the largest `num` of the model's contact sensors.
             pub(crate) sensor_slots: Vec<(f64, usize, bool)>,
@@ -686,6 +694,8 @@ impl<T: Scalar> Data<T> {
             qh_key: z(m.nm + m.nv),
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
+            dcmotor_clip: vec![0; m.nactuator],
+            rk4_actvel: z(m.nactuator),
             sensor_slots: Vec::with_capacity(
                 (0..m.nsensor)
                     .filter(|&i| m.sensor_type[i] == crate::model::SensorType::Contact)

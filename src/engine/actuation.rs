@@ -3,7 +3,9 @@
 
 use crate::data::{Data, Warning};
 use crate::math::*;
-use crate::model::{disable, BiasType, Cone, DynType, GainType, JointType, Model, TrnType};
+use crate::model::{
+    disable, BiasType, Cone, DcMotorSlots, DynType, GainType, JointType, Model, TrnType,
+};
 use crate::scalar::{all_zero_exact, Scalar, MINVAL};
 
 use super::collision::{EXCLUDE_GAP, EXCLUDE_NONE};
@@ -349,21 +351,219 @@ fn wrap_setpoint<T: Scalar>(m: &Model<T>, u: usize, x: T, len: T) -> T {
 }
 
 /// The activation an actuator would have after one step with rate `act_dot` (MuJoCo's
-/// `mj_nextActivation`): Euler for integrator/filter/muscle, exact for filterexact, then clamped
-/// to `actrange` when limited.
-pub fn next_activation<T: Scalar>(m: &Model<T>, u: usize, act: T, act_dot: T) -> T {
+/// `mj_nextActivation`), for its activation `off` (counted from its `actuator_actadr`) at the
+/// transmission velocity `vel`: Euler for integrator/filter/muscle/pid, exact for filterexact,
+/// then clamped to `actrange` when limited; a dcmotor's states (XML reference
+/// "actuator/dcmotor") are never clamped to `actrange`: its current is integrated exactly like
+/// a filter with time constant `dynprm[0]`, its LuGre bristle exactly under zero-order hold
+/// (`z ← e^{ah} z + (e^{ah} − 1)/a · vel`, `a = −σ₀|vel|/g(vel)`), its integral state by Euler
+/// then clamped to `±dynprm[8]` when that is positive, the others by Euler.
+pub fn next_activation<T: Scalar>(
+    m: &Model<T>,
+    u: usize,
+    off: usize,
+    act: T,
+    act_dot: T,
+    vel: T,
+) -> T {
     let h = m.opt.timestep;
-    let mut a = if m.actuator_dyntype[u] == DynType::FilterExact {
-        let tau = m.actuator_dynprm[u][0].select_max(T::c(MINVAL));
+    let exact_filter = |tau: T| {
+        let tau = tau.select_max(T::c(MINVAL));
         act + act_dot * tau * (T::one() - (-h / tau).exp())
-    } else {
-        act + act_dot * h
     };
-    if m.actuator_actlimited[u] {
-        let [lo, hi] = m.actuator_actrange[u];
-        a = a.clamp_to(lo, hi);
+    match m.actuator_dyntype[u] {
+        DynType::DcMotor => {
+            let (dp, gp) = (&m.actuator_dynprm[u], &m.actuator_gainprm[u]);
+            let slots = DcMotorSlots::of(dp, gp);
+            if slots.current == Some(off) {
+                exact_filter(dp[0])
+            } else if slots.bristle == Some(off) {
+                let a = lugre_rate(m, u, vel);
+                let eah = (a * h).exp();
+                let int_h = if a.re().abs() > MINVAL {
+                    (eah - T::one()) / a
+                } else {
+                    h
+                };
+                eah * act + int_h * vel
+            } else if slots.integral == Some(off) && dp[8].re() > 0.0 {
+                (act + act_dot * h).clamp_to(-dp[8], dp[8])
+            } else {
+                act + act_dot * h
+            }
+        }
+        dyntype => {
+            let mut a = if dyntype == DynType::FilterExact {
+                exact_filter(m.actuator_dynprm[u][0])
+            } else {
+                act + act_dot * h
+            };
+            if m.actuator_actlimited[u] {
+                let [lo, hi] = m.actuator_actrange[u];
+                a = a.clamp_to(lo, hi);
+            }
+            a
+        }
     }
-    a
+}
+
+/// The decay rate `a = −σ₀ |vel| / g(vel)` of a dcmotor's LuGre bristle state (`ż = a z +
+/// vel`), with the Stribeck curve `g(v) = τc + (τs − τc) exp(−(v/ωs)²)` (MuJoCo 4.0's
+/// `mj_lugreStribeck`; `σ₀ = dynprm[5]`, `[τc, τs, ωs] = biasprm[3..6]`; XML reference
+/// "actuator/dcmotor", lugre).
+fn lugre_rate<T: Scalar>(m: &Model<T>, u: usize, vel: T) -> T {
+    let (dp, bp) = (&m.actuator_dynprm[u], &m.actuator_biasprm[u]);
+    let ratio = vel / bp[5].select_max(T::c(MINVAL));
+    let g = bp[3] + (bp[4] - bp[3]) * (-(ratio * ratio)).exp();
+    -dp[5] * vel.abs() / g.select_max(T::c(MINVAL))
+}
+
+/// The terminal voltage of a dcmotor from its clamped inputs `c` (packed in the order `[pos,
+/// vel, ff, voltage]` of the bits of its `ctrlspec`; an absent input is 0), MuJoCo 4.0's
+/// on-board controller (XML reference "actuator/dcmotor", controller): with a `pos`, `vel` or
+/// `ff` input the torque `τ = kp (pos − length) + kd (vel − velocity) + ki x_I + ff` becomes
+/// the voltage `(R/K) τ + K·velocity` (`R = gainprm[0]` at the reference temperature, `K =
+/// gainprm[1]`, gains `gainprm[4..7]`), clamped to `±gainprm[7]` when positive; the raw
+/// `voltage` input is added after the clamp.
+///
+/// Also returns whether the controller's voltage was at its clamp (`|V| ≥ vmax`).
+fn dcmotor_voltage<T: Scalar>(
+    spec: i32,
+    c: &[T; 4],
+    len: T,
+    vel: T,
+    x_i: T,
+    gp: &[T; 10],
+) -> (T, bool) {
+    let mut inputs = c.iter().copied();
+    let mut take = |bit: i32| {
+        if spec & bit != 0 {
+            inputs.next().unwrap_or_else(T::zero)
+        } else {
+            T::zero()
+        }
+    };
+    let (pos, vref, ff, raw) = (take(1), take(2), take(4), take(8));
+    let (mut v, mut clipped) = (T::zero(), false);
+    if spec & 7 != 0 {
+        let torque = gp[4] * (pos - len) + gp[6] * (vref - vel) + gp[5] * x_i + ff;
+        v = gp[0] / gp[1] * torque + gp[1] * vel;
+        let vmax = gp[7];
+        if vmax.re() > 0.0 {
+            clipped = v.re() <= -vmax.re() || v.re() >= vmax.re();
+            v = v.clamp_to(-vmax, vmax);
+        }
+    }
+    (v + raw, clipped)
+}
+
+/// The force of a `dcmotor` actuator before its force clamp (MuJoCo 4.0's `mjGAIN_DCMOTOR` and
+/// `mjBIAS_DCMOTOR`, XML reference "actuator/dcmotor"), and the rates of its states, from its
+/// clamped inputs `c` (see [`dcmotor_voltage`]).
+///
+/// States ([`DcMotorSlots`]): the slew state `s` rate-limits the first input to `s ± dynprm[7]·h`
+/// (`act_dot = (limited − s)/h`); the integral state `x_I` integrates `first input − length`,
+/// held at 0 in the direction that would take `|x_I|` past `dynprm[8] > 0`; the winding
+/// temperature `T` (above ambient) follows `(R_T i² − T/Rθ)/C` with `R_T = R (1 + α (T + Tₐ −
+/// T₀))` and `i` the current state, or `(V − K·velocity)/R_T` without inductance; the bristle
+/// follows `a z + velocity` ([`lugre_rate`]); the current `(V/R_T − K/R_T·velocity − i)/τₑ`,
+/// clamped to `±dynprm[1]` when positive. The force is `K · i⁺` (the current after this step,
+/// `actearly`) with inductance, else `(K/R_T)(V − K·velocity)`; zero for an actuator of a
+/// disabled group (its rates are still computed). Cogging and LuGre friction are added after
+/// the clamp ([`dcmotor_mechanical`]).
+fn dcmotor_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, mut c: [T; 4]) -> T {
+    let spec = m.actuator_ctrlspec[u];
+    let (dp, gp) = (&m.actuator_dynprm[u], &m.actuator_gainprm[u]);
+    let slots = DcMotorSlots::of(dp, gp);
+    let (len, vel) = (d.actuator_length[u], d.actuator_velocity[u]);
+    let (r, k, te) = (gp[0], gp[1], dp[0]);
+    let a0 = usize::try_from(m.actuator_actadr[u]).unwrap_or(0);
+    let h = m.opt.timestep;
+    if let Some(s) = slots.slew {
+        let prev = d.act[a0 + s];
+        let step = dp[7] * h;
+        let q = c[0].clamp_to(prev - step, prev + step);
+        d.act_dot[a0 + s] = (q - prev) / h;
+        c[0] = q;
+    }
+    let mut x_i = T::zero();
+    if let Some(s) = slots.integral {
+        x_i = d.act[a0 + s];
+        let imax = dp[8];
+        let mut err = c[0] - len;
+        // anti-windup: no accumulation further beyond ±imax (a cut, by value)
+        if imax.re() > 0.0 {
+            if x_i.re() >= imax.re() {
+                err = err.select_min(T::zero());
+            } else if x_i.re() <= -imax.re() {
+                err = err.select_max(T::zero());
+            }
+        }
+        d.act_dot[a0 + s] = err;
+    }
+    let (v, clipped) = dcmotor_voltage(spec, &c, len, vel, x_i, gp);
+    let mut clip = u8::from(clipped);
+    let mut r_t = r;
+    if let Some(s) = slots.temperature {
+        let temp = d.act[a0 + s];
+        let (rth, cap, ambient) = (dp[2], dp[3], dp[4]);
+        r_t = r * (T::one() + gp[2] * (temp + ambient - gp[3]));
+        let current = match slots.current {
+            Some(ci) => d.act[a0 + ci],
+            None => (v - k * vel) / r_t,
+        };
+        d.act_dot[a0 + s] = (r_t * current * current - temp / rth) / cap;
+    }
+    if let Some(s) = slots.bristle {
+        d.act_dot[a0 + s] = lugre_rate(m, u, vel) * d.act[a0 + s] + vel;
+    }
+    if let Some(s) = slots.current {
+        let mut rate = (v / r_t - k / r_t * vel - d.act[a0 + s]) / te;
+        let dimax = dp[1];
+        if dimax.re() > 0.0 {
+            if rate.re() <= -dimax.re() || rate.re() >= dimax.re() {
+                clip |= 2;
+            }
+            rate = rate.clamp_to(-dimax, dimax);
+        }
+        d.act_dot[a0 + s] = rate;
+    }
+    d.dcmotor_clip[u] = clip;
+    if m.actuator_disabled(u) {
+        return T::zero();
+    }
+    match slots.current {
+        Some(s) => {
+            let i = if m.actuator_actearly[u] {
+                next_activation(m, u, s, d.act[a0 + s], d.act_dot[a0 + s], vel)
+            } else {
+                d.act[a0 + s]
+            };
+            k * i
+        }
+        None => {
+            // MuJoCo's order of operations: gain · input, then the back-EMF bias
+            let gain = k / r_t.select_max(T::c(MINVAL));
+            gain * v + -(gain * k * vel)
+        }
+    }
+}
+
+/// The forces of a dcmotor that no current limit clamps (MuJoCo 4.0, XML reference
+/// "actuator/dcmotor"): cogging `A sin(poles·length + phase)` (`biasprm[0..3]`, when `A ≠ 0`) and
+/// LuGre friction `−(σ₀ z + σ₁ ż)` (`dynprm[5..7]`, when `σ₀ > 0`, with the bristle state `z`
+/// and its rate).
+fn dcmotor_mechanical<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize) -> T {
+    let (dp, bp) = (&m.actuator_dynprm[u], &m.actuator_biasprm[u]);
+    let mut f = T::zero();
+    if bp[0].re() != 0.0 {
+        f += bp[0] * (bp[1] * d.actuator_length[u] + bp[2]).sin();
+    }
+    if let Some(s) = DcMotorSlots::of(dp, &m.actuator_gainprm[u]).bristle {
+        let a = m.actuator_actadr[u] as usize + s;
+        f -= dp[5] * d.act[a] + dp[6] * d.act_dot[a];
+    }
+    f
 }
 
 /// Tendon-level actuator force limits (`tendon actuatorfrcrange`, MuJoCo's `mj_fwdActuation`):
@@ -454,7 +654,8 @@ fn pid_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, c: [T; 3]) -> T
             }
             d.act_dot[a] = err;
             z = if m.actuator_actearly[u] {
-                next_activation(m, u, d.act[a], err)
+                let off = a - m.actuator_actadr[u] as usize;
+                next_activation(m, u, off, d.act[a], err, vel)
             } else {
                 d.act[a]
             };
@@ -517,15 +718,20 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         }
         let bad_ctrl = bad.is_some();
         for u in 0..m.nactuator {
-            // the actuator's inputs (at most 3: a pid's [pos, vel, ff])
-            let mut c = [T::zero(); 3];
+            // the actuator's inputs (at most 4: a pid's [pos, vel, ff], a dcmotor's [pos, vel,
+            // ff, voltage])
+            let mut c = [T::zero(); 4];
             for (k, ck) in c.iter_mut().enumerate().take(m.actuator_ctrlnum[u]) {
                 if !bad_ctrl {
                     *ck = effective(d, u, k);
                 }
             }
             if m.actuator_gaintype[u] == GainType::Pid {
-                d.actuator_force[u] = pid_force(m, d, u, c);
+                d.actuator_force[u] = pid_force(m, d, u, [c[0], c[1], c[2]]);
+                continue;
+            }
+            if m.actuator_gaintype[u] == GainType::DcMotor {
+                d.actuator_force[u] = dcmotor_force(m, d, u, c);
                 continue;
             }
             let ctrl = c[0];
@@ -543,12 +749,14 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                         (ctrl - act) / dynprm[0].select_max(T::c(MINVAL))
                     }
                     DynType::Muscle => muscle::muscle_dynamics(ctrl, act, dynprm),
-                    // the compiler gives pid dynamics only to pid gains (above)
-                    DynType::None | DynType::Pid => T::zero(),
+                    // the compiler gives pid and dcmotor dynamics only to pid and dcmotor
+                    // gains (above)
+                    DynType::None | DynType::Pid | DynType::DcMotor => T::zero(),
                 };
                 d.act_dot[a] = rate;
                 if m.actuator_actearly[u] {
-                    next_activation(m, u, act, rate)
+                    let vel = d.actuator_velocity[u];
+                    next_activation(m, u, m.actuator_actnum[u] - 1, act, rate, vel)
                 } else {
                     act
                 }
@@ -573,7 +781,9 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     m.actuator_acc0[u],
                     gp,
                 ),
-                GainType::Pid => unreachable!("pid gains are handled by pid_force"),
+                GainType::Pid | GainType::DcMotor => {
+                    unreachable!("pid and dcmotor gains are handled by pid_force, dcmotor_force")
+                }
             };
             let bp = &m.actuator_biasprm[u];
             let bias = match m.actuator_biastype[u] {
@@ -582,15 +792,25 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 BiasType::Muscle => {
                     muscle::muscle_bias(len, &m.actuator_lengthrange[u], m.actuator_acc0[u], bp)
                 }
+                // the compiler gives a dcmotor bias only to dcmotor gains (above)
+                BiasType::DcMotor => T::zero(),
             };
             d.actuator_force[u] = gain * input + bias;
         }
         tendon_force_limits(m, &mut d.actuator_force);
         for u in 0..m.nactuator {
             let mut f = d.actuator_force[u];
+            let dcmotor = m.actuator_biastype[u] == BiasType::DcMotor;
             if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];
+                if dcmotor && (f.re() <= lo.re() || f.re() >= hi.re()) {
+                    d.dcmotor_clip[u] |= 4;
+                }
                 f = f.clamp_to(lo, hi);
+            }
+            // a dcmotor's cogging and friction, past its current limit
+            if dcmotor && !m.actuator_disabled(u) {
+                f += dcmotor_mechanical(m, d, u);
             }
             d.actuator_force[u] = f;
             let [lo, hi] = m.actuator_dofrange[u];

@@ -4,7 +4,7 @@
 
 use crate::data::Data;
 use crate::math::*;
-use crate::model::{disable, BiasType, DynType, GainType, Model};
+use crate::model::{disable, BiasType, DcMotorSlots, DynType, GainType, Model};
 use crate::scalar::Scalar;
 
 use super::muscle;
@@ -41,18 +41,23 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             if m.actuator_disabled(u) {
                 continue;
             }
-            // a saturated actuator force does not change with velocity
-            if m.actuator_forcelimited[u] {
+            // a saturated actuator force does not change with velocity (a dcmotor's force
+            // before its cogging and friction are added: checked against MuJoCo 4.0)
+            if m.actuator_biastype[u] == BiasType::DcMotor {
+                if d.dcmotor_clip[u] & 4 != 0 {
+                    continue;
+                }
+            } else if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];
                 let f = d.actuator_force[u].re();
                 if f <= lo.re() || f >= hi.re() {
                     continue;
                 }
             }
-            let mut g = if m.actuator_biastype[u] == BiasType::Affine {
-                m.actuator_biasprm[u][2]
-            } else {
-                T::zero()
+            let mut g = match m.actuator_biastype[u] {
+                BiasType::Affine => m.actuator_biasprm[u][2],
+                BiasType::DcMotor => dcmotor_damping(m, d, u),
+                BiasType::None | BiasType::Muscle => T::zero(),
             };
             let gain_vel = match m.actuator_gaintype[u] {
                 GainType::Affine => m.actuator_gainprm[u][2],
@@ -65,7 +70,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 ),
                 // a pid's gain side (inputs, integral state) does not depend on velocity; its
                 // damping is the affine bias above
-                GainType::Fixed | GainType::Pid => T::zero(),
+                GainType::Fixed | GainType::Pid | GainType::DcMotor => T::zero(),
             };
             if !gain_vel.is_zero_exact() {
                 // MuJoCo uses the raw control here (not clamped to ctrlrange)
@@ -74,7 +79,9 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 } else {
                     let a = m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1;
                     if m.actuator_actearly[u] {
-                        super::actuation::next_activation(m, u, d.act[a], d.act_dot[a])
+                        let off = m.actuator_actnum[u] - 1;
+                        let vel = d.actuator_velocity[u];
+                        super::actuation::next_activation(m, u, off, d.act[a], d.act_dot[a], vel)
                     } else {
                         d.act[a]
                     }
@@ -104,6 +111,53 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             }
         }
     }
+}
+
+/// The velocity derivative of a dcmotor's force that the implicit integrators take (MuJoCo
+/// 4.0's `mjd_actuator_vel`, XML reference "actuator/dcmotor"; `R = gainprm[0]`, `R_T` the
+/// resistance at the winding temperature of the act state when the motor has a thermal model,
+/// `K = gainprm[1]`, both resistances at least `MINVAL`): with a controller input the
+/// controller's `dV/dω = −kd·R/K + K`, 0 while the controller's voltage is at its `vmax` clamp;
+/// then `K (dV/dω − K)(1 − e^{−h/τₑ})/R_T` with inductance (through the next current; none
+/// while the current's rate is at its clamp), else `−K²/R_T + K·dV/dω / R_T`; minus the LuGre
+/// `σ₁`. The temperature's and the bristle's own velocity dependence are left out. Each rule
+/// checked against MuJoCo 4.0's implicit step (the clamps as the last actuation stage found
+/// them, `Data::dcmotor_clip`).
+fn dcmotor_damping<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize) -> T {
+    let (dp, gp) = (&m.actuator_dynprm[u], &m.actuator_gainprm[u]);
+    let clip = d.dcmotor_clip[u];
+    let minval = T::c(crate::scalar::MINVAL);
+    let r = gp[0].select_max(minval);
+    let mut r_t = gp[0];
+    let slots = DcMotorSlots::of(dp, gp);
+    if let Some(s) = slots.temperature {
+        let temp = d.act[m.actuator_actadr[u] as usize + s];
+        r_t *= T::one() + gp[2] * (temp + dp[4] - gp[3]);
+    }
+    let r_t = r_t.select_max(minval);
+    let k = gp[1];
+    let te = dp[0];
+    let dvdw = if m.actuator_ctrlspec[u] & 7 != 0 && clip & 1 == 0 {
+        -gp[6] * r / k + k
+    } else {
+        T::zero()
+    };
+    let mut g = T::zero();
+    if te.re() > 0.0 {
+        if clip & 2 == 0 {
+            let s = T::one() - (-m.opt.timestep / te).exp();
+            g += k * (dvdw - k) * s / r_t;
+        }
+    } else {
+        g -= k * k / r_t;
+        if !dvdw.is_zero_exact() {
+            g += k * dvdw / r_t;
+        }
+    }
+    if dp[6].re() > 0.0 {
+        g -= dp[6];
+    }
+    g
 }
 
 /// `qDeriv += s · v vᵀ` on the entries of the sparse `qDeriv` (couplings between dofs on

@@ -93,7 +93,7 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
     d.qacc_warmstart.copy_from_slice(&d.qacc);
     let t = d.time;
     super::history::record(m, d, t);
-    advance_act(m, &mut d.act, |a| d.act_dot[a]);
+    advance_act(m, &mut d.act, &d.actuator_velocity, |a| d.act_dot[a]);
     let src = match qacc_src {
         QaccSrc::Qacc => &d.qacc,
         QaccSrc::Scratch => &d.scratch_nv[0],
@@ -108,8 +108,10 @@ fn advance<T: Scalar>(m: &Model<T>, d: &mut Data<T>, qacc_src: QaccSrc) {
 }
 
 /// `act[a] ← next_activation(act[a], rate(a))` for every activation of every stateful actuator
-/// (Euler or exact filter, then the actrange clamp): the activation part of `mj_advance`.
-fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T) {
+/// (Euler or exact filter, then the actrange clamp; a dcmotor's states as
+/// [`next_activation`](super::actuation::next_activation) says, at the transmission velocities
+/// `vel` of the last evaluation): the activation part of `mj_advance`.
+fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], vel: &[T], rate: impl Fn(usize) -> T) {
     for u in 0..m.nactuator {
         let Ok(a0) = usize::try_from(m.actuator_actadr[u]) else {
             continue;
@@ -119,7 +121,7 @@ fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], rate: impl Fn(usize) -> T
         let off = m.actuator_disabled(u);
         for a in a0..a0 + m.actuator_actnum[u] {
             let r = if off { T::zero() } else { rate(a) };
-            act[a] = super::actuation::next_activation(m, u, act[a], r);
+            act[a] = super::actuation::next_activation(m, u, a - a0, act[a], r, vel[u]);
         }
     }
 }
@@ -427,6 +429,7 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         f0[2 * nv..2 * nv + na].copy_from_slice(&d.act_dot);
     }
     let last = st.len() - 1;
+    d.rk4_actvel.copy_from_slice(&d.actuator_velocity);
     for i in 1..4 {
         let a = T::c(A[i - 1]);
         let (head, tail) = st.split_at_mut(i + 1);
@@ -480,9 +483,9 @@ pub fn rk4<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
         d.qvel[k] = x0[nq + k] + h * dx[nv + k];
     }
     // activations through the common end of step from the initial ones: exact filter and
-    // actrange clamp
+    // actrange clamp (a dcmotor's bristle at the initial velocities, as MuJoCo 4.0)
     d.act.copy_from_slice(&x0[nq + nv..nq + nv + na]);
-    advance_act(m, &mut d.act, |a| dx[2 * nv + a]);
+    advance_act(m, &mut d.act, &d.rk4_actvel, |a| dx[2 * nv + a]);
     d.time = t0 + h;
     d.scratch_state = st;
 }

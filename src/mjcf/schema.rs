@@ -2119,7 +2119,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("tendon-spatial", "rgba", RENDER),
     // actuators
     ("*-orientation", "*", REFUSED),
-    ("*-dcmotor", "*", REFUSED),
     ("actuator-plugin", "*", REFUSED),
     // elements refused as a whole
     ("body-plugin", "*", REFUSED),

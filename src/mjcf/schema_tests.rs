@@ -27,7 +27,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <mesh/><texture/><material/>
     <joint/><geom/><site/><camera/><light/><tendon/><equality/><pair/>
     <general/><motor/><position/><velocity/><intvelocity/><damper/><cylinder/><muscle/>
-    <adhesion/><pid/>
+    <adhesion/><pid/><dcmotor motorconst="0.1" resistance="1"/>
     <default class="c"><joint/></default>
   </default>
   <worldbody>
@@ -64,6 +64,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <muscle joint="j1"/>
     <adhesion body="b1" ctrlrange="0 1"/>
     <pid joint="j1"/>
+    <dcmotor joint="j1" motorconst="0.1" resistance="1"/>
   </actuator>
   <equality>
     <connect body1="b1" anchor="0 0 0"/>

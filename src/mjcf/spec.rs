@@ -14,7 +14,9 @@ use super::error::{ErrorKind, MjcfError};
 use super::schema;
 use super::xml::{describe, Doc, Elem, Source};
 use crate::math::{axis_angle_quat, cross, quat_mul, quat_normalize, quat_rotate};
-use crate::model::{BiasType, Cone, DynType, GainType, Integrator, JointType, Options, Solver};
+use crate::model::{
+    BiasType, Cone, DcMotorSlots, DynType, GainType, Integrator, JointType, Options, Solver,
+};
 use std::collections::HashMap;
 use std::f64::consts::PI;
 use std::path::Path;
@@ -479,6 +481,8 @@ pub enum ActKind {
     Adhesion,
     /// `<pid>` (MuJoCo 4.0).
     Pid,
+    /// `<dcmotor>` (MuJoCo 4.0).
+    DcMotor,
 }
 
 /// Actuator transmission as written.
@@ -1998,6 +2002,7 @@ fn act_kind(tag: &str) -> Option<ActKind> {
         "muscle" => ActKind::Muscle,
         "adhesion" => ActKind::Adhesion,
         "pid" => ActKind::Pid,
+        "dcmotor" => ActKind::DcMotor,
         _ => return None,
     })
 }
@@ -2113,6 +2118,21 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     };
     match kind {
         ActKind::General => {
+            // MuJoCo 4.0's dcmotor and so3 types in general form: their parameter vectors are
+            // computed by the dcmotor and orientation shortcuts (diffmj reads dcmotor there)
+            for n in ["dyntype", "gaintype", "biastype"] {
+                if let Some(v) = a
+                    .get(n)
+                    .map(str::trim)
+                    .filter(|v| ["dcmotor", "so3"].contains(v))
+                {
+                    return Err(unsupported(
+                        a,
+                        n,
+                        &format!("{n} \"{v}\" on a general actuator (use the dcmotor element)"),
+                    ));
+                }
+            }
             if let Some(t) = a.kw("dyntype", DYN)? {
                 x.dyntype = t;
             }
@@ -2133,6 +2153,7 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             reset(x);
         }
         ActKind::Pid => read_pid(a, x)?,
+        ActKind::DcMotor => read_dcmotor(a, x)?,
         ActKind::Position | ActKind::IntVelocity => {
             let mut kp = x.gainprm[0];
             let b2 = x.biasprm[2];
@@ -2325,7 +2346,7 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     // the input signature each shortcut declares (checked: MuJoCo 4.0 gives position 1,
     // velocity and intvelocity 2, cylinder 32, motor, damper, muscle and adhesion 0)
     match kind {
-        ActKind::General | ActKind::Pid => {}
+        ActKind::General | ActKind::Pid | ActKind::DcMotor => {}
         ActKind::Position => x.ctrlspec = 1,
         ActKind::Velocity | ActKind::IntVelocity => x.ctrlspec = 2,
         ActKind::Cylinder => x.ctrlspec = 32,
@@ -2418,6 +2439,177 @@ fn read_pid(a: &A, x: &mut ActS) -> R<()> {
     x.gaintype = GainType::Pid;
     x.biastype = BiasType::Affine;
     x.ctrlspec = spec;
+    Ok(())
+}
+
+/// The attributes of a `<dcmotor>` (MuJoCo 4.0, XML reference "actuator/dcmotor") onto `x`, as
+/// MuJoCo 4.0 computes its parameter vectors (all three start from zeros):
+///
+/// - `motorconst = "Kt Ke"` (both ≥ 0; `K = √(Kt·Ke)` when both are positive, else the positive
+///   one), `resistance` `R`, or `nominal = "V τ₀ ω₀"`: `Ke = V/ω₀` when not given, corrected
+///   for the linear actuator damping `B` (`Ke² ω₀ − Ke V + R B ω₀ = 0` with R known, `Ke = V/ω₀
+///   − V B/τ₀` with τ₀ known, each only when it gives a positive value), then `R = K V/τ₀` when
+///   not given; `K` and `R` must be positive: `gainprm[0] = R`, `gainprm[1] = K`;
+/// - `controller = "kp ki kd slewmax imax vmax"`: `gainprm[4..7]`, `dynprm[7..9]`,
+///   `gainprm[7]` (vmax only when positive);
+/// - `saturation = "τmax imax (di/dt)max"`: `forcerange = ±τmax` (or `±K·imax`, forcelimited)
+///   when either is positive, `dynprm[1] = (di/dt)max` when positive;
+/// - `inductance = "L τₑ"` (both ≥ 0): `dynprm[0] = L/R` when `L > 0`, else `τₑ`;
+/// - `cogging = "A poles phase"`: `biasprm[0..3]`;
+/// - `thermal = "Rθ C τθ α T₀ Tₐ"` when any of the first three is positive: `τθ` with `Rθ`
+///   gives `C = τθ/Rθ`, else with `C` gives `Rθ = τθ/C`; both must be positive: `dynprm[2..5] =
+///   [Rθ, C, Tₐ]`, `gainprm[2..4] = [α, T₀]`;
+/// - `lugre = "σ₀ σ₁ τc τs ωs"` when `σ₀ > 0`: `dynprm[5..7]`, `biasprm[3..6]`;
+/// - `input` (`ctrlspec`).
+///
+/// The values in effect are inherited from the class only when it is itself a dcmotor (checked
+/// against MuJoCo 4.0: `R`, `K` (as `Kt`), the controller, `(di/dt)max`, `τₑ`, cogging, the
+/// thermal and LuGre parameters, the input; `nominal` is not kept). `actearly` is always on,
+/// `actlimited` off, and `actdim` the number of states [`DcMotorSlots`] counts.
+fn read_dcmotor(a: &A, x: &mut ActS) -> R<()> {
+    let inherit = x.gaintype == GainType::DcMotor;
+    let zero = [0.0; 10];
+    let (g, dp, b) = if inherit {
+        (x.gainprm, x.dynprm, x.biasprm)
+    } else {
+        (zero, zero, zero)
+    };
+    let mut motorconst = [g[1], 0.0];
+    let mut resistance = g[0];
+    let mut nominal = [0.0; 3];
+    let mut saturation = [0.0, 0.0, dp[1]];
+    let mut controller = [g[4], g[5], g[6], dp[7], dp[8], g[7]];
+    let mut inductance = [0.0, dp[0]];
+    let mut cogging = [b[0], b[1], b[2]];
+    let mut thermal = [dp[2], dp[3], 0.0, g[2], g[3], dp[4]];
+    let mut lugre = [dp[5], dp[6], b[3], b[4], b[5]];
+    let mut spec = if inherit { x.ctrlspec } else { 0 };
+    a.upto("motorconst", &mut motorconst)?;
+    a.f_into("resistance", &mut resistance)?;
+    a.upto("nominal", &mut nominal)?;
+    a.upto("saturation", &mut saturation)?;
+    a.upto("inductance", &mut inductance)?;
+    a.upto("cogging", &mut cogging)?;
+    a.upto("controller", &mut controller)?;
+    a.upto("thermal", &mut thermal)?;
+    a.upto("lugre", &mut lugre)?;
+    if let Some(s) = read_input(a)? {
+        spec = s;
+    }
+    let bad = |attr: &str, msg: &str| Err(a.err(Some(attr), ErrorKind::InvalidValue, msg));
+    let [kt, mut ke] = motorconst;
+    if kt < 0.0 || ke < 0.0 {
+        return bad(
+            "motorconst",
+            "DC motor: motor constants must be non-negative",
+        );
+    }
+    let mut r = resistance;
+    let [vn, tau0, omega0] = nominal;
+    if vn > 0.0 && ke <= 0.0 && omega0 > 0.0 {
+        let damping = x.damping[0];
+        ke = vn / omega0;
+        if damping > 0.0 && r > 0.0 {
+            // Ke² ω₀ − Ke V + R B ω₀ = 0, the larger root
+            let disc = vn * vn - 4.0 * r * damping * omega0 * omega0;
+            if disc > 0.0 {
+                ke = (vn + disc.sqrt()) / (2.0 * omega0);
+            }
+        } else if damping > 0.0 && tau0 > 0.0 {
+            let corrected = vn / omega0 - vn * damping / tau0;
+            if corrected > 0.0 {
+                ke = corrected;
+            }
+        }
+    }
+    let k = if kt > 0.0 && ke > 0.0 {
+        (kt * ke).sqrt()
+    } else if kt > 0.0 {
+        kt
+    } else {
+        ke
+    };
+    if r == 0.0 && vn > 0.0 && tau0 > 0.0 && k > 0.0 {
+        r = k * vn / tau0;
+    }
+    if k <= 0.0 {
+        return bad("motorconst", "DC motor: motor constant K must be positive");
+    }
+    if r <= 0.0 {
+        return bad("resistance", "DC motor: resistance R must be positive");
+    }
+    if inductance[0] < 0.0 {
+        return bad("inductance", "DC motor: inductance must be non-negative");
+    }
+    if inductance[1] < 0.0 {
+        return bad(
+            "inductance",
+            "DC motor: electrical time constant must be non-negative",
+        );
+    }
+    let (mut gp, mut dyn_p, mut bp) = (zero, zero, zero);
+    gp[0] = r;
+    gp[1] = k;
+    gp[4..7].copy_from_slice(&controller[..3]);
+    dyn_p[7] = controller[3];
+    dyn_p[8] = controller[4];
+    if controller[5] > 0.0 {
+        gp[7] = controller[5];
+    }
+    if saturation[0] > 0.0 || saturation[1] > 0.0 {
+        let tmax = if saturation[0] == 0.0 {
+            k * saturation[1]
+        } else {
+            saturation[0]
+        };
+        x.forcerange = [-tmax, tmax];
+        x.forcelimited = Tri::True;
+    }
+    if saturation[2] > 0.0 {
+        dyn_p[1] = saturation[2];
+    }
+    bp[..3].copy_from_slice(&cogging);
+    dyn_p[0] = if inductance[0] > 0.0 {
+        inductance[0] / r
+    } else {
+        inductance[1]
+    };
+    if thermal[..3].iter().any(|v| *v > 0.0) {
+        let [mut rt, mut c, tth, alpha, t0, ta] = thermal;
+        // the time constant takes precedence (checked: MuJoCo 4.0 turns "2 2 3" into Rθ 2,
+        // C 1.5)
+        if tth > 0.0 && rt > 0.0 {
+            c = tth / rt;
+        } else if tth > 0.0 && c > 0.0 {
+            rt = tth / c;
+        }
+        if rt <= 0.0 {
+            return bad("thermal", "DC motor: thermal resistance must be positive");
+        }
+        if c <= 0.0 {
+            return bad("thermal", "DC motor: thermal capacitance must be positive");
+        }
+        dyn_p[2] = rt;
+        dyn_p[3] = c;
+        dyn_p[4] = ta;
+        gp[2] = alpha;
+        gp[3] = t0;
+    }
+    if lugre[0] > 0.0 {
+        dyn_p[5] = lugre[0];
+        dyn_p[6] = lugre[1];
+        bp[3..6].copy_from_slice(&lugre[2..]);
+    }
+    x.dyntype = DynType::DcMotor;
+    x.gaintype = GainType::DcMotor;
+    x.biastype = BiasType::DcMotor;
+    x.gainprm = gp;
+    x.dynprm = dyn_p;
+    x.biasprm = bp;
+    x.ctrlspec = spec;
+    x.actdim = DcMotorSlots::of(&dyn_p, &gp).num as i64;
+    x.actlimited = Tri::False;
+    x.actearly = true;
     Ok(())
 }
 

@@ -370,6 +370,57 @@ pub enum DynType {
     /// `[slew, integral]`: the rate-limited position set-point when `dynprm[1]` (slewmax) is
     /// positive, the integral of the position error when `gainprm[0]` (ki) is positive.
     Pid,
+    /// The states of a `dcmotor` actuator (MuJoCo 4.0's `mjDYN_DCMOTOR`, XML reference
+    /// "actuator/dcmotor"), each present only when its parameter is positive, in the order
+    /// `[slew (dynprm[7]), integral (gainprm[5]), temperature (dynprm[2]), bristle (dynprm[5]),
+    /// current (dynprm[0])]`; see [`DcMotorSlots`].
+    DcMotor,
+}
+
+/// Where each state of a `dcmotor` actuator sits among its activations (MuJoCo 4.0's
+/// `mj_dcmotorSlots`, XML reference "actuator/dcmotor"): offsets from `actuator_actadr`, `None`
+/// when the feature is off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DcMotorSlots {
+    /// Rate-limited first input (`dynprm[7]` slewmax > 0).
+    pub slew: Option<usize>,
+    /// Integral of the position error (`gainprm[5]` ki > 0).
+    pub integral: Option<usize>,
+    /// Winding temperature above ambient (`dynprm[2]` thermal resistance > 0).
+    pub temperature: Option<usize>,
+    /// LuGre bristle deflection (`dynprm[5]` stiffness > 0).
+    pub bristle: Option<usize>,
+    /// Armature current (`dynprm[0]` electrical time constant > 0).
+    pub current: Option<usize>,
+    /// Number of states.
+    pub num: usize,
+}
+
+impl DcMotorSlots {
+    /// The slots of a dcmotor with these parameters (only the sign of each gate is read, so a
+    /// dual parameter gives the slots of its value).
+    pub fn of<T: Scalar>(dynprm: &[T; 10], gainprm: &[T; 10]) -> Self {
+        let mut s = DcMotorSlots::default();
+        let mut next = |on: bool| {
+            on.then(|| {
+                s.num += 1;
+                s.num - 1
+            })
+        };
+        let slew = next(dynprm[7].re() > 0.0);
+        let integral = next(gainprm[5].re() > 0.0);
+        let temperature = next(dynprm[2].re() > 0.0);
+        let bristle = next(dynprm[5].re() > 0.0);
+        let current = next(dynprm[0].re() > 0.0);
+        DcMotorSlots {
+            slew,
+            integral,
+            temperature,
+            bristle,
+            current,
+            ..s
+        }
+    }
 }
 
 impl DynType {
@@ -381,6 +432,7 @@ impl DynType {
             DynType::Filter => 2,
             DynType::FilterExact => 3,
             DynType::Muscle => 4,
+            DynType::DcMotor => 5,
             DynType::Pid => 6,
         }
     }
@@ -399,6 +451,10 @@ pub enum GainType {
     /// + gainprm₀·z` from the inputs `[pos, vel, ff]` named by `actuator_ctrlspec` and the
     /// integral state `z`, plus the affine bias.
     Pid,
+    /// DC motor gain (MuJoCo 4.0's `mjGAIN_DCMOTOR`, XML reference "actuator/dcmotor"): `K`
+    /// (`gainprm[1]`) on the current state when the motor has inductance, else `K/R` on the
+    /// terminal voltage (`R = gainprm[0]`, raised with the winding temperature).
+    DcMotor,
 }
 
 impl GainType {
@@ -408,6 +464,7 @@ impl GainType {
             GainType::Fixed => 0,
             GainType::Affine => 1,
             GainType::Muscle => 2,
+            GainType::DcMotor => 3,
             GainType::Pid => 5,
         }
     }
@@ -422,6 +479,10 @@ pub enum BiasType {
     Affine,
     /// Muscle passive force.
     Muscle,
+    /// DC motor bias (MuJoCo 4.0's `mjBIAS_DCMOTOR`, XML reference "actuator/dcmotor"):
+    /// back-EMF `−gain·K·velocity` without inductance; cogging `biasprm[0..3]` and LuGre
+    /// friction (`biasprm[3..6]`, `dynprm[5..7]`) are added after the force clamp.
+    DcMotor,
 }
 
 impl BiasType {
@@ -431,6 +492,7 @@ impl BiasType {
             BiasType::None => 0,
             BiasType::Affine => 1,
             BiasType::Muscle => 2,
+            BiasType::DcMotor => 3,
         }
     }
 }

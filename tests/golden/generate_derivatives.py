@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODELS = ["cartpole", "acrobot", "actuators", "humanoid_like", "constraints/stacks",
           "constraints/mixed", "constraints/frictionloss", "thirdparty/dm_control/cheetah",
           "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid", "sensors/arm",
-          "sensors/contact", "poly_passive", "mjcf29/pid_states", "mjcf29/pid_rotational"]
+          "sensors/contact", "poly_passive", "mjcf29/pid_states", "mjcf29/pid_rotational",
+          "mjcf29/dcmotor", "mjcf29/dcmotor_nested"]
 SETTLE = 200
 EPS = 1e-6
 

@@ -42,6 +42,8 @@ MODELS = [
     ("mjcf29/pid_servo.xml", False, True),
     ("mjcf29/pid_states.xml", False, True),
     ("mjcf29/pid_rotational.xml", False, True),
+    ("mjcf29/dcmotor.xml", False, True),
+    ("mjcf29/dcmotor_nested.xml", False, True),
     # the attach models hold limits, equalities and pairs: constraints disabled as for
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),
@@ -201,6 +203,65 @@ DECISIONS.update({
     "pid_body": ('<mujoco><worldbody><body name="b"><joint/><geom size=".1"/></body></worldbody>'
                  '<actuator><general body="b" gaintype="pid" biastype="affine" gainprm="0"/>'
                  '</actuator></mujoco>'),
+})
+
+# <dcmotor> (MuJoCo 4.0): what the reader and the compiler refuse, the parameters they derive
+# (nominal point, thermal time constant, inheritance) and the control and state counts
+DM = '<dcmotor joint="j" motorconst="0.1" resistance="1" %s/>'
+DECISIONS.update({
+    "dcmotor_plain": P % ('', '<dcmotor joint="j"/>'),
+    "dcmotor_no_resistance": P % ('', '<dcmotor joint="j" motorconst="0.1"/>'),
+    "dcmotor_no_k": P % ('', '<dcmotor joint="j" resistance="1"/>'),
+    "dcmotor_ok": P % ('', DM % ''),
+    "dcmotor_negative_k": P % ('', '<dcmotor joint="j" motorconst="-0.1" resistance="1"/>'),
+    "dcmotor_negative_ke": P % ('', '<dcmotor joint="j" motorconst="0.1 -0.1" resistance="1"/>'),
+    "dcmotor_negative_r": P % ('', '<dcmotor joint="j" motorconst="0.1" resistance="-1"/>'),
+    "dcmotor_nominal": P % ('', '<dcmotor joint="j" nominal="12 1 100"/>'),
+    "dcmotor_nominal_damped": P % ('', '<dcmotor joint="j" nominal="12 1 100" damping="0.001"/>'),
+    "dcmotor_nominal_negative": P % ('', '<dcmotor joint="j" nominal="-12 1 100"/>'),
+    "dcmotor_nominal_no_torque": P % ('', '<dcmotor joint="j" nominal="12 0 100"/>'),
+    "dcmotor_inductance_negative": P % ('', DM % 'inductance="-1"'),
+    "dcmotor_timeconst_negative": P % ('', DM % 'inductance="0 -1"'),
+    "dcmotor_inductance": P % ('', DM % 'inductance="0.01 0.3"'),
+    "dcmotor_thermal_no_capacitance": P % ('', DM % 'thermal="1"'),
+    "dcmotor_thermal_no_resistance": P % ('', DM % 'thermal="0 0 3"'),
+    "dcmotor_thermal_negative": P % ('', DM % 'thermal="-2 2"'),
+    "dcmotor_thermal_timeconst": P % ('', DM % 'thermal="2 2 3"'),
+    "dcmotor_saturation_current": P % ('', DM % 'saturation="0 2"'),
+    "dcmotor_saturation_negative": P % ('', DM % 'saturation="-1 -2 -3"'),
+    "dcmotor_forcerange": P % ('', DM % 'forcerange="-1 1"'),
+    "dcmotor_actearly": P % ('', DM % 'actearly="false"'),
+    "dcmotor_input_none": P % ('', DM % 'input="none"'),
+    "dcmotor_input_all": P % ('', DM % 'input="pos vel ff voltage" controller="1 1"'),
+    "dcmotor_input_order": P % ('', DM % 'input="voltage pos"'),
+    "dcmotor_input_repeat": P % ('', DM % 'input="pos pos"'),
+    "dcmotor_input_pressure": P % ('', DM % 'input="pos pressure"'),
+    "dcmotor_input_quat": P % ('', DM % 'input="quat"'),
+    "dcmotor_input_empty": P % ('', DM % 'input=""'),
+    "dcmotor_gains_without_input": P % ('', DM % 'controller="1"'),
+    "dcmotor_ki_without_pos": P % ('', DM % 'input="vel" controller="1 1"'),
+    "dcmotor_slew_without_input": P % ('', DM % 'controller="0 0 0 1"'),
+    "dcmotor_slew_negative": P % ('', DM % 'input="pos" controller="0 0 0 -1"'),
+    "dcmotor_imax_ki_negative": P % ('', DM % 'input="pos" controller="0 -1 0 0 -1"'),
+    "dcmotor_lugre_negative": P % ('', DM % 'lugre="-1 1"'),
+    "dcmotor_lugre": P % ('', DM % 'lugre="1 2 3 4 5" thermal="1 1" controller="1 1 0 1" '
+                               'input="pos" inductance="0.1"'),
+    "dcmotor_ctrlrange_bad": P % ('', DM % 'ctrlrange="1 -1"'),
+    "dcmotor_ctrlrange_multi": P % ('', DM % 'input="pos vel" ctrlrange="-1 1"'),
+    "dcmotor_default_empty": P % ('<dcmotor/>', '<motor joint="j"/>'),
+    "dcmotor_class": P % ('<default class="c"><dcmotor motorconst="0.1" resistance="2" '
+                          'inductance="0.01"/></default>', '<dcmotor class="c" joint="j"/>'),
+    "dcmotor_class_thermal": P % ('<default class="c"><dcmotor motorconst="0.1" resistance="2" '
+                                  'inductance="0.01"/></default>',
+                                  '<dcmotor class="c" joint="j" thermal="1 1"/>'),
+    "dcmotor_class_position_child": P % ('<default class="c"><dcmotor motorconst="0.1" '
+                                         'resistance="1" controller="1 2 3 4 5 6" input="pos" '
+                                         'lugre="1 2 3 4 5"/><default class="d"><position/>'
+                                         '</default></default>', '<dcmotor class="d" joint="j"/>'),
+    "dcmotor_body": ('<mujoco><worldbody><body name="b"><joint/><geom size=".1"/></body>'
+                     '</worldbody><actuator><dcmotor body="b" motorconst="0.1" resistance="1"/>'
+                     '</actuator></mujoco>'),
+    "dcmotor_nsample": P % ('', DM % 'nsample="3" delay="0.002"'),
 })
 
 # <attach> texts: they read the models of models/mjcf29/ by paths relative to the repository's

@@ -37,17 +37,18 @@ impl Build<'_> {
             let inputs = match (a.gaintype, a.ctrlspec) {
                 (GainType::Pid, 0) => 2,
                 (GainType::Pid, spec) => spec.count_ones(),
+                (GainType::DcMotor, spec) => dcmotor_inputs(spec).1 as u32,
                 _ => 1,
             };
-            if inputs > 1 && (a.nsample > 0 || a.delay != 0.0) {
+            if inputs != 1 && (a.nsample > 0 || a.delay != 0.0) {
                 let attr = if a.nsample > 0 { "nsample" } else { "delay" };
                 return Err(err(
                     doc,
                     &a.loc,
                     Some(attr),
                     ErrorKind::Unsupported,
-                    "a control history of a pid with more than one input (MuJoCo 4.0 keeps the \
-                     whole input vector per sample) is not supported yet",
+                    "a control history of a pid or dcmotor without exactly one input (MuJoCo \
+                     4.0 keeps the whole input vector per sample) is not supported yet",
                 ));
             }
             let (history, adr) =
@@ -205,6 +206,56 @@ impl Build<'_> {
                     return fail(Some("input"), "pid controller states require the pos input");
                 }
                 ctrlnum = ctrlspec.count_ones() as usize;
+            } else if a.gaintype == GainType::DcMotor {
+                // MuJoCo 4.0's dcmotor checks (the element is the only way to write one: the
+                // general form of its types is refused by the reader)
+                (ctrlspec, ctrlnum) = dcmotor_inputs(ctrlspec);
+                if ctrlspec != 16 && ctrlspec & !15 != 0 {
+                    return fail(
+                        Some("input"),
+                        "dcmotor inputs are 'none' or a subset of [pos, vel, ff, voltage]",
+                    );
+                }
+                let controller = ctrlspec != 16 && ctrlspec & 7 != 0;
+                let gp = &a.gainprm;
+                if controller && gp[1] <= 0.0 {
+                    return fail(
+                        Some("motorconst"),
+                        "dcmotor controller inputs require a positive motor constant",
+                    );
+                }
+                if !controller && (gp[4] != 0.0 || gp[5] != 0.0 || gp[6] != 0.0) {
+                    return fail(
+                        Some("controller"),
+                        "dcmotor controller gains require a controller input [pos, vel, ff]",
+                    );
+                }
+                if gp[5] > 0.0 && ctrlspec & 1 == 0 {
+                    return fail(
+                        Some("input"),
+                        "dcmotor integral gain requires the pos input",
+                    );
+                }
+                if !controller && a.dynprm[7] > 0.0 {
+                    return fail(
+                        Some("controller"),
+                        "dcmotor slew rate limiting requires a controller input [pos, vel, ff]",
+                    );
+                }
+                if !a.actearly {
+                    return fail(None, "actearly cannot be false for a DC motor");
+                }
+                // the states the engine reads are those the parameters switch on
+                let slots = DcMotorSlots::of(&a.dynprm, &a.gainprm).num as i64;
+                if actdim != slots {
+                    return Err(err(
+                        doc,
+                        &a.loc,
+                        Some("actdim"),
+                        ErrorKind::Unsupported,
+                        format!("a DC motor with actdim {actdim} for its {slots} states"),
+                    ));
+                }
             } else {
                 if a.dyntype == DynType::Pid {
                     return fail(Some("dyntype"), "dyntype 'pid' requires gaintype 'pid'");
@@ -239,7 +290,7 @@ impl Build<'_> {
             } else {
                 0
             };
-            if a.dyntype != DynType::None && actnum == 0 {
+            if !matches!(a.dyntype, DynType::None | DynType::DcMotor) && actnum == 0 {
                 return Err(err(
                     doc,
                     &a.loc,
@@ -388,5 +439,16 @@ impl Build<'_> {
         m.actuator_acc0 = vec![0.0; t.nactuator];
         m.actuator_length0 = vec![0.0; t.nactuator];
         Ok(())
+    }
+}
+
+/// A dcmotor's input signature and its number of controls (MuJoCo 4.0, XML reference
+/// "actuator/dcmotor"): `voltage` (8) when not written, none for `none` (16), else one per
+/// token of `pos vel ff voltage`.
+fn dcmotor_inputs(ctrlspec: i32) -> (i32, usize) {
+    match ctrlspec {
+        0 => (8, 1),
+        16 => (16, 0),
+        spec => (spec, (spec & 15).count_ones() as usize),
     }
 }
