@@ -40,7 +40,7 @@ struct Job {
 }
 
 /// `path` with `ctrllimited="true"` turned off: the swing-ups' forces exceed the models'
-/// ranges, and trajopt has no control-limit term yet.
+/// ranges (these jobs do not use `Term::CtrlLimit`).
 fn unlimited(path: &str) -> Result<Model<f64>, Box<dyn std::error::Error>> {
     let xml =
         std::fs::read_to_string(path)?.replace(r#"ctrllimited="true""#, r#"ctrllimited="false""#);
@@ -90,7 +90,8 @@ fn swing_up(
 /// The hopper's hop: 0.5 m forward in 1 s, the torso at 1.4 m at mid-time.
 fn hopper() -> Result<Job, Box<dyn std::error::Error>> {
     let mut m = mjcf::load_file("models/control/hopper.xml")?;
-    // the hop needs up to ~120x the model's ±200 N·m at a few steps: no control-limit term yet
+    // the hop needs up to ~120x the model's ±200 N·m at a few steps; under the real range
+    // (`Term::CtrlLimit`) the solve from this guess ends with unactuated force (issue 25)
     m.actuator_ctrlrange
         .iter_mut()
         .for_each(|r| *r = [-1e6, 1e6]);
