@@ -792,9 +792,9 @@ fn estimated_starts_recover_truth_and_project_exactly() {
     assert_eq!(p.ndata(), 2 * (12 * 25 + 1));
     let f = fit(&p, &FitOptions::default()).unwrap();
     assert!(f.converged, "{}", f.termination);
-    for j in 0..2 {
-        let rel = (f.estimate[j] - truth[j]).abs() / truth[j];
-        assert!(rel < 1e-9, "parameter {j}: {} ({rel:.1e})", f.estimate[j]);
+    for (j, (e, t)) in f.estimate.iter().zip(truth).enumerate() {
+        let rel = (e - t).abs() / t;
+        assert!(rel < 1e-9, "parameter {j}: {e} ({rel:.1e})");
     }
     let offsets = &f.start_offsets;
     assert_eq!(offsets.len(), 12);

@@ -460,6 +460,9 @@ fn pid_forms_refused_with_position() {
     assert_eq!((m.nu, m.nactuator, m.nhistory), (1, 1, 8));
 }
 
+/// An actuator's expected compiled `(ctrlrange, actrange)`, or `None` for a refusal.
+type Ranges = Option<([f64; 2], [f64; 2])>;
+
 /// `inheritrange` reads the target's range whether or not the target is limited, as MuJoCo
 /// 4.0 does: an unlimited joint's range stays in the file's units (degrees here: MuJoCo
 /// converts a joint range only when the joint is limited), a tendon's is taken as written,
@@ -467,6 +470,7 @@ fn pid_forms_refused_with_position() {
 /// `[-7.5, 37.5]`, error, `[-0.5, 0.7]`, error, `actrange [-π/6, π/3]`, `actrange [-30, 60]`.
 #[test]
 fn inheritrange_reads_unlimited_ranges_as_mujoco() {
+    use std::f64::consts::{FRAC_PI_3, FRAC_PI_6};
     let xml = |joint: &str, tendon: &str, act: &str| {
         format!(
             r#"<mujoco><compiler autolimits="true"/><worldbody><body><joint name="j" {joint}/>
@@ -477,7 +481,7 @@ fn inheritrange_reads_unlimited_ranges_as_mujoco() {
     };
     let pos = |target: &str, k: f64| format!(r#"<position {target} kp="10" inheritrange="{k}"/>"#);
     let intv = r#"<intvelocity joint="j" kp="10" inheritrange="1"/>"#;
-    let cases: [(String, Option<([f64; 2], [f64; 2])>); 6] = [
+    let cases: [(String, Ranges); 6] = [
         (
             xml(
                 r#"range="-30 60" limited="false""#,
@@ -501,7 +505,7 @@ fn inheritrange_reads_unlimited_ranges_as_mujoco() {
         (xml("", "", &pos(r#"tendon="t""#, 1.0)), None),
         (
             xml(r#"range="-30 60""#, "", intv),
-            Some(([0.0, 0.0], [-0.5235987755982989, 1.0471975511965976])),
+            Some(([0.0, 0.0], [-FRAC_PI_6, FRAC_PI_3])),
         ),
         (
             xml(r#"range="-30 60" limited="false""#, "", intv),
@@ -556,7 +560,7 @@ fn inheritrange_next_to_a_range_as_mujoco() {
             <geom size=".1"/></body></worldbody><actuator>{act}</actuator></mujoco>"#
         )
     };
-    let cases: [(&str, &str, Option<([f64; 2], [f64; 2])>); 12] = [
+    let cases: [(&str, &str, Ranges); 12] = [
         (
             "",
             r#"<position joint="j" kp="10" inheritrange="1" ctrlrange="-2 2"/>"#,

@@ -668,6 +668,7 @@ impl Problem {
 
     /// [`Problem::unit`], then its warnings added to the problem's counts (its `Data` is
     /// reset at the unit's start).
+    #[allow(clippy::too_many_arguments)]
     fn run_unit<T: Scalar>(
         &self,
         m: &Model<T>,
