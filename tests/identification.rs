@@ -709,33 +709,49 @@ fn noisy_intervals_are_calibrated() {
 /// within a factor 1.5 of the reported standard error.
 #[test]
 fn noisy_intervals_are_calibrated_on_mujoco_data() {
+    let noise_sensor = |t: &mut Trajectory, g: &mut Normal, std: f64| {
+        for s in t.sensor.as_mut().unwrap().iter_mut() {
+            *s += std * g.sample();
+        }
+    };
+    let kind = Estimator::Shooting {
+        segment_steps: 50,
+        target: Target::Sensors,
+        starts: Starts::Measured,
+    };
+    spring_mass_calibration("sensor noise", 1e-4, 77, noise_sensor, kind);
+}
+
+/// Fits the spring-mass mass from 3 kg to MuJoCo's golden data made noisy by `noise` (σ =
+/// `std`, seeds `seed0..seed0 + 20`, the noise level stated) with `kind`: at least 17 of the
+/// 20 intervals must hold 1.3 kg and the spread of the estimates match the mean reported
+/// standard error within a factor 1.5.
+fn spring_mass_calibration(
+    what: &str,
+    std: f64,
+    seed0: u64,
+    noise: impl Fn(&mut Trajectory, &mut Normal, f64),
+    kind: Estimator,
+) {
     let m = model("spring_mass");
     let clean = golden(&m, "spring_mass");
-    let std = 1e-4;
     let nseed = 20;
     let (mut inside, mut est, mut se) = (0, Vec::new(), Vec::new());
     for seed in 0..nseed {
-        let mut g = Normal(77 + seed);
+        let mut g = Normal(seed0 + seed);
         let mut noisy = clean.clone();
-        for s in noisy[0].sensor.as_mut().unwrap().iter_mut() {
-            *s += std * g.sample();
-        }
+        noise(&mut noisy[0], &mut g, std);
         let spec = ParamSpec::new(&m, "body mass mass")
             .unwrap()
             .initial(3.0)
             .bounds(0.1, 10.0)
             .log();
-        let est_kind = Estimator::Shooting {
-            segment_steps: 50,
-            target: Target::Sensors,
-            starts: Starts::Measured,
-        };
-        let p = Problem::new(&m, vec![spec], noisy, est_kind)
+        let p = Problem::new(&m, vec![spec], noisy, kind)
             .unwrap()
             .noise_std(std)
             .unwrap();
         let f = fit(&p, &FitOptions::default()).unwrap();
-        assert!(f.converged, "seed {seed}: {}", f.termination);
+        assert!(f.converged, "{what}, seed {seed}: {}", f.termination);
         let (lo, hi) = f.uncertainty.interval[0].expect("identifiable, converged, chi2 fine");
         if lo <= 1.3 && 1.3 <= hi {
             inside += 1;
@@ -748,9 +764,12 @@ fn noisy_intervals_are_calibrated_on_mujoco_data() {
     let spread = (est.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     let se_mean = se.iter().sum::<f64>() / n;
     let ratio = spread / se_mean;
-    eprintln!("MuJoCo spring-mass: {inside} of {nseed} intervals hold the truth; mean {mean:.6}, spread {spread:.3e}, mean se {se_mean:.3e}, ratio {ratio:.2}");
-    assert!(inside >= 17, "{inside} of {nseed}");
-    assert!((1.0 / 1.5..=1.5).contains(&ratio), "spread/se {ratio}");
+    eprintln!("MuJoCo spring-mass, {what}: {inside} of {nseed} intervals hold the truth; mean {mean:.6}, spread {spread:.3e}, mean se {se_mean:.3e}, ratio {ratio:.2}");
+    assert!(inside >= 17, "{what}: {inside} of {nseed}");
+    assert!(
+        (1.0 / 1.5..=1.5).contains(&ratio),
+        "{what}: spread/se {ratio}"
+    );
 }
 
 /// The pendulum's damping and friction loss as two specs starting at `start`.
@@ -910,49 +929,23 @@ fn estimated_starts_calibrate_intervals_under_state_noise() {
 /// within a factor 1.5.
 #[test]
 fn estimated_starts_calibrate_on_mujoco_data() {
-    let m = model("spring_mass");
-    let clean = golden(&m, "spring_mass");
-    let std = 1e-4;
-    let nseed = 20;
-    let (mut inside, mut est, mut se) = (0, Vec::new(), Vec::new());
-    for seed in 0..nseed {
-        let mut g = Normal(900 + seed);
-        let mut noisy = clean.clone();
-        let t = &mut noisy[0];
+    let noise_states = |t: &mut Trajectory, g: &mut Normal, std: f64| {
         for x in t.qpos.iter_mut().chain(t.qvel.iter_mut()) {
             *x += std * g.sample();
         }
-        let spec = ParamSpec::new(&m, "body mass mass")
-            .unwrap()
-            .initial(3.0)
-            .bounds(0.1, 10.0)
-            .log();
-        let kind = Estimator::Shooting {
-            segment_steps: 25,
-            target: Target::States,
-            starts: Starts::Estimated,
-        };
-        let p = Problem::new(&m, vec![spec], noisy, kind)
-            .unwrap()
-            .noise_std(std)
-            .unwrap();
-        let f = fit(&p, &FitOptions::default()).unwrap();
-        assert!(f.converged, "seed {seed}: {}", f.termination);
-        let (lo, hi) = f.uncertainty.interval[0].expect("identifiable, converged, chi2 fine");
-        if lo <= 1.3 && 1.3 <= hi {
-            inside += 1;
-        }
-        est.push(f.estimate[0]);
-        se.push(f.uncertainty.std_error[0].unwrap());
-    }
-    let n = nseed as f64;
-    let mean = est.iter().sum::<f64>() / n;
-    let spread = (est.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let se_mean = se.iter().sum::<f64>() / n;
-    let ratio = spread / se_mean;
-    eprintln!("MuJoCo spring-mass, estimated starts: {inside} of {nseed} intervals hold the truth; mean {mean:.6}, spread {spread:.3e}, mean se {se_mean:.3e}, ratio {ratio:.2}");
-    assert!(inside >= 17, "{inside} of {nseed}");
-    assert!((1.0 / 1.5..=1.5).contains(&ratio), "spread/se {ratio}");
+    };
+    let kind = Estimator::Shooting {
+        segment_steps: 25,
+        target: Target::States,
+        starts: Starts::Estimated,
+    };
+    spring_mass_calibration(
+        "state noise, estimated starts",
+        1e-4,
+        900,
+        noise_states,
+        kind,
+    );
 }
 
 // ---------------------------------------------------------------------------------------
