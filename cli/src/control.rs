@@ -413,6 +413,31 @@ mod tests {
         (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
     }
 
+    /// The plan's controls `ctrl` stepped in the simulator from `d`, and the state the plan
+    /// file `plan` ends with (its last row's `qpos…, qvel…`), to compare.
+    fn replay(
+        m: &Model<f64>,
+        mut d: Data<f64>,
+        ctrl: &[Vec<f64>],
+        plan: &Path,
+    ) -> (Data<f64>, Vec<f64>) {
+        for u in ctrl {
+            d.ctrl.copy_from_slice(u);
+            diffmj::step(m, &mut d).unwrap();
+        }
+        let csv = std::fs::read_to_string(plan).unwrap();
+        let last = csv
+            .lines()
+            .last()
+            .unwrap()
+            .split(',')
+            .skip(1)
+            .take(m.nq + m.nv)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (d, last)
+    }
+
     /// `ilqr` solves the cart-pole swing-up of trajopt's task file within the motor's range;
     /// the controls it writes, simulated, end where its plan ends, and read back with `--init`
     /// they are already optimal.
@@ -451,21 +476,9 @@ mod tests {
         assert!(ctrl.iter().all(|u| u[0].abs() <= 1.0));
         let mut d = Data::new(&m);
         d.qpos[1] = std::f64::consts::PI;
-        for u in &ctrl {
-            d.ctrl.copy_from_slice(u);
-            diffmj::step(&m, &mut d).unwrap();
-        }
-        let csv = std::fs::read_to_string(&out).unwrap();
-        let last: Vec<f64> = csv
-            .lines()
-            .last()
-            .unwrap()
-            .split(',')
-            .take(5)
-            .map(|x| x.parse().unwrap())
-            .collect();
+        let (d, last) = replay(&m, d, &ctrl, &out);
         assert!(wrap(d.qpos[1]).abs() < 0.01, "{:?}", d.qpos);
-        for (a, b) in d.qpos.iter().chain(&d.qvel).zip(&last[1..]) {
+        for (a, b) in d.qpos.iter().chain(&d.qvel).zip(&last) {
             assert!((a - b).abs() < 1e-12, "replay {a} vs plan {b}");
         }
         // its own plan as the initial guess: nothing left to gain
@@ -534,21 +547,7 @@ mod tests {
             costs.push(s["final_cost"].as_f64().unwrap());
             let ctrl = crate::read_ctrl(&out, m.nu).unwrap();
             assert_eq!(ctrl.len(), 100);
-            let mut d = Data::new(&m);
-            for u in &ctrl {
-                d.ctrl.copy_from_slice(u);
-                diffmj::step(&m, &mut d).unwrap();
-            }
-            let csv = std::fs::read_to_string(&out).unwrap();
-            let last: Vec<f64> = csv
-                .lines()
-                .last()
-                .unwrap()
-                .split(',')
-                .skip(1)
-                .take(m.nq + m.nv)
-                .map(|x| x.parse().unwrap())
-                .collect();
+            let (d, last) = replay(&m, Data::new(&m), &ctrl, &out);
             for (a, b) in d.qpos.iter().chain(&d.qvel).zip(&last) {
                 assert!((a - b).abs() < 1e-9, "{jac} {ddp}: replay {a} vs plan {b}");
             }

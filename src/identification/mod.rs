@@ -319,9 +319,9 @@ pub enum Starts {
     Measured,
     /// At an estimated state `x₀ ⊕ δ` (`x₀` the measured one, `δ` in the tangent space:
     /// `2 nv + na` unknowns per segment). The start states are eliminated per segment
-    /// (variable projection, see [`Problem`]); on [`Target::States`] the measured first row
-    /// enters as a residual `δ/σ` and the segment's last row is left to the next segment, so
-    /// every measured row is compared exactly once.
+    /// (variable projection, see [the problem module](problem)); on [`Target::States`] the
+    /// measured first row enters as a residual `δ/σ` and the segment's last row is left to the
+    /// next segment, so every measured row is compared exactly once.
     Estimated,
 }
 

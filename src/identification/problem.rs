@@ -767,7 +767,7 @@ impl Problem {
         let mut rn = vec![DualNarrow::c(0.0); u.len];
         let mut trial_r = vec![0.0; u.len];
         let mut trial = vec![0.0; ns];
-        for it in 0.. {
+        for it in 0..=START_ITERS {
             // r and J_δ at δ: CHUNK directions per pass, the last one or two on the narrow dual
             let mut c0 = 0;
             while c0 < ns {
@@ -808,7 +808,8 @@ impl Problem {
                 }
             }
         }
-        unreachable!("the loop returns")
+        // the last iteration returns: its step is never taken
+        Ok((r, jd))
     }
 
     /// Projects the start offsets out of the parameter Jacobian, segment by segment:
@@ -1206,7 +1207,7 @@ fn to_argmin(e: SysIdError) -> argmin::core::Error {
 }
 
 /// For a Gauss–Newton solver, which asks for the Jacobian at every trial point it accepts:
-/// after [`SPECULATE_AFTER`] accepted trial points in a row, a trial point's residuals come
+/// after `SPECULATE_AFTER` (2) accepted trial points in a row, a trial point's residuals come
 /// from the dual pass that gives its Jacobian too (kept for the solver's next call), so an
 /// accepted step costs one pass instead of an `f64` pass and a dual one; a rejection (a
 /// wasted Jacobian) returns to residuals alone.

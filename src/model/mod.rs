@@ -1120,12 +1120,12 @@ int_fields! {
             actuator_actnum: Vec<usize> = "actuator_actnum" [Nactuator];
             /// First control of each actuator in `ctrl` (MuJoCo 4.0's `actuator_ctrladr`).
             actuator_ctrladr: Vec<usize> = "actuator_ctrladr" [Nactuator];
-            /// Number of controls of each actuator: 1, or the inputs of a `pid` (MuJoCo 4.0's
-            /// `actuator_ctrlnum`).
+            /// Number of controls of each actuator: 1, or the inputs of a `pid` or `dcmotor` (0
+            /// for a dcmotor with input `none`; MuJoCo 4.0's `actuator_ctrlnum`).
             actuator_ctrlnum: Vec<usize> = "actuator_ctrlnum" [Nactuator];
             /// Input signature of each actuator (MuJoCo 4.0's `actuator_ctrlspec`, `mjtCtrlInput`
-            /// bits for a `pid`: 1 pos, 2 vel, 4 ff; as written for other gain types, 0 when not
-            /// written).
+            /// bits for a `pid` or `dcmotor`: 1 pos, 2 vel, 4 ff, 8 voltage, 16 none; as written
+            /// for other gain types, 0 when not written).
             actuator_ctrlspec: Vec<i32> = "actuator_ctrlspec" [Nactuator];
             /// Group of each actuator (its bit in `opt.disableactuator` turns it off when the
             /// group is in 0..=30).
