@@ -556,8 +556,9 @@ impl<T: Scalar> CollisionScratch<T> {
         let mut counts: Vec<usize> = (0..m.nbody).map(|b| m.body_geomnum[b]).collect();
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let maxgp = counts.first().copied().unwrap_or(0) * counts.get(1).copied().unwrap_or(0);
-        // EPA's buffers only where a convex query can happen: a pair that can collide or a
-        // geom distance sensor (without them a query still works, on the stack)
+        // EPA's buffers only where a convex query can happen: two collidable geoms whose types
+        // the convex routine handles, such a `<pair>`, or a geom distance sensor (without them
+        // a query still works, on the stack)
         let distance_sensor = m.sensor_type.iter().any(|t| {
             matches!(
                 t,
@@ -566,7 +567,10 @@ impl<T: Scalar> CollisionScratch<T> {
         });
         CollisionScratch {
             narrow: vec![Contact::default(); MAX_CONTACT_PAIR],
-            convex: if nbp > 0 || m.npair > 0 || distance_sensor {
+            convex: if (nbp > 0 && convex_geom_pair(m))
+                || convex_explicit_pair(m)
+                || distance_sensor
+            {
                 ConvexBuffers::new()
             } else {
                 ConvexBuffers::default()
@@ -581,6 +585,30 @@ impl<T: Scalar> CollisionScratch<T> {
             nnz: 0,
         }
     }
+}
+
+/// Whether two collidable geoms of the model have types the general convex routine collides
+/// (a superset of the pairs the filters keep: types only, bitmasks and bodies aside).
+fn convex_geom_pair<T>(m: &Model<T>) -> bool {
+    let mut types: Vec<GeomType> = (0..m.ngeom)
+        .filter(|&g| (m.geom_contype[g] | m.geom_conaffinity[g]) != 0)
+        .map(|g| m.geom_type[g])
+        .collect();
+    types.sort_unstable_by_key(|&t| t as usize);
+    types.dedup();
+    types.iter().enumerate().any(|(i, &t1)| {
+        types[i..]
+            .iter()
+            .any(|&t2| pair_method(t1, t2) == PairMethod::Convex)
+    })
+}
+
+/// Whether an explicit `<pair>` goes to the general convex routine.
+fn convex_explicit_pair<T>(m: &Model<T>) -> bool {
+    (0..m.npair).any(|k| {
+        pair_method(m.geom_type[m.pair_geom1[k]], m.geom_type[m.pair_geom2[k]])
+            == PairMethod::Convex
+    })
 }
 
 /// World-aligned half extents of a geom's local bounding box `(l0, l1, l2)` under rotation
