@@ -405,7 +405,66 @@ pub struct WarningStat {
     pub lastinfo: usize,
 }
 
-/// How far [`Data::lift_smooth_from`] lifts the smooth stages, each level including the ones
+/// Calls `$f` on each output of the smooth stages up to `$upto` of `$d`, flattened (`$flat`:
+/// `flat` or `flat_mut`), in one fixed order: the kinematics' frames, then `com_pos`'s,
+/// `com_vel`'s and `bias`'s outputs (see [`SmoothLift`]).
+macro_rules! smooth_outputs {
+    ($d:expr, $upto:expr, $flat:ident, $f:expr) => {{
+        let upto = $upto;
+        let mut f = $f;
+        f($d.xpos.$flat());
+        f($d.xquat.$flat());
+        f($d.xmat.$flat());
+        f($d.xipos.$flat());
+        f($d.ximat.$flat());
+        f($d.xanchor.$flat());
+        f($d.xaxis.$flat());
+        f($d.geom_xpos.$flat());
+        f($d.geom_xmat.$flat());
+        f($d.site_xpos.$flat());
+        f($d.site_xmat.$flat());
+        f($d.cam_xpos.$flat());
+        f($d.cam_xmat.$flat());
+        if upto >= SmoothLift::Com {
+            f($d.subtree_com.$flat());
+            f($d.cinert.$flat());
+            f($d.cdof.$flat());
+        }
+        if upto >= SmoothLift::ComVel {
+            f($d.cvel.$flat());
+            f($d.cdof_dot.$flat());
+        }
+        if upto >= SmoothLift::Bias {
+            f($d.qfrc_bias.$flat());
+        }
+    }};
+}
+
+/// A buffer of scalars or of fixed-size arrays of them, seen as one slice.
+trait Flat<T> {
+    fn flat(&self) -> &[T];
+    fn flat_mut(&mut self) -> &mut [T];
+}
+
+impl<T> Flat<T> for Vec<T> {
+    fn flat(&self) -> &[T] {
+        self
+    }
+    fn flat_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+impl<T, const N: usize> Flat<T> for Vec<[T; N]> {
+    fn flat(&self) -> &[T] {
+        self.as_flattened()
+    }
+    fn flat_mut(&mut self) -> &mut [T] {
+        self.as_flattened_mut()
+    }
+}
+
+/// How far [`Data::lift_smooth`] lifts the smooth stages, each level including the ones
 /// before: the kinematics, the centres of mass (`com_pos`), the com velocities (`com_vel`),
 /// the bias force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -495,44 +554,35 @@ impl<T: Scalar> Data<T> {
         self.flg_energyvel = false;
     }
 
-    /// What the smooth stages up to `upto` wrote into `other`, taken as constants: for a dual
-    /// pass whose seeded parameters do not reach those stages, at the same state (see
-    /// [`SmoothLift`]).
-    pub(crate) fn lift_smooth_from(&mut self, other: &Data<f64>, upto: SmoothLift) {
-        fn lift<T: Scalar, const N: usize>(dst: &mut [[T; N]], src: &[[f64; N]]) {
-            for (a, b) in dst.iter_mut().zip(src) {
-                for (x, &y) in a.iter_mut().zip(b) {
-                    *x = T::c(y);
-                }
+    /// The number of values [`Data::save_smooth`] writes for level `upto`.
+    pub(crate) fn smooth_len(&self, upto: SmoothLift) -> usize {
+        let mut n = 0;
+        smooth_outputs!(self, upto, flat, |x: &[T]| n += x.len());
+        n
+    }
+
+    /// What the smooth stages up to `upto` wrote, flattened into `out` (of
+    /// [`Data::smooth_len`]) in the order [`Data::lift_smooth`] reads.
+    pub(crate) fn save_smooth(&self, upto: SmoothLift, out: &mut [T]) {
+        let mut at = 0;
+        smooth_outputs!(self, upto, flat, |x: &[T]| {
+            out[at..at + x.len()].copy_from_slice(x);
+            at += x.len();
+        });
+    }
+
+    /// What the smooth stages up to `upto` wrote in an `f64` pass (saved by
+    /// [`Data::save_smooth`]), taken as constants: for a dual pass whose seeded parameters do
+    /// not reach those stages, at the same state (see [`SmoothLift`]).
+    pub(crate) fn lift_smooth(&mut self, src: &[f64], upto: SmoothLift) {
+        let mut at = 0;
+        smooth_outputs!(self, upto, flat_mut, |x: &mut [T]| {
+            let n = x.len();
+            for (a, &b) in x.iter_mut().zip(&src[at..at + n]) {
+                *a = T::c(b);
             }
-        }
-        lift(&mut self.xpos, &other.xpos);
-        lift(&mut self.xquat, &other.xquat);
-        lift(&mut self.xmat, &other.xmat);
-        lift(&mut self.xipos, &other.xipos);
-        lift(&mut self.ximat, &other.ximat);
-        lift(&mut self.xanchor, &other.xanchor);
-        lift(&mut self.xaxis, &other.xaxis);
-        lift(&mut self.geom_xpos, &other.geom_xpos);
-        lift(&mut self.geom_xmat, &other.geom_xmat);
-        lift(&mut self.site_xpos, &other.site_xpos);
-        lift(&mut self.site_xmat, &other.site_xmat);
-        lift(&mut self.cam_xpos, &other.cam_xpos);
-        lift(&mut self.cam_xmat, &other.cam_xmat);
-        if upto >= SmoothLift::Com {
-            lift(&mut self.subtree_com, &other.subtree_com);
-            lift(&mut self.cinert, &other.cinert);
-            lift(&mut self.cdof, &other.cdof);
-        }
-        if upto >= SmoothLift::ComVel {
-            lift(&mut self.cvel, &other.cvel);
-            lift(&mut self.cdof_dot, &other.cdof_dot);
-        }
-        if upto >= SmoothLift::Bias {
-            for (x, &y) in self.qfrc_bias.iter_mut().zip(&other.qfrc_bias) {
-                *x = T::c(y);
-            }
-        }
+            at += n;
+        });
     }
 
     /// Allocate every buffer for model `m` and reset to `qpos0`.
