@@ -10,11 +10,14 @@
 //! lowers `F`; `λ` follows the gain ratio `ρ = (F(z) − F(z+δ)) / (model decrease)` as in
 //! Nielsen's update (Madsen, Nielsen & Tingleff, *Methods for non-linear least squares
 //! problems*, 2004, §3.2: `λ ← λ·max(1/3, 1 − (2ρ − 1)³)` on success, `λ ← λν, ν ← 2ν` on
-//! failure). A rejected step retries with the same Jacobian.
+//! failure). A rejected step retries with the same Jacobian. The damping starts at 0 (the
+//! first steps are Gauss–Newton's, as `mujoco.minimize` takes them): the first rejected step,
+//! or a model without a minimum, raises it to `lambda_restart`.
 //!
 //! Convergence (reported as argmin's `SolverConverged`): the projected gradient's scaled
-//! norm `max_i |g_i| / (‖J_i‖ ‖r‖) ≤ gtol`, or a relative step `‖δ‖ ≤ xtol (xtol + ‖z‖)`, or a
-//! relative decrease `ΔF ≤ ftol F`, or `F = 0`. When no step lowers `F` any more (λ grows
+//! norm `max_i |g_i| / (‖J_i‖ ‖r‖) ≤ gtol`, or a relative step `‖δ‖ ≤ xtol (xtol + ‖z‖)` at
+//! damping at most `lambda_restart` (the step is taken when it lowers `F`), or a relative
+//! decrease `ΔF ≤ ftol F`, or `F = 0`. When no step lowers `F` any more (λ grows
 //! past 1e16) it stops with `SolverExit("stalled")`, which is not convergence.
 
 use argmin::core::{
@@ -33,8 +36,12 @@ pub type LmState = IterState<DVector<f64>, (), DMatrix<f64>, (), DVector<f64>, f
 pub struct BoundedLm {
     lower: DVector<f64>,
     upper: DVector<f64>,
-    /// Initial damping, relative to `diag(JᵀJ)` (default 1e-3).
+    /// Initial damping, relative to `diag(JᵀJ)` (default 0: Gauss–Newton steps until one
+    /// fails).
     pub lambda0: f64,
+    /// The damping a failed step raises a zero damping to (default 1e-3); also the most
+    /// damping under which a negligible step counts as convergence.
+    pub lambda_restart: f64,
     /// Gradient tolerance (default 1e-10).
     pub gtol: f64,
     /// Step tolerance (default 1e-10).
@@ -59,11 +66,12 @@ impl BoundedLm {
         BoundedLm {
             lower,
             upper,
-            lambda0: 1e-3,
+            lambda0: 0.0,
+            lambda_restart: 1e-3,
             gtol: 1e-10,
             xtol: 1e-10,
             ftol: 1e-14,
-            lambda: 1e-3,
+            lambda: 0.0,
             nu: 2.0,
             done: None,
             cost_history: Vec::new(),
@@ -78,6 +86,16 @@ impl BoundedLm {
             DVector::from_element(n, f64::NEG_INFINITY),
             DVector::from_element(n, f64::INFINITY),
         )
+    }
+
+    /// After a rejected step or a damped model without a minimum: more damping.
+    fn raise_damping(&mut self) {
+        self.lambda = if self.lambda > 0.0 {
+            self.lambda * self.nu
+        } else {
+            self.lambda_restart
+        };
+        self.nu *= 2.0;
     }
 
     fn converged(&mut self, why: &'static str) -> TerminationStatus {
@@ -181,8 +199,7 @@ where
                 hl[(i, i)] += self.lambda * h[(i, i)].max(1e-12 * dmax).max(1e-300);
             }
             let Some(qp) = boxqp::solve(&hl, &g, &lo, &hi, &DVector::zeros(n)) else {
-                self.lambda *= self.nu;
-                self.nu *= 2.0;
+                self.raise_damping();
                 if self.lambda > 1e16 {
                     self.done = Some(TerminationStatus::Terminated(
                         TerminationReason::SolverExit(
@@ -198,12 +215,10 @@ where
                 (z[i] + delta[i]).clamp(self.lower[i], self.upper[i])
             });
             let step = (&znew - &z).norm();
-            let small = step <= self.xtol * (self.xtol + z.norm());
-            if small && self.lambda <= self.lambda0 {
-                // the (barely damped) Gauss-Newton step itself is negligible
-                self.done = Some(self.converged("step"));
-                return Ok((state, None));
-            }
+            // a negligible (barely damped) Gauss-Newton step: taken if it lowers the cost, and
+            // the last either way
+            let small = step <= self.xtol * (self.xtol + z.norm())
+                && self.lambda <= self.lambda0.max(self.lambda_restart);
             // decrease predicted by the undamped Gauss-Newton model
             let pred = -(g.dot(&delta) + 0.5 * delta.dot(&(&h * &delta)));
             let rnew = problem.apply(&znew)?;
@@ -212,7 +227,9 @@ where
                 let rho = if pred > 0.0 { (f - fnew) / pred } else { 1.0 };
                 self.lambda *= (1.0 / 3.0f64).max(1.0 - (2.0 * rho - 1.0).powi(3));
                 self.nu = 2.0;
-                if f - fnew <= self.ftol * f || fnew == 0.0 || small {
+                if small {
+                    self.done = Some(self.converged("step"));
+                } else if f - fnew <= self.ftol * f || fnew == 0.0 {
                     self.done = Some(self.converged("cost"));
                 }
                 self.cost_history.push(fnew);
@@ -220,8 +237,11 @@ where
                 let kv = argmin::kv!("lambda" => self.lambda; "step" => step;);
                 return Ok((state.param(znew).residuals(rnew).cost(fnew), Some(kv)));
             }
-            self.lambda *= self.nu;
-            self.nu *= 2.0;
+            if small {
+                self.done = Some(self.converged("step"));
+                return Ok((state, None));
+            }
+            self.raise_damping();
             if self.lambda > 1e16 {
                 // converged to rounding when even the undamped model promises (almost) nothing
                 let mut hg = h.clone();

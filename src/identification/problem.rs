@@ -59,6 +59,11 @@ const NARROW: usize = 2;
 /// the solver's recent steps must have been accepted.
 const SPECULATE_AFTER: u32 = 2;
 
+/// A trial point closer than this (relative) to the last Jacobian's point is not
+/// speculated on: it is the solver's last, negligible step (see [`BoundedLm`](super::BoundedLm)'s
+/// step test), whose Jacobian it will not ask for.
+const SPECULATE_MIN_STEP: f64 = 1e-8;
+
 /// The narrow dual.
 type DualNarrow = num_dual::DualSVec64<NARROW>;
 
@@ -677,6 +682,16 @@ impl Problem {
     fn cached(&self, z: &DVector<f64>) -> Option<Evaluation> {
         let last = self.last.lock().ok()?;
         last.as_ref().filter(|(at, _, _, _)| at == z).cloned()
+    }
+
+    /// Whether `z` is within [`SPECULATE_MIN_STEP`] (relative) of the last Jacobian's point.
+    fn near_last(&self, z: &DVector<f64>) -> bool {
+        let Ok(last) = self.last.lock() else {
+            return false;
+        };
+        last.as_ref().is_some_and(|(at, _, _, _)| {
+            (z - at).norm() <= SPECULATE_MIN_STEP * (at.norm() + SPECULATE_MIN_STEP)
+        })
     }
 
     /// The solver accepted `z`: later start-state solves begin from its offsets.
@@ -1344,7 +1359,7 @@ fn to_argmin(e: SysIdError) -> argmin::core::Error {
 /// after `SPECULATE_AFTER` (2) accepted trial points in a row, a trial point's residuals come
 /// from the dual pass that gives its Jacobian too (kept for the solver's next call), so an
 /// accepted step costs one pass instead of an `f64` pass and a dual one; a rejection (a
-/// wasted Jacobian) returns to residuals alone.
+/// wasted Jacobian) returns to residuals alone, and so does a negligible last step.
 impl argmin::core::Operator for Problem {
     type Param = DVector<f64>;
     type Output = DVector<f64>;
@@ -1356,7 +1371,7 @@ impl argmin::core::Operator for Problem {
                     s.0 = 0;
                 }
                 s.1 = Some(z.clone());
-                s.0 >= SPECULATE_AFTER
+                s.0 >= SPECULATE_AFTER && !self.near_last(z)
             }
             Err(_) => false,
         };
