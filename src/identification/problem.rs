@@ -59,11 +59,6 @@ const NARROW: usize = 2;
 /// the solver's recent steps must have been accepted.
 const SPECULATE_AFTER: u32 = 2;
 
-/// A trial point closer than this (relative) to the last Jacobian's point is not
-/// speculated on: it is the solver's last, negligible step (see [`BoundedLm`](super::BoundedLm)'s
-/// step test), whose Jacobian it will not ask for.
-const SPECULATE_MIN_STEP: f64 = 1e-8;
-
 /// The narrow dual.
 type DualNarrow = num_dual::DualSVec64<NARROW>;
 
@@ -114,9 +109,10 @@ pub struct Problem {
     pool_f64: Pool<f64>,
     pool_dual: Pool<Dual>,
     pool_narrow: Pool<DualNarrow>,
-    /// The last Jacobian evaluation `(z, r, ∂r/∂z)`: the solver and the uncertainty that
-    /// follows it ask for the same point again.
-    last: Mutex<Option<Evaluation>>,
+    /// The last two Jacobian evaluations `(z, r, ∂r/∂z)`, newest first: the solver and the
+    /// uncertainty that follows it ask for the same point again (the solver's last point can
+    /// be the one before a rejected, speculated trial).
+    last: Mutex<Vec<Evaluation>>,
     /// The solver's pattern (see the `Operator` impl): how many trial points in a row it
     /// accepted (asked for their Jacobian next), and the trial point not yet answered so.
     speculation: Mutex<(u32, Option<DVector<f64>>)>,
@@ -385,7 +381,7 @@ impl Problem {
             pool_f64: Pool::default(),
             pool_dual: Pool::default(),
             pool_narrow: Pool::default(),
-            last: Mutex::new(None),
+            last: Mutex::new(Vec::with_capacity(2)),
             // the start's Jacobian is always asked for
             speculation: Mutex::new((SPECULATE_AFTER, None)),
             nstate,
@@ -584,7 +580,8 @@ impl Problem {
         self.prior_rows(&theta, z, &mut r, Some(&mut jac));
         let r = DVector::from_vec(r);
         if let Ok(mut last) = self.last.lock() {
-            *last = Some((z.clone(), r.clone(), jac.clone(), starts));
+            last.truncate(1);
+            last.insert(0, (z.clone(), r.clone(), jac.clone(), starts));
         }
         Ok((r, jac))
     }
@@ -678,20 +675,10 @@ impl Problem {
         true
     }
 
-    /// The last Jacobian evaluation when it was at `z` exactly.
+    /// One of the last two Jacobian evaluations when it was at `z` exactly.
     fn cached(&self, z: &DVector<f64>) -> Option<Evaluation> {
         let last = self.last.lock().ok()?;
-        last.as_ref().filter(|(at, _, _, _)| at == z).cloned()
-    }
-
-    /// Whether `z` is within [`SPECULATE_MIN_STEP`] (relative) of the last Jacobian's point.
-    fn near_last(&self, z: &DVector<f64>) -> bool {
-        let Ok(last) = self.last.lock() else {
-            return false;
-        };
-        last.as_ref().is_some_and(|(at, _, _, _)| {
-            (z - at).norm() <= SPECULATE_MIN_STEP * (at.norm() + SPECULATE_MIN_STEP)
-        })
+        last.iter().find(|(at, _, _, _)| at == z).cloned()
     }
 
     /// The solver accepted `z`: later start-state solves begin from its offsets.
@@ -1359,7 +1346,7 @@ fn to_argmin(e: SysIdError) -> argmin::core::Error {
 /// after `SPECULATE_AFTER` (2) accepted trial points in a row, a trial point's residuals come
 /// from the dual pass that gives its Jacobian too (kept for the solver's next call), so an
 /// accepted step costs one pass instead of an `f64` pass and a dual one; a rejection (a
-/// wasted Jacobian) returns to residuals alone, and so does a negligible last step.
+/// wasted Jacobian) returns to residuals alone.
 impl argmin::core::Operator for Problem {
     type Param = DVector<f64>;
     type Output = DVector<f64>;
@@ -1371,7 +1358,7 @@ impl argmin::core::Operator for Problem {
                     s.0 = 0;
                 }
                 s.1 = Some(z.clone());
-                s.0 >= SPECULATE_AFTER && !self.near_last(z)
+                s.0 >= SPECULATE_AFTER
             }
             Err(_) => false,
         };
