@@ -44,6 +44,8 @@ MODELS = [
     ("mjcf29/pid_rotational.xml", False, True),
     ("mjcf29/dcmotor.xml", False, True),
     ("mjcf29/dcmotor_nested.xml", False, True),
+    ("mjcf29/orientation.xml", False, True),
+    ("mjcf29/orientation_nested.xml", False, True),
     # the attach models hold limits, equalities and pairs: constraints disabled as for
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),
@@ -74,6 +76,7 @@ EXTRA_FIELDS = [
     "light_bodyid", "light_pos", "light_dir",
     "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
     "actuator_trntype", "actuator_trnid", "actuator_group", "wrap_type", "wrap_objid",
+    "actuator_outadr", "actuator_outnum",
     "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2", "exclude_signature",
 ]
 
@@ -264,6 +267,59 @@ DECISIONS.update({
     "dcmotor_nsample": P % ('', DM % 'nsample="3" delay="0.002"'),
 })
 
+# <orientation> (MuJoCo 4.0): what the reader and the compiler refuse, and the sizes (nu, na,
+# nactuator, nout) of what they accept; what MuJoCo accepts and diffmj refuses as unsupported
+# (reflected damping, states without dynamics, a control history) is in tests/mjcf29.rs
+Q = ('<mujoco><compiler autolimits="true"/><default>%s</default><worldbody>'
+     '<site name="ref" pos="0 0 1"/><body name="a" pos="0 0 1"><joint name="b" type="ball"/>'
+     '<geom size=".1"/><site name="tip" pos="0 0 -.3"/><body pos="0 0 -1"><joint name="j"/>'
+     '<geom size=".1"/></body></body></worldbody><tendon><fixed name="t"><joint joint="j" '
+     'coef="1"/></fixed></tendon><actuator>%s</actuator></mujoco>')
+S3 = 'gaintype="so3" biastype="so3" gainprm="2" biasprm="0 -2 -1"'
+DECISIONS.update({
+    "orientation_plain": Q % ('', '<orientation joint="b"/>'),
+    "orientation_quat": Q % ('', '<orientation joint="b" input="quat" kp="2" kv="1"/>'),
+    "orientation_input_pos": Q % ('', '<orientation joint="b" input="pos"/>'),
+    "orientation_input_unknown": Q % ('', '<orientation joint="b" input="foo"/>'),
+    "orientation_site": Q % ('', '<orientation site="tip" refsite="ref" dampratio="1"/>'),
+    "orientation_site_no_ref": Q % ('', '<orientation site="tip"/>'),
+    "orientation_hinge": Q % ('', '<orientation joint="j"/>'),
+    "orientation_tendon": Q % ('', '<orientation tendon="t"/>'),
+    "orientation_gear": Q % ('', '<orientation joint="b" gear="2 0 0"/>'),
+    "orientation_forcerange": Q % ('', '<orientation joint="b" forcerange="0 2"/>'),
+    "orientation_forcerange_negative": Q % ('', '<orientation joint="b" forcerange="-1 2"/>'),
+    "orientation_forcerange_zero": Q % ('', '<orientation joint="b" forcerange="0 0" '
+                                            'forcelimited="true"/>'),
+    "orientation_ctrlrange": Q % ('', '<orientation joint="b" ctrlrange="-1 2"/>'),
+    "orientation_kv_dampratio": Q % ('', '<orientation joint="b" kv="1" dampratio="1"/>'),
+    "orientation_kp_negative": Q % ('', '<orientation joint="b" kp="-1"/>'),
+    "orientation_kv_negative": Q % ('', '<orientation joint="b" kv="-1"/>'),
+    "orientation_dampratio_negative": Q % ('', '<orientation joint="b" dampratio="-1"/>'),
+    "orientation_armature": Q % ('', '<orientation joint="b" armature="1"/>'),
+    "orientation_timeconst": Q % ('', '<orientation joint="b" timeconst="1"/>'),
+    "orientation_class": Q % ('<default class="c"><orientation kp="5" kv="1.5" ctrlrange="-1 1" '
+                              'forcerange="0 3"/></default>',
+                              '<orientation joint="b" class="c"/>'),
+    "orientation_class_quat": Q % ('<default class="c"><orientation input="quat"/></default>',
+                                   '<orientation joint="b" class="c"/><position joint="j" '
+                                   'class="c"/>'),
+    "general_so3": Q % ('', '<general joint="b" %s/>' % S3),
+    "general_so3_gain_only": Q % ('', '<general joint="b" gaintype="so3"/>'),
+    "general_so3_bias_only": Q % ('', '<general joint="b" biastype="so3"/>'),
+    "general_so3_kp_mismatch": Q % ('', '<general joint="b" gaintype="so3" biastype="so3"/>'),
+    "general_so3_filter": Q % ('', '<general joint="b" %s dyntype="filter"/>' % S3),
+    "general_so3_integrator": Q % ('', '<general joint="b" %s dyntype="integrator"/>' % S3),
+    "general_so3_integrator_actdim1": Q % ('', '<general joint="b" %s dyntype="integrator" '
+                                               'actdim="1"/>' % S3),
+    "general_so3_integrator_quat": Q % ('', '<general joint="b" %s dyntype="integrator" '
+                                            'input="quat"/>' % S3),
+    "general_so3_input_none": Q % ('', '<general joint="b" %s input="none"/>' % S3),
+    "general_so3_input_two": Q % ('', '<general joint="b" %s input="pos vel"/>' % S3),
+    "general_so3_jointinparent": Q % ('', '<general jointinparent="b" %s/>' % S3),
+    "general_so3_body": Q % ('', '<general body="a" %s/>' % S3),
+    "general_so3_site_no_ref": Q % ('', '<general site="tip" %s/>' % S3),
+})
+
 # <attach> texts: they read the models of models/mjcf29/ by paths relative to the repository's
 # root, which is the working directory of both the decisions below and the Rust tests
 A = ('<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/>'
@@ -381,7 +437,7 @@ def decisions():
             out[key] = {"xml": xml, "accept": True,
                         "sizes": {k: int(getattr(m, k)) for k in
                                   ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
-                                   "neq", "nexclude", "nu", "nactuator", "na", "nkey"]},
+                                   "neq", "nexclude", "nu", "nactuator", "na", "nkey", "nout"]},
                         "disableactuator": int(m.opt.disableactuator)}
         except ValueError as e:
             out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}
