@@ -12,7 +12,8 @@ For every model of MODELS this writes
     compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
     tests/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
     of the generate.py file.
-It also writes tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
+It also writes tests/golden/mjcf29/orientation_runs.json (short runs of orientation actuators
+from set states, see RUNS) and tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
 when accepted, its message when refused) for the small MJCF texts of DECISIONS (malformed
 replicate attributes and placement rules).
 """
@@ -395,6 +396,60 @@ DECISIONS.update({
 })
 
 
+# Short runs from set states that the random states of the golden files do not reach (the wheel's
+# final qpos, qvel and act after STEPS steps from the state given, each integrator): an so3
+# integrator set-point past pi, brought back to the same rotation with angle <= pi after each
+# step; an so3 servo with damping whose torque norm is at its forcerange bound (the implicit
+# integrators then drop its damping).
+ORIENT_BALL = ('<mujoco><option timestep="0.002"/><worldbody><body pos="0 0 1"><joint name="b" '
+               'type="ball" damping="0.1"/><geom type="box" size=".1 .15 .2" pos=".05 0 0"/>'
+               '</body></worldbody><actuator>%s</actuator></mujoco>')
+RUNS = {
+    "integrator_past_pi": (
+        ORIENT_BALL % '<general joint="b" gaintype="so3" biastype="so3" dyntype="integrator" '
+                      'gainprm="0.5" biasprm="0 -0.5 -0.05" actearly="true"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [0.5, -0.3, 0.2], "act": [3.0, 2.5, -1.0],
+         "ctrl": [0.8, 0.6, -0.4]}),
+    "integrator_turns": (
+        ORIENT_BALL % '<general joint="b" gaintype="so3" biastype="so3" dyntype="integrator" '
+                      'gainprm="0.5" biasprm="0 -0.5 -0.05"/>',
+        {"qpos": [1, 0, 0, 0], "qvel": [0, 0, 0], "act": [9.0, -4.0, 2.0],
+         "ctrl": [0.1, 0.2, 0.3]}),
+    "saturated_damping": (
+        ORIENT_BALL % '<orientation joint="b" kp="4" kv="2" forcerange="0 0.3"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [2.0, -1.5, 1.0], "act": [],
+         "ctrl": [0.8, 0.6, -0.4]}),
+    "inside_bound_damping": (
+        ORIENT_BALL % '<orientation joint="b" kp="0.5" kv="0.2" forcerange="0 5"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [2.0, -1.5, 1.0], "act": [],
+         "ctrl": [0.8, 0.6, -0.4]}),
+}
+STEPS = 50
+
+
+def runs():
+    out = {}
+    for key, (xml, st) in RUNS.items():
+        m = mujoco.MjModel.from_xml_string(xml)
+        res = {}
+        for integ in ["Euler", "RK4", "implicit", "implicitfast"]:
+            m.opt.integrator = getattr(mujoco.mjtIntegrator, "mjINT_" + integ.upper())
+            d = mujoco.MjData(m)
+            d.qpos[:] = st["qpos"]
+            d.qvel[:] = st["qvel"]
+            d.act[:] = st["act"]
+            d.ctrl[:] = st["ctrl"]
+            first = None
+            for k in range(STEPS):
+                mujoco.mj_step(m, d)
+                if k == 0:
+                    first = {"qvel": G.flat(d.qvel), "act": G.flat(d.act)}
+            res[integ] = {"first": first, "qpos": G.flat(d.qpos), "qvel": G.flat(d.qvel),
+                          "act": G.flat(d.act)}
+        out[key] = {"xml": xml, "state": st, "steps": STEPS, "integrators": res}
+    return out
+
+
 def names(m):
     out = {}
     for key, t, n in KINDS:
@@ -461,6 +516,10 @@ def main(argv):
             doc["sensordata"] = sensordata(m, name, tp)
         with open(os.path.join(HERE, "mjcf29", name + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
+            f.write("\n")
+    if not filt or any("runs" in f for f in filt):
+        with open(os.path.join(HERE, "mjcf29", "orientation_runs.json"), "w") as f:
+            json.dump({"mujoco_version": mujoco.__version__, "runs": runs()}, f, indent=1)
             f.write("\n")
     if not filt or any("decisions" in f for f in filt):
         with open(os.path.join(HERE, "mjcf29", "decisions.json"), "w") as f:
