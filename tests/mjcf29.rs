@@ -388,9 +388,11 @@ fn attachments_growing_lists_are_refused_quickly() {
 /// What of MuJoCo 4.0's new actuators diffmj refuses rather than approximates, each with a
 /// positioned error naming the element and the attribute: a control history (`nsample`,
 /// `delay`) on a pid or dcmotor without exactly one input (MuJoCo keeps the whole input vector
-/// per sample; a single-input pid's or dcmotor's history is supported), `<orientation>`, and
-/// the dcmotor and so3 types written on `<general>` (which MuJoCo 4.0 accepts: the parameter
-/// vectors of a dcmotor are those its element computes, see `dcmotor_forms_match_mujoco`).
+/// per sample; a single-input pid's or dcmotor's history is supported; an orientation's 3 or 4
+/// inputs), the dcmotor types written on `<general>` (which MuJoCo 4.0 accepts: the parameter
+/// vectors of a dcmotor are those its element computes, see `dcmotor_forms_match_mujoco`), and
+/// what MuJoCo 4.0 accepts on an so3 actuator without using it as diffmj could not check:
+/// reflected damping and armature, and activation states without dynamics.
 #[test]
 fn pid_forms_refused_with_position() {
     use diffmj::mjcf::ErrorKind;
@@ -415,10 +417,10 @@ fn pid_forms_refused_with_position() {
             Some("nsample"),
         ),
         (
-            r#"<orientation joint="b"/>"#,
+            r#"<orientation joint="b" nsample="3" delay="0.004"/>"#,
             ErrorKind::Unsupported,
             "orientation",
-            None,
+            Some("nsample"),
         ),
         (
             r#"<dcmotor joint="j" motorconst="0.1" resistance="1" input="pos vel" nsample="2"/>"#,
@@ -439,10 +441,22 @@ fn pid_forms_refused_with_position() {
             Some("dyntype"),
         ),
         (
-            r#"<general joint="b" gaintype="so3" biastype="so3"/>"#,
+            r#"<general joint="b" gaintype="so3" biastype="so3" biasprm="0 -1 0" damping="1"/>"#,
             ErrorKind::Unsupported,
             "general",
-            Some("gaintype"),
+            Some("damping"),
+        ),
+        (
+            r#"<general joint="b" gaintype="so3" biastype="so3" biasprm="0 -1 0" armature="1"/>"#,
+            ErrorKind::Unsupported,
+            "general",
+            Some("armature"),
+        ),
+        (
+            r#"<general joint="b" gaintype="so3" biastype="so3" biasprm="0 -1 0" actdim="3"/>"#,
+            ErrorKind::Unsupported,
+            "general",
+            Some("actdim"),
         ),
     ];
     for (act, kind, element, attr) in cases {
@@ -642,4 +656,116 @@ fn inheritrange_next_to_a_range_as_mujoco() {
             (got, _) => panic!("case {i}: {:?}", got.map(|_| "accepted")),
         }
     }
+}
+
+/// An orientation actuator's quaternion control block starts at the identity quaternion, as
+/// MuJoCo 4.0's `mj_resetData` leaves it (checked on the wheel: `ctrl = [0, 1, 0, 0, 0]` for a
+/// motor next to an orientation with `input="quat"`), also after a reset; a keyframe keeps its
+/// zeros (the wheel's `key_ctrl` is 0 there, which the servo also reads as the identity).
+#[test]
+fn orientation_quat_controls_reset_to_identity() {
+    let xml = r#"<mujoco><worldbody><body><joint name="b" type="ball"/><geom size=".1"/></body>
+        </worldbody><actuator><motor joint="b" gear="0 0 1"/><orientation joint="b"
+        input="quat"/><orientation joint="b"/></actuator><keyframe><key ctrl="5 0 0 0 0 1 2 3"/>
+        </keyframe></mujoco>"#;
+    let m = diffmj::mjcf::load_str(xml).unwrap();
+    assert_eq!((m.nu, m.nactuator, m.nout), (8, 3, 7));
+    let mut d = diffmj::Data::new(&m);
+    assert_eq!(d.ctrl, [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    d.ctrl.iter_mut().for_each(|c| *c = 3.0);
+    d.reset(&m);
+    assert_eq!(d.ctrl, [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert!(d.reset_keyframe(&m, 0));
+    assert_eq!(d.ctrl, [5.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
+}
+
+/// A `<damper>` in a class of so3 actuator defaults is refused with a positioned error: MuJoCo
+/// 4.0 takes its `kv` from that class's `gainprm[2]` (0), where diffmj starts a damper at
+/// `kv = 1`.
+#[test]
+fn damper_in_so3_class_refused() {
+    let xml = "<mujoco>\n<default>\n<default class=\"c\">\n<general gaintype=\"so3\" \
+               biastype=\"so3\" biasprm=\"0 -1 0\"/>\n</default>\n</default>\n<worldbody>\n\
+               <body>\n<joint name=\"j\"/>\n<geom size=\".1\"/>\n</body>\n</worldbody>\n\
+               <actuator>\n<damper class=\"c\" joint=\"j\" ctrlrange=\"0 1\"/>\n</actuator>\n\
+               </mujoco>";
+    let e = diffmj::mjcf::load_str(xml).expect_err("refused");
+    assert_eq!(e.kind, diffmj::mjcf::ErrorKind::Unsupported, "{e}");
+    assert_eq!(e.line, 14, "{e}");
+    assert_eq!(e.attribute.as_deref(), Some("class"), "{e}");
+}
+
+/// Orientation actuators from set states the random states of the golden files do not reach,
+/// against MuJoCo 4.0 (`tests/golden/mjcf29/orientation_runs.json`, 50 steps under each
+/// integrator; the first step's `qvel` and `act` and the final `qpos`, `qvel`, `act`): an so3
+/// integrator set-point past π (and one several turns long) is brought back to the same
+/// rotation with angle ≤ π after each step, and the implicit integrators drop an so3 servo's
+/// damping while its torque norm is at its `forcerange` bound and keep it inside.
+///
+/// The saturated servo is compared on its first step only under the implicit integrators: the
+/// wheel decides on the norm of the clamped torque (`≥` the bound), which lands on the bound or
+/// one ulp below it (5.6e-17 at 0.3, both seen along this run), so it keeps the damping on some
+/// steps of a saturated run and drops it on others as rounding falls; diffmj applies the same
+/// rule to its own clamped torque, equal to the wheel's only to rounding.
+#[test]
+fn orientation_runs_match_mujoco() {
+    use diffmj::model::Integrator;
+    let g = common::read_json(&dir().join("orientation_runs.json"));
+    let nums = |v: &Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let err = |a: &[f64], b: &[f64]| {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    };
+    let mut worst = 0.0f64;
+    for (key, run) in g["runs"].as_object().unwrap() {
+        let mut m = diffmj::mjcf::load_str(run["xml"].as_str().unwrap()).unwrap();
+        let st = &run["state"];
+        for (name, integ) in [
+            ("Euler", Integrator::Euler),
+            ("RK4", Integrator::Rk4),
+            ("implicit", Integrator::Implicit),
+            ("implicitfast", Integrator::ImplicitFast),
+        ] {
+            m.opt.integrator = integ;
+            let mut d = diffmj::Data::new(&m);
+            d.qpos.copy_from_slice(&nums(&st["qpos"]));
+            d.qvel.copy_from_slice(&nums(&st["qvel"]));
+            d.act.copy_from_slice(&nums(&st["act"]));
+            d.ctrl.copy_from_slice(&nums(&st["ctrl"]));
+            let want = &run["integrators"][name];
+            let first_only = key == "saturated_damping" && name.starts_with("implicit");
+            let steps = if first_only {
+                1
+            } else {
+                run["steps"].as_u64().unwrap()
+            };
+            for k in 0..steps {
+                diffmj::step(&m, &mut d).unwrap();
+                if k == 0 {
+                    let e = err(&d.qvel, &nums(&want["first"]["qvel"]))
+                        .max(err(&d.act, &nums(&want["first"]["act"])));
+                    assert!(e < 1e-12, "{key} {name} first step: {e:.2e}");
+                }
+            }
+            if first_only {
+                continue;
+            }
+            let e = err(&d.qpos, &nums(&want["qpos"]))
+                .max(err(&d.qvel, &nums(&want["qvel"])))
+                .max(err(&d.act, &nums(&want["act"])));
+            eprintln!("{key:22} {name:12} {e:.2e}");
+            assert!(e < 1e-12, "{key} {name}: {e:.2e}");
+            worst = worst.max(e);
+        }
+    }
+    eprintln!("worst {worst:.2e}");
 }

@@ -88,10 +88,10 @@ data_fields! {
             /// `ten_wrapadr` on, `ten_wrapnum` points (sites, tangent points on wrapping geoms,
             /// zeros at pulleys); see `wrap_obj`.
             wrap_xpos: Vec<V3<T>> = [Nwrap2] Position;
-            /// Actuator transmission lengths (nactuator).
-            actuator_length: Vec<T> = [Nactuator] Position;
-            /// Actuator moment arms, dense (nactuator × nv).
-            actuator_moment: Vec<T> = [Nactuator x Nv] Position;
+            /// Actuator transmission lengths, one per force output (nout).
+            actuator_length: Vec<T> = [Nout] Position;
+            /// Actuator moment arms, dense, one row per force output (nout × nv).
+            actuator_moment: Vec<T> = [Nout x Nv] Position;
             /// Composite rigid-body inertias (nbody × 10).
             crb: Vec<Inert<T>> = [Nbody] Position;
             /// Joint-space inertia, tree-sparse (nM): per dof the diagonal, then the ancestor dofs.
@@ -108,8 +108,8 @@ data_fields! {
             cdof_dot: Vec<V6<T>> = [Nv] Velocity;
             /// Tendon velocities (ntendon).
             ten_velocity: Vec<T> = [Ntendon] Velocity;
-            /// Actuator velocities (nactuator).
-            actuator_velocity: Vec<T> = [Nactuator] Velocity;
+            /// Actuator velocities, one per force output (nout).
+            actuator_velocity: Vec<T> = [Nout] Velocity;
             /// Coriolis, centrifugal and gravity forces c(q, v) (nv).
             qfrc_bias: Vec<T> = [Nv] Velocity;
             /// Passive spring forces (nv).
@@ -129,8 +129,8 @@ data_fields! {
             qfrc_passive: Vec<T> = [Nv] Velocity;
             /// Activation time derivatives (na).
             act_dot: Vec<T> = [Na] Acceleration;
-            /// Actuator forces in actuation space (nactuator).
-            actuator_force: Vec<T> = [Nactuator] Acceleration;
+            /// Actuator forces in actuation space, one per force output (nout).
+            actuator_force: Vec<T> = [Nout] Acceleration;
             /// Actuator forces in joint space (nv).
             qfrc_actuator: Vec<T> = [Nv] Acceleration;
             /// Net unconstrained force `τ − c` (nv).
@@ -651,8 +651,8 @@ impl<T: Scalar> Data<T> {
             ten_length: z(m.ntendon),
             ten_J: z(m.ntendon * m.nv),
             wrap_xpos: z3(2 * m.nwrap),
-            actuator_length: z(m.nactuator),
-            actuator_moment: z(m.nactuator * m.nv),
+            actuator_length: z(m.nout),
+            actuator_moment: z(m.nout * m.nv),
             crb: vec![[T::zero(); 10]; m.nbody],
             qM: z(m.nm),
             qLD: z(m.nm),
@@ -660,7 +660,7 @@ impl<T: Scalar> Data<T> {
             cvel: z6(m.nbody),
             cdof_dot: z6(m.nv),
             ten_velocity: z(m.ntendon),
-            actuator_velocity: z(m.nactuator),
+            actuator_velocity: z(m.nout),
             qfrc_bias: z(m.nv),
             qfrc_spring: z(m.nv),
             qfrc_damper: z(m.nv),
@@ -669,7 +669,7 @@ impl<T: Scalar> Data<T> {
             qfrc_adhesion: z(m.nv),
             qfrc_passive: z(m.nv),
             act_dot: z(m.na),
-            actuator_force: z(m.nactuator),
+            actuator_force: z(m.nout),
             qfrc_actuator: z(m.nv),
             qfrc_smooth: z(m.nv),
             qacc_smooth: z(m.nv),
@@ -745,7 +745,7 @@ impl<T: Scalar> Data<T> {
             scratch_m2: z(m.nm),
             scratch_state: vec![z(nstate); 6],
             dcmotor_clip: vec![0; m.nactuator],
-            rk4_actvel: z(m.nactuator),
+            rk4_actvel: z(m.nout),
             sensor_slots: Vec::with_capacity(
                 (0..m.nsensor)
                     .filter(|&i| m.sensor_type[i] == crate::model::SensorType::Contact)
@@ -763,7 +763,8 @@ impl<T: Scalar> Data<T> {
     }
 
     /// Reset the state to the model's reference configuration: `qpos = qpos0`, zero velocities,
-    /// activations, controls and applied forces, mocap poses from the model, time 0.
+    /// activations, controls (the identity quaternion for an `orientation` actuator with input
+    /// `quat`) and applied forces, mocap poses from the model, time 0.
     pub fn reset(&mut self, m: &Model<T>) {
         self.time = T::zero();
         self.qpos.copy_from_slice(&m.qpos0);
@@ -775,6 +776,15 @@ impl<T: Scalar> Data<T> {
             &mut self.userdata,
         ] {
             v.iter_mut().for_each(|x| *x = T::zero());
+        }
+        // an orientation actuator's quaternion control block starts at the identity (MuJoCo
+        // 4.0's mj_resetData; keyframes keep their zeros, which the servo also reads as the
+        // identity)
+        for u in 0..m.nactuator {
+            if m.actuator_gaintype[u] == crate::model::GainType::So3 && m.actuator_ctrlspec[u] == 2
+            {
+                self.ctrl[m.actuator_ctrladr[u]] = T::one();
+            }
         }
         self.qacc_warmstart.iter_mut().for_each(|x| *x = T::zero());
         self.qacc.iter_mut().for_each(|x| *x = T::zero());

@@ -101,7 +101,7 @@ impl FdWorkspace {
             mass: vec![0.0; m.nc],
             mass_plus: vec![0.0; m.nc],
             mass_minus: vec![0.0; m.nc],
-            actuator_force: vec![0.0; m.nactuator],
+            actuator_force: vec![0.0; m.nout],
             qfrc_actuator: vec![0.0; m.nv],
             sensors: false,
         }

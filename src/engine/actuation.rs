@@ -25,16 +25,22 @@ use super::muscle;
 /// `moment = J_pᵀ f + J_rᵀ τ`; the length is zero without a reference site. Slider-cranks:
 /// the rod geometry of `slider_crank` below. Bodies (adhesion actuators): the averaged contact
 /// normals of `adhesion_moment` below, length zero; this needs the contacts and constraint
-/// rows of the current state, so it runs after constraint assembly.
+/// rows of the current state, so it runs after constraint assembly. So3 (`orientation`): three
+/// outputs, see [`so3_transmission`].
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     let mut moment = std::mem::take(&mut d.actuator_moment);
     for u in 0..m.nactuator {
-        let gear = m.actuator_gear[u];
+        let o = m.actuator_outadr[u];
+        let gear = m.actuator_gear[o];
         let id = m.actuator_trnid[u][0];
-        let row = &mut moment[u * nv..(u + 1) * nv];
+        if m.actuator_trntype[u] == TrnType::So3 {
+            so3_transmission(m, d, u, &mut moment[o * nv..(o + 3) * nv]);
+            continue;
+        }
+        let row = &mut moment[o * nv..(o + 1) * nv];
         // the row is zero outside its dof range (never written there)
-        let [lo, hi] = m.actuator_dofrange[u];
+        let [lo, hi] = m.actuator_dofrange[o];
         row[lo..hi].iter_mut().for_each(|x| *x = T::zero());
         let mut len = T::zero();
         match m.actuator_trntype[u] {
@@ -135,10 +141,58 @@ pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 adhesion_moment(m, d, id as usize, row, &mut cs);
                 d.constraint_scratch = cs;
             }
+            TrnType::So3 => unreachable!("so3 transmissions are handled above"),
         }
-        d.actuator_length[u] = len;
+        d.actuator_length[o] = len;
     }
     d.actuator_moment = moment;
+}
+
+/// The so3 transmission of actuator `u` (MuJoCo 4.0's `mjTRN_SO3`, the `orientation`
+/// actuator; measured on the 4.0 wheel): its three lengths and moment `rows` (3 × nv, from its
+/// first output).
+///
+/// On a ball joint, the lengths are the rotation vector `log(q)` of the joint's normalized
+/// quaternion and the rows the unit rows of its three dofs: force, error and velocity are in
+/// the child frame. On a site with a reference site, the lengths are `log(q_r⁻¹ q_s)` with `q_s
+/// = xquat(body) ⊗ site_quat` of each site, and row `k` is `(J_r(site) − J_r(refsite))ᵀ a_k`
+/// with `a_k` the site's axis `k` in the world frame, the dofs of the two sites' common chain
+/// left out (they turn both alike). The gear is not used.
+fn so3_transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, rows: &mut [T]) {
+    let nv = m.nv;
+    let o = m.actuator_outadr[u];
+    let [lo, hi] = m.actuator_dofrange[o];
+    for k in 0..3 {
+        rows[k * nv + lo..k * nv + hi]
+            .iter_mut()
+            .for_each(|x| *x = T::zero());
+    }
+    let [id, refsite] = m.actuator_trnid[u];
+    let len = if refsite < 0 {
+        let j = id as usize;
+        let (qa, da) = (m.jnt_qposadr[j], m.jnt_dofadr[j]);
+        let mut q = [d.qpos[qa], d.qpos[qa + 1], d.qpos[qa + 2], d.qpos[qa + 3]];
+        quat_normalize(&mut q);
+        for k in 0..3 {
+            rows[k * nv + da + k] = T::one();
+        }
+        quat_log(&q)
+    } else {
+        let (s, r) = (id as usize, refsite as usize);
+        let qs = quat_mul(&d.xquat[m.site_bodyid[s]], &m.site_quat[s]);
+        let qr = quat_mul(&d.xquat[m.site_bodyid[r]], &m.site_quat[r]);
+        let shared = common_dof(m, m.site_bodyid[s], m.site_bodyid[r]);
+        let xm = d.site_xmat[s];
+        let zero = zero3::<T>();
+        for k in 0..3 {
+            let axis = [xm[k], xm[k + 3], xm[k + 6]];
+            let row = &mut rows[k * nv..(k + 1) * nv];
+            add_site_wrench(m, d, s, &zero, &axis, T::one(), shared, row);
+            add_site_wrench(m, d, r, &zero, &axis, -T::one(), shared, row);
+        }
+        quat_sub(&qs, &qr)
+    };
+    d.actuator_length[o..o + 3].copy_from_slice(&len);
 }
 
 /// Moment row of a body transmission (the `adhesion` actuator; computation chapter,
@@ -240,7 +294,7 @@ fn slider_crank<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize, row: &mut [T]) -
     add_site_wrench(m, d, crank, &dl_dv, &zero3(), one, NONE, row);
     let turn = cross(&axis, &dl_da);
     add_site_wrench(m, d, slider, &scl3(&dl_dv, -one), &turn, one, NONE, row);
-    let gear = m.actuator_gear[u][0];
+    let gear = m.actuator_gear[m.actuator_outadr[u]][0];
     row.iter_mut().for_each(|x| *x *= gear);
     len * gear
 }
@@ -288,13 +342,13 @@ fn add_site_wrench<T: Scalar>(
     }
 }
 
-/// `(actuator_moment, qvel) → actuator_velocity`.
+/// `(actuator_moment, qvel) → actuator_velocity`, one per force output.
 pub fn actuator_velocity<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
-    for u in 0..m.nactuator {
-        let [lo, hi] = m.actuator_dofrange[u];
-        let row = &d.actuator_moment[u * nv + lo..u * nv + hi];
-        d.actuator_velocity[u] = row
+    for o in 0..m.nout {
+        let [lo, hi] = m.actuator_dofrange[o];
+        let row = &d.actuator_moment[o * nv + lo..o * nv + hi];
+        d.actuator_velocity[o] = row
             .iter()
             .zip(&d.qvel[lo..hi])
             .fold(T::zero(), |s, (a, b)| s + *a * *b);
@@ -316,7 +370,7 @@ fn wrap_period<T: Scalar>(m: &Model<T>, u: usize) -> T {
     if !servo && m.actuator_gaintype[u] != GainType::Pid {
         return T::zero();
     }
-    let g = &m.actuator_gear[u];
+    let g = &m.actuator_gear[m.actuator_outadr[u]];
     let id = m.actuator_trnid[u][0];
     let turn = match m.actuator_trntype[u] {
         TrnType::Joint | TrnType::JointInParent if m.jnt_type[id as usize] == JointType::Ball => {
@@ -475,7 +529,8 @@ fn dcmotor_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, mut c: [T; 
     let spec = m.actuator_ctrlspec[u];
     let (dp, gp) = (&m.actuator_dynprm[u], &m.actuator_gainprm[u]);
     let slots = DcMotorSlots::of(dp, gp);
-    let (len, vel) = (d.actuator_length[u], d.actuator_velocity[u]);
+    let o = m.actuator_outadr[u];
+    let (len, vel) = (d.actuator_length[o], d.actuator_velocity[o]);
     let (r, k, te) = (gp[0], gp[1], dp[0]);
     let a0 = usize::try_from(m.actuator_actadr[u]).unwrap_or(0);
     let h = m.opt.timestep;
@@ -557,7 +612,7 @@ fn dcmotor_mechanical<T: Scalar>(m: &Model<T>, d: &Data<T>, u: usize) -> T {
     let (dp, bp) = (&m.actuator_dynprm[u], &m.actuator_biasprm[u]);
     let mut f = T::zero();
     if bp[0].re() != 0.0 {
-        f += bp[0] * (bp[1] * d.actuator_length[u] + bp[2]).sin();
+        f += bp[0] * (bp[1] * d.actuator_length[m.actuator_outadr[u]] + bp[2]).sin();
     }
     if let Some(s) = DcMotorSlots::of(dp, &m.actuator_gainprm[u]).bristle {
         let a = m.actuator_actadr[u] as usize + s;
@@ -575,7 +630,8 @@ fn tendon_force_limits<T: Scalar>(m: &Model<T>, force: &mut [T]) {
             continue;
         }
         let acts = &m.tendon_trn_actuators[t];
-        let total = acts.iter().fold(T::zero(), |s, &u| s + force[u]);
+        let out = |u: usize| m.actuator_outadr[u];
+        let total = acts.iter().fold(T::zero(), |s, &u| s + force[out(u)]);
         let [lo, hi] = m.tendon_actfrcrange[t];
         let bound = if total.re() < lo.re() {
             lo
@@ -589,7 +645,7 @@ fn tendon_force_limits<T: Scalar>(m: &Model<T>, force: &mut [T]) {
         }
         let scale = bound / total;
         for &u in acts {
-            force[u] *= scale;
+            force[out(u)] *= scale;
         }
     }
 }
@@ -618,7 +674,8 @@ fn pid_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, c: [T; 3]) -> T
         }
     };
     let (mut qref, vref, ff) = (take(1), take(2), take(4));
-    let (len, vel) = (d.actuator_length[u], d.actuator_velocity[u]);
+    let o = m.actuator_outadr[u];
+    let (len, vel) = (d.actuator_length[o], d.actuator_velocity[o]);
     let period = wrap_period(m, u);
     let (dp, gp, bp) = (
         &m.actuator_dynprm[u],
@@ -671,6 +728,52 @@ fn pid_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, c: [T; 3]) -> T
         f += ki * z;
     }
     f + (bp[0] + bp[1] * len + bp[2] * vel)
+}
+
+/// The three forces of an so3 (`orientation`) actuator before its clamp (MuJoCo 4.0's
+/// `mjGAIN_SO3`, `mjBIAS_SO3`; XML reference "actuator/orientation"; measured on the 4.0
+/// wheel), and the rates of its integrator states, from its clamped inputs `c`.
+///
+/// The target is `q_t = exp(v)` of the expmap control block `v` (3 controls), of the three
+/// activations (integrator dynamics: `act_dot = ctrl`, the next activations with `actearly`),
+/// or the normalized quaternion control block (`ctrlspec` 2, 4 controls; zero gives the
+/// identity). With `q = exp(length)` the current orientation, output `k` is `kp·e_k +
+/// biasprm[0] + biasprm[2]·velocity_k` with `e = log(q⁻¹ q_t)` and `kp = gainprm[0]`. Zero for an
+/// actuator of a disabled group (its rates are still computed).
+fn so3_force<T: Scalar>(m: &Model<T>, d: &mut Data<T>, u: usize, c: [T; 4]) {
+    let o = m.actuator_outadr[u];
+    let target = if m.actuator_ctrlspec[u] == 2 {
+        let mut q = c;
+        quat_normalize(&mut q);
+        q
+    } else {
+        let mut v = [c[0], c[1], c[2]];
+        if let (DynType::Integrator, Ok(a)) =
+            (m.actuator_dyntype[u], usize::try_from(m.actuator_actadr[u]))
+        {
+            for k in 0..3 {
+                d.act_dot[a + k] = c[k];
+                v[k] = if m.actuator_actearly[u] {
+                    let vel = d.actuator_velocity[o];
+                    next_activation(m, u, k, d.act[a + k], c[k], vel)
+                } else {
+                    d.act[a + k]
+                };
+            }
+        }
+        quat_exp(&v)
+    };
+    let f = &mut d.actuator_force[o..o + 3];
+    if m.actuator_disabled(u) {
+        f.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
+    let len = &d.actuator_length[o..o + 3];
+    let e = quat_sub(&target, &quat_exp(&[len[0], len[1], len[2]]));
+    let (kp, bp) = (m.actuator_gainprm[u][0], &m.actuator_biasprm[u]);
+    for k in 0..3 {
+        f[k] = kp * e[k] + bp[0] + bp[2] * d.actuator_velocity[o + k];
+    }
 }
 
 /// `(ctrl, act, actuator_length, actuator_velocity, actuator_moment) → (act_dot,
@@ -726,12 +829,17 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                     *ck = effective(d, u, k);
                 }
             }
+            let o = m.actuator_outadr[u];
             if m.actuator_gaintype[u] == GainType::Pid {
-                d.actuator_force[u] = pid_force(m, d, u, [c[0], c[1], c[2]]);
+                d.actuator_force[o] = pid_force(m, d, u, [c[0], c[1], c[2]]);
                 continue;
             }
             if m.actuator_gaintype[u] == GainType::DcMotor {
-                d.actuator_force[u] = dcmotor_force(m, d, u, c);
+                d.actuator_force[o] = dcmotor_force(m, d, u, c);
+                continue;
+            }
+            if m.actuator_gaintype[u] == GainType::So3 {
+                so3_force(m, d, u, c);
                 continue;
             }
             let ctrl = c[0];
@@ -755,7 +863,7 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 };
                 d.act_dot[a] = rate;
                 if m.actuator_actearly[u] {
-                    let vel = d.actuator_velocity[u];
+                    let vel = d.actuator_velocity[o];
                     next_activation(m, u, m.actuator_actnum[u] - 1, act, rate, vel)
                 } else {
                     act
@@ -764,11 +872,11 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             // a disabled group's actuator: rates computed (and reported), no force; the
             // forcerange clamp below still applies (MuJoCo 4.0: forcerange [1, 2] gives 1)
             if m.actuator_disabled(u) {
-                d.actuator_force[u] = T::zero();
+                d.actuator_force[o] = T::zero();
                 continue;
             }
-            let len = d.actuator_length[u];
-            let vel = d.actuator_velocity[u];
+            let len = d.actuator_length[o];
+            let vel = d.actuator_velocity[o];
             let input = wrap_setpoint(m, u, input, len);
             let gp = &m.actuator_gainprm[u];
             let gain = match m.actuator_gaintype[u] {
@@ -777,12 +885,12 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 GainType::Muscle => muscle::muscle_gain(
                     len,
                     vel,
-                    &m.actuator_lengthrange[u],
-                    m.actuator_acc0[u],
+                    &m.actuator_lengthrange[o],
+                    m.actuator_acc0[o],
                     gp,
                 ),
-                GainType::Pid | GainType::DcMotor => {
-                    unreachable!("pid and dcmotor gains are handled by pid_force, dcmotor_force")
+                GainType::Pid | GainType::DcMotor | GainType::So3 => {
+                    unreachable!("pid, dcmotor and so3 gains are handled by their own functions")
                 }
             };
             let bp = &m.actuator_biasprm[u];
@@ -790,16 +898,38 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
                 BiasType::None => T::zero(),
                 BiasType::Affine => bp[0] + bp[1] * len + bp[2] * vel,
                 BiasType::Muscle => {
-                    muscle::muscle_bias(len, &m.actuator_lengthrange[u], m.actuator_acc0[u], bp)
+                    muscle::muscle_bias(len, &m.actuator_lengthrange[o], m.actuator_acc0[o], bp)
                 }
-                // the compiler gives a dcmotor bias only to dcmotor gains (above)
-                BiasType::DcMotor => T::zero(),
+                // the compiler gives dcmotor and so3 biases only to dcmotor and so3 gains (above)
+                BiasType::DcMotor | BiasType::So3 => T::zero(),
             };
-            d.actuator_force[u] = gain * input + bias;
+            d.actuator_force[o] = gain * input + bias;
         }
         tendon_force_limits(m, &mut d.actuator_force);
         for u in 0..m.nactuator {
-            let mut f = d.actuator_force[u];
+            let o = m.actuator_outadr[u];
+            if m.actuator_gaintype[u] == GainType::So3 {
+                // the norm of the torque is clamped, its direction kept (MuJoCo 4.0)
+                let f = &mut d.actuator_force[o..o + 3];
+                if m.actuator_forcelimited[u] {
+                    let hi = m.actuator_forcerange[u][1];
+                    let n = norm3(&[f[0], f[1], f[2]]);
+                    if n.re() > hi.re() {
+                        let scale = hi / n;
+                        f.iter_mut().for_each(|x| *x *= scale);
+                    }
+                }
+                for k in 0..3 {
+                    let [lo, hi] = m.actuator_dofrange[o + k];
+                    let row = &d.actuator_moment[(o + k) * nv + lo..(o + k) * nv + hi];
+                    let f = d.actuator_force[o + k];
+                    for (q, r) in d.qfrc_actuator[lo..hi].iter_mut().zip(row) {
+                        *q += *r * f;
+                    }
+                }
+                continue;
+            }
+            let mut f = d.actuator_force[o];
             let dcmotor = m.actuator_biastype[u] == BiasType::DcMotor;
             if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];
@@ -812,9 +942,9 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
             if dcmotor && !m.actuator_disabled(u) {
                 f += dcmotor_mechanical(m, d, u);
             }
-            d.actuator_force[u] = f;
-            let [lo, hi] = m.actuator_dofrange[u];
-            let row = &d.actuator_moment[u * nv + lo..u * nv + hi];
+            d.actuator_force[o] = f;
+            let [lo, hi] = m.actuator_dofrange[o];
+            let row = &d.actuator_moment[o * nv + lo..o * nv + hi];
             for (q, r) in d.qfrc_actuator[lo..hi].iter_mut().zip(row) {
                 *q += *r * f;
             }

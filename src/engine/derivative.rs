@@ -41,6 +41,25 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             if m.actuator_disabled(u) {
                 continue;
             }
+            let o = m.actuator_outadr[u];
+            // an so3 servo's damping on each of its rows, none while the norm of its torque
+            // is at its bound (MuJoCo 4.0 keeps the damping while the clamp scales the torque
+            // down only when the norm is strictly inside)
+            if m.actuator_gaintype[u] == GainType::So3 {
+                let f = &d.actuator_force[o..o + 3];
+                let saturated = m.actuator_forcelimited[u]
+                    && norm3(&[f[0], f[1], f[2]]).re() >= m.actuator_forcerange[u][1].re();
+                let g = m.actuator_biasprm[u][2];
+                if saturated || g.is_zero_exact() {
+                    continue;
+                }
+                for r in o..o + 3 {
+                    let row = &d.actuator_moment[r * nv..(r + 1) * nv];
+                    let [lo, hi] = m.actuator_dofrange[r];
+                    add_outer_in_tree(m, &mut d.qDeriv, row, lo..hi, g);
+                }
+                continue;
+            }
             // a saturated actuator force does not change with velocity (a dcmotor's force
             // before its cogging and friction are added: checked against MuJoCo 4.0)
             if m.actuator_biastype[u] == BiasType::DcMotor {
@@ -49,7 +68,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                 }
             } else if m.actuator_forcelimited[u] {
                 let [lo, hi] = m.actuator_forcerange[u];
-                let f = d.actuator_force[u].re();
+                let f = d.actuator_force[o].re();
                 if f <= lo.re() || f >= hi.re() {
                     continue;
                 }
@@ -57,20 +76,20 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             let mut g = match m.actuator_biastype[u] {
                 BiasType::Affine => m.actuator_biasprm[u][2],
                 BiasType::DcMotor => dcmotor_damping(m, d, u),
-                BiasType::None | BiasType::Muscle => T::zero(),
+                BiasType::None | BiasType::Muscle | BiasType::So3 => T::zero(),
             };
             let gain_vel = match m.actuator_gaintype[u] {
                 GainType::Affine => m.actuator_gainprm[u][2],
                 GainType::Muscle => muscle::muscle_gain_vel(
-                    d.actuator_length[u],
-                    d.actuator_velocity[u],
-                    &m.actuator_lengthrange[u],
-                    m.actuator_acc0[u],
+                    d.actuator_length[o],
+                    d.actuator_velocity[o],
+                    &m.actuator_lengthrange[o],
+                    m.actuator_acc0[o],
                     &m.actuator_gainprm[u],
                 ),
                 // a pid's gain side (inputs, integral state) does not depend on velocity; its
                 // damping is the affine bias above
-                GainType::Fixed | GainType::Pid | GainType::DcMotor => T::zero(),
+                GainType::Fixed | GainType::Pid | GainType::DcMotor | GainType::So3 => T::zero(),
             };
             if !gain_vel.is_zero_exact() {
                 // MuJoCo uses the raw control here (not clamped to ctrlrange)
@@ -80,7 +99,7 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
                     let a = m.actuator_actadr[u] as usize + m.actuator_actnum[u] - 1;
                     if m.actuator_actearly[u] {
                         let off = m.actuator_actnum[u] - 1;
-                        let vel = d.actuator_velocity[u];
+                        let vel = d.actuator_velocity[o];
                         super::actuation::next_activation(m, u, off, d.act[a], d.act_dot[a], vel)
                     } else {
                         d.act[a]
@@ -91,8 +110,8 @@ pub fn smooth_vel<T: Scalar>(m: &Model<T>, d: &mut Data<T>, with_rne: bool) {
             if g.is_zero_exact() {
                 continue;
             }
-            let row = &d.actuator_moment[u * nv..(u + 1) * nv];
-            let [lo, hi] = m.actuator_dofrange[u];
+            let row = &d.actuator_moment[o * nv..(o + 1) * nv];
+            let [lo, hi] = m.actuator_dofrange[o];
             add_outer_in_tree(m, &mut d.qDeriv, row, lo..hi, g);
         }
     }

@@ -4,8 +4,9 @@
 
 use crate::data::{Data, Warning};
 use crate::math::*;
-use crate::model::{disable, Integrator, JointType, Model};
+use crate::model::{disable, DynType, GainType, Integrator, JointType, Model};
 use crate::scalar::Scalar;
+use std::f64::consts::PI;
 
 use super::derivative;
 use super::forward::{forward_skip, Skip};
@@ -119,9 +120,22 @@ fn advance_act<T: Scalar>(m: &Model<T>, act: &mut [T], vel: &[T], rate: impl Fn(
         // an actuator of a disabled group keeps its activations (rate 0, then the actrange
         // clamp, as MuJoCo 4.0)
         let off = m.actuator_disabled(u);
+        let v = vel[m.actuator_outadr[u]];
         for a in a0..a0 + m.actuator_actnum[u] {
             let r = if off { T::zero() } else { rate(a) };
-            act[a] = super::actuation::next_activation(m, u, a - a0, act[a], r, vel[u]);
+            act[a] = super::actuation::next_activation(m, u, a - a0, act[a], r, v);
+        }
+        // an so3 integrator's set-point, a rotation vector, is brought back to angle ≤ π: the
+        // same rotation (MuJoCo 4.0: scaled by (θ − 2π·round(θ/2π))/θ when θ = |act| > π; the
+        // number of turns is a step, no derivative flows through it)
+        if m.actuator_gaintype[u] == GainType::So3 && m.actuator_dyntype[u] == DynType::Integrator {
+            let s = &mut act[a0..a0 + 3];
+            let angle = norm3(&[s[0], s[1], s[2]]);
+            if angle.re() > PI {
+                let turns = T::c((angle.re() / (2.0 * PI)).round());
+                let scale = (angle - turns * T::c(2.0 * PI)) / angle;
+                s.iter_mut().for_each(|x| *x *= scale);
+            }
         }
     }
 }

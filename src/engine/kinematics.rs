@@ -55,6 +55,7 @@ impl FramesRead {
                 || tendons
                 || trn(TrnType::Site)
                 || trn(TrnType::SliderCrank)
+                || trn(TrnType::So3)
                 || m.eq_objtype.contains(&ObjType::Site),
             cameras: sensors,
         }

@@ -49,7 +49,8 @@ pub fn reflected<T: Scalar>(m: &Model<T>, tendon: bool, id: usize) -> (T, [T; 2]
             // the common actuator without reflected terms
             continue;
         }
-        let g2 = m.actuator_gear[u][0] * m.actuator_gear[u][0];
+        let g = m.actuator_gear[m.actuator_outadr[u]][0];
+        let g2 = g * g;
         b += times(c[0], g2);
         p[0] += times(c[1], g2);
         p[1] += times(c[2], g2);

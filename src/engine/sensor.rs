@@ -264,7 +264,10 @@ fn position_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
         S::Rangefinder => rangefinder(m, d, id, m.sensor_intprm[i][0], out),
         S::JointPos => out[0] = d.qpos[m.jnt_qposadr[id]],
         S::TendonPos => out[0] = d.ten_length[id],
-        S::ActuatorPos => out[0] = d.actuator_length[id],
+        S::ActuatorPos => {
+            let (o, n) = (m.actuator_outadr[id], m.actuator_outnum[id]);
+            out[..n].copy_from_slice(&d.actuator_length[o..o + n]);
+        }
         S::BallQuat => {
             let a = m.jnt_qposadr[id];
             let mut q = [d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]];
@@ -377,7 +380,10 @@ fn velocity_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: &mut
         }
         S::JointVel => out[0] = d.qvel[m.jnt_dofadr[id]],
         S::TendonVel => out[0] = d.ten_velocity[id],
-        S::ActuatorVel => out[0] = d.actuator_velocity[id],
+        S::ActuatorVel => {
+            let (o, n) = (m.actuator_outadr[id], m.actuator_outnum[id]);
+            out[..n].copy_from_slice(&d.actuator_velocity[o..o + n]);
+        }
         S::BallAngVel => {
             let a = m.jnt_dofadr[id];
             out[..3].copy_from_slice(&d.qvel[a..a + 3]);
@@ -448,12 +454,15 @@ fn acceleration_sensor<T: Scalar>(m: &Model<T>, d: &mut Data<T>, i: usize, out: 
             let k = if ty == S::Torque { 0 } else { 3 };
             out[..3].copy_from_slice(&f[k..k + 3]);
         }
-        S::ActuatorFrc => out[0] = d.actuator_force[id],
+        S::ActuatorFrc => {
+            let (o, n) = (m.actuator_outadr[id], m.actuator_outnum[id]);
+            out[..n].copy_from_slice(&d.actuator_force[o..o + n]);
+        }
         S::JointActFrc => out[0] = d.qfrc_actuator[m.jnt_dofadr[id]],
         S::TendonActFrc => {
             let mut f = T::zero();
             for &u in &m.tendon_trn_actuators[id] {
-                f += d.actuator_force[u];
+                f += d.actuator_force[m.actuator_outadr[u]];
             }
             out[0] = f;
         }

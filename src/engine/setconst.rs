@@ -41,6 +41,7 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
     const INTTOTAL: f64 = 10.0;
     const INTERVAL: f64 = 2.0;
     const TOLRANGE: f64 = 0.05;
+    let o = m.actuator_outadr[u];
     let name = if m.actuator_name[u].is_empty() {
         u.to_string()
     } else {
@@ -75,13 +76,13 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
                 super::check_pos(&mm, &mut d).is_err() || super::check_vel(&mm, &mut d).is_err();
             super::forward::fwd_position(&mm, &mut d);
             super::forward::fwd_velocity(&mm, &mut d);
-            x.copy_from_slice(&d.actuator_moment[u * nv..(u + 1) * nv]);
+            x.copy_from_slice(&d.actuator_moment[o * nv..(o + 1) * nv]);
             solve_m(&mm, &d, &mut x);
             let nrm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
             // C's mjMAX(mjMINVAL, nrm): a NaN norm stays NaN
             let scale = (2.0 * side as f64 - 1.0) * ACCEL / if MINVAL > nrm { MINVAL } else { nrm };
             for i in 0..nv {
-                d.qfrc_applied[i] = d.actuator_moment[u * nv + i] * scale;
+                d.qfrc_applied[i] = d.actuator_moment[o * nv + i] * scale;
             }
             // mj_step2
             super::actuation::fwd_actuation(&mm, &mut d);
@@ -109,7 +110,7 @@ fn length_range_by_simulation(m: &Model<f64>, u: usize) -> Result<[f64; 2], Stri
                 }
             }
             // the length of stage 1 (of qpos0 after a restart in the acceleration check)
-            let len = d.actuator_length[u];
+            let len = d.actuator_length[o];
             if d.time > INTTOTAL - INTERVAL {
                 if len < lmin[side] || !updated {
                     lmin[side] = len;
@@ -184,9 +185,10 @@ pub fn compile_constants(m: &mut Model<f64>) -> Result<(), SetConstError> {
     for u in 0..m.nactuator {
         let muscle = m.actuator_gaintype[u] == GainType::Muscle
             || m.actuator_biastype[u] == BiasType::Muscle;
-        let lr = m.actuator_lengthrange[u];
+        let o = m.actuator_outadr[u];
+        let lr = m.actuator_lengthrange[o];
         if muscle && lr[0] >= lr[1] {
-            m.actuator_lengthrange[u] =
+            m.actuator_lengthrange[o] =
                 length_range_by_simulation(m, u).map_err(|message| SetConstError {
                     actuator: Some(u),
                     message,
@@ -476,8 +478,8 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
     // actuators: acc0 = |M⁻¹ moment| (the whole solution: every dof of the kinematic trees the
     // moment acts on), and the inverse of the effective inertia along the transmission,
     // momentᵀ M⁻¹ moment, for the damping ratios below
-    let mut inv_eff = vec![T::zero(); m.nactuator];
-    for u in 0..m.nactuator {
+    let mut inv_eff = vec![T::zero(); m.nout];
+    for u in 0..m.nout {
         let row = &d.actuator_moment[u * nv..(u + 1) * nv];
         m.actuator_length0[u] = d.actuator_length[u];
         reach.trees(row, m.actuator_dofrange[u]);
@@ -495,9 +497,10 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
         reach.clear(&mut x);
     }
 
-    // position servos and pids given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass) with the effective
-    // inertia `mass = 1 / (momentᵀ M⁻¹ moment)` at qpos0 (MuJoCo 4.0; zero damping when
-    // momentᵀ M⁻¹ moment ≤ mjMINVAL)
+    // position servos, pids and so3 servos given a damping ratio ζ: kv = 2 ζ sqrt(kp · mass)
+    // with the effective inertia `mass = n / Σ momentᵀ M⁻¹ moment` over the actuator's n force
+    // outputs at qpos0 (MuJoCo 4.0, checked on so3 servos on ball joints and sites; zero
+    // damping when the sum ≤ mjMINVAL)
     for u in 0..m.nactuator {
         let zeta = m.actuator_dampratio[u];
         if zeta.re() <= 0.0 {
@@ -508,8 +511,10 @@ pub fn set_const<T: Scalar>(m: &mut Model<T>) {
         } else {
             m.actuator_gainprm[u][0]
         };
-        let mass = if inv_eff[u].re() > MINVAL {
-            T::one() / inv_eff[u]
+        let (o, n) = (m.actuator_outadr[u], m.actuator_outnum[u]);
+        let inv = inv_eff[o..o + n].iter().fold(T::zero(), |s, &x| s + x);
+        let mass = if inv.re() > MINVAL {
+            T::c(n as f64) / inv
         } else {
             T::zero()
         };

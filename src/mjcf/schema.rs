@@ -2118,7 +2118,6 @@ pub const IGNORED: &[(&str, &str, &str)] = &[
     ("tendon-spatial", "material", RENDER),
     ("tendon-spatial", "rgba", RENDER),
     // actuators
-    ("*-orientation", "*", REFUSED),
     ("actuator-plugin", "*", REFUSED),
     // elements refused as a whole
     ("body-plugin", "*", REFUSED),

@@ -26,7 +26,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
   <default>
     <mesh/><texture/><material/>
     <joint/><geom/><site/><camera/><light/><tendon/><equality/><pair/>
-    <general/><motor/><position/><velocity/><intvelocity/><damper/><cylinder/><muscle/>
+    <orientation/><general/><motor/><position/><velocity/><intvelocity/><damper/><cylinder/><muscle/>
     <adhesion/><pid/><dcmotor motorconst="0.1" resistance="1"/>
     <default class="c"><joint/></default>
   </default>
@@ -65,6 +65,7 @@ const FIXTURES: &[&str] = &[r#"<mujoco model="m">
     <adhesion body="b1" ctrlrange="0 1"/>
     <pid joint="j1"/>
     <dcmotor joint="j1" motorconst="0.1" resistance="1"/>
+    <orientation site="s1" refsite="s0"/>
   </actuator>
   <equality>
     <connect body1="b1" anchor="0 0 0"/>

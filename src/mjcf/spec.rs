@@ -483,6 +483,8 @@ pub enum ActKind {
     Pid,
     /// `<dcmotor>` (MuJoCo 4.0).
     DcMotor,
+    /// `<orientation>` (MuJoCo 4.0).
+    Orientation,
 }
 
 /// Actuator transmission as written.
@@ -1983,11 +1985,13 @@ const GAIN: &[(&str, GainType)] = &[
     ("affine", GainType::Affine),
     ("muscle", GainType::Muscle),
     ("pid", GainType::Pid),
+    ("so3", GainType::So3),
 ];
 const BIAS: &[(&str, BiasType)] = &[
     ("none", BiasType::None),
     ("affine", BiasType::Affine),
     ("muscle", BiasType::Muscle),
+    ("so3", BiasType::So3),
 ];
 
 fn act_kind(tag: &str) -> Option<ActKind> {
@@ -2003,6 +2007,7 @@ fn act_kind(tag: &str) -> Option<ActKind> {
         "adhesion" => ActKind::Adhesion,
         "pid" => ActKind::Pid,
         "dcmotor" => ActKind::DcMotor,
+        "orientation" => ActKind::Orientation,
         _ => return None,
     })
 }
@@ -2118,14 +2123,10 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     };
     match kind {
         ActKind::General => {
-            // MuJoCo 4.0's dcmotor and so3 types in general form: their parameter vectors are
-            // computed by the dcmotor and orientation shortcuts (diffmj reads dcmotor there)
+            // MuJoCo 4.0's dcmotor types in general form: their parameter vectors are computed
+            // by the dcmotor shortcut (diffmj reads dcmotor there)
             for n in ["dyntype", "gaintype", "biastype"] {
-                if let Some(v) = a
-                    .get(n)
-                    .map(str::trim)
-                    .filter(|v| ["dcmotor", "so3"].contains(v))
-                {
+                if let Some(v) = a.get(n).map(str::trim).filter(|v| *v == "dcmotor") {
                     return Err(unsupported(
                         a,
                         n,
@@ -2154,6 +2155,7 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
         }
         ActKind::Pid => read_pid(a, x)?,
         ActKind::DcMotor => read_dcmotor(a, x)?,
+        ActKind::Orientation => read_orientation(a, x)?,
         ActKind::Position | ActKind::IntVelocity => {
             let mut kp = x.gainprm[0];
             let b2 = x.biasprm[2];
@@ -2346,7 +2348,7 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     // the input signature each shortcut declares (checked: MuJoCo 4.0 gives position 1,
     // velocity and intvelocity 2, cylinder 32, motor, damper, muscle and adhesion 0)
     match kind {
-        ActKind::General | ActKind::Pid | ActKind::DcMotor => {}
+        ActKind::General | ActKind::Pid | ActKind::DcMotor | ActKind::Orientation => {}
         ActKind::Position => x.ctrlspec = 1,
         ActKind::Velocity | ActKind::IntVelocity => x.ctrlspec = 2,
         ActKind::Cylinder => x.ctrlspec = 32,
@@ -2438,6 +2440,69 @@ fn read_pid(a: &A, x: &mut ActS) -> R<()> {
     };
     x.gaintype = GainType::Pid;
     x.biastype = BiasType::Affine;
+    x.ctrlspec = spec;
+    Ok(())
+}
+
+/// Refuses a `<damper>` in a class whose actuator defaults are of gain type so3 (an
+/// orientation's, or a general so3 actuator's): checked against MuJoCo 4.0, its `kv` there
+/// comes from the class's `gainprm[2]` (0), where this reader starts a damper from `kv = 1`.
+fn damper_in_so3_class(a: &A, kind: ActKind, class: &ActS) -> R<()> {
+    if kind == ActKind::Damper && class.gaintype == GainType::So3 {
+        return Err(unsupported(
+            a,
+            "class",
+            "a damper in a class of orientation (so3) actuator defaults",
+        ));
+    }
+    Ok(())
+}
+
+/// The attributes of an `<orientation>` (MuJoCo 4.0, XML reference "actuator/orientation")
+/// onto `x`: `kp` (`gainprm[0]`, `biasprm[1] = −kp`), `kv` or `dampratio` (`biasprm[2]`: `−kv`,
+/// or the positive ratio `set_const` converts), `input` (`ctrlspec`: 1 expmap, the default, or
+/// 2 quat); dynamics none, gain and bias so3. Checked against MuJoCo 4.0: the values in effect
+/// are inherited from the class only when it is itself an orientation (its gain type is so3),
+/// else they start from `kp = 1`, no damping and expmap; the other entries of the parameter
+/// vectors are 0 (`dynprm = [1, 0, ...]`).
+fn read_orientation(a: &A, x: &mut ActS) -> R<()> {
+    let inherit = x.gaintype == GainType::So3;
+    let mut kp = if inherit { x.gainprm[0] } else { 1.0 };
+    let mut b2 = if inherit { x.biasprm[2] } else { 0.0 };
+    let mut spec = if inherit { x.ctrlspec } else { 1 };
+    a.f_into("kp", &mut kp)?;
+    if a.has("kv") && a.has("dampratio") {
+        return Err(a.err(
+            Some("dampratio"),
+            ErrorKind::InvalidValue,
+            "kv and dampratio cannot both be defined",
+        ));
+    }
+    if let Some(kv) = a.f("kv")? {
+        if kv < 0.0 {
+            return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+        }
+        b2 = -kv;
+    }
+    if let Some(r) = a.f("dampratio")? {
+        if r < 0.0 {
+            return Err(a.err(
+                Some("dampratio"),
+                ErrorKind::InvalidValue,
+                "dampratio cannot be negative",
+            ));
+        }
+        b2 = r;
+    }
+    if let Some(s) = read_input(a)? {
+        spec = s;
+    }
+    x.dyntype = DynType::None;
+    x.dynprm = prm(&[1.0]);
+    x.gaintype = GainType::So3;
+    x.gainprm = prm(&[kp]);
+    x.biastype = BiasType::So3;
+    x.biasprm = prm(&[0.0, -kp, b2]);
     x.ctrlspec = spec;
     Ok(())
 }
@@ -3944,6 +4009,7 @@ impl<'d> Reader<'d> {
             allowed(&a, &format!("actuator-{}", ch.name))?;
             self.class_of(ch, &self.top_class)?;
             let cname = a.get("class").unwrap_or(&self.top_class).to_string();
+            damper_in_so3_class(&a, kind, &self.classes[&cname].act)?;
             let mut x = self.act_base(&cname, kind);
             read_actuator(&a, &mut x, kind)?;
             x.name = a.s("name").unwrap_or_default();

@@ -20,6 +20,8 @@ pub enum Size {
     Nu,
     /// `nactuator`.
     Nactuator,
+    /// `nout`, the actuators' force outputs (MuJoCo 4.0: an `orientation` actuator has 3).
+    Nout,
     /// `na`.
     Na,
     /// `nbody`.
@@ -83,6 +85,7 @@ impl Size {
             Size::Nv => t.nv,
             Size::Nu => t.nu,
             Size::Nactuator => t.nactuator,
+            Size::Nout => t.nout,
             Size::Na => t.na,
             Size::Nbody => t.nbody,
             Size::Njnt => t.njnt,

@@ -337,6 +337,12 @@ pub enum TrnType {
     Site,
     /// Adhesion on a body (needs contacts).
     Body,
+    /// A relative orientation (MuJoCo 4.0's `mjTRN_SO3`, the `orientation` actuator): a ball
+    /// joint (lengths the rotation vector of its normalized quaternion, moment rows the unit
+    /// rows of its three dofs) or a site relative to a reference site (lengths the rotation
+    /// vector from the reference site's frame to the site's, moment rows the relative
+    /// rotational Jacobian projected on the site's axes); three outputs.
+    So3,
 }
 
 impl TrnType {
@@ -349,6 +355,7 @@ impl TrnType {
             TrnType::Tendon => 3,
             TrnType::Site => 4,
             TrnType::Body => 5,
+            TrnType::So3 => 6,
         }
     }
 }
@@ -455,6 +462,11 @@ pub enum GainType {
     /// (`gainprm[1]`) on the current state when the motor has inductance, else `K/R` on the
     /// terminal voltage (`R = gainprm[0]`, raised with the winding temperature).
     DcMotor,
+    /// The geodesic orientation servo (MuJoCo 4.0's `mjGAIN_SO3`, XML reference
+    /// "actuator/orientation"): on its three outputs, `gainprm[0] · log(q⁻¹ q_target)` with `q`
+    /// the orientation its lengths give and `q_target` from the control block (an
+    /// exponential-map vector, or a quaternion with `ctrlspec` 2) or the activations.
+    So3,
 }
 
 impl GainType {
@@ -465,6 +477,7 @@ impl GainType {
             GainType::Affine => 1,
             GainType::Muscle => 2,
             GainType::DcMotor => 3,
+            GainType::So3 => 4,
             GainType::Pid => 5,
         }
     }
@@ -483,6 +496,9 @@ pub enum BiasType {
     /// back-EMF `−gain·K·velocity` without inductance; cogging `biasprm[0..3]` and LuGre
     /// friction (`biasprm[3..6]`, `dynprm[5..7]`) are added after the force clamp.
     DcMotor,
+    /// The damping side of the geodesic orientation servo (MuJoCo 4.0's `mjBIAS_SO3`):
+    /// `biasprm[0] + biasprm[2] · velocity` on each of its three outputs.
+    So3,
 }
 
 impl BiasType {
@@ -493,6 +509,7 @@ impl BiasType {
             BiasType::Affine => 1,
             BiasType::Muscle => 2,
             BiasType::DcMotor => 3,
+            BiasType::So3 => 4,
         }
     }
 }
@@ -900,6 +917,12 @@ int_fields! {
             nu = "nu";
             /// Number of actuators (MuJoCo 4.0's `nactuator`).
             nactuator = "nactuator";
+            /// Number of actuator force outputs (MuJoCo 4.0's `nout`): the sum of the
+            /// actuators' `actuator_outnum`, equal to `nactuator` unless an `orientation`
+            /// actuator (3 outputs) is present. `actuator_length`, `actuator_velocity`,
+            /// `actuator_force`, the rows of `actuator_moment`, `actuator_gear`, `actuator_acc0`,
+            /// `actuator_length0` and `actuator_lengthrange` have one entry per output.
+            nout = "nout";
             /// Number of activation states.
             na = "na";
             /// Number of bodies, world included.
@@ -1127,6 +1150,12 @@ int_fields! {
             /// bits for a `pid` or `dcmotor`: 1 pos, 2 vel, 4 ff, 8 voltage, 16 none; as written
             /// for other gain types, 0 when not written).
             actuator_ctrlspec: Vec<i32> = "actuator_ctrlspec" [Nactuator];
+            /// First force output of each actuator (MuJoCo 4.0's `actuator_outadr`): its row of
+            /// `actuator_moment` and its entry of `actuator_length`, `actuator_force`, ...
+            actuator_outadr: Vec<usize> = "actuator_outadr" [Nactuator];
+            /// Number of force outputs of each actuator (MuJoCo 4.0's `actuator_outnum`): 3 for
+            /// an `orientation` (so3) actuator, 1 for the others.
+            actuator_outnum: Vec<usize> = "actuator_outnum" [Nactuator];
             /// Group of each actuator (its bit in `opt.disableactuator` turns it off when the
             /// group is in 0..=30).
             actuator_group: Vec<i32> = "actuator_group" [Nactuator];
@@ -1210,7 +1239,7 @@ int_fields! {
             jnt_trn_actuators: Vec<Vec<usize>>,
             /// Actuators whose transmission is each tendon.
             tendon_trn_actuators: Vec<Vec<usize>>,
-            /// The dofs `lo..hi` outside which each actuator's row of `actuator_moment` is
+            /// The dofs `lo..hi` outside which each force output's row of `actuator_moment` is
             /// zero at every configuration: its joint's dofs, or the dofs of the kinematic
             /// trees its tendon, sites or bodies move (from the first dof of the first tree to
             /// the last dof of those bodies' chains); every dof for a body (adhesion)
@@ -1419,8 +1448,9 @@ real_fields! {
             actuator_forcerange: Vec<[T; 2]> = "actuator_forcerange" [Nactuator] Param;
             /// Activation range.
             actuator_actrange: Vec<[T; 2]> = "actuator_actrange" [Nactuator] Param;
-            /// Transmission gear.
-            actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nactuator] Param;
+            /// Transmission gear, per force output (an `orientation` actuator's gear is stored
+            /// once per output and not used).
+            actuator_gear: Vec<[T; 6]> = "actuator_gear" [Nout] Param;
             /// Slider-crank rod length.
             actuator_cranklength: Vec<T> = "actuator_cranklength" [Nactuator] Param;
             /// Control delay (s): a delayed actuator acts on its control of `delay` ago, read
@@ -1437,12 +1467,12 @@ real_fields! {
             /// when kp or the inertia changes (not in MuJoCo's mjModel, where the ratio is
             /// replaced by the damping at compile time).
             actuator_dampratio: Vec<T> = "actuator_dampratio" [Nactuator] Param;
-            /// Acceleration from unit force at qpos0.
-            actuator_acc0: Vec<T> = "actuator_acc0" [Nactuator] Derived;
-            /// Transmission length at qpos0.
-            actuator_length0: Vec<T> = "actuator_length0" [Nactuator] Derived;
-            /// Feasible transmission length range.
-            actuator_lengthrange: Vec<[T; 2]> = "actuator_lengthrange" [Nactuator] Param;
+            /// Acceleration from unit force at qpos0, per force output.
+            actuator_acc0: Vec<T> = "actuator_acc0" [Nout] Derived;
+            /// Transmission length at qpos0, per force output.
+            actuator_length0: Vec<T> = "actuator_length0" [Nout] Derived;
+            /// Feasible transmission length range, per force output.
+            actuator_lengthrange: Vec<[T; 2]> = "actuator_lengthrange" [Nout] Param;
             /// Equality data (anchors, polynomial coefficients, ...).
             eq_data: Vec<[T; 11]> = "eq_data" [Neq] Param;
             /// Equality solref.

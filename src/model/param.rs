@@ -362,6 +362,9 @@ impl<T: Scalar> Model<T> {
         // fields stored per control (ctrlrange): the actuator's first control
         let row = if kind == "actuator" && info.rows == super::fields::Size::Nu {
             self.actuator_ctrladr[elem]
+        } else if kind == "actuator" && info.rows == super::fields::Size::Nout {
+            // fields stored per force output (gear, lengthrange): the actuator's first output
+            self.actuator_outadr[elem]
         } else {
             elem
         };

@@ -228,11 +228,12 @@ impl Task {
             return bad("the horizon must be at least one step".into());
         }
         // the actuator forces are the decision variables, one per control
-        if m.nu != m.nactuator {
+        if m.nu != m.nactuator || m.nout != m.nactuator {
             return bad(format!(
-                "the model has {} controls for {} actuators (a multi-input actuator such as a \
-                 pid): its forces do not map one to one onto controls",
-                m.nu, m.nactuator
+                "the model has {} controls and {} force outputs for {} actuators (a \
+                 multi-input actuator such as a pid, or an orientation actuator): its forces \
+                 do not map one to one onto controls",
+                m.nu, m.nout, m.nactuator
             ));
         }
         if self.qpos0.len() != m.nq || self.qvel0.len() != m.nv {

@@ -301,7 +301,7 @@ def dense_ten_J(m, d):
 
 
 def dense_moment(m, d):
-    return sparse_to_dense(m.nactuator, m.nv, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
+    return sparse_to_dense(m.nout, m.nv, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
                            d.moment_colind)
 
 

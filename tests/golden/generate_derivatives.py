@@ -31,7 +31,8 @@ MODELS = ["cartpole", "acrobot", "actuators", "humanoid_like", "constraints/stac
           "constraints/mixed", "constraints/frictionloss", "thirdparty/dm_control/cheetah",
           "thirdparty/gymnasium/ant", "thirdparty/dm_control/humanoid", "sensors/arm",
           "sensors/contact", "poly_passive", "mjcf29/pid_states", "mjcf29/pid_rotational",
-          "mjcf29/dcmotor", "mjcf29/dcmotor_nested"]
+          "mjcf29/dcmotor", "mjcf29/dcmotor_nested", "mjcf29/orientation",
+          "mjcf29/orientation_nested"]
 SETTLE = 200
 EPS = 1e-6
 

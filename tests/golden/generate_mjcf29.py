@@ -12,7 +12,8 @@ For every model of MODELS this writes
     compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
     tests/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
     of the generate.py file.
-It also writes tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
+It also writes tests/golden/mjcf29/orientation_runs.json (short runs of orientation actuators
+from set states, see RUNS) and tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
 when accepted, its message when refused) for the small MJCF texts of DECISIONS (malformed
 replicate attributes and placement rules).
 """
@@ -44,6 +45,8 @@ MODELS = [
     ("mjcf29/pid_rotational.xml", False, True),
     ("mjcf29/dcmotor.xml", False, True),
     ("mjcf29/dcmotor_nested.xml", False, True),
+    ("mjcf29/orientation.xml", False, True),
+    ("mjcf29/orientation_nested.xml", False, True),
     # the attach models hold limits, equalities and pairs: constraints disabled as for
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),
@@ -74,6 +77,7 @@ EXTRA_FIELDS = [
     "light_bodyid", "light_pos", "light_dir",
     "sensor_type", "sensor_objtype", "sensor_objid", "sensor_reftype", "sensor_refid",
     "actuator_trntype", "actuator_trnid", "actuator_group", "wrap_type", "wrap_objid",
+    "actuator_outadr", "actuator_outnum",
     "eq_type", "eq_obj1id", "eq_obj2id", "pair_geom1", "pair_geom2", "exclude_signature",
 ]
 
@@ -264,6 +268,59 @@ DECISIONS.update({
     "dcmotor_nsample": P % ('', DM % 'nsample="3" delay="0.002"'),
 })
 
+# <orientation> (MuJoCo 4.0): what the reader and the compiler refuse, and the sizes (nu, na,
+# nactuator, nout) of what they accept; what MuJoCo accepts and diffmj refuses as unsupported
+# (reflected damping, states without dynamics, a control history) is in tests/mjcf29.rs
+Q = ('<mujoco><compiler autolimits="true"/><default>%s</default><worldbody>'
+     '<site name="ref" pos="0 0 1"/><body name="a" pos="0 0 1"><joint name="b" type="ball"/>'
+     '<geom size=".1"/><site name="tip" pos="0 0 -.3"/><body pos="0 0 -1"><joint name="j"/>'
+     '<geom size=".1"/></body></body></worldbody><tendon><fixed name="t"><joint joint="j" '
+     'coef="1"/></fixed></tendon><actuator>%s</actuator></mujoco>')
+S3 = 'gaintype="so3" biastype="so3" gainprm="2" biasprm="0 -2 -1"'
+DECISIONS.update({
+    "orientation_plain": Q % ('', '<orientation joint="b"/>'),
+    "orientation_quat": Q % ('', '<orientation joint="b" input="quat" kp="2" kv="1"/>'),
+    "orientation_input_pos": Q % ('', '<orientation joint="b" input="pos"/>'),
+    "orientation_input_unknown": Q % ('', '<orientation joint="b" input="foo"/>'),
+    "orientation_site": Q % ('', '<orientation site="tip" refsite="ref" dampratio="1"/>'),
+    "orientation_site_no_ref": Q % ('', '<orientation site="tip"/>'),
+    "orientation_hinge": Q % ('', '<orientation joint="j"/>'),
+    "orientation_tendon": Q % ('', '<orientation tendon="t"/>'),
+    "orientation_gear": Q % ('', '<orientation joint="b" gear="2 0 0"/>'),
+    "orientation_forcerange": Q % ('', '<orientation joint="b" forcerange="0 2"/>'),
+    "orientation_forcerange_negative": Q % ('', '<orientation joint="b" forcerange="-1 2"/>'),
+    "orientation_forcerange_zero": Q % ('', '<orientation joint="b" forcerange="0 0" '
+                                            'forcelimited="true"/>'),
+    "orientation_ctrlrange": Q % ('', '<orientation joint="b" ctrlrange="-1 2"/>'),
+    "orientation_kv_dampratio": Q % ('', '<orientation joint="b" kv="1" dampratio="1"/>'),
+    "orientation_kp_negative": Q % ('', '<orientation joint="b" kp="-1"/>'),
+    "orientation_kv_negative": Q % ('', '<orientation joint="b" kv="-1"/>'),
+    "orientation_dampratio_negative": Q % ('', '<orientation joint="b" dampratio="-1"/>'),
+    "orientation_armature": Q % ('', '<orientation joint="b" armature="1"/>'),
+    "orientation_timeconst": Q % ('', '<orientation joint="b" timeconst="1"/>'),
+    "orientation_class": Q % ('<default class="c"><orientation kp="5" kv="1.5" ctrlrange="-1 1" '
+                              'forcerange="0 3"/></default>',
+                              '<orientation joint="b" class="c"/>'),
+    "orientation_class_quat": Q % ('<default class="c"><orientation input="quat"/></default>',
+                                   '<orientation joint="b" class="c"/><position joint="j" '
+                                   'class="c"/>'),
+    "general_so3": Q % ('', '<general joint="b" %s/>' % S3),
+    "general_so3_gain_only": Q % ('', '<general joint="b" gaintype="so3"/>'),
+    "general_so3_bias_only": Q % ('', '<general joint="b" biastype="so3"/>'),
+    "general_so3_kp_mismatch": Q % ('', '<general joint="b" gaintype="so3" biastype="so3"/>'),
+    "general_so3_filter": Q % ('', '<general joint="b" %s dyntype="filter"/>' % S3),
+    "general_so3_integrator": Q % ('', '<general joint="b" %s dyntype="integrator"/>' % S3),
+    "general_so3_integrator_actdim1": Q % ('', '<general joint="b" %s dyntype="integrator" '
+                                               'actdim="1"/>' % S3),
+    "general_so3_integrator_quat": Q % ('', '<general joint="b" %s dyntype="integrator" '
+                                            'input="quat"/>' % S3),
+    "general_so3_input_none": Q % ('', '<general joint="b" %s input="none"/>' % S3),
+    "general_so3_input_two": Q % ('', '<general joint="b" %s input="pos vel"/>' % S3),
+    "general_so3_jointinparent": Q % ('', '<general jointinparent="b" %s/>' % S3),
+    "general_so3_body": Q % ('', '<general body="a" %s/>' % S3),
+    "general_so3_site_no_ref": Q % ('', '<general site="tip" %s/>' % S3),
+})
+
 # <attach> texts: they read the models of models/mjcf29/ by paths relative to the repository's
 # root, which is the working directory of both the decisions below and the Rust tests
 A = ('<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/>'
@@ -339,6 +396,60 @@ DECISIONS.update({
 })
 
 
+# Short runs from set states that the random states of the golden files do not reach (the wheel's
+# final qpos, qvel and act after STEPS steps from the state given, each integrator): an so3
+# integrator set-point past pi, brought back to the same rotation with angle <= pi after each
+# step; an so3 servo with damping whose torque norm is at its forcerange bound (the implicit
+# integrators then drop its damping).
+ORIENT_BALL = ('<mujoco><option timestep="0.002"/><worldbody><body pos="0 0 1"><joint name="b" '
+               'type="ball" damping="0.1"/><geom type="box" size=".1 .15 .2" pos=".05 0 0"/>'
+               '</body></worldbody><actuator>%s</actuator></mujoco>')
+RUNS = {
+    "integrator_past_pi": (
+        ORIENT_BALL % '<general joint="b" gaintype="so3" biastype="so3" dyntype="integrator" '
+                      'gainprm="0.5" biasprm="0 -0.5 -0.05" actearly="true"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [0.5, -0.3, 0.2], "act": [3.0, 2.5, -1.0],
+         "ctrl": [0.8, 0.6, -0.4]}),
+    "integrator_turns": (
+        ORIENT_BALL % '<general joint="b" gaintype="so3" biastype="so3" dyntype="integrator" '
+                      'gainprm="0.5" biasprm="0 -0.5 -0.05"/>',
+        {"qpos": [1, 0, 0, 0], "qvel": [0, 0, 0], "act": [9.0, -4.0, 2.0],
+         "ctrl": [0.1, 0.2, 0.3]}),
+    "saturated_damping": (
+        ORIENT_BALL % '<orientation joint="b" kp="4" kv="2" forcerange="0 0.3"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [2.0, -1.5, 1.0], "act": [],
+         "ctrl": [0.8, 0.6, -0.4]}),
+    "inside_bound_damping": (
+        ORIENT_BALL % '<orientation joint="b" kp="0.5" kv="0.2" forcerange="0 5"/>',
+        {"qpos": [0.9, 0.3, -0.2, 0.1], "qvel": [2.0, -1.5, 1.0], "act": [],
+         "ctrl": [0.8, 0.6, -0.4]}),
+}
+STEPS = 50
+
+
+def runs():
+    out = {}
+    for key, (xml, st) in RUNS.items():
+        m = mujoco.MjModel.from_xml_string(xml)
+        res = {}
+        for integ in ["Euler", "RK4", "implicit", "implicitfast"]:
+            m.opt.integrator = getattr(mujoco.mjtIntegrator, "mjINT_" + integ.upper())
+            d = mujoco.MjData(m)
+            d.qpos[:] = st["qpos"]
+            d.qvel[:] = st["qvel"]
+            d.act[:] = st["act"]
+            d.ctrl[:] = st["ctrl"]
+            first = None
+            for k in range(STEPS):
+                mujoco.mj_step(m, d)
+                if k == 0:
+                    first = {"qvel": G.flat(d.qvel), "act": G.flat(d.act)}
+            res[integ] = {"first": first, "qpos": G.flat(d.qpos), "qvel": G.flat(d.qvel),
+                          "act": G.flat(d.act)}
+        out[key] = {"xml": xml, "state": st, "steps": STEPS, "integrators": res}
+    return out
+
+
 def names(m):
     out = {}
     for key, t, n in KINDS:
@@ -381,7 +492,7 @@ def decisions():
             out[key] = {"xml": xml, "accept": True,
                         "sizes": {k: int(getattr(m, k)) for k in
                                   ["nbody", "njnt", "ngeom", "nsite", "ntendon", "nsensor", "ncam",
-                                   "neq", "nexclude", "nu", "nactuator", "na", "nkey"]},
+                                   "neq", "nexclude", "nu", "nactuator", "na", "nkey", "nout"]},
                         "disableactuator": int(m.opt.disableactuator)}
         except ValueError as e:
             out[key] = {"xml": xml, "accept": False, "message": str(e).strip()}
@@ -405,6 +516,10 @@ def main(argv):
             doc["sensordata"] = sensordata(m, name, tp)
         with open(os.path.join(HERE, "mjcf29", name + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
+            f.write("\n")
+    if not filt or any("runs" in f for f in filt):
+        with open(os.path.join(HERE, "mjcf29", "orientation_runs.json"), "w") as f:
+            json.dump({"mujoco_version": mujoco.__version__, "runs": runs()}, f, indent=1)
             f.write("\n")
     if not filt or any("decisions" in f for f in filt):
         with open(os.path.join(HERE, "mjcf29", "decisions.json"), "w") as f:

@@ -38,6 +38,8 @@ impl Build<'_> {
                 (GainType::Pid, 0) => 2,
                 (GainType::Pid, spec) => spec.count_ones(),
                 (GainType::DcMotor, spec) => dcmotor_inputs(spec).1 as u32,
+                (GainType::So3, 2) => 4,
+                (GainType::So3, _) => 3,
                 _ => 1,
             };
             if inputs != 1 && (a.nsample > 0 || a.delay != 0.0) {
@@ -47,8 +49,9 @@ impl Build<'_> {
                     &a.loc,
                     Some(attr),
                     ErrorKind::Unsupported,
-                    "a control history of a pid or dcmotor without exactly one input (MuJoCo \
-                     4.0 keeps the whole input vector per sample) is not supported yet",
+                    "a control history of a pid, dcmotor or orientation actuator without exactly \
+                     one input (MuJoCo 4.0 keeps the whole input vector per sample) is not \
+                     supported yet",
                 ));
             }
             let (history, adr) =
@@ -110,6 +113,12 @@ impl Build<'_> {
                     "crank length must be positive",
                 ));
             }
+            let so3 = a.gaintype == GainType::So3;
+            let tt = if so3 || a.biastype == BiasType::So3 {
+                so3_checks(doc, a, tt, id0, id1, t)?
+            } else {
+                tt
+            };
             // MuJoCo reflects actuator damping and armature only onto joints and tendons
             if !matches!(
                 tt,
@@ -256,6 +265,13 @@ impl Build<'_> {
                         format!("a DC motor with actdim {actdim} for its {slots} states"),
                     ));
                 }
+            } else if so3 {
+                // checked in so3_checks: expmap (3 controls) or quat (4), integrator states 3
+                ctrlspec = if ctrlspec == 0 { 1 } else { ctrlspec };
+                ctrlnum = if ctrlspec == 2 { 4 } else { 3 };
+                if a.dyntype == DynType::Integrator {
+                    actdim = 3;
+                }
             } else {
                 if a.dyntype == DynType::Pid {
                     return fail(Some("dyntype"), "dyntype 'pid' requires gaintype 'pid'");
@@ -323,7 +339,8 @@ impl Build<'_> {
             }
             let mut ctrllimited = resolve_limited(a.ctrllimited, &a.ctrlrange, c.autolimits);
             let mut actlimited = resolve_limited(a.actlimited, &a.actrange, c.autolimits);
-            if a.inheritrange > 0.0 {
+            // MuJoCo 4.0 ignores inheritrange on an so3 actuator (checked: ctrlrange stays 0 0)
+            if a.inheritrange > 0.0 && !so3 {
                 let range = match tt {
                     // the target's range, limited or not (MuJoCo 4.0 reads the range only)
                     TrnType::Joint | TrnType::JointInParent => {
@@ -417,6 +434,25 @@ impl Build<'_> {
                 m.actuator_ctrlrange.push(range);
             }
             t.nu += ctrlnum;
+            if so3 && forcelimited && a.forcerange[0] != 0.0 {
+                return Err(err(
+                    doc,
+                    &a.loc,
+                    Some("forcerange"),
+                    ErrorKind::InvalidValue,
+                    "so3 forcerange bounds the force norm, lower bound must be 0",
+                ));
+            }
+            // one force output per actuator, three for so3 (MuJoCo 4.0's actuator_outadr,
+            // actuator_outnum); the per-output fields repeat the actuator's values
+            let outnum = if so3 { 3 } else { 1 };
+            t.actuator_outadr.push(t.nout);
+            t.actuator_outnum.push(outnum);
+            t.nout += outnum;
+            for _ in 0..outnum {
+                m.actuator_gear.push(a.gear);
+                m.actuator_lengthrange.push(a.lengthrange);
+            }
             t.actuator_forcelimited.push(forcelimited);
             t.actuator_actlimited.push(actlimited);
             t.actuator_actearly.push(a.actearly);
@@ -428,16 +464,14 @@ impl Build<'_> {
             m.actuator_biasprm.push(a.biasprm);
             m.actuator_forcerange.push(a.forcerange);
             m.actuator_actrange.push(actrange);
-            m.actuator_gear.push(a.gear);
             m.actuator_cranklength.push(a.cranklength);
             m.actuator_damping.push(a.damping[0]);
             m.actuator_dampingpoly.push([a.damping[1], a.damping[2]]);
             m.actuator_armature.push(a.armature);
-            m.actuator_lengthrange.push(a.lengthrange);
             t.nactuator += 1;
         }
-        m.actuator_acc0 = vec![0.0; t.nactuator];
-        m.actuator_length0 = vec![0.0; t.nactuator];
+        m.actuator_acc0 = vec![0.0; t.nout];
+        m.actuator_length0 = vec![0.0; t.nout];
         Ok(())
     }
 }
@@ -451,4 +485,88 @@ fn dcmotor_inputs(ctrlspec: i32) -> (i32, usize) {
         16 => (16, 0),
         spec => (spec, (spec & 15).count_ones() as usize),
     }
+}
+
+/// MuJoCo 4.0's checks of an so3 (orientation) actuator, in the wheel's order (each message
+/// checked against it), returning its transmission type [`TrnType::So3`]: gain and bias both
+/// so3, `gainprm[0] = −biasprm[1]`, dynamics none or integrator, a ball joint or a site with a
+/// reference site, input expmap or quat, quat only without dynamics, an integrator's `actdim`
+/// 3. Refused as unsupported where MuJoCo 4.0 accepts what diffmj does not model: reflected
+/// damping or armature, and activation states without dynamics.
+fn so3_checks(
+    doc: &Doc,
+    a: &super::super::spec::ActS,
+    tt: TrnType,
+    id0: usize,
+    id1: i32,
+    t: &Topology,
+) -> R<TrnType> {
+    let fail = |attr: Option<&str>, msg: &str| {
+        Err(err(
+            doc,
+            &a.loc,
+            attr,
+            ErrorKind::InvalidValue,
+            msg.to_string(),
+        ))
+    };
+    if a.gaintype != GainType::So3 || a.biastype != BiasType::So3 {
+        return fail(Some("gaintype"), "gaintype and biastype must both be 'so3'");
+    }
+    if a.gainprm[0] != -a.biasprm[1] {
+        return fail(Some("gainprm"), "so3 requires gainprm[0] == -biasprm[1]");
+    }
+    if !matches!(a.dyntype, DynType::None | DynType::Integrator) {
+        return fail(
+            Some("dyntype"),
+            "so3 requires dyntype 'none' or 'integrator'",
+        );
+    }
+    match tt {
+        TrnType::Joint if t.jnt_type[id0] != JointType::Ball => {
+            return fail(
+                Some("joint"),
+                "so3 joint transmission requires a ball joint",
+            );
+        }
+        TrnType::Joint => {}
+        TrnType::Site if id1 < 0 => {
+            return fail(Some("site"), "so3 site transmission requires refsite");
+        }
+        TrnType::Site => {}
+        _ => {
+            return fail(None, "so3 requires site or ball joint transmission");
+        }
+    }
+    if ![0, 1, 2].contains(&a.ctrlspec) {
+        return fail(Some("input"), "so3 input must be expmap or quat");
+    }
+    if a.ctrlspec == 2 && a.dyntype != DynType::None {
+        return fail(Some("input"), "so3 quat input requires dyntype 'none'");
+    }
+    if a.dyntype == DynType::Integrator && a.actdim >= 0 && a.actdim != 3 {
+        return fail(Some("actdim"), "so3 integrator requires actdim 3");
+    }
+    let unsupported = |attr: &str, what: &str| {
+        Err(err(
+            doc,
+            &a.loc,
+            Some(attr),
+            ErrorKind::Unsupported,
+            format!("{what} is not supported yet"),
+        ))
+    };
+    if a.dyntype == DynType::None && a.actdim > 0 {
+        return unsupported(
+            "actdim",
+            "activation states on an so3 actuator without dynamics",
+        );
+    }
+    if a.damping.iter().any(|x| *x != 0.0) {
+        return unsupported("damping", "damping on an so3 (orientation) actuator");
+    }
+    if a.armature != 0.0 {
+        return unsupported("armature", "armature on an so3 (orientation) actuator");
+    }
+    Ok(TrnType::So3)
 }

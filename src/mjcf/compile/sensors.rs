@@ -73,6 +73,9 @@ impl Build<'_> {
                 raydata_size(x.intprm[0])
             } else if x.stype == S::Contact {
                 x.intprm[2] as usize * condata_size(x.intprm[0])
+            } else if matches!(x.stype, S::ActuatorPos | S::ActuatorVel | S::ActuatorFrc) {
+                // one value per force output (MuJoCo 4.0: 3 for an orientation actuator)
+                t.actuator_outnum[objid as usize]
             } else {
                 x.stype.dim()
             };

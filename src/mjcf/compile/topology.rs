@@ -80,7 +80,10 @@ pub(super) fn transmission_targets(t: &mut Topology) {
             _ => {}
         }
     }
-    t.actuator_dofrange = (0..t.nactuator).map(|u| actuator_dofrange(t, u)).collect();
+    // one range per force output: an actuator's outputs share its range
+    t.actuator_dofrange = (0..t.nactuator)
+        .flat_map(|u| std::iter::repeat_n(actuator_dofrange(t, u), t.actuator_outnum[u]))
+        .collect();
 }
 
 /// The last dof of body `b`'s chain (its own last dof, or its nearest ancestor's), if any.
@@ -131,7 +134,11 @@ fn actuator_dofrange(t: &Topology, u: usize) -> [usize; 2] {
                 }
             }
         }
-        TrnType::Site | TrnType::SliderCrank => {
+        TrnType::So3 if id[1] < 0 => {
+            let da = t.jnt_dofadr[id[0] as usize];
+            return [da, da + 3];
+        }
+        TrnType::Site | TrnType::SliderCrank | TrnType::So3 => {
             for s in id {
                 if s >= 0 {
                     body(t.site_bodyid[s as usize], &mut range);
