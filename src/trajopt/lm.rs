@@ -46,6 +46,11 @@ pub struct Options {
     /// ([`Data::inv_smoothing`], m/s²), then an exact one (`ε = 0`, MuJoCo's inverse), each
     /// starting from the previous one's trajectory. Empty: the exact solve only.
     pub smoothing: Vec<f64>,
+    /// Continuation of the control limits with the smoothing: entry `k` widens every limited
+    /// `ctrlrange` about its centre by this factor (`≥ 1`) during smoothing stage `k` (missing
+    /// entries: 1); the exact stage always uses the model's range. Empty: the real range in
+    /// every stage.
+    pub ctrl_range_scale: Vec<f64>,
 }
 
 impl Default for Options {
@@ -60,6 +65,7 @@ impl Default for Options {
             unactuated_tol: 1e-9,
             ctrl_limit_tol: 1e-8,
             smoothing: vec![],
+            ctrl_range_scale: vec![],
             jacobian: Method::Ad,
         }
     }
@@ -381,7 +387,9 @@ fn cost_of(blocks: &[Block]) -> f64 {
 /// unactuated force is below [`Options::unactuated_tol`] (or after
 /// [`Options::outer_iterations`] runs). A [`Term::CtrlLimit`](super::Term::CtrlLimit) is
 /// driven the same way, its shifts and weight updated between the same runs, until no control
-/// leaves its range by more than [`Options::ctrl_limit_tol`].
+/// leaves its range by more than [`Options::ctrl_limit_tol`]; with
+/// [`Options::ctrl_range_scale`] the smoothing stages see widened ranges, the exact stage the
+/// model's.
 pub fn solve(
     m: &Model<f64>,
     task: &Task,
@@ -390,6 +398,16 @@ pub fn solve(
 ) -> Result<Solution, TrajoptError> {
     let start = Instant::now();
     task.check(m)?;
+    if opts
+        .ctrl_range_scale
+        .iter()
+        .any(|s| !(s.is_finite() && *s >= 1.0))
+    {
+        return Err(TrajoptError::Task(format!(
+            "the control-range scales must be finite and at least 1, got {:?}",
+            opts.ctrl_range_scale
+        )));
+    }
     if opts.smoothing.iter().any(|e| !(e.is_finite() && *e >= 0.0)) {
         return Err(TrajoptError::Task(format!(
             "the smoothing stages must be finite and non-negative, got {:?}",
@@ -427,8 +445,22 @@ pub fn solve(
         jacobian: opts.jacobian,
     };
     let mut stats = Stats::default();
-    for &eps in opts.smoothing.iter().chain(&[0.0]) {
+    let range = m.actuator_ctrlrange.clone();
+    for (k, &eps) in opts.smoothing.iter().chain(&[0.0]).enumerate() {
         ctx.smoothing = eps;
+        // the stage's control range (the model's in the exact stage)
+        let scale = if k < opts.smoothing.len() {
+            opts.ctrl_range_scale.get(k).copied().unwrap_or(1.0)
+        } else {
+            1.0
+        };
+        for (a, &[lo, hi]) in range.iter().enumerate() {
+            let (c, r) = (0.5 * (lo + hi), 0.5 * (hi - lo) * scale);
+            ctx.mi.actuator_ctrlrange[a] = [c - r, c + r];
+            ctx.md.actuator_ctrlrange[a] = [Dual::c(c - r), Dual::c(c + r)];
+        }
+        // each stage starts from the task's control-limit weight
+        ctx.task = std::borrow::Cow::Borrowed(task);
         augmented_lagrangian(&mut ctx, &mut q, opts, &mut stats)?;
     }
     stats.seconds = start.elapsed().as_secs_f64();
@@ -448,6 +480,17 @@ fn augmented_lagrangian(
     let has = |f: fn(&super::Term) -> bool| ctx.task.terms.iter().any(f);
     let unactuated = has(|t| matches!(t, super::Term::Unactuated { .. }));
     let limits = has(|t| matches!(t, super::Term::CtrlLimit { .. }));
+    // the control-limit weight is raised no higher than the unactuated weight: past it the
+    // limits outweigh the dynamics and the unactuated forces stop falling
+    let cap = ctx
+        .task
+        .terms
+        .iter()
+        .find_map(|t| match t {
+            super::Term::Unactuated { weight } => Some(*weight),
+            _ => None,
+        })
+        .unwrap_or(f64::INFINITY);
     // per step: the unactuated forces' shifts (nv), then the controls' (nu)
     let mut shifts: Vec<Vec<f64>> = vec![];
     // the dynamics residuals of an unactuated-only task: the forces and controls of each step
@@ -514,13 +557,16 @@ fn augmented_lagrangian(
         // a run that did not cut the excess fourfold: ten times the penalty (the multipliers
         // kept, so the shifts scale down)
         if limits && excess > 0.25 * last_excess {
+            let mut factor = 1.0;
             for term in ctx.task.to_mut().terms.iter_mut() {
                 if let super::Term::CtrlLimit { weight } = term {
-                    *weight *= 10.0;
+                    let raised = (*weight * 10.0).min(cap.max(*weight));
+                    factor = raised / *weight;
+                    *weight = raised;
                 }
             }
             for sh in shifts.iter_mut() {
-                sh[nv..].iter_mut().for_each(|x| *x /= 10.0);
+                sh[nv..].iter_mut().for_each(|x| *x /= factor);
             }
         }
         last_excess = excess;

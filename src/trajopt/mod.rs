@@ -68,9 +68,11 @@ pub enum Term {
     /// `ctrlrange` `[lo, hi]` costs `weight · e(c + σ)²`, `e(x) = x − hi` above, `x − lo` below,
     /// 0 inside; the shift `σ` (the multiplier over the weight) is updated between
     /// Levenberg–Marquardt runs, `σ ← e(c + σ)`, and the weight raised tenfold after a run that
-    /// did not cut the largest excess fourfold, until no control leaves its range by more than
-    /// [`Options::ctrl_limit_tol`]. Actuators must have no activation dynamics, a fixed gain
-    /// and no muscle or user bias.
+    /// did not cut the largest excess fourfold (but not above the [`Term::Unactuated`] weight,
+    /// when the task has one: a larger penalty outweighs the dynamics), until no control leaves
+    /// its range by more than [`Options::ctrl_limit_tol`]. Each smoothing stage starts again
+    /// from this weight, under the range [`Options::ctrl_range_scale`] gives it. Actuators must
+    /// have no activation dynamics, a fixed gain and no muscle or user bias.
     CtrlLimit {
         /// Initial weight (the penalty parameter; the limits hold at convergence whatever its
         /// value, a larger one takes fewer runs).
