@@ -10,6 +10,7 @@ use crate::engine::constraint::{
 };
 use crate::engine::solver::{SolverScratch, SolverStat, NISLAND, NSOLVER};
 use crate::math::{Inert, Quat, M3, V3, V6};
+use crate::model::fields::Flat;
 use crate::model::Model;
 use crate::scalar::Scalar;
 
@@ -438,30 +439,6 @@ macro_rules! smooth_outputs {
             f($d.qfrc_bias.$flat());
         }
     }};
-}
-
-/// A buffer of scalars or of fixed-size arrays of them, seen as one slice.
-trait Flat<T> {
-    fn flat(&self) -> &[T];
-    fn flat_mut(&mut self) -> &mut [T];
-}
-
-impl<T> Flat<T> for Vec<T> {
-    fn flat(&self) -> &[T] {
-        self
-    }
-    fn flat_mut(&mut self) -> &mut [T] {
-        self
-    }
-}
-
-impl<T, const N: usize> Flat<T> for Vec<[T; N]> {
-    fn flat(&self) -> &[T] {
-        self.as_flattened()
-    }
-    fn flat_mut(&mut self) -> &mut [T] {
-        self.as_flattened_mut()
-    }
 }
 
 /// How far [`Data::lift_smooth`] lifts the smooth stages, each level including the ones

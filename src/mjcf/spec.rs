@@ -2368,6 +2368,36 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
     Ok(())
 }
 
+/// A servo's `kv` or `dampratio` (MuJoCo 4.0's `<pid>` and `<orientation>`) into `b2`, the
+/// damping entry `biasprm[2]`: `−kv`, or the positive ratio `set_const` converts; both, or a
+/// negative one, refused.
+fn read_damping(a: &A, b2: &mut f64) -> R<()> {
+    if a.has("kv") && a.has("dampratio") {
+        return Err(a.err(
+            Some("dampratio"),
+            ErrorKind::InvalidValue,
+            "kv and dampratio cannot both be defined",
+        ));
+    }
+    if let Some(kv) = a.f("kv")? {
+        if kv < 0.0 {
+            return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
+        }
+        *b2 = -kv;
+    }
+    if let Some(r) = a.f("dampratio")? {
+        if r < 0.0 {
+            return Err(a.err(
+                Some("dampratio"),
+                ErrorKind::InvalidValue,
+                "dampratio cannot be negative",
+            ));
+        }
+        *b2 = r;
+    }
+    Ok(())
+}
+
 /// The attributes of a `<pid>` (MuJoCo 4.0) onto `x`: `kp` (`biasprm[1] = −kp`), `kv` or
 /// `dampratio` (`biasprm[2]`: `−kv`, or the positive ratio `set_const` converts), `ki`
 /// (`gainprm[0]`), `imax` (`dynprm[0]`, kept only with a nonzero `ki`), `slewmax` (`dynprm[1]`),
@@ -2385,29 +2415,7 @@ fn read_pid(a: &A, x: &mut ActS) -> R<()> {
     let mut slewmax = pick(x.dynprm[1], 0.0);
     let mut spec = if inherit { x.ctrlspec } else { 0 };
     a.f_into("kp", &mut kp)?;
-    if a.has("kv") && a.has("dampratio") {
-        return Err(a.err(
-            Some("dampratio"),
-            ErrorKind::InvalidValue,
-            "kv and dampratio cannot both be defined",
-        ));
-    }
-    if let Some(kv) = a.f("kv")? {
-        if kv < 0.0 {
-            return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
-        }
-        b2 = -kv;
-    }
-    if let Some(r) = a.f("dampratio")? {
-        if r < 0.0 {
-            return Err(a.err(
-                Some("dampratio"),
-                ErrorKind::InvalidValue,
-                "dampratio cannot be negative",
-            ));
-        }
-        b2 = r;
-    }
+    read_damping(a, &mut b2)?;
     a.f_into("ki", &mut ki)?;
     a.f_into("imax", &mut imax)?;
     a.f_into("slewmax", &mut slewmax)?;
@@ -2471,29 +2479,7 @@ fn read_orientation(a: &A, x: &mut ActS) -> R<()> {
     let mut b2 = if inherit { x.biasprm[2] } else { 0.0 };
     let mut spec = if inherit { x.ctrlspec } else { 1 };
     a.f_into("kp", &mut kp)?;
-    if a.has("kv") && a.has("dampratio") {
-        return Err(a.err(
-            Some("dampratio"),
-            ErrorKind::InvalidValue,
-            "kv and dampratio cannot both be defined",
-        ));
-    }
-    if let Some(kv) = a.f("kv")? {
-        if kv < 0.0 {
-            return Err(a.err(Some("kv"), ErrorKind::InvalidValue, "kv cannot be negative"));
-        }
-        b2 = -kv;
-    }
-    if let Some(r) = a.f("dampratio")? {
-        if r < 0.0 {
-            return Err(a.err(
-                Some("dampratio"),
-                ErrorKind::InvalidValue,
-                "dampratio cannot be negative",
-            ));
-        }
-        b2 = r;
-    }
+    read_damping(a, &mut b2)?;
     if let Some(s) = read_input(a)? {
         spec = s;
     }
