@@ -5,7 +5,7 @@
 //! optimized motion in forward simulation, and refused inputs.
 
 use diffmj::model::Integrator;
-use diffmj::trajopt::{solve, Options, Task, Term, TrajoptError};
+use diffmj::trajopt::{solve, Options, Solution, Task, Term, TrajoptError};
 use diffmj::{mjcf, Model};
 
 fn double_integrator() -> Model<f64> {
@@ -334,6 +334,20 @@ fn limited_slider() -> Model<f64> {
     .unwrap()
 }
 
+/// The smallest and largest actuator force of a plan.
+fn force_range(sol: &Solution) -> (f64, f64) {
+    sol.actuator_force
+        .iter()
+        .flatten()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+}
+
+/// The farthest [`limited_slider`] gets from rest in `n` steps of 1 N:
+/// `x = h² Σ (T − t) / m`.
+fn bang_reach(n: usize) -> f64 {
+    0.01f64.powi(2) * (1..=n).sum::<usize>() as f64 / 2.0
+}
+
 /// Forces beyond the actuators' range are reported: the clamped controls are counted and the
 /// replay departs from the optimized motion.
 #[test]
@@ -629,17 +643,8 @@ fn control_limits_hold_on_a_bang_solution() {
                 weight: vec![1e6],
             });
         let sol = solve(&m, &task, None, &Options::default()).unwrap();
-        let umax = sol
-            .actuator_force
-            .iter()
-            .flatten()
-            .fold(0.0f64, |s, x| s.max(*x));
-        let umin = sol
-            .actuator_force
-            .iter()
-            .flatten()
-            .fold(f64::MAX, |s, x| s.min(*x));
-        let reach = 0.01f64.powi(2) * (1..=n).sum::<usize>() as f64 / 2.0;
+        let (umin, umax) = force_range(&sol);
+        let reach = bang_reach(n);
         eprintln!(
             "weight {weight:.0e}: {} iterations, {} runs, excess {:?}, u in [{umin:.9}, {umax:.9}], \
              x_T {:.9} (reach {reach:.9}), replay {:.1e}, clamped {}",
@@ -732,7 +737,7 @@ fn control_limit_continuation_ends_on_the_bang_solution() {
             target: vec![1.0],
             weight: vec![1e6],
         });
-    let reach = 0.01f64.powi(2) * (1..=n).sum::<usize>() as f64 / 2.0;
+    let reach = bang_reach(n);
     for scale in [vec![4.0], vec![4.0, 2.0]] {
         let opts = Options {
             smoothing: vec![1.0; scale.len()],
@@ -740,16 +745,7 @@ fn control_limit_continuation_ends_on_the_bang_solution() {
             ..Default::default()
         };
         let sol = solve(&m, &task, None, &opts).unwrap();
-        let umax = sol
-            .actuator_force
-            .iter()
-            .flatten()
-            .fold(0.0f64, |s, x| s.max(*x));
-        let umin = sol
-            .actuator_force
-            .iter()
-            .flatten()
-            .fold(f64::MAX, |s, x| s.min(*x));
+        let (umin, umax) = force_range(&sol);
         eprintln!(
             "scales {scale:?}: {} iterations, {} runs, excess {:?}, u in [{umin:.9}, {umax:.9}], \
              x_T {:.9} (reach {reach:.9}), replay {:.1e}",

@@ -660,9 +660,14 @@ impl<T: Scalar> ConvexBuffers<T> {
         }
     }
 
+    /// Whether the buffers have their full capacity (not the empty [`Default`]).
+    pub(crate) fn allocated(&self) -> bool {
+        self.slots.len() >= EPA_MAXF && self.verts.len() >= EPA_MAXV
+    }
+
     /// The work space, or `None` for empty buffers ([`Default`]).
     fn work(&mut self) -> Option<EpaWork<'_, T>> {
-        if self.slots.len() < EPA_MAXF || self.verts.len() < EPA_MAXV {
+        if !self.allocated() {
             return None;
         }
         Some(EpaWork {

@@ -1017,6 +1017,42 @@ mod tests {
     use crate::collision::collide_pair;
     use crate::engine::kinematics::kinematics;
 
+    /// EPA's work buffers are allocated exactly where the convex routine can run: a cylinder
+    /// and an ellipsoid that may touch get them; the same geoms with collisions off, and a chain
+    /// of capsules (analytic pairs only), do not; an explicit `<pair>` of the two does.
+    #[test]
+    fn convex_buffers_only_where_the_convex_routine_can_run() {
+        assert_eq!(
+            pair_method(GeomType::Cylinder, GeomType::Ellipsoid),
+            PairMethod::Convex
+        );
+        assert_eq!(
+            pair_method(GeomType::Capsule, GeomType::Capsule),
+            PairMethod::Analytic
+        );
+        let has = |xml: &str| {
+            let m = crate::mjcf::load_str(xml).unwrap();
+            CollisionScratch::new(&m).convex.allocated()
+        };
+        let two = |contype: u32, pair: &str| {
+            format!(
+                r#"<mujoco><worldbody>
+                <body><freejoint/><geom name="a" type="cylinder" size=".1 .1" contype="{contype}" conaffinity="{contype}"/></body>
+                <body pos="1 0 0"><freejoint/><geom name="b" type="ellipsoid" size=".1 .2 .3" contype="{contype}" conaffinity="{contype}"/></body>
+                </worldbody>{pair}</mujoco>"#
+            )
+        };
+        assert!(has(&two(1, "")));
+        assert!(!has(&two(0, "")));
+        assert!(has(&two(
+            0,
+            r#"<contact><pair geom1="a" geom2="b"/></contact>"#
+        )));
+        let root = env!("CARGO_MANIFEST_DIR");
+        let arm = std::fs::read_to_string(format!("{root}/models/sysid/arm5.xml")).unwrap();
+        assert!(!has(&arm));
+    }
+
     fn load(xml: &str) -> (Model<f64>, Data<f64>) {
         let m = crate::mjcf::load_str(xml).unwrap();
         let mut d = Data::new(&m);

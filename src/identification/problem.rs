@@ -142,9 +142,10 @@ const SMOOTH_CACHE_BYTES: usize = 1 << 28;
 /// values are kept as the key: the rows serve every dual pass until a parameter changes one.
 #[derive(Debug, Default)]
 struct SmoothCache {
-    /// The inputs' values the rows were computed from (empty: no rows).
+    /// The inputs' values the rows were computed from.
     key: Vec<f64>,
-    /// The level saved: the bias force, or the com velocities with tendons.
+    /// The level saved: the bias force, or the com velocities with tendons (`None`: no valid
+    /// rows).
     upto: Option<SmoothLift>,
     /// Values per row.
     stride: usize,
@@ -1116,8 +1117,8 @@ fn estimated_states(e: Estimator) -> bool {
     )
 }
 
-/// For a dual pass of the inverse estimator: the `f64` model to compute the smooth stages the
-/// seeded parameters do not reach with, and how far they go.
+/// For a dual pass of the inverse estimator: where the `f64` smooth stages the seeded
+/// parameters do not reach come from, and how far they go.
 type Lift<'a> = Option<(LiftFrom<'a>, SmoothLift)>;
 
 /// Where a lifted dual pass takes its `f64` smooth stages from.
