@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Speed of models written with <replicate> against the same models written out by hand.
+"""Speed of models written with <replicate> or <attach> against the same models written out by hand.
 
-For each model, MuJoCo 4.0 compiles it and writes it back with every replicate expanded
-(`mj_saveLastXML`): the hand-written equivalent. `diffmj bench` then times `forward` and `step`
+For each model, MuJoCo 4.0 compiles it and writes it back with every replicate and attachment
+expanded (`mj_saveLastXML`): the hand-written equivalent. `diffmj bench` then times `forward` and `step`
 of both from the same initial state, alternating the two files for --rounds rounds, and the
 script prints the median ratio replicated / expanded per model (1.0: the same speed) and one
 line of key figures at the end. Both files describe the same compiled model, so a ratio away
 from 1 would mean the way a model is written changes how diffmj simulates it.
 
 Usage: python3 bench/replicate_speed.py [--rounds R] [--steps N] [models...]
-       (builds diffmj in release mode first; default: the replicate models of the repository)
+       (builds diffmj in release mode first; default: the replicate and attach models of the
+       repository that MuJoCo can write back)
 """
 import argparse
 import glob
@@ -24,13 +25,15 @@ import mujoco
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT = sorted(glob.glob(os.path.join(ROOT, "models", "thirdparty", "mujoco", "replicate", "*.xml"))
-                 + glob.glob(os.path.join(ROOT, "models", "mjcf29", "replicate_*.xml")))
+                 + glob.glob(os.path.join(ROOT, "models", "mjcf29", "replicate_*.xml"))
+                 + glob.glob(os.path.join(ROOT, "models", "thirdparty", "mujoco", "attach", "*.xml"))
+                 + glob.glob(os.path.join(ROOT, "models", "mjcf29", "attach_*.xml")))
 
 
 def bench(exe, path, steps):
     """`diffmj bench` of one file: (forward µs, step µs)."""
-    out = subprocess.run([exe, "bench", path, "--steps", str(steps)], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([exe, "bench", path, "--steps", str(steps), "--no-jacobians"],
+                         capture_output=True, text=True, check=True).stdout
     r = json.loads(out)
     return r["forward_us"], r["step_us"]
 
@@ -42,7 +45,8 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "diffmj"], cwd=ROOT, check=True)
-    exe = os.path.join(ROOT, "target", "release", "diffmj")
+    exe = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release",
+                       "diffmj")
     fwd_ratios, step_ratios = [], []
     print(f"{'model':40s} {'nv':>4s} {'fwd us':>8s} {'expanded':>8s} {'ratio':>6s} {'step us':>8s} {'expanded':>8s} {'ratio':>6s}")
     for path in a.models:

@@ -280,6 +280,10 @@ enum Cmd {
         /// Number of calls timed for each function.
         #[arg(long, default_value_t = 2000)]
         steps: usize,
+        /// Leave out the transition Jacobians (their `*_us` are then `null`): on large models
+        /// they take minutes where forward and step take milliseconds.
+        #[arg(long)]
+        no_jacobians: bool,
     },
 }
 
@@ -1257,6 +1261,7 @@ fn run(cli: Cli) -> Res<()> {
             options,
             state,
             steps,
+            no_jacobians,
         } => {
             let m = load_with(&model, &options)?;
             let mut d0 = Data::new(&m);
@@ -1287,36 +1292,42 @@ fn run(cli: Cli) -> Res<()> {
             let inverse_us = median_us(|| diffmj::inverse(&m, &mut d), steps)
                 .map_err(|e| format!("bench inverse: {e}"))?;
             // Jacobians of one step: ours by forward and centered differences, and exact
-            let (mut fdw, mut adw) = (
-                diffmj::derivatives::fd::FdWorkspace::new(&m),
-                diffmj::derivatives::ad::AdWorkspace::new(&m),
-            );
-            let mut tr = diffmj::derivatives::Transition::new(&m);
-            let jac_calls = (steps / 20).max(10);
-            let mut jac = |centered: Option<bool>| {
-                median_us(
-                    || {
-                        let r = match centered {
-                            Some(c) => fdw.transition(
-                                &m,
-                                &d0,
-                                &diffmj::derivatives::FdOptions {
-                                    eps: 1e-6,
-                                    centered: c,
-                                },
-                                &mut tr,
-                            ),
-                            None => adw.transition(&m, &d0, &mut tr).map(|_| ()),
-                        };
-                        r.map_err(|e| diffmj::SimError::Unsupported(e.to_string()))
-                    },
-                    jac_calls,
+            let (jac_fd_us, jac_fd_centered_us, jac_ad_us) = if no_jacobians {
+                (None, None, None)
+            } else {
+                let (mut fdw, mut adw) = (
+                    diffmj::derivatives::fd::FdWorkspace::new(&m),
+                    diffmj::derivatives::ad::AdWorkspace::new(&m),
+                );
+                let mut tr = diffmj::derivatives::Transition::new(&m);
+                let jac_calls = (steps / 20).max(10);
+                let mut jac = |centered: Option<bool>| {
+                    median_us(
+                        || {
+                            let r = match centered {
+                                Some(c) => fdw.transition(
+                                    &m,
+                                    &d0,
+                                    &diffmj::derivatives::FdOptions {
+                                        eps: 1e-6,
+                                        centered: c,
+                                    },
+                                    &mut tr,
+                                ),
+                                None => adw.transition(&m, &d0, &mut tr).map(|_| ()),
+                            };
+                            r.map_err(|e| diffmj::SimError::Unsupported(e.to_string()))
+                        },
+                        jac_calls,
+                    )
+                    .map_err(|e| format!("bench derivatives: {e}"))
+                };
+                (
+                    Some(jac(Some(false))?),
+                    Some(jac(Some(true))?),
+                    Some(jac(None)?),
                 )
-                .map_err(|e| format!("bench derivatives: {e}"))
             };
-            let jac_fd_us = jac(Some(false))?;
-            let jac_fd_centered_us = jac(Some(true))?;
-            let jac_ad_us = jac(None)?;
             let stages: serde_json::Map<String, Value> = stage_times(&m, &d0, steps)
                 .map_err(|e| format!("bench stages: {e}"))?
                 .into_iter()
