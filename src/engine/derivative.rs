@@ -9,7 +9,7 @@ use crate::scalar::Scalar;
 
 use super::muscle;
 use super::passive;
-use super::rne::{add6, propagate_motion};
+use super::rne::{add6, forces_to_dofs_in, propagate_motion_in, tree_bodies};
 
 /// `(qvel, ctrl, act, actuator_moment, ten_J, …) → qDeriv = ∂(qfrc_passive + qfrc_actuator −
 /// qfrc_bias)/∂qvel` (sparse, MuJoCo's `mjd_smooth_vel` and layout: entries between dofs of
@@ -217,15 +217,25 @@ pub(crate) fn d_entry<T>(m: &Model<T>, i: usize, j: usize) -> usize {
 }
 
 /// Column `k` of `∂qfrc_bias/∂qvel` into `d.scratch_nv[2]`: a tangent pass of the recursive
-/// Newton–Euler algorithm in the direction of the unit velocity of dof `k`.
+/// Newton–Euler algorithm in the direction of the unit velocity of dof `k`. Only the dofs of
+/// `k`'s kinematic tree are written: the column is zero elsewhere, and the pass runs over that
+/// tree alone (a model of many free bodies would otherwise pay O(nbody) per column).
 pub(crate) fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize) {
     let e = |i: usize| if i == k { T::one() } else { T::zero() };
+    let tree = tree_bodies(m, m.dof_bodyid[k]);
     // tangent of cvel (scratch_body6b) and of cdof_dot (scratch_dof6): the motion pass is
     // linear in the dof velocities
-    propagate_motion(m, &d.cdof, e, &mut d.scratch_body6b, &mut d.scratch_dof6);
+    propagate_motion_in(
+        m,
+        &d.cdof,
+        e,
+        &mut d.scratch_body6b,
+        &mut d.scratch_dof6,
+        tree.clone(),
+    );
     // tangent of cacc (scratch_body6c), then of the body forces (into scratch_body6)
     d.scratch_body6c[0] = [T::zero(); 6];
-    for b in 1..m.nbody {
+    for b in tree.clone() {
         let mut da = d.scratch_body6c[m.body_parentid[b]];
         let a0 = m.body_dofadr[b];
         for i in a0..a0 + m.body_dofnum[b] {
@@ -245,5 +255,5 @@ pub(crate) fn rne_vel_column<T: Scalar>(m: &Model<T>, d: &mut Data<T>, k: usize)
         }
         d.scratch_body6[b] = f;
     }
-    super::rne::forces_to_dofs(m, &mut d.scratch_body6, &d.cdof, &mut d.scratch_nv[2]);
+    forces_to_dofs_in(m, &mut d.scratch_body6, &d.cdof, &mut d.scratch_nv[2], tree);
 }

@@ -29,8 +29,22 @@ pub(crate) fn propagate_motion<T: Scalar>(
     cvel: &mut [V6<T>],
     cdot: &mut [V6<T>],
 ) {
+    propagate_motion_in(m, cdof, v, cvel, cdot, 1..m.nbody);
+}
+
+/// [`propagate_motion`] over the bodies `bodies` only: a range closed under children (whole
+/// trees, see [`tree_bodies`]), whose parents outside it are the world. Entries of other bodies
+/// and their dofs are not written.
+pub(crate) fn propagate_motion_in<T: Scalar>(
+    m: &Model<T>,
+    cdof: &[V6<T>],
+    v: impl Fn(usize) -> T,
+    cvel: &mut [V6<T>],
+    cdot: &mut [V6<T>],
+    bodies: std::ops::Range<usize>,
+) {
     cvel[0] = [T::zero(); 6];
-    for b in 1..m.nbody {
+    for b in bodies {
         let mut w = cvel[m.body_parentid[b]];
         let ja = m.body_jntadr[b];
         for j in ja..ja + m.body_jntnum[b] {
@@ -111,7 +125,19 @@ pub(crate) fn forces_to_dofs<T: Scalar>(
     cdof: &[V6<T>],
     out: &mut [T],
 ) {
-    for b in (1..m.nbody).rev() {
+    forces_to_dofs_in(m, f, cdof, out, 1..m.nbody);
+}
+
+/// [`forces_to_dofs`] over the bodies `bodies` only (whole trees, see [`tree_bodies`]): `out`
+/// is written on their dofs alone.
+pub(crate) fn forces_to_dofs_in<T: Scalar>(
+    m: &Model<T>,
+    f: &mut [V6<T>],
+    cdof: &[V6<T>],
+    out: &mut [T],
+    bodies: std::ops::Range<usize>,
+) {
+    for b in bodies.clone().rev() {
         let p = m.body_parentid[b];
         if p > 0 {
             let fb = f[b];
@@ -120,9 +146,23 @@ pub(crate) fn forces_to_dofs<T: Scalar>(
             }
         }
     }
-    for i in 0..m.nv {
-        out[i] = dot6(&cdof[i], &f[m.dof_bodyid[i]]);
+    for b in bodies {
+        let a = m.body_dofadr[b];
+        for i in a..a + m.body_dofnum[b] {
+            out[i] = dot6(&cdof[i], &f[b]);
+        }
     }
+}
+
+/// The bodies of the kinematic tree holding body `b` (not the world): bodies are numbered depth
+/// first, so a tree is the run of bodies after its root that share its `body_rootid`.
+pub(crate) fn tree_bodies<T>(m: &Model<T>, b: usize) -> std::ops::Range<usize> {
+    let r = m.body_rootid[b];
+    let mut e = r + 1;
+    while e < m.nbody && m.body_rootid[e] == r {
+        e += 1;
+    }
+    r..e
 }
 
 /// `(cinert, cvel, cdof, cdof_dot, qvel) → qfrc_bias`: `c(q, v)` by [`rne`] without acceleration.
