@@ -240,8 +240,8 @@ fn replicated_sensors_read_as_mujoco() {
 }
 
 /// Forms of `<attach>` that diffmj refuses rather than approximates, each with a positioned
-/// error: attaching without a model (MuJoCo 4.0's self-attach), a frame, the world body as a
-/// body, under a compiler `conflict` policy other than `warning`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
+/// error: attaching without a model (MuJoCo 4.0's self-attach), a frame that holds joints
+/// (they would join the attaching body), the world body as a body, under a compiler `conflict` policy other than `warning`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
 /// another keyframe) or came from its own attachments; and a `<model>` without `file` (MuJoCo
 /// 4.0 throws an unknown exception).
 #[test]
@@ -257,8 +257,11 @@ fn attach_forms_refused_with_position() {
             ErrorKind::Unsupported,
         ),
         (
-            "frame",
-            w(arm, r#"<attach model="arm" frame="mount" prefix="a-"/>"#),
+            "frame holding joints",
+            w(
+                r#"<asset><model name="f" file="models/mjcf29/attach_frame_joint.xml"/></asset>"#,
+                r#"<body><geom size=".1"/><attach model="f" frame="hinged" prefix="a-"/></body>"#,
+            ),
             ErrorKind::Unsupported,
         ),
         (

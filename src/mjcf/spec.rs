@@ -882,12 +882,48 @@ pub struct BodyS {
     /// The position and orientation as written, in the `<frame>` (or `<replicate>` copy) that
     /// moved the body, when one did: `<attach>` takes a body without its enclosing frame.
     pub unframed: Option<([f64; 3], [f64; 4])>,
+    /// The named `<frame>`s folded into this body, with where their content went (what
+    /// `<attach frame>` copies).
+    pub frames: Vec<FrameRec>,
     /// The compiler settings of the model this element was read from, when it came from a
     /// model attached with `<attach>` (`None`: this model's): MuJoCo 4.0 compiles an attached
     /// element with its own model's angle units, limits and inertia settings.
     pub compiler: Option<Arc<Compiler>>,
     /// Values the keyframes of an attached model give this (mocap) body: `mpos` and `mquat`.
     pub keyvals: Vec<KeyVal>,
+    /// Where written.
+    pub loc: Loc,
+}
+
+/// A named `<frame>` folded into a body: its pose and the runs of the body's lists that hold its
+/// content (nested frames' content included), so that `<attach frame>` can copy it.
+#[derive(Clone, Debug, Default)]
+pub struct FrameRec {
+    /// Name.
+    pub name: String,
+    /// Position as written, in the enclosing frame or body.
+    pub pos: [f64; 3],
+    /// Orientation as written, in the enclosing frame or body.
+    pub quat: [f64; 4],
+    /// Position in the body (enclosing frames composed): its content's poses are given in the
+    /// body, composed with this pose.
+    pub bpos: [f64; 3],
+    /// Orientation in the body.
+    pub bquat: [f64; 4],
+    /// Its joints in the body's `joints`.
+    pub joints: std::ops::Range<usize>,
+    /// Its geoms in the body's `geoms`.
+    pub geoms: std::ops::Range<usize>,
+    /// Its sites.
+    pub sites: std::ops::Range<usize>,
+    /// Its cameras.
+    pub cams: std::ops::Range<usize>,
+    /// Its lights.
+    pub lights: std::ops::Range<usize>,
+    /// Its child bodies.
+    pub children: std::ops::Range<usize>,
+    /// Its own name and its nested frames' in the body's `frame_names`.
+    pub frame_names: std::ops::Range<usize>,
     /// Where written.
     pub loc: Loc,
 }
@@ -3748,9 +3784,23 @@ impl<'d> Reader<'d> {
                     let mut pos = [0.0; 3];
                     a.exact("pos", &mut pos)?;
                     let mut quat = read_orient(&a, &c)?.unwrap_or([1.0, 0.0, 0.0, 0.0]);
+                    let written = (pos, quat);
                     compose(&ctx.pos, &ctx.quat, &mut pos, &mut quat);
                     let cc = self.frame_class(&a, &ctx.childclass)?;
-                    if let Some(n) = a.s("name").filter(|n| !n.is_empty()) {
+                    let at = |b: &BodyS| {
+                        [
+                            b.joints.len(),
+                            b.geoms.len(),
+                            b.sites.len(),
+                            b.cams.len(),
+                            b.lights.len(),
+                            b.children.len(),
+                            b.frame_names.len(),
+                        ]
+                    };
+                    let start = at(body);
+                    let name = a.s("name").filter(|n| !n.is_empty());
+                    if let Some(n) = name.clone() {
                         if self.tree.has("frame", &n) {
                             return Err(a.err(
                                 Some("name"),
@@ -3769,6 +3819,24 @@ impl<'d> Reader<'d> {
                         lax: true,
                     };
                     self.body_children(ch, body, &sub, owner)?;
+                    if let Some(name) = name {
+                        let end = at(body);
+                        body.frames.push(FrameRec {
+                            name,
+                            pos: written.0,
+                            quat: written.1,
+                            bpos: pos,
+                            bquat: quat,
+                            joints: start[0]..end[0],
+                            geoms: start[1]..end[1],
+                            sites: start[2]..end[2],
+                            cams: start[3]..end[3],
+                            lights: start[4]..end[4],
+                            children: start[5]..end[5],
+                            frame_names: start[6]..end[6],
+                            loc: Loc::of(ch),
+                        });
+                    }
                 }
                 "replicate" => self.replicate(ch, body, ctx)?,
                 "attach" => self.attach(ch, body, ctx)?,

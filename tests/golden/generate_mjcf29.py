@@ -51,6 +51,7 @@ MODELS = [
     # third-party models (their compiled fields are still compared)
     ("mjcf29/attach_body.xml", True, True),
     ("mjcf29/attach_frame.xml", True, True),
+    ("mjcf29/attach_frames.xml", True, True),
     ("mjcf29/attach_nested.xml", True, True),
     # MuJoCo's published models that use replicate and need no asset file
     ("thirdparty/mujoco/replicate/bowl.xml", True, True),
@@ -334,6 +335,21 @@ def W(body, extra=''):
 DECISIONS.update({
     "attach_missing_model": W('<attach model="nope" body="upper" prefix="a-"/>'),
     "attach_missing_body": W('<attach model="arm" body="nope" prefix="a-"/>'),
+    "attach_missing_frame": W('<attach model="arm" frame="nope" prefix="a-"/>'),
+    "attach_frame_as_body": W('<attach model="arm" body="mount" prefix="a-"/>'),
+    "attach_body_as_frame": W('<attach model="arm" frame="upper" prefix="a-"/>'),
+    "attach_frame_and_body": W('<attach model="arm" body="upper" frame="elbow_frame" prefix="a-"/>'),
+    "attach_frame_twice": W('<attach model="arm" frame="elbow_frame" prefix="a-"/>'
+                            '<attach model="arm" frame="elbow_frame" prefix="b-"/>'),
+    "attach_frame_same_prefix_twice": W('<attach model="arm" frame="elbow_frame" prefix="a-"/>'
+                                        '<attach model="arm" frame="elbow_frame" prefix="a-"/>'),
+    "attach_prefixed_frame_exists": W('<frame name="a-mount"/>'
+                                      '<attach model="arm" frame="mount" prefix="a-"/>'),
+    "attach_frame_then_body": W('<attach model="arm" frame="elbow_frame" prefix="a-"/>'
+                                '<attach model="arm" body="upper" prefix="a-"/>'),
+    "attach_frame_in_body": W('<body><joint/><geom size=".1"/>'
+                              '<attach model="toy" frame="shelf" prefix="a-"/></body>'
+                              '<body name="a-block"/>'),
     "attach_empty_body": '<mujoco><asset><model name="m" file="models/thirdparty/mujoco/mjx/tendon/site_wrap.xml"/>'
                          '</asset><worldbody><attach model="m" body="" prefix="a-"/></worldbody>'
                          '</mujoco>',

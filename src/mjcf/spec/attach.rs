@@ -13,7 +13,9 @@
 //! - body `body` of the model with its subtree, at its own position and orientation in the
 //!   attaching frame (the `<frame>` that held it in its model is not copied, the frames inside
 //!   it are), or, without `body`, the content of the model's world body (its geoms, sites,
-//!   cameras, lights, frames and bodies, placed in the attaching frame);
+//!   cameras, lights, frames and bodies, placed in the attaching frame), or, with `frame`, the
+//!   frame of that name with its content, at its own pose in the attaching frame (the frames and
+//!   body around it are not copied; recorded while the model was read, see [`FrameRec`]);
 //! - every name of the copy takes the prefix, and so do the references of its geoms and sites to
 //!   materials (meshes, height fields) and of its cameras and lights to their target bodies;
 //!   default classes are already resolved (the attaching frame's `childclass` does not apply);
@@ -32,12 +34,12 @@
 //!   model (angle units, `autolimits`, inertia settings, `alignfree`); `settotalmass` is this
 //!   model's.
 //!
-//! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach) or
-//! with `frame` or naming the world body; keyframes of the attached model whose vectors do
+//! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach),
+//! naming the world body or a frame that holds joints; keyframes of the attached model whose vectors do
 //! not have its sizes, that have no name, that set `act` or plastic states, or that came from
 //! its own attachments; a compiler `conflict` policy other than `warning`.
 
-use super::replicate::{place, repeated_frame, size, Affix, MAX_REPLICATED};
+use super::replicate::{append, place, repeated_frame, size, Affix, MAX_REPLICATED};
 use super::*;
 
 /// Bound on the work of all attachments of a model: the elements they copy plus, per
@@ -158,6 +160,9 @@ fn prefix_tree(b: &mut BodyS, af: &Affix, own: bool) {
     for f in &mut b.frame_names {
         *f = af.name(f);
     }
+    for f in &mut b.frames {
+        f.name = af.name(&f.name);
+    }
     for c in &mut b.children {
         prefix_tree(c, af, true);
     }
@@ -173,6 +178,70 @@ fn targets(b: &BodyS, out: &mut Vec<(Loc, String)>) {
     for c in &b.children {
         targets(c, out);
     }
+}
+
+/// The content of the frame named `name` in `b`'s subtree (the first body holding it, in
+/// preorder) as the content of a body given in the frame's parent: the frame itself (its name
+/// first among the frame names) with its pose as written and its content in it, as MuJoCo 4.0
+/// attaches a frame (checked: the frames and body around it are not copied). `Some(Err)` for
+/// a frame diffmj does not attach yet.
+fn frame_content(b: &BodyS, name: &str) -> Option<Result<BodyS, &'static str>> {
+    let Some(f) = b.frames.iter().find(|f| f.name == name) else {
+        return b.children.iter().find_map(|c| frame_content(c, name));
+    };
+    if !f.joints.is_empty() {
+        return Some(Err("attaching a frame that holds joints"));
+    }
+    // the content's poses are in the body: bring them back into the frame (the inverse of
+    // its pose in the body), then into the frame's parent (its pose as written), in one move
+    let qi = [f.bquat[0], -f.bquat[1], -f.bquat[2], -f.bquat[3]];
+    let r = quat_rotate(&qi, &f.bpos);
+    let pi = [-r[0], -r[1], -r[2]];
+    let mut out = BodyS {
+        geoms: b.geoms[f.geoms.clone()].to_vec(),
+        sites: b.sites[f.sites.clone()].to_vec(),
+        cams: b.cams[f.cams.clone()].to_vec(),
+        lights: b.lights[f.lights.clone()].to_vec(),
+        children: b.children[f.children.clone()].to_vec(),
+        frame_names: b.frame_names[f.frame_names.clone()].to_vec(),
+        ..Default::default()
+    };
+    let within = |r: &std::ops::Range<usize>, o: &std::ops::Range<usize>| {
+        o.start <= r.start && r.end <= o.end
+    };
+    let back =
+        |r: &std::ops::Range<usize>, o: &std::ops::Range<usize>| r.start - o.start..r.end - o.start;
+    for g in &b.frames {
+        if g.name != f.name && within(&g.frame_names, &f.frame_names) {
+            out.frames.push(FrameRec {
+                joints: 0..0,
+                geoms: back(&g.geoms, &f.geoms),
+                sites: back(&g.sites, &f.sites),
+                cams: back(&g.cams, &f.cams),
+                lights: back(&g.lights, &f.lights),
+                children: back(&g.children, &f.children),
+                frame_names: back(&g.frame_names, &f.frame_names),
+                ..g.clone()
+            });
+        }
+    }
+    let (mut tp, mut tq) = (pi, qi);
+    compose(&f.pos, &f.quat, &mut tp, &mut tq);
+    // the copy's bodies keep their poses in their innermost frames (`unframed`)
+    place(&mut out, &tp, &tq);
+    out.frames.push(FrameRec {
+        bpos: f.pos,
+        bquat: f.quat,
+        joints: 0..0,
+        geoms: 0..out.geoms.len(),
+        sites: 0..out.sites.len(),
+        cams: 0..out.cams.len(),
+        lights: 0..out.lights.len(),
+        children: 0..out.children.len(),
+        frame_names: 0..out.frame_names.len(),
+        ..f.clone()
+    });
+    Some(Ok(out))
 }
 
 /// The first body named `name` in `b`'s subtree (preorder, `b` excluded; `""` finds the first
@@ -389,9 +458,6 @@ impl Reader<'_> {
                 "<attach> without a model (self-attach)",
             ));
         };
-        if a.has("frame") {
-            return Err(unsupported(&a, "frame", "attaching a frame"));
-        }
         if self.conflict_policy != "warning" {
             return Err(self.err(
                 e,
@@ -404,6 +470,14 @@ impl Reader<'_> {
             ));
         }
         let bname = a.s("body");
+        let fname = a.s("frame");
+        if bname.is_some() && fname.is_some() {
+            return Err(a.err(
+                Some("frame"),
+                ErrorKind::InvalidValue,
+                "at most one of 'body', 'frame' can be specified",
+            ));
+        }
         if bname.as_deref() == Some("world") {
             // MuJoCo 4.0 then makes a body of the model's world body
             return Err(unsupported(
@@ -412,13 +486,18 @@ impl Reader<'_> {
                 "attaching the world body as a body",
             ));
         }
-        if let Some(b) = bname.as_ref().filter(|b| !b.is_empty()) {
-            if self.tree.has("body", &format!("{prefix}{b}")) {
-                return Err(a.err(
-                    Some("body"),
-                    ErrorKind::DuplicateName,
-                    format!("cannot attach: element '{b}' already exists with prefix '{prefix}'"),
-                ));
+        let named = [("body", &bname), ("frame", &fname)];
+        for (kind, n) in named {
+            if let Some(b) = n.as_ref().filter(|b| !b.is_empty()) {
+                if self.tree.has(kind, &format!("{prefix}{b}")) {
+                    return Err(a.err(
+                        Some(kind),
+                        ErrorKind::DuplicateName,
+                        format!(
+                            "cannot attach: element '{b}' already exists with prefix '{prefix}'"
+                        ),
+                    ));
+                }
             }
         }
         let Some(i) = self.models.iter().position(|m| m.name == model) else {
@@ -441,8 +520,19 @@ impl Reader<'_> {
                 format!("this keyframe of model '{model}' cannot be attached yet: {why}"),
             )
         })?;
-        let mut copy = match &bname {
-            Some(b) => {
+        let mut copy = match (&bname, &fname) {
+            (None, Some(f)) => match frame_content(&child.world, f) {
+                Some(Ok(c)) => c,
+                Some(Err(why)) => return Err(unsupported(&a, "frame", why)),
+                None => {
+                    return Err(a.err(
+                        Some("frame"),
+                        ErrorKind::UndefinedReference,
+                        format!("could not find frame '{f}' in model asset '{model}'"),
+                    ))
+                }
+            },
+            (Some(b), _) => {
                 let Some(found) = find_body(&child.world, b) else {
                     return Err(a.err(
                         Some("body"),
@@ -462,7 +552,7 @@ impl Reader<'_> {
                 }
                 sub
             }
-            None => child.world.clone(),
+            (None, None) => child.world.clone(),
         };
         // each attachment costs a pass over this model's lists (name checks, references): the
         // copies and the passes together are bounded, so that no text makes the reader work
@@ -497,12 +587,7 @@ impl Reader<'_> {
         }
         self.add_copied_names(&a, &copy)?;
         targets(&copy, &mut self.frame_targets);
-        body.geoms.extend(copy.geoms);
-        body.sites.extend(copy.sites);
-        body.cams.extend(copy.cams);
-        body.lights.extend(copy.lights);
-        body.frame_names.extend(copy.frame_names);
-        body.children.extend(copy.children);
+        append(body, copy);
         // the model's assets, every one of them; MuJoCo 4.0 refuses a name repeated in a list
         // when it copies the list (checked: attaching two bodies of one model with one prefix
         // repeats its textures)

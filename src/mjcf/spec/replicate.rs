@@ -179,6 +179,9 @@ fn rename(b: &mut BodyS, sfx: &str) {
         .for_each(|x| x.name = suffixed(&x.name, sfx));
     // frames too (checked: a named frame in a replicated body is copied as `side_0`, `side_1`)
     b.frame_names.iter_mut().for_each(|x| *x = suffixed(x, sfx));
+    b.frames
+        .iter_mut()
+        .for_each(|x| x.name = suffixed(&x.name, sfx));
     for c in &mut b.children {
         c.name = suffixed(&c.name, sfx);
         rename(c, sfx);
@@ -201,6 +204,32 @@ pub(super) fn place(b: &mut BodyS, p: &[f64; 3], q: &[f64; 4]) {
         x.unframed.get_or_insert((x.pos, x.quat));
         compose(p, q, &mut x.pos, &mut x.quat);
     }
+    for f in &mut b.frames {
+        compose(p, q, &mut f.bpos, &mut f.bquat);
+    }
+}
+
+/// Append the top-level content of `copy` (its joints, geoms, sites, cameras, lights, frames and
+/// child bodies) to `body`'s.
+pub(super) fn append(body: &mut BodyS, copy: BodyS) {
+    let at = |n: usize, r: &std::ops::Range<usize>| r.start + n..r.end + n;
+    for mut f in copy.frames {
+        f.joints = at(body.joints.len(), &f.joints);
+        f.geoms = at(body.geoms.len(), &f.geoms);
+        f.sites = at(body.sites.len(), &f.sites);
+        f.cams = at(body.cams.len(), &f.cams);
+        f.lights = at(body.lights.len(), &f.lights);
+        f.children = at(body.children.len(), &f.children);
+        f.frame_names = at(body.frame_names.len(), &f.frame_names);
+        body.frames.push(f);
+    }
+    body.joints.extend(copy.joints);
+    body.geoms.extend(copy.geoms);
+    body.sites.extend(copy.sites);
+    body.cams.extend(copy.cams);
+    body.lights.extend(copy.lights);
+    body.frame_names.extend(copy.frame_names);
+    body.children.extend(copy.children);
 }
 
 /// Does an element of `kind` named `name` exist (tree elements, tendons, actuators)?
@@ -540,13 +569,7 @@ impl Reader<'_> {
                     .iter()
                     .map(|(loc, t)| (loc.clone(), format!("{t}{sfx}"))),
             );
-            body.joints.extend(copy.joints);
-            body.geoms.extend(copy.geoms);
-            body.sites.extend(copy.sites);
-            body.cams.extend(copy.cams);
-            body.lights.extend(copy.lights);
-            body.frame_names.extend(copy.frame_names);
-            body.children.extend(copy.children);
+            append(body, copy);
             self.copy_referencing(None, &Affix { pre: "", suf: &sfx });
             let s = &self.spec;
             let listed = s.pairs.len()
