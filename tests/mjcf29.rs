@@ -241,9 +241,9 @@ fn replicated_sensors_read_as_mujoco() {
 
 /// Forms of `<attach>` that diffmj refuses rather than approximates, each with a positioned
 /// error: attaching without a model (MuJoCo 4.0's self-attach), a frame that holds joints
-/// (they would join the attaching body), the world body as a body, under a compiler `conflict` policy other than `warning`, a model whose keyframes do not fit it (MuJoCo 4.0 then takes values of
-/// another keyframe) or came from its own attachments; and a `<model>` without `file` (MuJoCo
-/// 4.0 throws an unknown exception).
+/// (they would join the attaching body), the world body as a body, a model whose keyframes do
+/// not fit it (MuJoCo 4.0 then takes values of another keyframe) or came from its own
+/// attachments; and a `<model>` without `file` (MuJoCo 4.0 throws an unknown exception).
 #[test]
 fn attach_forms_refused_with_position() {
     use diffmj::mjcf::ErrorKind;
@@ -267,14 +267,6 @@ fn attach_forms_refused_with_position() {
         (
             "world body",
             w(arm, r#"<attach model="arm" body="world" prefix="a-"/>"#),
-            ErrorKind::Unsupported,
-        ),
-        (
-            "conflict policy",
-            w(
-                &format!(r#"<compiler conflict="merge"/>{arm}"#),
-                r#"<attach model="arm" body="upper" prefix="a-"/>"#,
-            ),
             ErrorKind::Unsupported,
         ),
         (

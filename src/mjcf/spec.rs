@@ -75,6 +75,7 @@ fn check_texture_file(dir: &Path, c: &Compiler, file: &str) -> Result<(), String
 }
 
 mod attach;
+mod conflict;
 mod replicate;
 
 /// Where an element was written (for errors raised by the compiler).
@@ -2777,6 +2778,9 @@ struct Reader<'d> {
     /// The compiler's `conflict` policy for `<attach>` (`warning`, MuJoCo's default, keeps this
     /// model's global settings).
     conflict_policy: &'static str,
+    /// The global settings this model authors, once an `<attach>` under the `merge` or `error`
+    /// policy has read them, with those adopted since (see `conflict`).
+    globals: Option<Vec<(String, String)>>,
 }
 
 fn compose(fpos: &[f64; 3], fquat: &[f64; 4], pos: &mut [f64; 3], quat: &mut [f64; 4]) {
@@ -4685,6 +4689,7 @@ fn build_nested(
         models: Vec::new(),
         model_stack,
         conflict_policy: "warning",
+        globals: None,
         doc,
         classes: HashMap::new(),
         top_class: "main".into(),

@@ -52,6 +52,7 @@ MODELS = [
     ("mjcf29/attach_body.xml", True, True),
     ("mjcf29/attach_frame.xml", True, True),
     ("mjcf29/attach_frames.xml", True, True),
+    ("mjcf29/attach_merge.xml", False, True),
     ("mjcf29/attach_nested.xml", True, True),
     # MuJoCo's published models that use replicate and need no asset file
     ("thirdparty/mujoco/replicate/bowl.xml", True, True),
@@ -328,6 +329,14 @@ A = ('<asset><model name="arm" file="models/mjcf29/attach_arm.xml"/>'
      '<model name="toy" file="models/mjcf29/attach_toy.xml"/></asset>')
 
 
+def C(policy, head):
+    """A world body attaching attach_settings.xml's pendulum under a conflict policy."""
+    return ('<mujoco><compiler conflict="%s"/>%s<asset><model name="s" '
+            'file="models/mjcf29/attach_settings.xml"/></asset><worldbody><body><joint/>'
+            '<geom size=".1"/><attach model="s" body="pendulum" prefix="s/"/></body></worldbody>'
+            '</mujoco>' % (policy, head))
+
+
 def W(body, extra=''):
     return '<mujoco>%s<worldbody>%s</worldbody>%s</mujoco>' % (A, body, extra)
 
@@ -335,6 +344,19 @@ def W(body, extra=''):
 DECISIONS.update({
     "attach_missing_model": W('<attach model="nope" body="upper" prefix="a-"/>'),
     "attach_missing_body": W('<attach model="arm" body="nope" prefix="a-"/>'),
+    # the compiler's conflict policy on the global settings of attach_settings.xml
+    "attach_error_no_conflict": C('error', ''),
+    "attach_error_timestep": C('error', '<option timestep="0.002"/>'),
+    "attach_error_same_timestep": C('error', '<option timestep="1e-3"/>'),
+    "attach_error_flag": C('error', '<option><flag frictionloss="enable"/></option>'),
+    "attach_error_same_flag": C('error', '<option><flag frictionloss="disable"/></option>'),
+    "attach_error_groups": C('error', '<option actuatorgroupdisable="3"/>'),
+    "attach_error_memory": C('error', '<size memory="1M"/>'),
+    "attach_merge_groups": C('merge', '<option actuatorgroupdisable="3"/>'),
+    "attach_merge_gravity": C('merge', '<option gravity="0 0 -1"/>'),
+    "attach_merge_same_gravity": C('merge', '<option gravity="0 1.0 -6"/>'),
+    "attach_merge_integrator": C('merge', '<option integrator="implicitfast"/>'),
+    "attach_merge_timestep_kept": C('merge', '<option timestep="0.0005"/>'),
     "attach_missing_frame": W('<attach model="arm" frame="nope" prefix="a-"/>'),
     "attach_frame_as_body": W('<attach model="arm" body="mount" prefix="a-"/>'),
     "attach_body_as_frame": W('<attach model="arm" frame="upper" prefix="a-"/>'),

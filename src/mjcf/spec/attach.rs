@@ -37,7 +37,8 @@
 //! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach),
 //! naming the world body or a frame that holds joints; keyframes of the attached model whose vectors do
 //! not have its sizes, that have no name, that set `act` or plastic states, or that came from
-//! its own attachments; a compiler `conflict` policy other than `warning`.
+//! its own attachments. The compiler's `conflict` policy decides the global settings both
+//! models write (`super::conflict`).
 
 use super::replicate::{append, place, repeated_frame, size, Affix, MAX_REPLICATED};
 use super::*;
@@ -69,12 +70,14 @@ const MAX_MODEL_DEPTH: usize = 32;
 /// [`Loc::src`] already count on from this model's sources and whose joints, tendons,
 /// actuators and bodies carry its compiler settings.
 pub(super) struct ChildModel {
-    name: String,
+    pub(super) name: String,
     spec: Spec,
     /// Its default classes.
     classes: HashMap<String, Class>,
     /// Canonical path of its file (a file declared again is read once).
     path: std::path::PathBuf,
+    /// The global settings its file authors (see [`super::conflict::authored`]).
+    pub(super) globals: Vec<(String, String)>,
 }
 
 /// Apply `f` to every element location of `b`'s subtree, `b` included.
@@ -403,12 +406,13 @@ impl Reader<'_> {
         }
         if let Some(m) = self.models.iter().find(|m| m.path == canon) {
             let name = a.s("name").unwrap_or_else(|| m.spec.name.clone());
-            let (spec, classes) = (m.spec.clone(), m.classes.clone());
+            let (spec, classes, globals) = (m.spec.clone(), m.classes.clone(), m.globals.clone());
             self.models.push(ChildModel {
                 name,
                 spec,
                 classes,
                 path: canon,
+                globals,
             });
             return Ok(());
         }
@@ -425,6 +429,7 @@ impl Reader<'_> {
         let mut stack = self.model_stack.clone();
         stack.push(canon);
         let (mut spec, classes) = build_nested(&doc, stack.clone())?;
+        let globals = super::conflict::authored(&doc.root);
         let off = self.doc.sources.len() + self.spec.sources.len();
         relocate(&mut spec, off);
         self.spec.sources.extend(doc.sources);
@@ -435,6 +440,7 @@ impl Reader<'_> {
             spec,
             classes,
             path: stack.pop().unwrap_or_default(),
+            globals,
         });
         Ok(())
     }
@@ -458,17 +464,6 @@ impl Reader<'_> {
                 "<attach> without a model (self-attach)",
             ));
         };
-        if self.conflict_policy != "warning" {
-            return Err(self.err(
-                e,
-                None,
-                ErrorKind::Unsupported,
-                format!(
-                    "<attach> under the compiler's conflict policy '{}' is not supported yet",
-                    self.conflict_policy
-                ),
-            ));
-        }
         let bname = a.s("body");
         let fname = a.s("frame");
         if bname.is_some() && fname.is_some() {
@@ -507,6 +502,7 @@ impl Reader<'_> {
                 format!("could not find model '{model}'"),
             ));
         };
+        self.resolve_globals(e, i)?;
         let mut child = self.models[i].spec.clone();
         let af = Affix {
             pre: &prefix,
