@@ -1663,6 +1663,21 @@ mod tests {
         .unwrap();
         let excess = summary["max_ctrl_excess"].as_f64().unwrap();
         assert!((0.0..=1e-8).contains(&excess), "{summary}");
+        // the same through a smoothing stage whose control ranges are widened fourfold: the
+        // exact stage ends within the model's range
+        let widened = std::fs::read_to_string(&ltask).unwrap().replacen(
+            "{\"horizon\": 40,",
+            "{\"horizon\": 40, \"options\": {\"smoothing\": [1], \"ctrl_range_scale\": [4]},",
+            1,
+        );
+        assert!(widened.contains("ctrl_range_scale"));
+        std::fs::write(&ltask, widened).unwrap();
+        let summary: Value = serde_json::from_str(
+            &run_trajopt(&limited, &[], &ltask, out.to_str().unwrap(), None, None).unwrap(),
+        )
+        .unwrap();
+        let excess = summary["max_ctrl_excess"].as_f64().unwrap();
+        assert!((0.0..=1e-8).contains(&excess), "{summary}");
         std::fs::write(&task, r#"{"horizon": 5, "terms": [{"qpos": {"time": 5}}]}"#).unwrap();
         let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(e.contains("term 0 target"), "{e}");
@@ -1677,6 +1692,16 @@ mod tests {
         let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
         assert!(
             e.contains("smoothing: expected a list of positive numbers"),
+            "{e}"
+        );
+        std::fs::write(
+            &task,
+            r#"{"horizon": 5, "terms": [], "options": {"ctrl_range_scale": [2, 0.5]}}"#,
+        )
+        .unwrap();
+        let e = run_trajopt(&model, &[], &task, out.to_str().unwrap(), None, None).unwrap_err();
+        assert!(
+            e.contains("ctrl_range_scale: expected a list of numbers >= 1"),
             "{e}"
         );
         std::fs::write(

@@ -17,8 +17,9 @@
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
 //! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`, `smoothing`
-//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`) and
-//! `jacobian` (`"ad"`, exact, the default, or `"fd"`, centered differences with step 1e-6).
+//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`),
+//! `ctrl_range_scale` (a list of factors ≥ 1 widening the control ranges in those stages,
+//! `Options::ctrl_range_scale`) and `jacobian` (`"ad"`, exact, the default, or `"fd"`, centered differences with step 1e-6).
 //!
 //! `site` and `body` terms measure a site's position or a body's origin (world frame), from
 //! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
@@ -295,16 +296,22 @@ impl TaskSpec {
                     .map_err(|e| format!("task option jacobian: {e}"))?;
                 continue;
             }
-            if k == "smoothing" {
-                opts.smoothing = x
-                    .as_array()
+            // lists of numbers, each within (lo, ∞) or [lo, ∞)
+            let list = |lo: f64, closed: bool, what: &str| {
+                x.as_array()
                     .and_then(|a| a.iter().map(|v| v.as_f64()).collect::<Option<Vec<f64>>>())
-                    .filter(|v| v.iter().all(|e| e.is_finite() && *e > 0.0))
-                    .ok_or_else(|| {
-                        format!(
-                            "task option smoothing: expected a list of positive numbers, got {x}"
-                        )
-                    })?;
+                    .filter(|v| {
+                        v.iter()
+                            .all(|e| e.is_finite() && (*e > lo || (closed && *e == lo)))
+                    })
+                    .ok_or_else(|| format!("task option {k}: expected a list of {what}, got {x}"))
+            };
+            if k == "smoothing" {
+                opts.smoothing = list(0.0, false, "positive numbers")?;
+                continue;
+            }
+            if k == "ctrl_range_scale" {
+                opts.ctrl_range_scale = list(1.0, true, "numbers >= 1")?;
                 continue;
             }
             let num = number(k, x)?;

@@ -217,5 +217,5 @@ def trajopt(
     qpos0: Optional[Sequence[float]] = None, qvel0: Optional[Sequence[float]] = None,
     init: Optional[_ArrayLike] = None, max_iterations: Optional[int] = None, threads: int = 0,
     smoothing: Optional[Sequence[float]] = None, outer_iterations: Optional[int] = None,
-    method: str = "ad",
+    method: str = "ad", ctrl_range_scale: Optional[Sequence[float]] = None,
 ) -> Any: ...

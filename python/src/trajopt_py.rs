@@ -104,7 +104,9 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// step).
 /// `init` is an initial guess `(T+1, nq)`; `smoothing` the
 /// continuation through contact (the inverse's smoothing per solve before the exact one, m/s²,
-/// e.g. `[10, 1, 0.1]`); `max_iterations` bounds each Levenberg–Marquardt run and
+/// e.g. `[10, 1, 0.1]`); `ctrl_range_scale` widens every limited control range about its
+/// centre by entry `k` (≥ 1) in smoothing stage `k`, the exact stage keeping the model's;
+/// `max_iterations` bounds each Levenberg–Marquardt run and
 /// `outer_iterations` the augmented-Lagrangian runs per solve; `method` the block Jacobians
 /// (`"ad"`, exact, or `"fd"`, centered differences with step 1e-6). Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
@@ -115,7 +117,7 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
-    method = "ad"))]
+    method = "ad", ctrl_range_scale = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -130,6 +132,7 @@ pub(super) fn trajopt<'py>(
     smoothing: Option<Vec<f64>>,
     outer_iterations: Option<usize>,
     method: &str,
+    ctrl_range_scale: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
@@ -156,9 +159,19 @@ pub(super) fn trajopt<'py>(
             Some(v.chunks(m.nq).map(|c| c.to_vec()).collect())
         }
     };
+    if let Some(bad) = ctrl_range_scale
+        .iter()
+        .flatten()
+        .find(|s| !(s.is_finite() && **s >= 1.0))
+    {
+        return Err(PyValueError::new_err(format!(
+            "ctrl_range_scale: every factor must be finite and at least 1, got {bad}"
+        )));
+    }
     let mut opts = Options {
         threads,
         smoothing: smoothing.unwrap_or_default(),
+        ctrl_range_scale: ctrl_range_scale.unwrap_or_default(),
         ..Default::default()
     };
     if let Some(n) = max_iterations {

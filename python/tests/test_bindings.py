@@ -393,6 +393,14 @@ def test_trajopt_control_limits_hold_on_a_bang_solution():
     free = diffmj.trajopt(m, 30, terms)
     assert free.ctrl_clamped > 0 and free.actuator_force.max() > 2
     assert free.max_ctrl_excess is None
+    # through a smoothing stage with the range widened fourfold: the same bang solution
+    w = diffmj.trajopt(m, 30, terms + [{"type": "ctrl_limit", "weight": 1.0},
+                                       {"type": "unactuated", "weight": 1e2}],
+                       smoothing=[1.0], ctrl_range_scale=[4.0])
+    assert w.actuator_force.max() <= 1.0 + 1e-8 and w.actuator_force.min() >= 1.0 - 1e-5
+    assert w.replay_deviation < 1e-6
+    with pytest.raises(ValueError):
+        diffmj.trajopt(m, 30, terms, smoothing=[1.0], ctrl_range_scale=[0.5])
 
 
 def test_trajopt_contact_force_term_as_mujoco_computes_the_force():
