@@ -3,11 +3,12 @@
 //!
 //! `<model name file>` reads another MJCF file into a model of its own (its defaults, compiler
 //! settings, assets and lists; its `<option>`, `<size>` and other global settings stay out of
-//! this model, as under MuJoCo's default conflict policy, which keeps the parent's). The file is
+//! this model under MuJoCo's default conflict policy, which keeps the parent's; the `merge`
+//! policy adopts some, see `super::conflict`). The file is
 //! found in this model's directory; a model named twice is found by its first declaration, and
 //! a model without `name` takes its file's `<mujoco model>` name.
 //!
-//! `<attach model body prefix>` in a body, a frame or the world body then copies, at that point
+//! `<attach model body|frame prefix>` in a body, a frame or the world body then copies, at that point
 //! of the reading:
 //!
 //! - body `body` of the model with its subtree, at its own position and orientation in the
