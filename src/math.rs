@@ -142,9 +142,13 @@ pub fn quat_rotate<T: Scalar>(q: &Quat<T>, v: &V3<T>) -> V3<T> {
     ]
 }
 
-/// Rotation matrix (row-major) of a unit quaternion. The diagonal is `w² + x² − y² − z²` (and
-/// its permutations), not the equal `1 − 2(y² + z²)`: this is MuJoCo's form, and the last bits
-/// matter where a contact is rounding-dominated (a cylinder resting flat on its cap).
+/// Rotation matrix (row-major) of a unit quaternion, summed in MuJoCo 4.0's order (its
+/// `mju_quat2Mat`, bit for bit): the diagonal is `(w² − y²) + (x² − z²)`,
+/// `(w² + y²) − (x² + z²)`, `(w² − y²) − (x² − z²)` (not the equal `1 − 2(y² + z²)`, nor the
+/// same four squares summed left to right, which differs from MuJoCo's in the last bit for
+/// ~40% of orientations). The last bits matter where MuJoCo's contacts are decided by rounding:
+/// a cylinder resting flat on a box face, whose four cap contacts are picked among ties of the
+/// 16-gon's quadrilaterals.
 #[inline(always)]
 pub fn quat_to_mat<T: Scalar>(q: &Quat<T>) -> M3<T> {
     let two = T::c(2.0);
@@ -152,16 +156,17 @@ pub fn quat_to_mat<T: Scalar>(q: &Quat<T>) -> M3<T> {
     let (ww, xx, yy, zz) = (w * w, x * x, y * y, z * z);
     let (xy, xz, yz) = (x * y, x * z, y * z);
     let (wx, wy, wz) = (w * x, w * y, w * z);
+    let (wy2, xz2) = (ww - yy, xx - zz);
     [
-        ww + xx - yy - zz,
+        wy2 + xz2,
         two * (xy - wz),
         two * (xz + wy),
         two * (xy + wz),
-        ww - xx + yy - zz,
+        (ww + yy) - (xx + zz),
         two * (yz - wx),
         two * (xz - wy),
         two * (yz + wx),
-        ww - xx - yy + zz,
+        wy2 - xz2,
     ]
 }
 

@@ -49,14 +49,7 @@ const TOL_PGS: f64 = 5e-5;
 /// `(file, step, reason)`: states known to differ from MuJoCo for a reason outside the
 /// constraint stage. Their errors are printed, not failed; a listed state that matches fails the
 /// test, so the list stays honest.
-const KNOWN_GAPS: &[(&str, u64, &str)] = &[
-    ("pairs_elliptic", 200, CYL),
-    ("pairs_elliptic", 400, CYL),
-    ("pairs_elliptic", 800, CYL),
-    ("stacks_pyramidal", 300, ELL),
-];
-const CYL: &str = "a cylinder resting flat on the plane (cap tilt ~1e-8): the plane-cylinder rim term is rounding-dominated there, so ulp differences in geom_xmat reach dist (up to 1.1e-8); with MuJoCo's rotation-matrix diagonal (w^2 + x^2 - y^2 - z^2) the pyramidal trajectory now matches, the elliptic one still differs at these steps (not yet traced)";
-const ELL: &str = "cylinder cap flat on a box face (MuJoCo's multiccd): the clipped cap is a regular 16-gon whose pruning to four points meets exact area ties (mirror-symmetric candidates); last-bit differences of the clipped points decide which four are kept (one contact, dist off by 4.3e-7)";
+const KNOWN_GAPS: &[(&str, u64, &str)] = &[];
 
 fn files() -> Vec<PathBuf> {
     files_in("constraints")

@@ -382,6 +382,11 @@ fn quad_area<T: Scalar>(p: &[V3<T>], i: usize, j: usize, k: usize, l: usize) -> 
 /// Indices of four points of the convex polygon `p` spanning a large quadrilateral: starting
 /// from the first four, for each first vertex in turn, the fourth, third and second vertices
 /// are advanced while the area grows (MuJoCo's greedy search; not always the largest).
+///
+/// Where the polygon is a whole cylinder cap (a cap lying inside a box face: an affine image of
+/// the regular 16-gon), many of the compared areas are equal in exact arithmetic, and the four
+/// rim points picked follow the last bits of the inputs: MuJoCo's choice is reproduced only from
+/// bit-identical geom poses (see `quat_to_mat`) and the same operations here.
 fn prune_to_quad<T: Scalar>(p: &[V3<T>]) -> [usize; 4] {
     let n = p.len();
     let next = |i: usize| (i + 1) % n;

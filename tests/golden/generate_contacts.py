@@ -5,7 +5,9 @@ Usage:  python3 tests/golden/generate_contacts.py [substring]
 
 For every model in models/contacts/ (see MODELS below) this writes
 tests/golden/contacts/<name>.json, and for the third-party models of THIRDPARTY
-tests/golden/contacts/thirdparty_<pkg>_<name>.json: the compiled contact fields of the model and, at several
+tests/golden/contacts/thirdparty_<pkg>_<name>.json, and for the models of CONSTRAINTS
+tests/golden/contacts/constraints_<name>.json (their free run from the initial state, no
+random velocities): the compiled contact fields of the model and, at several
 states along a MuJoCo trajectory, MuJoCo's geom poses and its whole contact list (d.contact after
 mj_forward): ncon and, per contact, geom, dist, pos, frame, dim, friction, solref,
 solreffriction, solimp, includemargin, exclude.  tests/contacts.rs replays them without Python.
@@ -66,6 +68,15 @@ THIRDPARTY = [
     ("gymnasium/pusher.xml", [0, 100, 200, 300, 500, 700, 1000, 1500]),
 ]
 CTRL_HOLD = 25
+
+# models of models/constraints/ in their free run from the initial state (no random velocities):
+# (path under models/constraints/, sampled steps). stacks.xml's cylinder rests flat on a box: its
+# four cap contacts are chosen among quadrilaterals of the cap's 16-gon that tie in exact
+# arithmetic, so MuJoCo's choice follows the last bits of the geom poses (checked from diffmj's
+# own kinematics by tests/contacts.rs, `cylinder_cap_contacts_from_own_kinematics`)
+CONSTRAINTS = [
+    ("stacks.xml", list(range(3, 16)) + [50, 100, 200, 300, 500, 1000]),
+]
 
 COMPILED = ["ngeom", "nbody", "npair", "nexclude", "geom_contype", "geom_conaffinity",
             "geom_condim", "geom_priority", "geom_margin", "geom_gap", "geom_solmix",
@@ -288,10 +299,13 @@ def random_ctrl(m, rng):
     return np.where(limited, rng.uniform(lo, np.maximum(hi, lo)), rng.normal(0, 0.5, m.nu))
 
 
-def generate(rel, steps, thirdparty=False):
+def generate(rel, steps, thirdparty=False, constraints=False):
     if thirdparty:
         name = "thirdparty_" + rel[:-4].replace("/", "_")
         xml = "models/thirdparty/" + rel
+    elif constraints:
+        name = "constraints_" + rel[:-4]
+        xml = "models/constraints/" + rel
     else:
         name = rel[:-4]
         xml = "models/contacts/" + rel
@@ -301,7 +315,8 @@ def generate(rel, steps, thirdparty=False):
     rng = np.random.default_rng(seed)
     if thirdparty and m.nkey > 0:
         mujoco.mj_resetDataKeyframe(m, d, 0)
-    free_joint_velocities(m, d, rng)
+    if not constraints:
+        free_joint_velocities(m, d, rng)
     states = []
     k = 0
     warnings_seen = {}
@@ -362,12 +377,13 @@ def main(argv):
         raise SystemExit(f"model list out of date: unlisted={sorted(found - listed)} "
                          f"missing={sorted(listed - found)}")
     bad = 0
-    jobs = [(f, st, False) for f, st in MODELS] + [(f, st, True) for f, st in THIRDPARTY]
-    for rel, steps, tp in jobs:
-        label = ("thirdparty/" if tp else "") + rel
+    jobs = ([(f, st, "") for f, st in MODELS] + [(f, st, "thirdparty/") for f, st in THIRDPARTY]
+            + [(f, st, "constraints/") for f, st in CONSTRAINTS])
+    for rel, steps, kind in jobs:
+        label = kind + rel
         if argv[1:] and not any(s in label for s in argv[1:]):
             continue
-        w, size = generate(rel, steps, tp)
+        w, size = generate(rel, steps, kind == "thirdparty/", kind == "constraints/")
         if w or size > MAX_FILE_BYTES:
             bad = 1
     return bad

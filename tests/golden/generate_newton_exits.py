@@ -20,7 +20,7 @@ import mujoco
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = ["models/sensors/contact.xml", "models/constraints/drops.xml"]
+MODELS = ["models/sensors/contact.xml", "models/constraints/drops.xml", "models/constraints/stacks.xml"]
 STEPS = 3000
 EVERY = 20
 
