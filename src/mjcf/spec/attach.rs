@@ -8,8 +8,8 @@
 //! found in this model's directory; a model named twice is found by its first declaration, and
 //! a model without `name` takes its file's `<mujoco model>` name.
 //!
-//! `<attach model body|frame prefix>` in a body, a frame or the world body then copies, at that point
-//! of the reading:
+//! `<attach model body|frame prefix>` in a body, a frame or the world body then copies, at
+//! that point of the reading:
 //!
 //! - body `body` of the model with its subtree, at its own position and orientation in the
 //!   attaching frame (the `<frame>` that held it in its model is not copied, the frames inside
@@ -36,9 +36,9 @@
 //!   model's.
 //!
 //! Refused rather than approximated: `<attach>` without `model` (MuJoCo 4.0's self-attach),
-//! naming the world body or a frame that holds joints; keyframes of the attached model whose vectors do
-//! not have its sizes, that have no name, that set `act` or plastic states, or that came from
-//! its own attachments. The compiler's `conflict` policy decides the global settings both
+//! naming the world body or a frame that holds joints; keyframes of the attached model whose
+//! vectors do not have its sizes, that have no name, that set `act` or plastic states, or that
+//! came from its own attachments. The compiler's `conflict` policy decides the global settings both
 //! models write (`super::conflict`).
 
 use super::replicate::{append, place, repeated_frame, size, Affix, MAX_REPLICATED};
