@@ -164,15 +164,7 @@ impl Build<'_> {
             }
             // MuJoCo 4.0's pid checks and its input block (before actdim is settled)
             let pid = a.gaintype == GainType::Pid;
-            let fail = |attr: Option<&str>, msg: &str| {
-                Err(err(
-                    doc,
-                    &a.loc,
-                    attr,
-                    ErrorKind::InvalidValue,
-                    msg.to_string(),
-                ))
-            };
+            let fail = |attr: Option<&str>, msg: &str| Err(invalid(doc, &a.loc, attr, msg));
             let mut actdim = a.actdim;
             let mut ctrlspec = a.ctrlspec;
             let mut ctrlnum = 1;
@@ -501,15 +493,7 @@ fn so3_checks(
     id1: i32,
     t: &Topology,
 ) -> R<TrnType> {
-    let fail = |attr: Option<&str>, msg: &str| {
-        Err(err(
-            doc,
-            &a.loc,
-            attr,
-            ErrorKind::InvalidValue,
-            msg.to_string(),
-        ))
-    };
+    let fail = |attr: Option<&str>, msg: &str| Err(invalid(doc, &a.loc, attr, msg));
     if a.gaintype != GainType::So3 || a.biastype != BiasType::So3 {
         return fail(Some("gaintype"), "gaintype and biastype must both be 'so3'");
     }
@@ -569,4 +553,9 @@ fn so3_checks(
         return unsupported("armature", "armature on an so3 (orientation) actuator");
     }
     Ok(TrnType::So3)
+}
+
+/// An `InvalidValue` error at `loc` (and attribute `attr`): the actuator checks' refusal.
+fn invalid(doc: &Doc, loc: &Loc, attr: Option<&str>, msg: &str) -> MjcfError {
+    err(doc, loc, attr, ErrorKind::InvalidValue, msg)
 }
