@@ -50,6 +50,7 @@
 use diffmj::collision::{collide_pair, pair_method, Contact, PairMethod, MAX_CONTACT_PAIR};
 use diffmj::engine::kinematics::kinematics;
 use diffmj::{mjcf, Data};
+#[path = "suite/common/mod.rs"]
 mod common;
 
 use common::{max_abs_diff, nums, read_json, root};

@@ -1,5 +1,5 @@
 //! The chains of Pan & Manocha's Fig. 3a–c, shared by `examples/pbad_chain.rs` and
-//! `tests/pbad.rs`.
+//! `tests/suite/pbad.rs`.
 
 /// A chain of `n` links of length `len` with 2-DOF ball joints, as `models/pbad/chain10.xml`,
 /// released from its pose (key "start").

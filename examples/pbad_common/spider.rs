@@ -1,5 +1,5 @@
 //! The spider of Pan & Manocha, Section 6.2, shared by `examples/pbad_spider.rs` and
-//! `tests/pbad.rs`: its periodic trot and the deepest penetration of its contact points.
+//! `tests/suite/pbad.rs`: its periodic trot and the deepest penetration of its contact points.
 
 use diffmj::model::Model;
 use diffmj::pbad::chain::{kinematics, Chain, Frames};

@@ -2255,7 +2255,7 @@ fn read_actuator(a: &A, x: &mut ActS, kind: ActKind) -> R<()> {
             }
             // the range inheritrange sets: written on the element next to it, it is refused
             // unless zero; written alone, it drops an inheritrange the class gave (checked
-            // against MuJoCo 4.0, see tests/mjcf29.rs)
+            // against MuJoCo 4.0, see tests/suite/mjcf29.rs)
             let (rname, written) = if kind == ActKind::Position {
                 ("ctrlrange", x.ctrlrange)
             } else {

@@ -18,7 +18,7 @@ Two modes:
 
   sample (default)  writes the fixed-seed CI sample: `tests/golden/malformed/NNNN.xml` (plus
                     the auxiliary files of include mutations) and `manifest.json` with MuJoCo's
-                    decision for each; `tests/malformed.rs` loads each with diffmj and asserts
+                    decision for each; `tests/suite/malformed.rs` loads each with diffmj and asserts
                     the same decision, no panic, no hang, and positioned refusals.
   full              generates `--count` files (default 3000) in a scratch directory, runs MuJoCo
                     and the diffmj command line (`--diffmj`, default target/release/diffmj;

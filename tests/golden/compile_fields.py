@@ -1,5 +1,5 @@
 """Compile small MJCF snippets with MuJoCo 4.0 and store the resulting mjModel arrays in
-compile_fields.json; tests/mjcf_compile_fields.rs loads each snippet with diffmj and compares.
+compile_fields.json; tests/suite/mjcf_compile_fields.rs loads each snippet with diffmj and compares.
 
     python3 tests/golden/compile_fields.py
 """

@@ -638,7 +638,7 @@ ELSEWHERE = {
     "thirdparty/mujoco/testdata/": "generate_mjcf29.py and generate_spatial.py",
     "thirdparty/mujoco/attach/": "generate_mjcf29.py",
     "thirdparty/mujoco/replicate/": "generate_mjcf29.py",
-    "thirdparty/mujoco/tendon_arm/": "none: MuJoCo 4.0 refuses arm26.xml (tests/spatial.rs)",
+    "thirdparty/mujoco/tendon_arm/": "none: MuJoCo 4.0 refuses arm26.xml (tests/suite/spatial.rs)",
     "pbad/": "none: PBAD is diffmj's own integrator, checked by its own tests",
     "control/": "none: task models of the control examples and tests",
 }

@@ -10,7 +10,7 @@ tests/golden/contacts/constraints_<name>.json (their free run from the initial s
 random velocities): the compiled contact fields of the model and, at several
 states along a MuJoCo trajectory, MuJoCo's geom poses and its whole contact list (d.contact after
 mj_forward): ncon and, per contact, geom, dist, pos, frame, dim, friction, solref,
-solreffriction, solimp, includemargin, exclude.  tests/contacts.rs replays them without Python.
+solreffriction, solimp, includemargin, exclude.  tests/suite/contacts.rs replays them without Python.
 
 The trajectory starts at qpos0 (third-party models: keyframe 0 if any) with small random
 velocities on free joints (fixed seed per model: crc32 of its name) and is stepped with mj_step
@@ -73,7 +73,7 @@ CTRL_HOLD = 25
 # (path under models/constraints/, sampled steps). stacks.xml's cylinder rests flat on a box: its
 # four cap contacts are chosen among quadrilaterals of the cap's 16-gon that tie in exact
 # arithmetic, so MuJoCo's choice follows the last bits of the geom poses (checked from diffmj's
-# own kinematics by tests/contacts.rs, `cylinder_cap_contacts_from_own_kinematics`)
+# own kinematics by tests/suite/contacts.rs, `cylinder_cap_contacts_from_own_kinematics`)
 CONSTRAINTS = [
     ("stacks.xml", list(range(3, 16)) + [50, 100, 200, 300, 500, 1000]),
 ]

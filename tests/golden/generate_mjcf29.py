@@ -6,11 +6,11 @@ Usage: python3 tests/golden/generate_mjcf29.py [substring ...]
 
 For every model of MODELS this writes
   * tests/golden/<golden name>.json in generate.py's format (compiled fields, random states,
-    rollouts; checked by tests/mjcf_golden.rs and tests/conformance.rs), and
+    rollouts; checked by tests/suite/mjcf_golden.rs and tests/suite/conformance.rs), and
   * tests/golden/mjcf29/<golden name>.json: the names of every object kind (bodies, joints,
     geoms, sites, cameras, lights, tendons, actuators, sensors, equalities, pairs, excludes) in
     compiled order and the integer fields that say what refers to what (EXTRA_FIELDS), checked by
-    tests/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
+    tests/suite/mjcf29.rs, and for models with sensors the `sensordata` MuJoCo computes at each state
     of the generate.py file.
 It also writes tests/golden/mjcf29/orientation_runs.json (short runs of orientation actuators
 from set states, see RUNS) and tests/golden/mjcf29/decisions.json: MuJoCo's accept/refuse decision (and sizes
@@ -272,7 +272,7 @@ DECISIONS.update({
 
 # <orientation> (MuJoCo 4.0): what the reader and the compiler refuse, and the sizes (nu, na,
 # nactuator, nout) of what they accept; what MuJoCo accepts and diffmj refuses as unsupported
-# (reflected damping, states without dynamics, a control history) is in tests/mjcf29.rs
+# (reflected damping, states without dynamics, a control history) is in tests/suite/mjcf29.rs
 Q = ('<mujoco><compiler autolimits="true"/><default>%s</default><worldbody>'
      '<site name="ref" pos="0 0 1"/><body name="a" pos="0 0 1"><joint name="b" type="ball"/>'
      '<geom size=".1"/><site name="tip" pos="0 0 -.3"/><body pos="0 0 -1"><joint name="j"/>'

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MuJoCo 4.0's simple bodies and sparse `M` layout (body_simple, dof_simplenum, nC, M_rownnz,
 M_rowadr, M_colind) for every model of the repository MuJoCo loads, into layout/mlayout.json
-(tests/mjcf_golden.rs compares diffmj's compiled fields with them).
+(tests/suite/mjcf_golden.rs compares diffmj's compiled fields with them).
 
     python3 tests/golden/generate_mlayout.py
 """

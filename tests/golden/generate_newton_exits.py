@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden data for Newton's stopping rules in MuJoCo 4.0 (tests/constraints.rs,
+"""Golden data for Newton's stopping rules in MuJoCo 4.0 (tests/suite/constraints.rs,
 `newton_iterations_as_mujoco`): states of MuJoCo's own trajectories, warm start included, with
 the iteration count of every island and the solution.
 

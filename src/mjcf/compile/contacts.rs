@@ -123,7 +123,7 @@ fn convex_gap(t1: GeomType, t2: GeomType) -> bool {
 /// compatible `contype`/`conaffinity`) and that [`convex_gap`] says diffmj collides unlike
 /// MuJoCo 4.0; positioned at the first such geom. None when contacts are disabled. The model
 /// still loads and simulates (these pairs are a known gap of the narrow phase, see
-/// `tests/contacts.rs`): the warning says its contacts may differ from MuJoCo's.
+/// `tests/suite/contacts.rs`): the warning says its contacts may differ from MuJoCo's.
 pub(super) fn convex_gap_warnings(doc: &Doc, flat: &[FlatBody], m: &Model<f64>) -> Vec<String> {
     use crate::engine::collision::body_pair_allowed;
     use crate::model::disable;

@@ -1,7 +1,7 @@
 //! `<compiler conflict>`: how an `<attach>` resolves the global settings (options, flags, sizes,
 //! a few visual settings) that both this model and the attached one write, as MuJoCo 4.0 does
 //! (programming guide, "Attribute Merging"; each rule checked against the wheel, see
-//! `models/mjcf29/attach_merge.xml` and the attach decisions of `tests/mjcf29.rs`).
+//! `models/mjcf29/attach_merge.xml` and the attach decisions of `tests/suite/mjcf29.rs`).
 //!
 //! A setting is *authored* when written in the file, even at its default value. Only settings
 //! both models author can conflict, when their values differ:

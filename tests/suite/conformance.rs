@@ -10,7 +10,7 @@
 //! reason; they are reported, not hidden: a listed gap that no longer fails makes the test fail
 //! too, so the list always says exactly what does not hold.
 
-mod common;
+use crate::common;
 use common::*;
 use diffmj::Data;
 

@@ -2,7 +2,7 @@
 //! 3 threads; controls applied per step as `mujoco.rollout` lays them out; a diverging rollout
 //! is reported and does not stop the others; bad sizes are errors.
 
-mod common;
+use crate::common;
 
 use common::{integrator, max_abs_diff, nums, read_json, root};
 use diffmj::rollout::{rollout, RolloutError, RolloutOptions};

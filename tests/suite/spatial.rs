@@ -6,7 +6,7 @@
 //! activation test, MJX's sensor and tendon test models; `models/thirdparty/mujoco/NOTICE`),
 //! with their `sensordata`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use diffmj::model::{JointType, SensorStage, Solver};
@@ -479,7 +479,7 @@ fn seed_tangent(md: &Model<Dual64>, qpos: &[f64], k: usize, out: &mut [f64]) {
 /// Exact transition Jacobians `A = ∂x'/∂x`, `B = ∂x'/∂u` of a step (dual numbers through the
 /// whole pipeline, spatial tendons included) agree with diffmj's centered finite differences
 /// (eps 1e-6) at golden state 0 with every integrator: within 1e-6 relative to
-/// `max(1, |entry|)` without constraint rows, 1e-5 with them (as `tests/derivatives.rs`), on
+/// `max(1, |entry|)` without constraint rows, 1e-5 with them (as `tests/suite/derivatives.rs`), on
 /// wrapping tendons with limits, friction loss, springs, servos, muscles, armature, and on
 /// ball_in_cup.
 #[test]

@@ -3,7 +3,7 @@
 //! bit-identically, stage skipping that equals a full forward pass bit for bit, keyframe
 //! resets by name, and the `autoreset` flag.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, root};
 use diffmj::data::Warning;

@@ -2,7 +2,7 @@
 //! MuJoCo's `mjd_transitionFD` and `mjd_inverseFD` (golden data, same eps, same settled
 //! states), on our models and on models nobody here wrote.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, root};
 use diffmj::data::Warning;

@@ -4,7 +4,7 @@
 //! `forward` and after `inverse`; derivatives of `sensordata` on dual numbers against central
 //! differences; the `sensor` disable flag and `skip_sensor`.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, root};
 use diffmj::model::{Cone, Integrator, Model, SensorStage, SensorType};

@@ -2,7 +2,7 @@
 //! (`tests/golden/generate_delays.py`), the history in the state, exact derivatives through
 //! the interpolation against finite differences, and the compiler's refusals.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, root};
 use diffmj::derivatives::ad::AdWorkspace;

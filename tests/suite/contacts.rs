@@ -16,8 +16,8 @@
 //! flat faces, ours one, and EPA's accuracy): their contacts are taken out of both lists before
 //! the strict comparison and only reported (count of convex contacts and geom pairs that differ).
 
-mod common;
-mod mjcf_util;
+use crate::common;
+use crate::mjcf_util;
 
 use common::{max_abs_diff, root};
 

@@ -1,7 +1,7 @@
 //! Small MJCF snippets compiled by MuJoCo 4.0 (`tests/golden/compile_fields.py`) compared
 //! field by field with diffmj's compiler.
 
-mod mjcf_util;
+use crate::mjcf_util;
 
 use serde_json::Value;
 

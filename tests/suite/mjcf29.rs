@@ -1,10 +1,10 @@
 //! Issue 29 (MJCF breadth): `<replicate>`, `<frame>`, `<attach>` and `actuatorgroupdisable` against MuJoCo
 //! 4.0, from `tests/golden/mjcf29/` (written by `tests/golden/generate_mjcf29.py`; the models'
-//! dynamics are checked by `tests/conformance.rs` and `tests/mjcf_golden.rs` from the
+//! dynamics are checked by `tests/suite/conformance.rs` and `tests/suite/mjcf_golden.rs` from the
 //! `tests/golden/mjcf29_*.json` files the same script writes).
 
-mod common;
-mod mjcf_util;
+use crate::common;
+use crate::mjcf_util;
 
 use serde_json::Value;
 

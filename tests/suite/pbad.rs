@@ -17,10 +17,10 @@ use num_dual::Dual64;
 use std::cell::RefCell;
 
 /// The chains of Fig. 3a–c, shared with `examples/pbad_chain.rs`.
-#[path = "../examples/pbad_common/chain.rs"]
+#[path = "../../examples/pbad_common/chain.rs"]
 mod chain;
 /// The spider's trot and penetration depth, shared with `examples/pbad_spider.rs`.
-#[path = "../examples/pbad_common/spider.rs"]
+#[path = "../../examples/pbad_common/spider.rs"]
 mod spider;
 
 fn load(name: &str) -> Model<f64> {

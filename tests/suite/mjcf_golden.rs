@@ -2,9 +2,9 @@
 //! MuJoCo's, including the constants `set_const` derives at `qpos0` (inverse weights, `dof_M0`,
 //! `actuator_acc0`, muscle length ranges, tendon rest lengths).
 
-mod mjcf_util;
+use crate::mjcf_util;
 
-mod common;
+use crate::common;
 
 #[test]
 fn golden_compiled_fields() {

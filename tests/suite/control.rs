@@ -3,7 +3,7 @@
 //! the same problem), the same with active control bounds (against a dense box QP), and the
 //! cart-pole swing-up.
 
-mod common;
+use crate::common;
 
 use common::root;
 use diffmj::control::cost::{Cost, StateCost};

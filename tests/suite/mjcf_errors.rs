@@ -334,7 +334,7 @@ fn unsupported_dynamics_are_refused() {
         1,
         "spatial tendon 'sp' wraps a geom and has armature reflected by an actuator",
     );
-    // `alignfree` and `<freejoint align>` are simulated (issue 29, tests/mjcf29.rs); a bad
+    // `alignfree` and `<freejoint align>` are simulated (issue 29, tests/suite/mjcf29.rs); a bad
     // keyword is refused as MuJoCo 4.0 refuses it
     check(
         &format!("<mujoco>\n<compiler alignfree=\"1\"/>\n<worldbody>\n<body>\n<freejoint/><geom size=\"1\"/>\n{E}"),

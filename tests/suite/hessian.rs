@@ -1,7 +1,7 @@
 //! Second derivatives of one step (derivatives::hessian) against finite differences of the
 //! exact first derivatives, and of the cost itself where positions live on a manifold.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, root};
 use diffmj::derivatives::ad::AdWorkspace;

@@ -5,7 +5,7 @@
 //! statistical calibration of the reported intervals over noise seeds, and the
 //! identifiability flag.
 
-mod common;
+use crate::common;
 
 use argmin::core::{Executor, Jacobian, Operator, State, TerminationReason, TerminationStatus};
 use common::root;

@@ -24,7 +24,7 @@
 //! follows MuJoCo 4.0's iterates, which stop short of the minimum), PGS reach diffmj's Newton
 //! solution within what its tolerance allows and follow MuJoCo's PGS.
 
-mod common;
+use crate::common;
 
 use common::{nums, read_json, rel_err, root};
 use diffmj::model::{Cone, Solver};
