@@ -1,7 +1,7 @@
 //! The integration tests in one binary: every module below is one former test file, linked once
 //! (the pipeline is generic, so each separate test binary compiled its own optimized copy). One
-//! module's tests: `cargo test --test suite trajopt::`. `alloc.rs` and `collision.rs` stay binaries of
-//! their own: each installs a counting global allocator.
+//! module's tests: `cargo test --test suite trajopt::`. `alloc.rs` and `collision.rs` stay
+//! binaries of their own: each installs a counting global allocator.
 
 mod conformance;
 mod constraints;

@@ -228,8 +228,9 @@ fn volume_and_unit(g: &GeomS) -> Option<(f64, Box<dyn Fn(f64) -> [f64; 3]>)> {
     Some(match g.gtype {
         // MuJoCo 4.0 evaluates the sphere and ellipsoid volumes as 4·π·r·r·r/3 and the sphere
         // moment as 2·m·r²/5 (bit for bit on single-geom bodies); this order differs in the
-        // last bit, kept because with MuJoCo's order a capped PGS solve of tests/suite/constraints.rs
-        // (equality.xml, step 200) ends 2.068e-4 from Newton, just over that test's tolerance
+        // last bit, kept because with MuJoCo's order a capped PGS solve of
+        // tests/suite/constraints.rs (equality.xml, step 200) ends 2.068e-4 from Newton, just over
+        // that test's tolerance
         G::Sphere => {
             let r = s[0];
             (
