@@ -353,7 +353,7 @@ impl AdWorkspace {
             }
             c0 += width;
         }
-        debug_assert_eq!(c0, ncol);
+        assert_eq!(c0, ncol);
         Ok(())
     }
 }

@@ -591,7 +591,7 @@ pub(crate) fn block_residuals<T: Scalar>(
             _ => {}
         }
     }
-    debug_assert_eq!(k, out.len());
+    assert_eq!(k, out.len());
     Ok(())
 }
 

@@ -117,7 +117,7 @@ fn second_order_pass<T: Scalar>(
     if T::ORDER < 2 {
         return;
     }
-    debug_assert!(
+    assert!(
         T::ORDER == 2,
         "one correction pass is exact to second order"
     );
