@@ -104,11 +104,12 @@ fn hopper() -> Result<Job, Box<dyn std::error::Error>> {
         q
     };
     let init = (0..=n).map(|t| at(0.1 * t as f64 / n as f64)).collect();
-    // moderate weights: a heavier unactuated term makes the penalty problem too stiff
+    // unactuated and limit weights 1e3: at 1e2 and 1e4 the plan holds them less closely and
+    // the replay of the unstable hop drifts further
     let task = task
         .with(Term::Effort { weight: 1e-2 })
-        .with(Term::Unactuated { weight: 100.0 })
-        .with(Term::CtrlLimit { weight: 100.0 })
+        .with(Term::Unactuated { weight: 1e3 })
+        .with(Term::CtrlLimit { weight: 1e3 })
         .with(Term::Qpos {
             time: n,
             target: at(0.1),

@@ -16,10 +16,11 @@
 //! `qpos`, `qvel` and `site` term and reads `"options"`; `ilqr` and `mpc` read a term without
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
-//! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`, `smoothing`
-//! (a list: the continuation through contact, `diffmj::trajopt::Options::smoothing`),
-//! `ctrl_range_scale` (a list of factors ≥ 1 widening the control ranges in those stages,
-//! `Options::ctrl_range_scale`) and `jacobian` (`"ad"`, exact, the default, or `"fd"`, centered differences with step 1e-6).
+//! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`,
+//! `ctrl_limit_tol`, `smoothing` (a list: the continuation through contact,
+//! `diffmj::trajopt::Options::smoothing`), `ctrl_range_scale` (a list of factors ≥ 1 widening
+//! the control ranges in those stages, `Options::ctrl_range_scale`) and `jacobian` (`"ad"`,
+//! exact, the default, or `"fd"`, centered differences with step 1e-6).
 //!
 //! `site` and `body` terms measure a site's position or a body's origin (world frame), from
 //! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
@@ -323,6 +324,7 @@ impl TaskSpec {
                 "gtol" => opts.gtol = num,
                 "lambda0" => opts.lambda0 = num,
                 "unactuated_tol" => opts.unactuated_tol = num,
+                "ctrl_limit_tol" => opts.ctrl_limit_tol = num,
                 _ => return Err(format!("task: unknown trajopt option '{k}'")),
             }
         }
@@ -697,5 +699,59 @@ mod tests {
         }
         assert!(seen.iter().all(|&k| k == 1), "{seen:?}");
         assert!(cost.control_weight.iter().all(|&w| w > 0.0));
+    }
+
+    /// The hopper's task file (`examples/tasks/hopper_hop.json`) is the task, guess and options
+    /// of the library's hop under the real control range (`tests/suite/trajopt.rs`): a straight
+    /// line at standing height to 0.1 m, the control-limit term and its tolerance.
+    #[test]
+    fn hopper_task_file_is_the_limited_hop() {
+        use diffmj::trajopt::{Options, Term};
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let m = diffmj::mjcf::load_file(format!("{root}/models/control/hopper.xml")).unwrap();
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{root}/examples/tasks/hopper_hop.json")).unwrap(),
+        )
+        .unwrap();
+        let (task, init, opts) = TaskSpec::parse(&m, &v).unwrap().trajopt(&m).unwrap();
+        let stand = [0.0, 1.19735335, -0.0023067, 0.0, 0.0, 0.0];
+        let goal = [0.1, 1.19735335, -0.0023067, 0.0, 0.0, 0.0];
+        assert_eq!(task.horizon, 100);
+        assert_eq!(task.qpos0, stand);
+        assert_eq!(
+            task.terms,
+            [
+                Term::Effort { weight: 1e-2 },
+                Term::Unactuated { weight: 1e3 },
+                Term::CtrlLimit { weight: 1e3 },
+                Term::Qpos {
+                    time: 100,
+                    target: goal.to_vec(),
+                    weight: vec![100.0, 100.0, 100.0, 10.0, 10.0, 10.0],
+                },
+                Term::Qvel {
+                    time: 100,
+                    target: vec![0.0; 6],
+                    weight: vec![10.0; 6],
+                },
+            ]
+        );
+        let init = init.unwrap();
+        assert_eq!(init.len(), 101);
+        for (t, q) in init.iter().enumerate() {
+            let x = 0.1 * t as f64 / 100.0;
+            assert!(
+                (q[0] - x).abs() < 1e-15 && q[1..] == stand[1..],
+                "{t}: {q:?}"
+            );
+        }
+        let want = Options {
+            max_iterations: 100,
+            smoothing: vec![10.0, 1.0, 0.1],
+            unactuated_tol: 1e-4,
+            ctrl_limit_tol: 1e-4,
+            ..Default::default()
+        };
+        assert_eq!(opts, want);
     }
 }
