@@ -107,7 +107,9 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// e.g. `[10, 1, 0.1]`); `ctrl_range_scale` widens every limited control range about its
 /// centre by entry `k` (≥ 1) in smoothing stage `k`, the exact stage keeping the model's;
 /// `max_iterations` bounds each Levenberg–Marquardt run and
-/// `outer_iterations` the augmented-Lagrangian runs per solve; `method` the block Jacobians
+/// `outer_iterations` the augmented-Lagrangian runs per solve, which stop once no unactuated
+/// force exceeds `unactuated_tol` (N or N·m) and no control leaves its range by more than
+/// `ctrl_limit_tol`; `method` the block Jacobians
 /// (`"ad"`, exact, or `"fd"`, centered differences with step 1e-6). Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
@@ -117,7 +119,7 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
-    method = "ad", ctrl_range_scale = None))]
+    method = "ad", ctrl_range_scale = None, unactuated_tol = None, ctrl_limit_tol = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -133,6 +135,8 @@ pub(super) fn trajopt<'py>(
     outer_iterations: Option<usize>,
     method: &str,
     ctrl_range_scale: Option<Vec<f64>>,
+    unactuated_tol: Option<f64>,
+    ctrl_limit_tol: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
@@ -179,6 +183,12 @@ pub(super) fn trajopt<'py>(
     }
     if let Some(n) = outer_iterations {
         opts.outer_iterations = n;
+    }
+    if let Some(x) = unactuated_tol {
+        opts.unactuated_tol = x;
+    }
+    if let Some(x) = ctrl_limit_tol {
+        opts.ctrl_limit_tol = x;
     }
     opts.jacobian = if crate::check_method(method)? {
         Method::Ad
