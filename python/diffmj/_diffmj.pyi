@@ -218,4 +218,5 @@ def trajopt(
     init: Optional[_ArrayLike] = None, max_iterations: Optional[int] = None, threads: int = 0,
     smoothing: Optional[Sequence[float]] = None, outer_iterations: Optional[int] = None,
     method: str = "ad", ctrl_range_scale: Optional[Sequence[float]] = None,
+    unactuated_tol: Optional[float] = None, ctrl_limit_tol: Optional[float] = None,
 ) -> Any: ...
