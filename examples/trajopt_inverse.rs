@@ -290,27 +290,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let start = std::time::Instant::now();
         // More–Thuente's first trial step on the hopper (the gradient is ~1e8) lands where the
         // inverse is not finite and ends the run; a backtracking Armijo search shortens it
+        // the line searches are different types: one expansion per search
+        macro_rules! lbfgs {
+            ($ls:expr) => {{
+                let res = Executor::new(p, LBFGS::new($ls, 10))
+                    .configure(|st| st.param(x0).max_iters(1000))
+                    .run()?;
+                let st = res.state();
+                let reason = st.get_termination_reason().cloned();
+                (st.get_best_cost(), st.get_iter(), reason)
+            }};
+        }
         let (best, iters, reason) = if job.name == "hopper" {
-            let ls = BacktrackingLineSearch::new(ArmijoCondition::new(1e-4)?);
-            let res = Executor::new(p, LBFGS::new(ls, 10))
-                .configure(|st| st.param(x0).max_iters(1000))
-                .run()?;
-            let st = res.state();
-            (
-                st.get_best_cost(),
-                st.get_iter(),
-                st.get_termination_reason().cloned(),
-            )
+            lbfgs!(BacktrackingLineSearch::new(ArmijoCondition::new(1e-4)?))
         } else {
-            let res = Executor::new(p, LBFGS::new(MoreThuenteLineSearch::new(), 10))
-                .configure(|st| st.param(x0).max_iters(1000))
-                .run()?;
-            let st = res.state();
-            (
-                st.get_best_cost(),
-                st.get_iter(),
-                st.get_termination_reason().cloned(),
-            )
+            lbfgs!(MoreThuenteLineSearch::new())
         };
         spinner.finish_and_clear();
         println!(
