@@ -644,7 +644,7 @@ fn control_limits_hold_on_a_bang_solution() {
              x_T {:.9} (reach {reach:.9}), replay {:.1e}, clamped {}",
             sol.stats.iterations,
             sol.stats.outer_iterations,
-            sol.stats.max_ctrl_excess.last(),
+            sol.stats.max_ctrl_excess,
             sol.qpos[n][0],
             sol.replay_deviation,
             sol.ctrl_clamped
@@ -745,7 +745,7 @@ fn control_limit_continuation_ends_on_the_bang_solution() {
              x_T {:.9} (reach {reach:.9}), replay {:.1e}",
             sol.stats.iterations,
             sol.stats.outer_iterations,
-            sol.stats.max_ctrl_excess.last(),
+            sol.stats.max_ctrl_excess,
             sol.qpos[n][0],
             sol.replay_deviation,
         );
