@@ -289,8 +289,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let c0 = p.cost(&x0)?;
         let start = std::time::Instant::now();
         // More–Thuente's first trial step on the hopper (the gradient is ~1e8) lands where the
-        // inverse is not finite and ends the run; a backtracking Armijo search shortens it
-        // the line searches are different types: one expansion per search
+        // inverse is not finite and ends the run; a backtracking Armijo search shortens it. The
+        // two searches are different types: the macro expands once for each.
         macro_rules! lbfgs {
             ($ls:expr) => {{
                 let res = Executor::new(p, LBFGS::new($ls, 10))
@@ -327,7 +327,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     |a, (t, q)| if q[1] > a.0 { (q[1], t) } else { a },
                 );
             println!(
-                "          hopper: x_T {:.3} m, torso apex {:.3} m at {:.2} s (standing {:.3} m), {flight} of {n} replayed steps without contact, {} controls clamped to the range",
+                "          hopper: x_T {:.3} m, torso apex {:.3} m at {:.2} s (standing {:.3} m), {flight} of {n} replayed steps without contact force, {} controls clamped to the range",
                 sol.qpos[n][0],
                 apex,
                 t_apex as f64 * m.opt.timestep,
