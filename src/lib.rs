@@ -44,3 +44,25 @@ pub use engine::{forward, forward_skip, inverse, inverse_skip, step, step_skip, 
 pub use model::Model;
 pub use scalar::Scalar;
 pub use state::{StateError, StateMask};
+
+/// The unit tests of private items, run by the test suite (`tests/suite/unit.rs`): compiled into
+/// the library, they spare `cargo test` a second, test-mode build of the whole crate.
+#[doc(hidden)]
+pub mod unit_tests {
+    pub use crate::collision::multi::tests as collision_multi;
+    pub use crate::collision::tests as collision;
+    pub use crate::control::boxqp::tests as control_boxqp;
+    pub use crate::engine::actuation::tests as engine_actuation;
+    pub use crate::engine::collision::tests as engine_collision;
+    pub use crate::engine::kinematics::tests as engine_kinematics;
+    pub use crate::engine::passive::tests as engine_passive;
+    pub use crate::engine::solver::dual::tests as solver_dual;
+    pub use crate::engine::solver::newton::tests as solver_newton;
+    pub use crate::engine::solver::tests as solver;
+    pub use crate::identification::problem::tests as identification_problem;
+    pub use crate::math::tests as math;
+    pub use crate::mjcf::eig3::tests as mjcf_eig3;
+    pub use crate::mjcf::schema::tests as mjcf_schema;
+    pub use crate::pbad::lm::tests as pbad_lm;
+    pub use crate::trajopt::lm::tests as trajopt_lm;
+}

@@ -409,15 +409,14 @@ pub fn mat_to_quat<T: Scalar>(r: &M3<T>) -> Quat<T> {
     q
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
 
     /// A unit quaternion keeps its value bit for bit (MuJoCo's `mju_normalize4`), and on dual
     /// numbers its derivative is that of `q/|q|` (the direction projected onto the tangent of
     /// the unit sphere), checked against central differences.
-    #[test]
-    fn quat_normalize_unit_value_and_derivative() {
+    pub fn quat_normalize_unit_value_and_derivative() {
         use num_dual::Dual64;
         let q0 = [0.5f64, 0.5, -0.5, 0.5];
         let dir = [0.3, -0.1, 0.7, 0.2];
@@ -442,8 +441,7 @@ mod tests {
 
     /// `exp(Ω + ε·dexp⁻¹(Ω, w)) ≈ exp(Ω) ⊗ exp(ε·w)` to first order, for rotation vectors on
     /// both sides of the series threshold.
-    #[test]
-    fn dexp_inv_is_the_rate_of_the_rotation_vector() {
+    pub fn dexp_inv_is_the_rate_of_the_rotation_vector() {
         let w = [0.3, -1.1, 0.7];
         for scale in [1e-6, 1e-3, 0.1, 1.0, 2.5] {
             let omega = scl3(&[0.4, 0.2, -0.9], scale);

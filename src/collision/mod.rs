@@ -19,7 +19,7 @@
 
 mod boxes;
 mod convex;
-mod multi;
+pub(crate) mod multi;
 mod primitive;
 
 use crate::engine::collision::EXCLUDE_NONE;
@@ -545,13 +545,12 @@ pub fn geom_distance<T: Scalar>(
     (dist, fromto)
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
 
     /// `mju_makeFrame`'s default tangent: (0, 1, 0) unless the normal is close to ±y.
-    #[test]
-    fn frame_default_tangents() {
+    pub fn frame_default_tangents() {
         let f = contact_frame(&[0.0, 0.0, 2.0], None);
         assert_eq!(f, [0.0, 0.0, 1.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0]);
         let f = contact_frame(&[0.0, 1.0, 0.0], None);
@@ -561,8 +560,7 @@ mod tests {
         assert_eq!(f, [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
     }
 
-    #[test]
-    fn pair_table() {
+    pub fn pair_table() {
         use GeomType::*;
         assert_eq!(pair_method(Box, Plane), PairMethod::Analytic);
         assert_eq!(pair_method(Plane, Ellipsoid), PairMethod::PlaneConvex);
@@ -572,8 +570,7 @@ mod tests {
     }
 
     /// Errors instead of panics: bad ids, unsupported pairs, a buffer too small.
-    #[test]
-    fn errors_are_reported() {
+    pub fn errors_are_reported() {
         let xml = r#"<mujoco><worldbody>
             <geom type="plane" size="1 1 1"/><geom type="plane" size="1 1 1" pos="0 0 1"/>
             <body><freejoint/><geom type="box" size="0.1 0.1 0.1" pos="0 0 0.05"/></body>

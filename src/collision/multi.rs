@@ -717,8 +717,8 @@ pub(super) fn multi_contact<T: Scalar>(
     count
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::super::{collide_pair, Contact, MAX_CONTACT_PAIR};
     use crate::engine::kinematics::kinematics;
     use crate::{mjcf, Data};
@@ -744,8 +744,7 @@ mod tests {
     /// ends, each with its own depth, along the face normal (MuJoCo's numbers). Classified with
     /// the refined-normal tolerance, the box's +x face took the side line instead and gave two
     /// contacts 0.225 deep.
-    #[test]
-    fn cylinder_side_against_a_box_face_at_the_default_tolerance() {
+    pub fn cylinder_side_against_a_box_face_at_the_default_tolerance() {
         let xml = r#"<mujoco><worldbody>
             <body pos="-0.10279434814831663 0.495317030430531 0.06007237898235317"
                   quat="0.999765341030905 0.0005095902822944876 6.279868845193163e-05 -0.02165639045238493">
@@ -803,8 +802,7 @@ mod tests {
     /// Two coaxial cylinders overlapping by 0.05: the top cap of the first clips the bottom cap of
     /// the second (both 16-gons), and the 16 points are pruned to MuJoCo 4.0's four (the greedy
     /// quadrilateral from the first vertex: 0°, 67.5°, 157.5°, 247.5°).
-    #[test]
-    fn stacked_cylinders_give_four_cap_contacts() {
+    pub fn stacked_cylinders_give_four_cap_contacts() {
         let c = contacts(
             r#"<geom type="cylinder" size="0.1 0.2"/>
                <geom type="cylinder" size="0.1 0.2" pos="0 0 0.35"/>"#,
@@ -822,8 +820,7 @@ mod tests {
     /// A capsule lying across a cylinder's top cap, 0.01 deep: its segment is clipped by the cap
     /// polygon at the polygon's vertices on the x axis; two contacts (in an order MuJoCo leaves
     /// to rounding).
-    #[test]
-    fn capsule_across_a_cap_gives_two_contacts() {
+    pub fn capsule_across_a_cap_gives_two_contacts() {
         let c = contacts(
             r#"<geom type="capsule" size="0.05 0.2" pos="0 0 0.24" euler="0 90 0"/>
                <geom type="cylinder" size="0.1 0.2"/>"#,
@@ -842,8 +839,7 @@ mod tests {
     /// A cylinder lying on a box, tilted by 0.01 rad about the horizontal: its lowest side line
     /// is clipped by the box's top face; each end has its own depth (0.01, and 0.01 − 0.4 sin
     /// 0.01 at the raised end), measured along the face normal.
-    #[test]
-    fn tilted_cylinder_side_on_a_box_gives_two_depths() {
+    pub fn tilted_cylinder_side_on_a_box_gives_two_depths() {
         let a = 0.01f64;
         // centre height for the lowest rim point at depth 0.01 below the box top (z = 0)
         let z = 0.1 * a.cos() + 0.2 * a.sin() - 0.01;

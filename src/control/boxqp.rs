@@ -105,14 +105,13 @@ pub fn solve(
     Some(BoxQp { x, free, chol })
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
 
     /// Against the optimality conditions: a free variable has zero gradient, a clamped one a
     /// gradient pushing outward; and against brute force on a 2-D grid.
-    #[test]
-    fn box_qp_meets_kkt() {
+    pub fn box_qp_meets_kkt() {
         let h = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0]);
         let g = DVector::from_row_slice(&[-8.0, 1.0, 3.0]);
         let lo = DVector::from_row_slice(&[-1.0, -0.1, -0.5]);

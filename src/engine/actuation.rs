@@ -972,8 +972,8 @@ pub fn fwd_actuation<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use crate::model::Cone;
     use crate::Data;
 
@@ -982,8 +982,7 @@ mod tests {
     /// with a sphere inside its gap band (one contact with `exclude = 1`) gives the moment
     /// `−(1/4) Σ J_n` over all four contacts; `qfrc_actuator = gain · ctrl · moment`; an
     /// adhesion actuator on a body without contacts has a zero moment; the length is zero.
-    #[test]
-    fn adhesion_moment_matches_mujoco() {
+    pub fn adhesion_moment_matches_mujoco() {
         let xml = r#"<mujoco><worldbody>
             <geom type="plane" size="1 1 1"/>
             <body name="b" pos="0 0 0.098" euler="2 3 10"><freejoint/>

@@ -1011,8 +1011,8 @@ fn collide_all<T: Scalar>(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
     use crate::collision::collide_pair;
     use crate::engine::kinematics::kinematics;
@@ -1020,8 +1020,7 @@ mod tests {
     /// EPA's work buffers are allocated exactly where the convex routine can run: a cylinder
     /// and an ellipsoid that may touch get them; the same geoms with collisions off, and a chain
     /// of capsules (analytic pairs only), do not; an explicit `<pair>` of the two does.
-    #[test]
-    fn convex_buffers_only_where_the_convex_routine_can_run() {
+    pub fn convex_buffers_only_where_the_convex_routine_can_run() {
         assert_eq!(
             pair_method(GeomType::Cylinder, GeomType::Ellipsoid),
             PairMethod::Convex
@@ -1061,8 +1060,7 @@ mod tests {
     }
 
     /// Priority, solmix weighting, the direct-format minimum and the friction expansion.
-    #[test]
-    fn parameter_mixing() {
+    pub fn parameter_mixing() {
         let (m, _) = load(
             r#"<mujoco><worldbody>
             <geom type="plane" size="1 1 1" condim="1" friction="0.5 0.1 0.2" solref="0.03 2"
@@ -1092,8 +1090,7 @@ mod tests {
     /// contact inside the gap band stays active with condim 1, a contact whose adhesions sum to
     /// zero stays excluded; `surfacevel` is geom2's surface velocity field minus geom1's at the
     /// contact point, in the contact frame (tangent1, tangent2, spin).
-    #[test]
-    fn adhesion_and_surface_velocity_match_mujoco() {
+    pub fn adhesion_and_surface_velocity_match_mujoco() {
         let (m, mut d) = load(
             r#"<mujoco><worldbody>
             <geom name="p" type="plane" size="1 1 1" adhesion="0.3"
@@ -1155,8 +1152,7 @@ mod tests {
     /// On dual numbers the contacts carry derivatives: seeding a sphere's height gives
     /// `∂dist/∂z = 1` on a plane, and seeding a solmix gives the derivative of the mixed solref;
     /// the real parts equal the `f64` run.
-    #[test]
-    fn duals_carry_derivatives() {
+    pub fn duals_carry_derivatives() {
         use num_dual::Dual64;
         let (m, mut d) = load(
             r#"<mujoco><worldbody>
@@ -1184,8 +1180,7 @@ mod tests {
 
     /// The broad phase returns exactly the body pairs that pass the static filters and whose
     /// geoms can touch, compared with all pairs on random scenes.
-    #[test]
-    fn broad_phase_matches_all_pairs() {
+    pub fn broad_phase_matches_all_pairs() {
         let mut xml = String::from(r#"<mujoco><worldbody><geom type="plane" size="5 5 1"/>"#);
         let mut seed = 12345u64;
         let mut rnd = || {

@@ -286,15 +286,14 @@ pub fn com_pos<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::FramesRead;
     use crate::data::Data;
 
     /// The input lists of the lifted stages name model fields (a misspelt name would make
     /// `fields_constant` false and the lift never happen).
-    #[test]
-    fn lifted_stage_inputs_are_model_fields() {
+    pub fn lifted_stage_inputs_are_model_fields() {
         let m = crate::mjcf::load_str(
             "<mujoco><worldbody><body><joint/><geom size='0.1'/></body></worldbody></mujoco>",
         )
@@ -313,8 +312,7 @@ mod tests {
     /// frames `FramesRead::of` says the model reads: a reader the rule misses (a collision,
     /// fluid, sensor, tendon, transmission or equality that reads a skipped frame) changes the
     /// state or the sensors.
-    #[test]
-    fn skipping_unread_frames_changes_nothing() {
+    pub fn skipping_unread_frames_changes_nothing() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
         let mut files = vec![];
         let mut dirs = vec![std::path::PathBuf::from(root)];

@@ -243,15 +243,14 @@ pub fn passive<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use crate::Data;
 
     /// MuJoCo 4.0 (oracle): `qfrc_adhesion = −δ J_nᵀ` is part of `qfrc_passive`; with spring and
     /// damper both disabled the passive stage is skipped and `qfrc_adhesion` reads zero, while
     /// the adhesion bias `R·δ` of the contact's reference acceleration stays.
-    #[test]
-    fn adhesion_is_passive_and_skipped_with_the_stage() {
+    pub fn adhesion_is_passive_and_skipped_with_the_stage() {
         let xml = |flags: &str| {
             format!(
                 r#"<mujoco><option cone="elliptic">{flags}</option><worldbody>

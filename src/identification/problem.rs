@@ -1392,8 +1392,8 @@ impl argmin::core::Jacobian for Problem {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
     use crate::identification::Trajectory;
 
@@ -1404,8 +1404,7 @@ mod tests {
     /// only), a link's mass with a damping (whose pass lifts a bias force that depends on the
     /// mass: the cache must follow it) and a body's centre of mass (no lift). Each case is
     /// checked at the initial values and, with the cache kept, at values 30% higher.
-    #[test]
-    fn lifted_smooth_stages_change_nothing() {
+    pub fn lifted_smooth_stages_change_nothing() {
         let tendon = r#"<mujoco><option timestep="0.005"/><worldbody>
             <body><joint name="a" axis="0 1 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
             <body pos="0 0 -.3"><joint name="b" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/></body>

@@ -330,7 +330,7 @@ fn parse_hex(t: &str) -> Option<f64> {
 }
 
 /// The reader's attribute look-ups, recorded for the schema audit test: with recording on (only
-/// in this crate's unit tests, on the recording thread), the reader notes each element's schema
+/// in that test, on its thread), the reader notes each element's schema
 /// key (when it checks the element's attributes against it) and [`A::get`] each attribute name
 /// looked up, against the element's address. Elsewhere noting is a no-op.
 pub(crate) mod lookups {
@@ -346,22 +346,18 @@ pub(crate) mod lookups {
     }
 
     /// One recorded look-up: the element's address, what was noted and the name.
-    #[cfg(test)]
     pub(crate) type Entry = (usize, Noted, String);
 
-    #[cfg(test)]
     thread_local! {
         static LOG: std::cell::RefCell<Option<Vec<Entry>>> = const { std::cell::RefCell::new(None) };
     }
 
     /// Start recording on this thread (clearing what was recorded).
-    #[cfg(test)]
     pub(crate) fn start() {
         LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
     }
 
     /// Stop recording and return what was recorded.
-    #[cfg(test)]
     pub(crate) fn stop() -> Vec<Entry> {
         LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
     }
@@ -369,27 +365,19 @@ pub(crate) mod lookups {
     /// Run `f` without recording: look-ups that only validate a value (its type, its count)
     /// are not reads for the audit, which asks whether the simulation uses an attribute.
     pub(crate) fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
-        #[cfg(test)]
-        {
-            let saved = LOG.with(|l| l.borrow_mut().take());
-            let r = f();
-            LOG.with(|l| *l.borrow_mut() = saved);
-            r
-        }
-        #[cfg(not(test))]
-        f()
+        let saved = LOG.with(|l| l.borrow_mut().take());
+        let r = f();
+        LOG.with(|l| *l.borrow_mut() = saved);
+        r
     }
 
     /// Note `name` of element `e` (a schema key or an attribute name, as `what` says).
     #[inline]
     pub(crate) fn note(e: &Elem, what: Noted, name: &str) {
-        #[cfg(test)]
         LOG.with(|l| {
             if let Some(log) = l.borrow_mut().as_mut() {
                 log.push((e as *const Elem as usize, what, name.to_string()));
             }
         });
-        #[cfg(not(test))]
-        let _ = (e, what, name);
     }
 }

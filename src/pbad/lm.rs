@@ -350,8 +350,9 @@ impl LevenbergMarquardt {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
+pub mod tests {
     use super::*;
 
     /// Rosenbrock's function as the sum of squares `r = (10 (x₁ − x₀²), 1 − x₀)`, with the
@@ -413,8 +414,7 @@ mod tests {
     /// step decreases the cost. Rosenbrock's residuals are square, so Newton's step from `J`
     /// applies too: it takes fewer iterations (14 against 17 here; its first step, to x₀ = 1,
     /// raises the cost and is rejected).
-    #[test]
-    fn minimizes_rosenbrock() {
+    pub fn minimizes_rosenbrock() {
         let mut iterations = Vec::new();
         for (exact, newton) in [(false, false), (true, false), (false, true)] {
             let p = Rosenbrock { exact, newton };
@@ -479,8 +479,7 @@ mod tests {
     /// On [`Quartic`] the cost stops resolving steps at a gradient near 1e-7 (its decrease
     /// drops below 1e6 ε); ties within round-off are then decided by the gradient, and the
     /// solve reaches a gradient of 1e-12 instead of stalling there.
-    #[test]
-    fn round_off_ties_are_decided_by_the_gradient() {
+    pub fn round_off_ties_are_decided_by_the_gradient() {
         let mut x = [0.0, 3.0];
         let lm = LevenbergMarquardt {
             gtol: 1e-12,
@@ -499,8 +498,7 @@ mod tests {
 
     /// The Cholesky solve of a symmetric positive definite system, and the refusal of an
     /// indefinite one.
-    #[test]
-    fn cholesky_solves_and_refuses() {
+    pub fn cholesky_solves_and_refuses() {
         let a0 = [4.0, 2.0, 0.4, 2.0, 5.0, 1.0, 0.4, 1.0, 3.0];
         let mut l = a0;
         assert!(cholesky(&mut l, 3));
@@ -517,8 +515,7 @@ mod tests {
 
     /// The LU solve of an unsymmetric system that needs pivoting (a zero leading entry), and
     /// the refusal of a singular one.
-    #[test]
-    fn lu_solves_and_refuses() {
+    pub fn lu_solves_and_refuses() {
         let a0 = [0.0, 2.0, 1.0, 3.0, -1.0, 0.5, 1.0, 4.0, -2.0];
         let mut lu = a0;
         let mut piv = [0; 3];

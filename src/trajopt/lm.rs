@@ -904,8 +904,8 @@ impl argmin::core::Gradient for ArgminProblem<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use super::*;
     use crate::model::Integrator;
     use crate::trajopt::Term;
@@ -1023,8 +1023,7 @@ mod tests {
     }
 
     /// The exact block Jacobians equal central differences of the residuals (contact model).
-    #[test]
-    fn block_jacobians_match_finite_differences() {
+    pub fn block_jacobians_match_finite_differences() {
         let mut m = crate::mjcf::load_file(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/models/thirdparty/gymnasium/hopper.xml"
@@ -1043,8 +1042,7 @@ mod tests {
     /// The same on the trajectory-optimization hopper (implicitfast, contacts and limits whose
     /// impedance ramps in from zero), standing on its foot and sliding slowly; forward
     /// differences (`Method::Fd` uncentered) agree to first order.
-    #[test]
-    fn block_jacobians_match_finite_differences_ramped_contact() {
+    pub fn block_jacobians_match_finite_differences_ramped_contact() {
         let m = crate::mjcf::load_file(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/models/control/hopper.xml"

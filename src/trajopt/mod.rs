@@ -39,7 +39,7 @@
 //! assert!(sol.replay_deviation < 1e-9);
 //! ```
 
-mod lm;
+pub(crate) mod lm;
 
 pub use lm::{solve, ArgminProblem, Method, Options, Solution, Stats};
 

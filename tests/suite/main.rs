@@ -27,6 +27,7 @@ mod setconst;
 mod spatial;
 mod state;
 mod trajopt;
+mod unit;
 
 mod common;
 mod mjcf_util;

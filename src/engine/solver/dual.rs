@@ -546,8 +546,9 @@ pub(super) fn small_quad<T: Scalar, const N: usize>(a: &[[T; N]; N], x: &[T], b:
     v
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
+pub mod tests {
     use super::*;
     use crate::data::Data;
 
@@ -556,8 +557,7 @@ mod tests {
     /// kind of column set: contacts on free-floating trees, connect/weld, joint and tendon
     /// equality (columns not closed under ancestors), limits and friction loss on single dofs,
     /// for each island and for the whole problem.
-    #[test]
-    fn half_rows_give_the_full_solves_a() {
+    pub fn half_rows_give_the_full_solves_a() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut checked = 0;
         for name in [

@@ -34,9 +34,9 @@
 
 mod cg;
 mod derivative;
-mod dual;
+pub(crate) mod dual;
 mod islands;
-mod newton;
+pub(crate) mod newton;
 mod noslip;
 mod pgs;
 mod primal;
@@ -801,16 +801,15 @@ pub fn inv_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     d.solver_scratch = Some(s);
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+pub mod tests {
     use crate::data::Data;
     use crate::engine::inverse;
 
     /// `Data::inv_smoothing`: each unilateral row's force moves by at most `D·ε/2`, so the
     /// inverse force by at most `Σ_rows |J_ri| D_r ε/2`, tending to MuJoCo's as `ε → 0`; with
     /// `ε = 0` it is MuJoCo's inverse bit for bit.
-    #[test]
-    fn smoothed_inverse_tends_to_the_exact_one() {
+    pub fn smoothed_inverse_tends_to_the_exact_one() {
         let m = crate::mjcf::load_file(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/models/control/hopper.xml"

