@@ -1,27 +1,20 @@
 #!/usr/bin/env bash
-# The Python half of the test suite: the bindings' tests and the notebooks, in a virtual
-# environment kept in the repository (.venv, gitignored; created when missing).
-#   python/test.sh          set up and build, then test
-#   python/test.sh build    only create the environment and build the extension into it
-#   python/test.sh check    only test (the extension already built)
-# The root's test.sh runs `build` beside `cargo test` and `check` after it.
+# The Python half of the test suite (the README's test command runs `cargo test` first): the
+# bindings' tests and the notebooks in a virtual environment kept in the repository (.venv,
+# gitignored; created when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode="${1:-all}"
-VENV="$PWD/.venv"
 
-if [ "$mode" != check ]; then
-    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-    # uv installs the packages (pip took a minute)
-    [ -x "$VENV/bin/uv" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check uv
-    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" \
-        maturin pytest nbclient nbconvert ipykernel matplotlib numpy "dask[distributed]" "mujoco[sysid]==4.0.0"
-    # the extension, with the fast-compiling `python` profile (no fat LTO), installed into .venv;
-    # its own target directory, so that it builds while `cargo test` holds the workspace's
-    (cd python && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/../target/python-ext" \
-        maturin develop --profile python)
-fi
-[ "$mode" = build ] && exit 0
+VENV="$PWD/.venv"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+# uv installs the packages (pip took a minute)
+[ -x "$VENV/bin/uv" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check uv
+"$VENV/bin/uv" pip install -q --python "$VENV/bin/python" \
+    maturin pytest nbclient nbconvert ipykernel matplotlib numpy "dask[distributed]" "mujoco[sysid]==4.0.0"
+
+# the extension, installed into .venv, with the dev profile: it reuses every crate `cargo test`
+# compiled (the same settings and features), so only the bindings compile here
+(cd python && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --profile dev)
 
 "$VENV/bin/python" -m pytest -q python/tests
 
@@ -32,8 +25,8 @@ trap 'rm -rf "$out"' EXIT
 notebook() {
     local nb="$1" start=$SECONDS
     if (cd notebooks && MPLBACKEND=Agg "$VENV/bin/jupyter" nbconvert --to notebook --execute \
-        --ExecutePreprocessor.timeout=600 --output-dir "$out" \
-        "$(basename "$nb")" >"$out/$(basename "$nb").log" 2>&1); then
+        --ExecutePreprocessor.timeout=600 --output-dir "$out" "$(basename "$nb")" \
+        >"$out/$(basename "$nb").log" 2>&1); then
         echo "notebook ok: $nb ($((SECONDS - start)) s)"
     else
         echo "notebook failed: $nb"
