@@ -45,8 +45,9 @@ pub use model::Model;
 pub use scalar::Scalar;
 pub use state::{StateError, StateMask};
 
-/// The unit tests of private items, run by the test suite (`tests/suite/unit.rs`): compiled into
-/// the library, they spare `cargo test` a second, test-mode build of the whole crate.
+/// The unit tests of private items, run by the test suite (`tests/suite/unit.rs`, which lists
+/// each by name: a new one runs once listed there): compiled into the library, they spare
+/// `cargo test` a second, test-mode build of the whole crate.
 #[doc(hidden)]
 pub mod unit_tests {
     pub use crate::collision::multi::tests as collision_multi;
