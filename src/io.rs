@@ -129,7 +129,7 @@ fn field_value(f: &DataField, v: &[f64], rows: usize) -> Result<Value, IoError> 
 }
 
 /// The fields of `d` that `include` selects, from [`Data::FIELDS`], as one JSON object (see
-/// [`field_value`] for the shapes); an error if any value is not finite.
+/// `field_value` for the shapes); an error if any value is not finite.
 pub fn data_json(
     m: &Model<f64>,
     d: &Data<f64>,

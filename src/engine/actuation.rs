@@ -26,7 +26,7 @@ use super::muscle;
 /// the rod geometry of `slider_crank` below. Bodies (adhesion actuators): the averaged contact
 /// normals of `adhesion_moment` below, length zero; this needs the contacts and constraint
 /// rows of the current state, so it runs after constraint assembly. So3 (`orientation`): three
-/// outputs, see [`so3_transmission`].
+/// outputs, see `so3_transmission`.
 pub fn transmission<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
     let mut moment = std::mem::take(&mut d.actuator_moment);

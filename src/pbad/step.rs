@@ -332,7 +332,7 @@ fn rebuild_backwards<T: Scalar>(
 /// are reported rather than silently ignored. With the penalty contact on, a geom that may
 /// touch a plane but has no contact points is also reported. Second-order scalars
 /// ([`Scalar::ORDER`] 2) are refused: the implicit-function step that gives the derivative
-/// parts ([`newton_correction`]) is exact to first order only. So are models with actuator
+/// parts (`newton_correction`) is exact to first order only. So are models with actuator
 /// control histories.
 pub fn step<T: Scalar>(m: &Model<T>, d: &mut Data<T>) -> Result<(), SimError> {
     if T::ORDER >= 2 {

@@ -104,8 +104,9 @@ pub struct Solution {
     pub force: Vec<Vec<f64>>,
     /// The actuator forces `u_t` that best produce `τ_t`.
     pub actuator_force: Vec<Vec<f64>>,
-    /// The controls that produce `u_t`, when the actuators can be inverted
-    /// ([`super::controls`]); empty otherwise.
+    /// The controls that produce `u_t` (inverting each actuator's gain and bias, clamped to a
+    /// limited `ctrlrange`), when every actuator can be inverted: no activation dynamics, a
+    /// fixed gain, no muscle or user bias; empty otherwise.
     pub ctrl: Vec<Vec<f64>>,
     /// Largest `|τ_t − Rᵀu_t|` over the steps: force the actuators cannot produce.
     pub max_unactuated: f64,

@@ -11,7 +11,7 @@
 //! Rows are compact, MuJoCo's sparse format with the fixed row address `i·nv`: row `i`'s values
 //! are `efc_J[i·nv .. i·nv + efc_J_rownnz[i]]`, at the (ascending) columns
 //! `efc_J_colind[i·nv ..]`, the dofs the row can act on. Equality, friction-loss and limit rows
-//! are built dense in their slot and compacted by [`row_patterns`]; contact rows are written
+//! are built dense in their slot and compacted by `row_patterns`; contact rows are written
 //! compact over their merged chain. The buffers are allocated by
 //! [`Data::new`](crate::Data::new) for the most rows the model can produce with a full contact
 //! buffer, so assembly does not allocate.

@@ -28,10 +28,10 @@
 //! **Second order.** On a hyper-dual ([`Scalar::ORDER`] 2) that first pass leaves the
 //! mixed part short of `−Ȧ₁ z₂ − Ȧ₂ z₁` (the products of first-order parts of `A` and `z`),
 //! so the solves run a second pass: `z ← z + A₀⁻¹ r` with `r = −nil(A)·nil(z)`, computed in
-//! the scalar's arithmetic on the parts without their real parts ([`nil_product`]), which
+//! the scalar's arithmetic on the parts without their real parts (`nil_product`), which
 //! only has second-order terms. The result is the exact second-order expansion of `A⁻¹ b`.
 //!
-//! The triangular sweeps are written once, generic over a [`Lane`] that says which part of the
+//! The triangular sweeps are written once, generic over a `Lane` that says which part of the
 //! scalars they act on.
 
 mod lu;

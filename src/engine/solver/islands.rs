@@ -11,7 +11,7 @@ use crate::scalar::Scalar;
 
 /// The islands' problems gathered in island order (MuJoCo's `iefc_*` arrays and `map_*`
 /// index maps): each island's dofs and rows are contiguous, its rows' Jacobians are stored with
-/// its own dof numbering, so that every island is a [`Problem`] of its own.
+/// its own dof numbering, so that every island is a `Problem` of its own.
 #[derive(Clone, Debug)]
 pub struct IslandScratch<T> {
     /// Start of each island's dofs (`nisland + 1`) and, in island order, the global dofs.

@@ -643,7 +643,7 @@ fn solve<T: Scalar>(
 /// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
 /// with the model's solver and cone, one island at a time as MuJoCo 4.0 does (each island has
 /// its own stopping test and statistics; all start from one warm-start choice, see
-/// [`choose_warm_start`]), or all rows together when the `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
+/// `choose_warm_start`), or all rows together when the `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
 /// `solver_niter` and `solver` (per island, the first [`NISLAND`] islands). Without rows, and on
 /// dofs no row acts on, `qacc = qacc_smooth`.
 pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
@@ -763,7 +763,7 @@ fn smooth_unilateral<T: Scalar>(d: &Data<T>, jar: &[T], force: &mut [T]) {
 /// Constraint forces of the inverse dynamics (MuJoCo's `mj_invConstraint`; computation chapter,
 /// "Inverse dynamics"; Todorov 2014, Section III): with `jar = J qacc − a_ref`, each row's force
 /// is the minimizer of its own soft-constraint cost, in closed form (the map the primal solvers
-/// evaluate, [`update_rows`]): equality rows `−D·jar`, friction loss clamped to `±frictionloss`,
+/// evaluate, `update_rows`): equality rows `−D·jar`, friction loss clamped to `±frictionloss`,
 /// limits, frictionless contacts and pyramid edges `max(0, −D·jar)`, an elliptic contact by its
 /// cone's three zones. Writes `efc_force`, `efc_state` and `qfrc_constraint = Jᵀ f`; no solver
 /// runs and `qacc` is only read.
