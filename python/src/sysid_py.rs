@@ -70,7 +70,8 @@ fn trajectory(m: &RsModel<f64>, t: &Bound<'_, PyAny>, i: usize) -> PyResult<Traj
 /// (`{"mjWARN_…": count}` of the fit's simulations), `std_error`, `interval` (95%),
 /// `covariance`, `correlation`, `singular_values`, `identifiable`, `notes`, and with
 /// estimated starts `start_offsets` (`(segments, 2 nv + na)`: each segment's estimated start
-/// minus its measured one, positions in the tangent space).
+/// minus its measured one, positions in the tangent space) and `start_solves_capped` (the
+/// segment start solves that stopped at their iteration cap unconverged).
 #[pyfunction]
 #[pyo3(signature = (model, params, trajectories, estimator = "inverse", target = "states",
     segment_steps = 10, max_iters = 100, estimate_starts = false))]
@@ -179,6 +180,7 @@ pub(super) fn sysid<'py>(
         let ns = f.start_offsets[0].len();
         let so: Vec<f64> = f.start_offsets.iter().flatten().copied().collect();
         kw.set_item("start_offsets", mat(py, so, f.start_offsets.len(), ns)?)?;
+        kw.set_item("start_solves_capped", f.start_solves_capped)?;
     }
     kw.set_item("notes", u.note.clone())?;
     py.import("types")?

@@ -329,6 +329,7 @@ def test_sysid_estimated_starts_on_noisy_states():
     est = diffmj.sysid(m, params, [traj], estimator="shooting", segment_steps=25,
                        estimate_starts=True)
     assert est.converged and est.start_offsets.shape == (12, 2)
+    assert est.start_solves_capped == 0
     assert not hasattr(measured, "start_offsets")
     truth = np.array([0.03, 0.08])
     err = np.abs(est.estimate - truth)

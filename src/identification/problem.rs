@@ -62,12 +62,18 @@ const SPECULATE_AFTER: u32 = 2;
 /// The narrow dual.
 type DualNarrow = num_dual::DualSVec64<NARROW>;
 
-/// Most Gauss–Newton iterations of one segment's start-state solve.
+/// Most Gauss–Newton iterations of one segment's start-state solve, unless
+/// [`Problem::start_iterations`] sets another cap.
 const START_ITERS: usize = 30;
 
 /// A start-state solve has converged when its Gauss–Newton step promises to lower the
 /// segment's cost by no more than this fraction.
 const START_RTOL: f64 = 1e-16;
+
+/// A start-state solve has also converged when its step is below this fraction of
+/// `1 + max|δ|` (at a noise-free optimum the cost is rounding and its relative test never
+/// passes).
+const START_XTOL: f64 = 1e-14;
 
 /// Eigenvalues of a segment's `J_δᵀJ_δ` below this fraction of the largest count as zero
 /// (start-state directions the segment's data does not see).
@@ -104,6 +110,12 @@ pub struct Problem {
     /// MuJoCo's runtime warnings raised in the evaluations so far, per kind (indexed by
     /// [`Warning`] as `Data::warning`), residual and Jacobian passes alike.
     pub warnings: [AtomicUsize; Warning::COUNT],
+    /// Segment start-state solves (with [`Starts::Estimated`]) that
+    /// stopped at their iteration cap before converging, so far: their residuals and projected
+    /// Jacobian are those of a start that is not the segment's optimum.
+    pub start_solves_capped: AtomicUsize,
+    /// Most Gauss–Newton iterations of one start-state solve.
+    start_iters: usize,
     /// Per-thread buffers kept between evaluations (a `Data` costs more to allocate than a
     /// unit of a small model takes to evaluate).
     pool_f64: Pool<f64>,
@@ -379,6 +391,8 @@ impl Problem {
             residual_evals: AtomicUsize::new(0),
             jacobian_evals: AtomicUsize::new(0),
             warnings: std::array::from_fn(|_| AtomicUsize::new(0)),
+            start_solves_capped: AtomicUsize::new(0),
+            start_iters: START_ITERS,
             pool_f64: Pool::default(),
             pool_dual: Pool::default(),
             pool_narrow: Pool::default(),
@@ -405,6 +419,14 @@ impl Problem {
         }
         self.noise_std = Some(std);
         Ok(self)
+    }
+
+    /// With at most `iters` Gauss–Newton iterations in each segment's start-state solve
+    /// (default 30); a solve that reaches the cap unconverged is counted in
+    /// [`Problem::start_solves_capped`].
+    pub fn start_iterations(mut self, iters: usize) -> Self {
+        self.start_iters = iters;
+        self
     }
 
     /// The known noise standard deviation, when one was given.
@@ -846,7 +868,8 @@ impl Problem {
     /// One segment of [`Problem::solve_starts`]: Gauss–Newton on `δ` with the pseudo-inverse
     /// of `J_δᵀJ_δ` (directions the data does not see stay put) and a halving line search on
     /// the `f64` residuals; it stops when a step promises less than [`START_RTOL`] of the
-    /// cost, or when no step lowers it.
+    /// cost or is below [`START_XTOL`], when no step lowers it, or at the iteration cap
+    /// (counted).
     fn solve_start(
         &self,
         p: &mut Passes<'_, '_>,
@@ -860,7 +883,7 @@ impl Problem {
         let mut rn = vec![DualNarrow::c(0.0); u.len];
         let mut trial_r = vec![0.0; u.len];
         let mut trial = vec![0.0; ns];
-        for it in 0..=START_ITERS {
+        for it in 0..=self.start_iters {
             // r and J_δ at δ: CHUNK directions per pass, the last one or two on the narrow dual
             let mut c0 = 0;
             while c0 < ns {
@@ -881,7 +904,12 @@ impl Problem {
             let scaled = vg.component_mul(&inv);
             let dx = -(&v * &scaled);
             let pred = vg.dot(&scaled);
-            if it == START_ITERS || pred <= START_RTOL * f0 || f0 == 0.0 {
+            let scale = 1.0 + delta.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+            if pred <= START_RTOL * f0 || f0 == 0.0 || dx.amax() <= START_XTOL * scale {
+                return Ok((r, jd));
+            }
+            if it == self.start_iters {
+                self.start_solves_capped.fetch_add(1, Ordering::Relaxed);
                 return Ok((r, jd));
             }
             let mut alpha = 1.0;

@@ -143,6 +143,9 @@ pub struct Fit {
     /// MuJoCo's runtime warnings raised in the fit's evaluations, per kind (indexed by
     /// [`Warning`](crate::data::Warning) as `Data::warning`).
     pub warnings: [usize; crate::data::Warning::COUNT],
+    /// Segment start-state solves in the fit's evaluations that stopped at their iteration
+    /// cap unconverged ([`Problem::start_solves_capped`]); 0 without estimated starts.
+    pub start_solves_capped: usize,
     /// The uncertainty at the estimate.
     pub uncertainty: Uncertainty,
     /// With [`Starts::Estimated`](super::Starts::Estimated): each segment's estimated start
@@ -194,6 +197,7 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
     let r0 = problem.residual_evals.load(Ordering::Relaxed);
     let j0 = problem.jacobian_evals.load(Ordering::Relaxed);
     let w0 = problem.warning_counts();
+    let c0 = problem.start_solves_capped.load(Ordering::Relaxed);
     let (lo, hi) = problem.z_bounds();
     let mut lm = BoundedLm::new(lo, hi);
     lm.gtol = opts.gtol;
@@ -258,6 +262,7 @@ pub fn fit(problem: &Problem, opts: &FitOptions) -> Result<Fit, SysIdError> {
             let w1 = problem.warning_counts();
             std::array::from_fn(|k| w1[k] - w0[k])
         },
+        start_solves_capped: problem.start_solves_capped.load(Ordering::Relaxed) - c0,
         uncertainty,
         start_offsets: problem.start_offsets(),
     })

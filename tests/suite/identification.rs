@@ -839,6 +839,7 @@ fn estimated_starts_recover_truth_and_project_exactly() {
         let rel = (e - t).abs() / t;
         assert!(rel < 1e-9, "parameter {j}: {e} ({rel:.1e})");
     }
+    assert_eq!(f.start_solves_capped, 0);
     let offsets = &f.start_offsets;
     assert_eq!(offsets.len(), 12);
     let worst = offsets.iter().flatten().fold(0.0f64, |a, x| a.max(x.abs()));
@@ -884,6 +885,42 @@ fn estimated_starts_recover_truth_and_project_exactly() {
 /// were signal) and its intervals miss the truth; with estimated starts the 95% intervals
 /// hold the truth in at least 17 seeds and the spread of the estimates matches the reported
 /// (marginal) standard error within a factor of 1.5.
+/// A start-state solve cut short is counted, not silent: away from the truth each of the 12
+/// segments' start solves needs more than one Gauss–Newton iteration, so with a cap of 1
+/// every one is counted and the residuals are larger than at the converged starts.
+#[test]
+fn capped_start_solves_are_counted() {
+    let m = model("pendulum");
+    let mut d = Data::new(&m);
+    d.qpos[0] = 1.3;
+    let clean = Trajectory::simulate(&m, &d, 300, |_, _, _| {}, "pendulum").unwrap();
+    let est = Estimator::Shooting {
+        segment_steps: 25,
+        target: Target::States,
+        starts: Starts::Estimated,
+    };
+    let specs = || pendulum_specs(&m, [0.05, 0.05]);
+    let full = Problem::new(&m, specs(), vec![clean.clone()], est).unwrap();
+    let capped = Problem::new(&m, specs(), vec![clean], est)
+        .unwrap()
+        .start_iterations(1);
+    let z = full.z0();
+    let r_full = full.residuals(&z).unwrap().norm();
+    let r_capped = capped.residuals(&z).unwrap().norm();
+    let n_full = full
+        .start_solves_capped
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let n_capped = capped
+        .start_solves_capped
+        .load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "capped solves {n_full} and {n_capped}; residual norms {r_full:.6e} and {r_capped:.6e}"
+    );
+    assert_eq!(n_full, 0);
+    assert_eq!(n_capped, 12);
+    assert!(r_capped > r_full, "{r_capped:e} <= {r_full:e}");
+}
+
 #[test]
 fn estimated_starts_calibrate_intervals_under_state_noise() {
     let m = model("pendulum");
