@@ -998,6 +998,12 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
         f.wall_time
     );
     report_warnings(&f.warnings);
+    if f.start_solves_capped > 0 {
+        eprintln!(
+            "diffmj: warning: {} segment start-state solves stopped at their iteration cap unconverged",
+            f.start_solves_capped
+        );
+    }
     for (j, name) in f.names.iter().enumerate() {
         let interval = u.interval[j]
             .map(|(a, b)| json!([a, b]))
@@ -1045,6 +1051,7 @@ fn run_sysid(cmd: Cmd, bounds_of: &[usize], prior_of: &[usize]) -> Res<()> {
     });
     if !f.start_offsets.is_empty() {
         result["start_offsets"] = json!(f.start_offsets);
+        result["start_solves_capped"] = json!(f.start_solves_capped);
     }
     write_out(
         &out,
@@ -1806,6 +1813,7 @@ mod tests {
         assert!((r["parameters"][0]["estimate"].as_f64().unwrap() - 1.3).abs() < 1e-6);
         let offsets = r["start_offsets"].as_array().unwrap();
         assert_eq!(offsets.len(), 10);
+        assert_eq!(r["start_solves_capped"], 0);
         for o in offsets {
             for x in o.as_array().unwrap() {
                 assert!(x.as_f64().unwrap().abs() < 1e-6, "{o}");
