@@ -805,6 +805,20 @@ fn pendulum_specs(m: &Model<f64>, start: [f64; 2]) -> Vec<ParamSpec> {
         .collect()
 }
 
+/// 300 noise-free steps of the pendulum released from 1.3 rad, and multiple shooting on its
+/// states from estimated starts in 25-step segments.
+fn estimated_starts_swing(m: &Model<f64>) -> (Trajectory, Estimator) {
+    let mut d = Data::new(m);
+    d.qpos[0] = 1.3;
+    let clean = Trajectory::simulate(m, &d, 300, |_, _, _| {}, "pendulum").unwrap();
+    let est = Estimator::Shooting {
+        segment_steps: 25,
+        target: Target::States,
+        starts: Starts::Estimated,
+    };
+    (clean, est)
+}
+
 /// Multiple shooting on states with estimated segment starts (25-step segments), noise-free
 /// diffmj data: the parameters come back to 1e-9 and every start offset to 1e-9. At the truth
 /// the residuals vanish, so the projected (variable-projection) Jacobian is the exact
@@ -815,14 +829,7 @@ fn pendulum_specs(m: &Model<f64>, start: [f64; 2]) -> Vec<ParamSpec> {
 fn estimated_starts_recover_truth_and_project_exactly() {
     let m = model("pendulum");
     let truth = [0.03, 0.08];
-    let mut d = Data::new(&m);
-    d.qpos[0] = 1.3;
-    let clean = Trajectory::simulate(&m, &d, 300, |_, _, _| {}, "pendulum").unwrap();
-    let est = Estimator::Shooting {
-        segment_steps: 25,
-        target: Target::States,
-        starts: Starts::Estimated,
-    };
+    let (clean, est) = estimated_starts_swing(&m);
     let p = Problem::new(
         &m,
         pendulum_specs(&m, [0.05, 0.05]),
@@ -880,25 +887,13 @@ fn estimated_starts_recover_truth_and_project_exactly() {
     }
 }
 
-/// With noise on the measured states (σ = 1e-3 rad and rad/s, 20 seeds), multiple shooting
-/// from the measured starts is biased (their noise propagates through every segment as if it
-/// were signal) and its intervals miss the truth; with estimated starts the 95% intervals
-/// hold the truth in at least 17 seeds and the spread of the estimates matches the reported
-/// (marginal) standard error within a factor of 1.5.
 /// A start-state solve cut short is counted, not silent: away from the truth each of the 12
 /// segments' start solves needs more than one Gauss–Newton iteration, so with a cap of 1
 /// every one is counted and the residuals are larger than at the converged starts.
 #[test]
 fn capped_start_solves_are_counted() {
     let m = model("pendulum");
-    let mut d = Data::new(&m);
-    d.qpos[0] = 1.3;
-    let clean = Trajectory::simulate(&m, &d, 300, |_, _, _| {}, "pendulum").unwrap();
-    let est = Estimator::Shooting {
-        segment_steps: 25,
-        target: Target::States,
-        starts: Starts::Estimated,
-    };
+    let (clean, est) = estimated_starts_swing(&m);
     let specs = || pendulum_specs(&m, [0.05, 0.05]);
     let full = Problem::new(&m, specs(), vec![clean.clone()], est).unwrap();
     let capped = Problem::new(&m, specs(), vec![clean], est)
@@ -921,6 +916,11 @@ fn capped_start_solves_are_counted() {
     assert!(r_capped > r_full, "{r_capped:e} <= {r_full:e}");
 }
 
+/// With noise on the measured states (σ = 1e-3 rad and rad/s, 20 seeds), multiple shooting
+/// from the measured starts is biased (their noise propagates through every segment as if it
+/// were signal) and its intervals miss the truth; with estimated starts the 95% intervals
+/// hold the truth in at least 17 seeds and the spread of the estimates matches the reported
+/// (marginal) standard error within a factor of 1.5.
 #[test]
 fn estimated_starts_calibrate_intervals_under_state_noise() {
     let m = model("pendulum");
