@@ -110,9 +110,9 @@ pub struct Problem {
     /// MuJoCo's runtime warnings raised in the evaluations so far, per kind (indexed by
     /// [`Warning`] as `Data::warning`), residual and Jacobian passes alike.
     pub warnings: [AtomicUsize; Warning::COUNT],
-    /// Segment start-state solves (with [`Starts::Estimated`]) that
-    /// stopped at their iteration cap before converging, so far: their residuals and projected
-    /// Jacobian are those of a start that is not the segment's optimum.
+    /// Segment start-state solves (with [`Starts::Estimated`]) that stopped at their iteration
+    /// cap before converging, so far: their residuals and projected Jacobian are those of a
+    /// start that is not the segment's optimum.
     pub start_solves_capped: AtomicUsize,
     /// Most Gauss–Newton iterations of one start-state solve.
     start_iters: usize,
