@@ -17,7 +17,7 @@
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
 //! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`,
-//! `ctrl_limit_tol`, `smoothing` (a list: the continuation through contact,
+//! `ctrl_limit_tol`, `unactuated_weight_max`, `smoothing` (a list: the continuation through contact,
 //! `diffmj::trajopt::Options::smoothing`), `ctrl_range_scale` (a list of factors ≥ 1 widening
 //! the control ranges in those stages, `Options::ctrl_range_scale`) and `jacobian` (`"ad"`,
 //! exact, the default, or `"fd"`, centered differences with step 1e-6).
@@ -325,6 +325,7 @@ impl TaskSpec {
                 "lambda0" => opts.lambda0 = num,
                 "unactuated_tol" => opts.unactuated_tol = num,
                 "ctrl_limit_tol" => opts.ctrl_limit_tol = num,
+                "unactuated_weight_max" => opts.unactuated_weight_max = num,
                 _ => return Err(format!("task: unknown trajopt option '{k}'")),
             }
         }
@@ -699,6 +700,32 @@ mod tests {
         }
         assert!(seen.iter().all(|&k| k == 1), "{seen:?}");
         assert!(cost.control_weight.iter().all(|&w| w > 0.0));
+    }
+
+    /// Every numeric trajopt option of a task file reaches the solver's options.
+    #[test]
+    fn trajopt_options_reach_the_solver() {
+        use diffmj::trajopt::Options;
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let m = diffmj::mjcf::load_file(format!("{root}/models/control/hopper.xml")).unwrap();
+        let v = serde_json::json!({"horizon": 10, "terms": [{"effort": {"weight": 1.0}}],
+            "options": {"max_iterations": 7, "outer_iterations": 3, "threads": 2, "ftol": 1e-3,
+                "gtol": 1e-4, "lambda0": 0.5, "unactuated_tol": 1e-5, "ctrl_limit_tol": 1e-6,
+                "unactuated_weight_max": 1e3}});
+        let (_, _, opts) = TaskSpec::parse(&m, &v).unwrap().trajopt(&m).unwrap();
+        let want = Options {
+            max_iterations: 7,
+            outer_iterations: 3,
+            threads: 2,
+            ftol: 1e-3,
+            gtol: 1e-4,
+            lambda0: 0.5,
+            unactuated_tol: 1e-5,
+            ctrl_limit_tol: 1e-6,
+            unactuated_weight_max: 1e3,
+            ..Default::default()
+        };
+        assert_eq!(opts, want);
     }
 
     /// The hopper's task file (`examples/tasks/hopper_hop.json`) is the task, guess and options

@@ -109,7 +109,9 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// `max_iterations` bounds each Levenberg–Marquardt run and
 /// `outer_iterations` the augmented-Lagrangian runs per solve, which stop once no unactuated
 /// force exceeds `unactuated_tol` (N or N·m) and no control leaves its range by more than
-/// `ctrl_limit_tol`; `method` the block Jacobians
+/// `ctrl_limit_tol`; `unactuated_weight_max` raises the `unactuated` weight tenfold after a
+/// run that did not cut the largest unactuated force fourfold, up to this weight (default: the
+/// weight is kept); `method` the block Jacobians
 /// (`"ad"`, exact, or `"fd"`, centered differences with step 1e-6). Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
@@ -119,7 +121,8 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
-    method = "ad", ctrl_range_scale = None, unactuated_tol = None, ctrl_limit_tol = None))]
+    method = "ad", ctrl_range_scale = None, unactuated_tol = None, ctrl_limit_tol = None,
+    unactuated_weight_max = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -137,6 +140,7 @@ pub(super) fn trajopt<'py>(
     ctrl_range_scale: Option<Vec<f64>>,
     unactuated_tol: Option<f64>,
     ctrl_limit_tol: Option<f64>,
+    unactuated_weight_max: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
@@ -189,6 +193,9 @@ pub(super) fn trajopt<'py>(
     }
     if let Some(x) = ctrl_limit_tol {
         opts.ctrl_limit_tol = x;
+    }
+    if let Some(x) = unactuated_weight_max {
+        opts.unactuated_weight_max = x;
     }
     opts.jacobian = if crate::check_method(method)? {
         Method::Ad

@@ -38,6 +38,11 @@ pub struct Options {
     /// With a [`Term::CtrlLimit`](super::Term::CtrlLimit): stop the augmented Lagrangian only
     /// when no control leaves its range by more than this (control units).
     pub ctrl_limit_tol: f64,
+    /// Raise the [`Term::Unactuated`](super::Term::Unactuated) weight tenfold after a run that
+    /// did not cut the largest unactuated force fourfold, up to this weight (the multipliers
+    /// kept). Default 0: the weight stays the term's. A small initial weight lets the first
+    /// runs find the motion, the raised one then removes the forces it needed.
+    pub unactuated_weight_max: f64,
     /// The block Jacobians: exact on dual numbers ([`Method::Ad`], the default) or by finite
     /// differences of the residuals in the tangent space ([`Method::Fd`]: forward or centered
     /// with its `eps`), for comparison.
@@ -64,6 +69,7 @@ impl Default for Options {
             outer_iterations: 20,
             unactuated_tol: 1e-9,
             ctrl_limit_tol: 1e-8,
+            unactuated_weight_max: 0.0,
             smoothing: vec![],
             ctrl_range_scale: vec![],
             jacobian: Method::Ad,
@@ -481,17 +487,17 @@ fn augmented_lagrangian(
     let has = |f: fn(&super::Term) -> bool| ctx.task.terms.iter().any(f);
     let unactuated = has(|t| matches!(t, super::Term::Unactuated { .. }));
     let limits = has(|t| matches!(t, super::Term::CtrlLimit { .. }));
-    // the control-limit weight is raised no higher than the unactuated weight: past it the
-    // limits outweigh the dynamics and the unactuated forces stop falling
-    let cap = ctx
-        .task
-        .terms
-        .iter()
-        .find_map(|t| match t {
-            super::Term::Unactuated { weight } => Some(*weight),
-            _ => None,
-        })
-        .unwrap_or(f64::INFINITY);
+    // the task's unactuated weight (the control-limit weight is raised no higher: past it the
+    // limits outweigh the dynamics and the unactuated forces stop falling)
+    let unactuated_weight = |task: &Task| {
+        task.terms
+            .iter()
+            .find_map(|t| match t {
+                super::Term::Unactuated { weight } => Some(*weight),
+                _ => None,
+            })
+            .unwrap_or(f64::INFINITY)
+    };
     // per step: the unactuated forces' shifts (nv), then the controls' (nu)
     let mut shifts: Vec<Vec<f64>> = vec![];
     // the dynamics residuals of an unactuated-only task: the forces and controls of each step
@@ -503,7 +509,7 @@ fn augmented_lagrangian(
     };
     let mut w = ctx.worker();
     let mut f = vec![0.0; nv];
-    let mut last_excess = f64::INFINITY;
+    let (mut last_excess, mut last_worst) = (f64::INFINITY, f64::INFINITY);
     for outer in 0..opts.outer_iterations.max(1) {
         stats.outer_iterations = outer + 1;
         lm(ctx, q, &shifts, opts, stats)?;
@@ -555,24 +561,44 @@ fn augmented_lagrangian(
         {
             break;
         }
-        // a run that did not cut the excess fourfold: ten times the penalty (the multipliers
-        // kept, so the shifts scale down)
-        if limits && excess > 0.25 * last_excess {
-            let mut factor = 1.0;
-            for term in ctx.task.to_mut().terms.iter_mut() {
-                if let super::Term::CtrlLimit { weight } = term {
-                    let raised = (*weight * 10.0).min(cap.max(*weight));
-                    factor = raised / *weight;
-                    *weight = raised;
-                }
-            }
-            for sh in shifts.iter_mut() {
-                sh[nv..].iter_mut().for_each(|x| *x /= factor);
-            }
+        // a run that did not cut the unactuated force fourfold: ten times its weight, up to
+        // the options' largest (the multipliers kept, so the shifts scale down)
+        if unactuated && worst > 0.25 * last_worst {
+            let factor = raise(ctx.task.to_mut(), opts.unactuated_weight_max, |t| match t {
+                super::Term::Unactuated { weight } => Some(weight),
+                _ => None,
+            });
+            shifts
+                .iter_mut()
+                .for_each(|sh| sh[..nv].iter_mut().for_each(|x| *x /= factor));
         }
+        // the same for the control excess, its weight no higher than the unactuated one
+        if limits && excess > 0.25 * last_excess {
+            let cap = unactuated_weight(&ctx.task);
+            let factor = raise(ctx.task.to_mut(), cap, |t| match t {
+                super::Term::CtrlLimit { weight } => Some(weight),
+                _ => None,
+            });
+            shifts
+                .iter_mut()
+                .for_each(|sh| sh[nv..].iter_mut().for_each(|x| *x /= factor));
+        }
+        last_worst = worst;
         last_excess = excess;
     }
     Ok(())
+}
+
+/// Multiplies the weight `pick` selects tenfold, but not above `cap` (nor below itself);
+/// returns the factor applied.
+fn raise(task: &mut Task, cap: f64, pick: fn(&mut super::Term) -> Option<&mut f64>) -> f64 {
+    let mut factor = 1.0;
+    for w in task.terms.iter_mut().filter_map(pick) {
+        let raised = (*w * 10.0).min(cap.max(*w));
+        factor = raised / *w;
+        *w = raised;
+    }
+    factor
 }
 
 /// One Levenberg–Marquardt run from `q` (updated in place) with the unactuated shifts

@@ -454,6 +454,110 @@ fn hopper_hops_forward_under_its_control_limits() {
     assert!(flight >= 2, "{flight} steps without contact");
 }
 
+#[path = "../../examples/tasks/half_cheetah.rs"]
+mod half_cheetah;
+
+/// A gait through contact under the model's own limits: Gymnasium's half-cheetah (±1 controls,
+/// joint springs as stiff as two to four times the gears) standing at rest pronks two strides
+/// of 6 cm from a straight line at standing height (`examples/tasks/half_cheetah.rs`: a
+/// ballistic torso arc and lifted feet at each hop, the feet held between hops). The plan has
+/// two flights in which neither foot touches the ground, each carrying both feet forward by
+/// most of a stride while the torso rises 4 cm; the stance feet barely slide; it needs no
+/// force the actuators cannot produce and keeps the controls in their range, so forward
+/// simulation of the controls reproduces it. Without `Options::unactuated_weight_max` (the
+/// unactuated weight 1e3 from the start) the same task ends shuffling, with no flight.
+#[test]
+fn half_cheetah_pronks_two_strides_under_its_control_limits() {
+    let m = mjcf::load_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/thirdparty/gymnasium/half_cheetah.xml"
+    ))
+    .unwrap();
+    let (task, init, opts) = half_cheetah::pronk(&m);
+    let n = task.horizon;
+    let sol = solve(&m, &task, Some(&init), &opts).unwrap();
+    // per step: which feet touch the ground, and their centres' x
+    let mut d = diffmj::Data::new(&m);
+    let (mut touch, mut foot_x) = (vec![], vec![]);
+    for q in &sol.qpos {
+        d.qpos.copy_from_slice(q);
+        diffmj::forward(&m, &mut d).unwrap();
+        let on = |g: usize| d.contact[..d.ncon].iter().any(|c| c.geom.contains(&g));
+        touch.push(half_cheetah::FEET.map(|(g, _, _)| on(g)));
+        foot_x.push(half_cheetah::FEET.map(|(g, _, _)| d.geom_xpos[g][0]));
+    }
+    assert!(d.ncon > 0);
+    // runs of at least 5 steps in which none of `feet` touches the ground
+    let airborne = |feet: &[usize]| {
+        let mut runs: Vec<(usize, usize)> = vec![];
+        for t in (0..=n).filter(|&t| feet.iter().all(|&f| !touch[t][f])) {
+            match runs.last_mut() {
+                Some((_, end)) if *end == t => *end = t + 1,
+                _ => runs.push((t, t + 1)),
+            }
+        }
+        runs.retain(|(a, b)| b - a >= 5);
+        runs
+    };
+    let flights = airborne(&[0, 1]);
+    // each foot's swings, and how far each carried it (from the step before to the step after)
+    let swings: Vec<Vec<f64>> = (0..2)
+        .map(|f| {
+            airborne(&[f])
+                .iter()
+                .map(|&(a, b)| foot_x[b.min(n)][f] - foot_x[a.max(1) - 1][f])
+                .collect()
+        })
+        .collect();
+    // stance: the largest slide of a foot over a run of steps in contact
+    let mut slide = 0.0f64;
+    for f in 0..2 {
+        let mut start = None;
+        for t in 0..=n {
+            match (touch[t][f], start) {
+                (true, None) => start = Some(t),
+                (true, Some(a)) => slide = slide.max((foot_x[t][f] - foot_x[a][f]).abs()),
+                (false, _) => start = None,
+            }
+        }
+    }
+    let rise = sol.qpos.iter().map(|q| q[1]).fold(f64::MIN, f64::max) - task.qpos0[1];
+    let weight = m.body_subtreemass[1] * -m.opt.gravity[2];
+    let excess = *sol.stats.max_ctrl_excess.last().unwrap();
+    eprintln!(
+        "half-cheetah: {} iterations ({} runs) in {:.1} s, unactuated {:.2e} N, flights {flights:?}, swings carry the back foot {:.3?} m and the front foot {:.3?} m, largest stance slide {slide:.3} m, torso rise {rise:.3} m, x_T {:.3}, {} controls clamped (excess {excess:.1e}), replay {:.2e}",
+        sol.stats.iterations,
+        sol.stats.outer_iterations,
+        sol.stats.seconds,
+        sol.max_unactuated,
+        swings[0],
+        swings[1],
+        sol.qpos[n][0],
+        sol.ctrl_clamped,
+        sol.replay_deviation
+    );
+    assert!(
+        sol.max_unactuated <= 1e-3 * weight,
+        "{}",
+        sol.max_unactuated
+    );
+    assert!(excess <= opts.ctrl_limit_tol, "{excess}");
+    assert!(sol.replay_deviation <= 1e-3, "{}", sol.replay_deviation);
+    // two strides: two flights, and two swings of each foot carrying it half a stride or more
+    assert!(flights.len() >= 2, "{flights:?}");
+    for s in &swings {
+        let strides = s
+            .iter()
+            .filter(|&&x| x >= 0.5 * half_cheetah::STRIDE)
+            .count();
+        assert!(strides >= 2, "{swings:?}");
+    }
+    assert!(slide <= 0.025, "{slide}");
+    assert!(rise >= 0.03, "{rise}");
+    let dist = half_cheetah::STRIDE * half_cheetah::HOPS as f64;
+    assert!((sol.qpos[n][0] - dist).abs() < 0.01, "{}", sol.qpos[n][0]);
+}
+
 /// A body term is the site term of a site at the body's origin: the same optimum, and it moves
 /// the body to its target at its time.
 #[test]
