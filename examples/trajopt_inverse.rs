@@ -7,14 +7,19 @@
 //! 2. The planar hopper (`models/control/hopper.xml`) hops 0.1 m forward through contact under
 //!    its own control range (`Term::CtrlLimit`), from a straight line at standing height, after
 //!    smoothed solves of the contacts (`Options::smoothing`).
+//! 3. Gymnasium's half-cheetah pronks two 6 cm strides under its own control range, from a
+//!    straight line at standing height (`examples/tasks/half_cheetah.rs`: ballistic torso arcs
+//!    and lifted feet at each hop, the feet held between hops; the unactuated weight raised
+//!    from 1e-2 to 1e3 by `Options::unactuated_weight_max`).
 //!
 //! Each plan's controls are replayed in forward simulation. The same solves with centered
 //! finite-difference Jacobians (`Method::Fd`) are timed beside the exact ones, and argmin's
 //! L-BFGS is run on each task's penalty problem beside one Levenberg–Marquardt run (1000
 //! iterations each, no augmented-Lagrangian update, no smoothing) from the same guess. Writes
 //! out/trajopt_<task>.csv (time, qpos, qvel, ctrl of the plan), out/trajopt_cost.png (cost per
-//! iteration), out/trajopt_hopper.png (planned vs replayed torso and joints),
-//! out/trajopt_contact.png (the hopper's contact normal force in the replay).
+//! iteration), out/trajopt_hopper.png and out/trajopt_half_cheetah.png (planned vs replayed
+//! torso and joints), out/trajopt_contact.png and out/trajopt_half_cheetah_contact.png (the
+//! contact normal force in the replay).
 //!
 //! `cargo run --release --example trajopt_inverse`
 
@@ -30,6 +35,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 use std::f64::consts::PI;
 use std::io::Write;
+
+#[path = "tasks/half_cheetah.rs"]
+mod half_cheetah;
 
 /// One optimization: its model, task, initial guess and options.
 struct Job {
@@ -136,6 +144,19 @@ fn hopper() -> Result<Job, Box<dyn std::error::Error>> {
     })
 }
 
+/// The half-cheetah's pronk (`examples/tasks/half_cheetah.rs`).
+fn cheetah() -> Result<Job, Box<dyn std::error::Error>> {
+    let m = mjcf::load_file("models/thirdparty/gymnasium/half_cheetah.xml")?;
+    let (task, init, opts) = half_cheetah::pronk(&m);
+    Ok(Job {
+        name: "half_cheetah",
+        model: m,
+        task,
+        init,
+        opts,
+    })
+}
+
 /// The replay: the plan's controls simulated from its initial state; configurations and the
 /// summed contact normal force after each step.
 fn replay(m: &Model<f64>, task: &Task, sol: &Solution) -> (Vec<Vec<f64>>, Vec<f64>) {
@@ -211,9 +232,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             acrobot_opts,
         ),
         hopper()?,
+        cheetah()?,
     ];
     let mut curves = vec![];
-    let mut hop = None;
+    // the contact tasks' plans and replays, for their plots
+    let mut contact_plans = vec![];
     let mut summary = vec![];
     for job in &jobs {
         let spinner = ProgressBar::new_spinner().with_message(format!("{}: optimizing", job.name));
@@ -288,9 +311,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let x0 = p.x_of(&job.init);
         let c0 = p.cost(&x0)?;
         let start = std::time::Instant::now();
-        // More–Thuente's first trial step on the hopper (the gradient is ~1e8) lands where the
-        // inverse is not finite and ends the run; a backtracking Armijo search shortens it. The
-        // two searches are different types: the macro expands once for each.
+        // More–Thuente's first trial step on the contact tasks (the hopper's gradient is ~1e8)
+        // lands where the inverse is not finite and ends the run; a backtracking Armijo search
+        // shortens it. The two searches are different types: the macro expands once for each.
         macro_rules! lbfgs {
             ($ls:expr) => {{
                 let res = Executor::new(p, LBFGS::new($ls, 10))
@@ -301,7 +324,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 (st.get_best_cost(), st.get_iter(), reason)
             }};
         }
-        let (best, iters, reason) = if job.name == "hopper" {
+        let contact = matches!(job.name, "hopper" | "half_cheetah");
+        let (best, iters, reason) = if contact {
             lbfgs!(BacktrackingLineSearch::new(ArmijoCondition::new(1e-4)?))
         } else {
             lbfgs!(MoreThuenteLineSearch::new())
@@ -315,8 +339,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             start.elapsed().as_secs_f64(),
             reason.map_or("running".to_string(), |r| r.to_string())
         );
+        let (qs, fs) = replay(m, &job.task, &sol);
         if job.name == "hopper" {
-            let (qs, fs) = replay(m, &job.task, &sol);
             let flight = fs.iter().skip(1).filter(|f| **f == 0.0).count();
             let (apex, t_apex) = sol
                 .qpos
@@ -334,15 +358,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 job.task.qpos0[1],
                 sol.ctrl_clamped
             );
-            hop = Some((m.opt.timestep, sol, qs, fs));
+        }
+        if job.name == "half_cheetah" {
+            let g = half_cheetah::gait(m, &sol.qpos)?;
+            println!(
+                "          half-cheetah: x_T {:.3} m, flights (steps with neither foot down) {:?}, swings carry the back foot {:.3?} m and the front foot {:.3?} m, largest stance slide {:.3} m, torso rise {:.3} m, {} controls clamped to the range",
+                sol.qpos[n][0], g.flights, g.swings[0], g.swings[1], g.slide, g.rise, sol.ctrl_clamped
+            );
+        }
+        if contact {
+            let weight = m.body_subtreemass[1] * -m.opt.gravity[2];
+            contact_plans.push((job.name, m.opt.timestep, weight, sol, qs, fs));
         }
     }
     plot_costs(&curves)?;
-    if let Some((h, sol, qs, fs)) = &hop {
-        plot_hopper(*h, sol, qs)?;
-        plot_contact(*h, fs)?;
+    for (name, h, weight, sol, qs, fs) in &contact_plans {
+        let dofs: &[&str] = if *name == "hopper" {
+            &["rootx (m)", "rootz (m)", "pitch", "thigh", "leg", "foot"]
+        } else {
+            &[
+                "rootx (m)",
+                "rootz (m)",
+                "pitch",
+                "bthigh",
+                "bshin",
+                "bfoot",
+                "fthigh",
+                "fshin",
+                "ffoot",
+            ]
+        };
+        plot_motion(name, dofs, *h, sol, qs)?;
+        let file = if *name == "hopper" {
+            "out/trajopt_contact.png".to_string()
+        } else {
+            format!("out/trajopt_{name}_contact.png")
+        };
+        plot_contact(&file, name, *weight, *h, fs)?;
     }
-    println!("wrote out/trajopt_cartpole.csv, out/trajopt_acrobot.csv, out/trajopt_hopper.csv, out/trajopt_cost.png, out/trajopt_hopper.png, out/trajopt_contact.png");
+    println!("wrote out/trajopt_cartpole.csv, out/trajopt_acrobot.csv, out/trajopt_hopper.csv, out/trajopt_half_cheetah.csv, out/trajopt_cost.png, out/trajopt_hopper.png, out/trajopt_half_cheetah.png, out/trajopt_contact.png, out/trajopt_half_cheetah_contact.png");
     println!("{}", summary.join(" | "));
     Ok(())
 }
@@ -367,7 +421,7 @@ fn plot_costs(curves: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::E
         .x_desc("accepted step (all augmented-Lagrangian runs and smoothing stages)")
         .y_desc("cost")
         .draw()?;
-    for ((label, c), color) in curves.iter().zip([RED, BLUE, GREEN]) {
+    for ((label, c), color) in curves.iter().zip([RED, BLUE, GREEN, MAGENTA]) {
         chart
             .draw_series(LineSeries::new(
                 c.iter().enumerate().map(|(i, &x)| (i as f64, x.max(1e-6))),
@@ -385,29 +439,37 @@ fn plot_costs(curves: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::E
     Ok(())
 }
 
-/// Planned (solid) and replayed (dots) torso x, z, pitch and joint angles of the hopper.
-fn plot_hopper(
+/// Planned (solid) and replayed (dots) torso x, z, pitch and joint angles of task `name`
+/// (`dofs` names each dof), to out/trajopt_<name>.png.
+fn plot_motion(
+    name: &str,
+    dofs: &[&str],
     h: f64,
     sol: &Solution,
     replayed: &[Vec<f64>],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let root = BitMapBackend::new("out/trajopt_hopper.png", (900, 600)).into_drawing_area();
+    let file = format!("out/trajopt_{name}.png");
+    let root = BitMapBackend::new(&file, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let tmax = (sol.qpos.len() - 1) as f64 * h;
+    let (lo, hi) = sol
+        .qpos
+        .iter()
+        .flatten()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let pad = 0.1 * (hi - lo);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "hopper: planned (lines) and replayed (dots)",
+            format!("{name}: planned (lines) and replayed (dots)"),
             ("sans-serif", 20),
         )
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..tmax, -1.2..1.6)?;
+        .build_cartesian_2d(0.0..tmax, lo - pad..hi + pad)?;
     chart.configure_mesh().x_desc("time (s)").draw()?;
-    let names = ["rootx (m)", "rootz (m)", "pitch", "thigh", "leg", "foot"];
-    let colors = [RED, BLUE, GREEN, BLACK, MAGENTA, CYAN];
-    for j in 0..6 {
-        let color = colors[j];
+    for (j, dof) in dofs.iter().enumerate() {
+        let color = Palette99::pick(j).to_rgba();
         chart
             .draw_series(LineSeries::new(
                 sol.qpos
@@ -416,7 +478,7 @@ fn plot_hopper(
                     .map(|(t, q)| (t as f64 * h, q[j])),
                 color,
             ))?
-            .label(names[j])
+            .label(*dof)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         chart.draw_series(
             replayed
@@ -435,14 +497,20 @@ fn plot_hopper(
     Ok(())
 }
 
-/// The hopper's summed contact normal force over the replay.
-fn plot_contact(h: f64, force: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
-    let root = BitMapBackend::new("out/trajopt_contact.png", (900, 400)).into_drawing_area();
+/// Task `name`'s summed contact normal force over the replay, to `file`.
+fn plot_contact(
+    file: &str,
+    name: &str,
+    weight: f64,
+    h: f64,
+    force: &[f64],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::new(file, (900, 400)).into_drawing_area();
     root.fill(&WHITE)?;
     let fmax = force.iter().fold(1.0f64, |a, b| a.max(*b));
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "hopper: contact normal force in the replay (weight 155 N)",
+            format!("{name}: contact normal force in the replay (weight {weight:.0} N)"),
             ("sans-serif", 20),
         )
         .margin(12)

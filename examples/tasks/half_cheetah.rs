@@ -139,3 +139,66 @@ pub fn pronk(m: &Model<f64>) -> (Task, Vec<Vec<f64>>, Options) {
     };
     (task, init, opts)
 }
+
+/// What a plan's feet do.
+#[derive(Clone, Debug)]
+pub struct Gait {
+    /// Runs of at least 5 steps `[start, end)` with neither foot on the ground.
+    pub flights: Vec<(usize, usize)>,
+    /// Per foot (back, front), how far each of its swings (runs of at least 5 steps off the
+    /// ground) carried its centre forward, from the step before it to the step after it (m).
+    pub swings: [Vec<f64>; 2],
+    /// The largest distance a foot's centre moved along x over a run of steps in contact (m).
+    pub slide: f64,
+    /// The torso's highest rise over its standing height (m).
+    pub rise: f64,
+}
+
+/// The feet's contacts and positions along `qpos` (`forward` at each configuration).
+pub fn gait(m: &Model<f64>, qpos: &[Vec<f64>]) -> Result<Gait, diffmj::SimError> {
+    let mut d = diffmj::Data::new(m);
+    let (mut touch, mut x) = (vec![], vec![]);
+    for q in qpos {
+        d.qpos.copy_from_slice(q);
+        diffmj::forward(m, &mut d)?;
+        let on = |g: usize| d.contact[..d.ncon].iter().any(|c| c.geom.contains(&g));
+        touch.push(FEET.map(|(g, _, _)| on(g)));
+        x.push(FEET.map(|(g, _, _)| d.geom_xpos[g][0]));
+    }
+    let last = qpos.len() - 1;
+    let airborne = |feet: &[usize]| {
+        let mut runs: Vec<(usize, usize)> = vec![];
+        for t in (0..=last).filter(|&t| feet.iter().all(|&f| !touch[t][f])) {
+            match runs.last_mut() {
+                Some((_, end)) if *end == t => *end = t + 1,
+                _ => runs.push((t, t + 1)),
+            }
+        }
+        runs.retain(|(a, b)| b - a >= 5);
+        runs
+    };
+    let swings = [0, 1].map(|f| {
+        airborne(&[f])
+            .iter()
+            .map(|&(a, b)| x[b.min(last)][f] - x[a.max(1) - 1][f])
+            .collect()
+    });
+    let mut slide = 0.0f64;
+    for f in 0..2 {
+        let mut start = None;
+        for t in 0..=last {
+            match (touch[t][f], start) {
+                (true, None) => start = Some(t),
+                (true, Some(a)) => slide = slide.max((x[t][f] - x[a][f]).abs()),
+                (false, _) => start = None,
+            }
+        }
+    }
+    let rise = qpos.iter().map(|q| q[1]).fold(f64::MIN, f64::max) - STANDING[1];
+    Ok(Gait {
+        flights: airborne(&[0, 1]),
+        swings,
+        slide,
+        rise,
+    })
+}

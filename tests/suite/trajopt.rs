@@ -476,52 +476,12 @@ fn half_cheetah_pronks_two_strides_under_its_control_limits() {
     let (task, init, opts) = half_cheetah::pronk(&m);
     let n = task.horizon;
     let sol = solve(&m, &task, Some(&init), &opts).unwrap();
-    // per step: which feet touch the ground, and their centres' x
-    let mut d = diffmj::Data::new(&m);
-    let (mut touch, mut foot_x) = (vec![], vec![]);
-    for q in &sol.qpos {
-        d.qpos.copy_from_slice(q);
-        diffmj::forward(&m, &mut d).unwrap();
-        let on = |g: usize| d.contact[..d.ncon].iter().any(|c| c.geom.contains(&g));
-        touch.push(half_cheetah::FEET.map(|(g, _, _)| on(g)));
-        foot_x.push(half_cheetah::FEET.map(|(g, _, _)| d.geom_xpos[g][0]));
-    }
-    assert!(d.ncon > 0);
-    // runs of at least 5 steps in which none of `feet` touches the ground
-    let airborne = |feet: &[usize]| {
-        let mut runs: Vec<(usize, usize)> = vec![];
-        for t in (0..=n).filter(|&t| feet.iter().all(|&f| !touch[t][f])) {
-            match runs.last_mut() {
-                Some((_, end)) if *end == t => *end = t + 1,
-                _ => runs.push((t, t + 1)),
-            }
-        }
-        runs.retain(|(a, b)| b - a >= 5);
-        runs
-    };
-    let flights = airborne(&[0, 1]);
-    // each foot's swings, and how far each carried it (from the step before to the step after)
-    let swings: Vec<Vec<f64>> = (0..2)
-        .map(|f| {
-            airborne(&[f])
-                .iter()
-                .map(|&(a, b)| foot_x[b.min(n)][f] - foot_x[a.max(1) - 1][f])
-                .collect()
-        })
-        .collect();
-    // stance: the largest slide of a foot over a run of steps in contact
-    let mut slide = 0.0f64;
-    for f in 0..2 {
-        let mut start = None;
-        for t in 0..=n {
-            match (touch[t][f], start) {
-                (true, None) => start = Some(t),
-                (true, Some(a)) => slide = slide.max((foot_x[t][f] - foot_x[a][f]).abs()),
-                (false, _) => start = None,
-            }
-        }
-    }
-    let rise = sol.qpos.iter().map(|q| q[1]).fold(f64::MIN, f64::max) - task.qpos0[1];
+    let half_cheetah::Gait {
+        flights,
+        swings,
+        slide,
+        rise,
+    } = half_cheetah::gait(&m, &sol.qpos).unwrap();
     let weight = m.body_subtreemass[1] * -m.opt.gravity[2];
     let excess = *sol.stats.max_ctrl_excess.last().unwrap();
     eprintln!(
