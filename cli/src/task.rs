@@ -17,10 +17,12 @@
 //! `time` as a running cost (every step), one at `time = horizon` as the terminal cost, and
 //! their options from `"ilqr"` and `"mpc"`. `trajopt`'s `"options"` are `max_iterations`,
 //! `outer_iterations`, `threads`, `ftol`, `gtol`, `lambda0`, `unactuated_tol`,
-//! `ctrl_limit_tol`, `unactuated_weight_max`, `smoothing` (a list: the continuation through contact,
-//! `diffmj::trajopt::Options::smoothing`), `ctrl_range_scale` (a list of factors ≥ 1 widening
-//! the control ranges in those stages, `Options::ctrl_range_scale`) and `jacobian` (`"ad"`,
-//! exact, the default, or `"fd"`, centered differences with step 1e-6).
+//! `ctrl_limit_tol`, `unactuated_weight_max`, `smoothing` (a list: the continuation through
+//! contact, `diffmj::trajopt::Options::smoothing`), `ctrl_range_scale` (a list of factors ≥ 1 widening
+//! the control ranges in those stages, `Options::ctrl_range_scale`), `jacobian` (`"ad"`,
+//! exact, the default, or `"fd"`, centered differences with step 1e-6) and `free_start` (`true`:
+//! the initial state is optimized too, `diffmj::trajopt::Task::free_start`, and terms may name
+//! step 0).
 //!
 //! `site` and `body` terms measure a site's position or a body's origin (world frame), from
 //! the world origin or `"relative_to": {"site": NAME}` / `{"body": NAME}`, under `"norm":
@@ -289,6 +291,12 @@ impl TaskSpec {
         };
         let mut opts = Options::default();
         for (k, x) in &self.options {
+            if k == "free_start" {
+                task.free_start = x.as_bool().ok_or_else(|| {
+                    format!("task option free_start: expected true or false, got {x}")
+                })?;
+                continue;
+            }
             if k == "jacobian" {
                 opts.jacobian = x
                     .as_str()
@@ -512,10 +520,10 @@ fn parse_term(m: &Model<f64>, horizon: usize, k: usize, term: &Value) -> Res<Ter
             x => x
                 .as_u64()
                 .map(|x| x as usize)
-                .filter(|&x| (1..=horizon).contains(&x))
+                .filter(|&x| x <= horizon)
                 .map(Some)
                 .ok_or_else(|| {
-                    format!("task term {k}: \"time\" must be a step in 1..={horizon}, got {x}")
+                    format!("task term {k}: \"time\" must be a step in 0..={horizon}, got {x}")
                 }),
         }
     };
@@ -702,7 +710,8 @@ mod tests {
         assert!(cost.control_weight.iter().all(|&w| w > 0.0));
     }
 
-    /// Every numeric trajopt option of a task file reaches the solver's options.
+    /// Every numeric trajopt option of a task file reaches the solver's options, and
+    /// `free_start` the task.
     #[test]
     fn trajopt_options_reach_the_solver() {
         use diffmj::trajopt::Options;
@@ -711,8 +720,9 @@ mod tests {
         let v = serde_json::json!({"horizon": 10, "terms": [{"effort": {"weight": 1.0}}],
             "options": {"max_iterations": 7, "outer_iterations": 3, "threads": 2, "ftol": 1e-3,
                 "gtol": 1e-4, "lambda0": 0.5, "unactuated_tol": 1e-5, "ctrl_limit_tol": 1e-6,
-                "unactuated_weight_max": 1e3}});
-        let (_, _, opts) = TaskSpec::parse(&m, &v).unwrap().trajopt(&m).unwrap();
+                "unactuated_weight_max": 1e3, "free_start": true}});
+        let (task, _, opts) = TaskSpec::parse(&m, &v).unwrap().trajopt(&m).unwrap();
+        assert!(task.free_start);
         let want = Options {
             max_iterations: 7,
             outer_iterations: 3,

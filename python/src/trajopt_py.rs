@@ -2,7 +2,7 @@
 
 use super::*;
 use diffmj::derivatives::FdOptions;
-use diffmj::trajopt::{solve, Method, Options};
+use diffmj::trajopt::{solve, Method, Options, TrajoptError};
 use diffmj::trajopt::{Frame, Task, Term};
 
 fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
@@ -111,18 +111,21 @@ fn term(t: &Bound<'_, PyDict>) -> PyResult<Term> {
 /// force exceeds `unactuated_tol` (N or N·m) and no control leaves its range by more than
 /// `ctrl_limit_tol`; `unactuated_weight_max` raises the `unactuated` weight tenfold after a
 /// run that did not cut the largest unactuated force fourfold, up to this weight (default: the
-/// weight is kept); `method` the block Jacobians
+/// weight is kept); `free_start` optimizes the initial state too (from `qpos0` or `init[0]` and
+/// `qvel0`; terms may then name step 0, and `qvel[0]` is the optimized velocity); `method` the
+/// block Jacobians
 /// (`"ad"`, exact, or `"fd"`, centered differences with step 1e-6). Returns a namespace
 /// with `qpos` `(T+1, nq)`, `qvel`, `force` `(T, nv)`, `actuator_force`, `ctrl` `(T, nu)`,
 /// `max_unactuated`, `ctrl_clamped`, `replay_deviation` (the controls replayed in forward
 /// simulation), `replay_warnings` (`{"mjWARN_*": count}` of that simulation), `iterations`,
 /// `outer_iterations`, `cost_history`, `converged`, `seconds`; `max_ctrl_excess` is the largest
-/// excess of a control over its range at the end with a `ctrl_limit` term (else `None`).
+/// excess of a control over its range at the end with a `ctrl_limit` term (else `None`). A task
+/// that does not fit the model raises `ValueError`, a solve that fails `SimulationError`.
 #[pyfunction]
 #[pyo3(signature = (model, horizon, terms, qpos0 = None, qvel0 = None, init = None,
     max_iterations = None, threads = 0, smoothing = None, outer_iterations = None,
     method = "ad", ctrl_range_scale = None, unactuated_tol = None, ctrl_limit_tol = None,
-    unactuated_weight_max = None))]
+    unactuated_weight_max = None, free_start = false))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trajopt<'py>(
     py: Python<'py>,
@@ -141,9 +144,11 @@ pub(super) fn trajopt<'py>(
     unactuated_tol: Option<f64>,
     ctrl_limit_tol: Option<f64>,
     unactuated_weight_max: Option<f64>,
+    free_start: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let m = crate::now(model)?;
     let mut task = Task::new(&*m, horizon);
+    task.free_start = free_start;
     if let Some(q) = qpos0 {
         task.qpos0 = q;
     }
@@ -205,9 +210,13 @@ pub(super) fn trajopt<'py>(
             centered: true,
         })
     };
+    // a task that does not fit the model is the caller's value; the rest failed in the solve
     let sol = py
         .detach(|| solve(&m, &task, guess.as_deref(), &opts))
-        .map_err(sim_err)?;
+        .map_err(|e| match e {
+            TrajoptError::Task(_) | TrajoptError::Unsupported(_) => val_err(e),
+            _ => sim_err(e),
+        })?;
     let table = |rows: &Vec<Vec<f64>>, ncol: usize| -> PyResult<Bound<'py, PyArray2<f64>>> {
         let flat: Vec<f64> = rows.iter().flatten().copied().collect();
         mat(py, flat, rows.len(), ncol)

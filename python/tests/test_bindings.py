@@ -363,6 +363,26 @@ def test_trajopt_cartpole_swing_up_replays():
     assert r.max_unactuated < 1e-3 and r.replay_deviation < 1e-6
 
 
+def test_trajopt_free_start_moves_the_start():
+    """With free_start the initial state is optimized: a target at step 0 is allowed, the start
+    leaves its guess for the zero-effort optimum (start on the step-0 target, coast to the goal),
+    qvel[0] is the optimized velocity and the replay from it reproduces the motion; without
+    free_start a term at step 0 is refused."""
+    m = diffmj.Model.from_xml_string("""<mujoco><option timestep="0.01" gravity="0 0 0"/>
+      <worldbody><body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/>
+      </body></worldbody><actuator><motor joint="x"/></actuator></mujoco>""")
+    terms = [{"type": "effort", "weight": 1.0},
+             {"type": "qpos", "time": 30, "target": [1.0], "weight": [1e4]},
+             {"type": "qpos", "time": 0, "target": [0.5], "weight": [10.0]}]
+    with pytest.raises(ValueError, match="free start"):
+        diffmj.trajopt(m, 30, terms)
+    r = diffmj.trajopt(m, 30, terms, free_start=True)
+    assert r.converged and r.replay_deviation < 1e-9
+    # the optimum costs nothing: start at 0.5 from the guess 0 and coast to 1 in 0.3 s
+    assert abs(r.qpos[0, 0] - 0.5) < 1e-6 and abs(r.qvel[0, 0] - 0.5 / 0.3) < 1e-4
+    assert np.abs(r.actuator_force).max() < 1e-4
+
+
 def test_trajopt_body_term_equals_the_site_term_at_its_origin():
     m = diffmj.Model.from_xml_string("""<mujoco><option timestep="0.01" gravity="0 0 0"/>
       <worldbody><body name="b"><joint name="x" type="slide" axis="1 0 0"/>

@@ -104,7 +104,8 @@ pub struct Stats {
 pub struct Solution {
     /// `q_0 … q_T`.
     pub qpos: Vec<Vec<f64>>,
-    /// `v_0 … v_T` (finite differences of the configurations).
+    /// `v_0 … v_T` (finite differences of the configurations; `v_0` the task's, or the
+    /// optimized one with [`Task::free_start`]).
     pub qvel: Vec<Vec<f64>>,
     /// The generalized force `τ_t` of each step `t < T` (`qfrc_inverse`).
     pub force: Vec<Vec<f64>>,
@@ -170,11 +171,18 @@ struct Block {
     j: Vec<f64>,
 }
 
-/// The window of block `t` over the trajectory `q` (`T + 1` configurations).
-fn window(q: &[Vec<f64>], t: usize) -> (Option<&[f64]>, &[f64], Option<&[f64]>) {
-    let prev = (t > 0).then(|| q[t - 1].as_slice());
-    let next = q.get(t + 1).map(|x| x.as_slice());
-    (prev, q[t].as_slice(), next)
+/// The window of block `t` over the trajectory `q`: `q_0 … q_T`, or with a free start
+/// (`off` 1) `q_{−1} … q_T`, so that step `t` is `q[t + off]`.
+fn window(q: &[Vec<f64>], t: usize, off: usize) -> (Option<&[f64]>, &[f64], Option<&[f64]>) {
+    let e = t + off;
+    let prev = (e > 0).then(|| q[e - 1].as_slice());
+    let next = q.get(e + 1).map(|x| x.as_slice());
+    (prev, q[e].as_slice(), next)
+}
+
+/// The offset of step 0 in the optimizer's trajectory: 1 with a free start (`q_{−1}` first).
+fn offset(task: &Task) -> usize {
+    usize::from(task.free_start)
 }
 
 /// Residuals (and with `jac` their Jacobian) of block `t`.
@@ -190,8 +198,8 @@ fn eval_block(
     b: &mut Block,
     jac: Option<&Method>,
 ) -> Result<(), TrajoptError> {
-    let (nv, horizon) = (m.nv, task.horizon);
-    let (prev, cur, next) = window(q, t);
+    let (nv, horizon, off) = (m.nv, task.horizon, offset(task));
+    let (prev, cur, next) = window(q, t, off);
     let rows = b.r.len();
     block_residuals(
         m,
@@ -209,9 +217,10 @@ fn eval_block(
     if rows == 0 {
         return Ok(());
     }
-    // the decision variables q_1 … q_T in the window t−1, t, t+1
-    let first = t.saturating_sub(1).max(1);
-    let last = (t + 1).min(horizon);
+    // the decision variables (q_1 … q_T, or q_{−1} … q_T with a free start) in the window
+    // t−1, t, t+1, as indices of q
+    let first = (t + off).saturating_sub(1).max(1 - off);
+    let last = (t + off + 1).min(horizon + off);
     let ncol = (last + 1 - first) * nv;
     b.first = first;
     b.nvars = last + 1 - first;
@@ -222,10 +231,10 @@ fn eval_block(
     w.out.resize(rows, Dual::c(0.0));
     for c0 in (0..ncol).step_by(CHUNK) {
         let width = CHUNK.min(ncol - c0);
-        // slot s of the window holds q_{t−1+s}
+        // slot s of the window holds q[t + off − 1 + s]
         for s in 0..3 {
-            let k = (t + s).wrapping_sub(1);
-            if k > horizon {
+            let k = (t + off + s).wrapping_sub(1);
+            if k > horizon + off {
                 continue;
             }
             for (x, &y) in w.q[s].iter_mut().zip(&q[k]) {
@@ -249,7 +258,7 @@ fn eval_block(
         }
         let [qp, qc, qn] = &w.q;
         let win = Window {
-            prev: (t > 0).then_some(qp.as_slice()),
+            prev: (t + off > 0).then_some(qp.as_slice()),
             cur: qc.as_slice(),
             next: (t < horizon).then_some(qn.as_slice()),
         };
@@ -277,15 +286,15 @@ fn fd_block(
     eps: f64,
     centered: bool,
 ) -> Result<(), TrajoptError> {
-    let (nv, horizon, rows) = (m.nv, task.horizon, b.r.len());
+    let (nv, horizon, rows, off) = (m.nv, task.horizon, b.r.len(), offset(task));
     let ncol = b.nvars * nv;
     for c in 0..ncol {
         let k = b.first + c / nv;
-        let slot = k + 1 - t;
+        let slot = k + 1 - (t + off);
         let residuals = |sign: f64, w: &mut Worker| -> Result<Vec<f64>, TrajoptError> {
             for s in 0..3 {
-                let j = (t + s).wrapping_sub(1);
-                if j <= horizon {
+                let j = (t + off + s).wrapping_sub(1);
+                if j <= horizon + off {
                     w.qf[s].copy_from_slice(&q[j]);
                 }
             }
@@ -294,7 +303,7 @@ fn fd_block(
             integrate_pos(m, &mut w.qf[slot], &w.dqf, 1.0);
             let [qp, qc, qn] = &w.qf;
             let win = Window {
-                prev: (t > 0).then_some(qp.as_slice()),
+                prev: (t + off > 0).then_some(qp.as_slice()),
                 cur: qc.as_slice(),
                 next: (t < horizon).then_some(qn.as_slice()),
             };
@@ -386,7 +395,9 @@ fn cost_of(blocks: &[Block]) -> f64 {
 
 /// Minimize the task's cost over `q_1 … q_T` from `init` (`T + 1` configurations; `q_0` is
 /// the task's; default: standing still at `q_0`). Returns the trajectory with its forces,
-/// controls and replay deviation.
+/// controls and replay deviation. With [`Task::free_start`] the initial state is optimized
+/// too, from `init`'s first configuration (the task's `qpos0` without `init`) and the task's
+/// `qvel0`.
 ///
 /// With an [`Term::Unactuated`](super::Term::Unactuated) term, the unactuated forces are
 /// driven to zero by an augmented Lagrangian: after each Levenberg–Marquardt run the term's
@@ -437,7 +448,14 @@ pub fn solve(
         }
         None => vec![task.qpos0.clone(); horizon + 1],
     };
-    q[0].clone_from(&task.qpos0);
+    if task.free_start {
+        // q_{−1} = q_0 ⊕ (−h v_0): the start's guess moves at the task's initial velocity
+        let mut before = q[0].clone();
+        integrate_pos(&mi, &mut before, &task.qvel0, -mi.opt.timestep);
+        q.insert(0, before);
+    } else {
+        q[0].clone_from(&task.qpos0);
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
@@ -502,11 +520,10 @@ fn augmented_lagrangian(
     let mut shifts: Vec<Vec<f64>> = vec![];
     // the dynamics residuals of an unactuated-only task: the forces and controls of each step
     let probe = Task {
-        horizon,
-        qpos0: ctx.task.qpos0.clone(),
-        qvel0: ctx.task.qvel0.clone(),
         terms: vec![super::Term::Unactuated { weight: 1.0 }],
+        ..(*ctx.task).clone()
     };
+    let off = offset(&ctx.task);
     let mut w = ctx.worker();
     let mut f = vec![0.0; nv];
     let (mut last_excess, mut last_worst) = (f64::INFINITY, f64::INFINITY);
@@ -520,7 +537,7 @@ fn augmented_lagrangian(
         let (mut worst, mut excess) = (0.0f64, 0.0f64);
         shifts.resize(horizon, vec![0.0; nv + nu]);
         for t in 0..horizon {
-            let (prev, cur, next) = window(q, t);
+            let (prev, cur, next) = window(q, t, off);
             block_residuals(
                 &ctx.mi,
                 &mut w.d,
@@ -610,9 +627,10 @@ fn lm(
     opts: &Options,
     stats: &mut Stats,
 ) -> Result<(), TrajoptError> {
-    let (nv, horizon) = (ctx.mi.nv, ctx.task.horizon);
+    let (nv, horizon, off) = (ctx.mi.nv, ctx.task.horizon, offset(&ctx.task));
     let mut blocks = ctx.new_blocks();
-    let n = horizon * nv;
+    // the variables q[1 − off ..= T + off]
+    let n = (horizon + 2 * off) * nv;
     let bw = 3 * nv - 1;
     let mut band = vec![0.0; n * (bw + 1)];
     let mut grad = vec![0.0; n];
@@ -637,7 +655,7 @@ fn lm(
         grad.iter_mut().for_each(|x| *x = 0.0);
         for b in &blocks {
             let ncol = b.nvars * nv;
-            let g0 = (b.first.max(1) - 1) * nv;
+            let g0 = (b.first.max(1 - off) + off - 1) * nv;
             for (ri, &rv) in b.r.iter().enumerate() {
                 let row = &b.j[ri * ncol..(ri + 1) * ncol];
                 for (i, &ji) in row.iter().enumerate() {
@@ -696,9 +714,10 @@ fn lm(
                 nu *= 2.0;
                 continue;
             };
-            for t in 1..=horizon {
-                trial[t].copy_from_slice(&q[t]);
-                integrate_pos(&ctx.mi, &mut trial[t], &delta[(t - 1) * nv..t * nv], 1.0);
+            for k in 1 - off..=horizon + off {
+                let d0 = (k + off - 1) * nv;
+                trial[k].copy_from_slice(&q[k]);
+                integrate_pos(&ctx.mi, &mut trial[k], &delta[d0..d0 + nv], 1.0);
             }
             // predicted decrease ½ δᵀ(λ D δ − g)
             let mut pred = 0.0;
@@ -745,13 +764,18 @@ fn finish(
     m: &Model<f64>,
     mi: &Model<f64>,
     task: &Task,
-    q: Vec<Vec<f64>>,
+    mut q: Vec<Vec<f64>>,
     stats: Stats,
 ) -> Result<Solution, TrajoptError> {
-    let (nv, nu, horizon) = (m.nv, m.nu, task.horizon);
+    let (nv, nu, horizon, off) = (m.nv, m.nu, task.horizon, offset(task));
     let mut d = Data::new(mi);
     let mut s = Scratch::<f64>::new(mi);
-    let mut qvel = vec![task.qvel0.clone()];
+    // v_0: the task's, or with a free start (q_0 ⊖ q_{−1}) / h
+    let mut v0 = task.qvel0.clone();
+    if off == 1 {
+        differentiate_pos(mi, &mut v0, mi.opt.timestep, &q[0], &q[1]);
+    }
+    let mut qvel = vec![v0];
     let (mut force, mut uforce, mut ctrl) = (vec![], vec![], vec![]);
     let mut max_unact = 0.0f64;
     let mut ctrl_ok = true;
@@ -763,7 +787,7 @@ fn finish(
     };
     let mut r = vec![0.0; nu];
     for t in 0..horizon {
-        let (prev, cur, next) = window(&q, t);
+        let (prev, cur, next) = window(&q, t, off);
         block_residuals(
             mi,
             &mut d,
@@ -798,8 +822,10 @@ fn finish(
     if !ctrl_ok {
         ctrl.clear();
     }
+    // q_0 … q_T
+    let q = q.split_off(off);
     let (replay_deviation, replay_warnings) = if ctrl_ok {
-        replay(m, task, &q, &ctrl)?
+        replay(m, &qvel[0], &q, &ctrl)?
     } else {
         (f64::NAN, Default::default())
     };
@@ -818,16 +844,16 @@ fn finish(
 }
 
 /// Largest tangent distance between `q_t` and the forward simulation of `ctrl` from the
-/// task's initial state, and the warnings that simulation raised.
+/// plan's initial state `(q_0, v0)`, and the warnings that simulation raised.
 pub(crate) fn replay(
     m: &Model<f64>,
-    task: &Task,
+    v0: &[f64],
     q: &[Vec<f64>],
     ctrl: &[Vec<f64>],
 ) -> Result<(f64, [usize; crate::data::Warning::COUNT]), TrajoptError> {
     let mut d = Data::new(m);
-    d.qpos.copy_from_slice(&task.qpos0);
-    d.qvel.copy_from_slice(&task.qvel0);
+    d.qpos.copy_from_slice(&q[0]);
+    d.qvel.copy_from_slice(v0);
     let mut dev = 0.0f64;
     let mut diff = vec![0.0; m.nv];
     for (t, c) in ctrl.iter().enumerate() {
@@ -842,7 +868,7 @@ pub(crate) fn replay(
 /// The task as an argmin problem for its gradient-based solvers (L-BFGS: the baseline the
 /// Levenberg–Marquardt solver is compared with): the cost `½ Σ ‖r‖²` and its exact gradient
 /// `Jᵀr` over `x = (q_1, …, q_T)` stacked (`T·nq` entries). Models with ball or free joints are
-/// refused (their quaternions would leave the unit sphere).
+/// refused (their quaternions would leave the unit sphere), and so is a free start.
 pub struct ArgminProblem<'a> {
     ctx: Ctx<'a>,
     q0: Vec<f64>,
@@ -856,6 +882,11 @@ impl<'a> ArgminProblem<'a> {
             return Err(TrajoptError::Unsupported(
                 "the argmin problem takes hinge and slide joints only (no ball or free joints)"
                     .into(),
+            ));
+        }
+        if task.free_start {
+            return Err(TrajoptError::Unsupported(
+                "the argmin problem takes a given initial state (no free start)".into(),
             ));
         }
         let mi = inverse_model(m)?;
@@ -1000,9 +1031,17 @@ pub mod tests {
         n: usize,
         speed: [f64; 2],
         centered: bool,
+        free: bool,
     ) -> f64 {
-        let (task, q) = sliding_task(m, d, n, speed);
+        let (mut task, mut q) = sliding_task(m, d, n, speed);
         let mi = inverse_model(m).unwrap();
+        if free {
+            // a free start: q_{−1} before q_0, at the task's initial velocity
+            task.free_start = true;
+            let mut before = q[0].clone();
+            integrate_pos(&mi, &mut before, &task.qvel0, -mi.opt.timestep);
+            q.insert(0, before);
+        }
         let md = mi.cast::<Dual>();
         let sizes = block_sizes(&mi, &task);
         let mut w = Worker::new(&mi, &md);
@@ -1049,7 +1088,8 @@ pub mod tests {
         rel
     }
 
-    /// The exact block Jacobians equal central differences of the residuals (contact model).
+    /// The exact block Jacobians equal central differences of the residuals (contact model),
+    /// with the initial state given and free.
     pub fn block_jacobians_match_finite_differences() {
         let mut m = crate::mjcf::load_file(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -1062,7 +1102,10 @@ pub mod tests {
         for _ in 0..100 {
             step(&m, &mut d).unwrap();
         }
-        let e = block_jacobian_error(&m, &d, 6, [0.05, 0.02], true);
+        let e = block_jacobian_error(&m, &d, 6, [0.05, 0.02], true, false);
+        assert!(e <= 1e-6, "{e:.3e}");
+        // with a free start (step 0's block reads q_{−1} too)
+        let e = block_jacobian_error(&m, &d, 6, [0.05, 0.02], true, true);
         assert!(e <= 1e-6, "{e:.3e}");
     }
 
@@ -1077,9 +1120,9 @@ pub mod tests {
         .unwrap();
         let mut d = Data::new(&m);
         d.qpos[1] = 1.19;
-        let centered = block_jacobian_error(&m, &d, 4, [0.001, 0.002], true);
+        let centered = block_jacobian_error(&m, &d, 4, [0.001, 0.002], true, false);
         assert!(centered <= 1e-6, "{centered:.3e}");
-        let forward = block_jacobian_error(&m, &d, 4, [0.001, 0.002], false);
+        let forward = block_jacobian_error(&m, &d, 4, [0.001, 0.002], false, false);
         assert!(forward <= 1e-3, "{forward:.3e}");
     }
 }

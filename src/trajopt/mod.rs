@@ -1,7 +1,8 @@
 //! Trajectory optimization through contact by inverse dynamics (space-time optimization,
 //! Todorov 2014; MuJoCo's "Inverse dynamics" section): the decision variables are the
-//! configurations `q_1 … q_T` (the initial state `q_0, v_0` is given); velocities and
-//! accelerations are the finite differences of the model's integrator,
+//! configurations `q_1 … q_T` (the initial state `q_0, v_0` is given, or with
+//! [`Task::free_start`] optimized too); velocities and accelerations are the finite differences
+//! of the model's integrator,
 //!
 //! `v_t = (q_t ⊖ q_{t−1}) / h` (`v_0` given), `a_t = (v_{t+1} − v_t) / h`,
 //!
@@ -90,7 +91,8 @@ pub enum Term {
         /// Weight.
         weight: f64,
     },
-    /// `Σ_i weight_i (q_t ⊖ target)_i²` at step `time` (`1 ≤ time ≤ T`), in the tangent space.
+    /// `Σ_i weight_i (q_t ⊖ target)_i²` at step `time` (`1 ≤ time ≤ T`, or `0` with
+    /// [`Task::free_start`]), in the tangent space.
     Qpos {
         /// Step.
         time: usize,
@@ -99,7 +101,8 @@ pub enum Term {
         /// `nv` weights.
         weight: Vec<f64>,
     },
-    /// `Σ_i weight_i (v_t − target)_i²` at step `time` (`1 ≤ time ≤ T`).
+    /// `Σ_i weight_i (v_t − target)_i²` at step `time` (`1 ≤ time ≤ T`, or `0` with
+    /// [`Task::free_start`]).
     Qvel {
         /// Step.
         time: usize,
@@ -109,7 +112,7 @@ pub enum Term {
         weight: Vec<f64>,
     },
     /// `weight · ‖xpos − target‖²` of body `body`'s frame origin at step `time`
-    /// (`1 ≤ time ≤ T`).
+    /// (`1 ≤ time ≤ T`, or `0` with [`Task::free_start`]).
     BodyPos {
         /// Step.
         time: usize,
@@ -120,7 +123,8 @@ pub enum Term {
         /// Weight.
         weight: f64,
     },
-    /// `weight · ‖site_xpos − target‖²` of site `site` at step `time` (`1 ≤ time ≤ T`).
+    /// `weight · ‖site_xpos − target‖²` of site `site` at step `time` (`1 ≤ time ≤ T`, or `0`
+    /// with [`Task::free_start`]).
     SitePos {
         /// Step.
         time: usize,
@@ -132,7 +136,7 @@ pub enum Term {
         weight: f64,
     },
     /// `weight · ‖geom_xpos − target‖²` of geom `geom`'s centre at step `time`
-    /// (`1 ≤ time ≤ T`).
+    /// (`1 ≤ time ≤ T`, or `0` with [`Task::free_start`]).
     GeomPos {
         /// Step.
         time: usize,
@@ -144,8 +148,9 @@ pub enum Term {
         weight: f64,
     },
     /// `weight · ‖r‖²` with `r` the rotation vector from `target` to the orientation of `frame`
-    /// at step `time` (`1 ≤ time ≤ T`): `target ⊗ exp(r) = q`, MuJoCo's `mju_subQuat(q,
-    /// target)`, in the target's frame, so `‖r‖` is the angle between the two (rad).
+    /// at step `time` (`1 ≤ time ≤ T`, or `0` with [`Task::free_start`]): `target ⊗ exp(r) =
+    /// q`, MuJoCo's `mju_subQuat(q, target)`, in the target's frame, so `‖r‖` is the angle
+    /// between the two (rad).
     Orientation {
         /// Step.
         time: usize,
@@ -204,6 +209,13 @@ pub struct Task {
     pub qvel0: Vec<f64>,
     /// The cost.
     pub terms: Vec<Term>,
+    /// Whether the initial state is optimized too: `q_0` and `v_0` become decision variables
+    /// (`v_0 = (q_0 ⊖ q_{−1}) / h` with a configuration `q_{−1}` before the first), started
+    /// from `qpos0` (or the initial guess's first configuration) and `qvel0`, and terms may
+    /// name step 0 (a [`Term::Qpos`] or [`Term::Qvel`] there keeps the start near a state).
+    /// [`Solution::qvel`]`[0]` is then the optimized `v_0`, and the replay starts from the
+    /// optimized state. Default `false`.
+    pub free_start: bool,
 }
 
 impl Task {
@@ -214,6 +226,7 @@ impl Task {
             qpos0: m.qpos0.iter().map(|x| x.re()).collect(),
             qvel0: vec![0.0; m.nv],
             terms: vec![],
+            free_start: false,
         }
     }
 
@@ -250,6 +263,8 @@ impl Task {
         if self.qpos0.iter().chain(&self.qvel0).any(|x| !x.is_finite()) {
             return bad("the initial state is not finite".into());
         }
+        // the first step a term may name: with a given initial state, step 0 is fixed
+        let first = usize::from(!self.free_start);
         for (k, term) in self.terms.iter().enumerate() {
             let w_ok = |w: f64| w.is_finite() && w >= 0.0;
             let ok = match term {
@@ -276,7 +291,7 @@ impl Task {
                     target,
                     weight,
                 } => {
-                    (1..=self.horizon).contains(time)
+                    (first..=self.horizon).contains(time)
                         && target.len() == m.nq
                         && weight.len() == m.nv
                         && weight.iter().all(|w| w_ok(*w))
@@ -287,7 +302,7 @@ impl Task {
                     target,
                     weight,
                 } => {
-                    (1..=self.horizon).contains(time)
+                    (first..=self.horizon).contains(time)
                         && target.len() == m.nv
                         && weight.len() == m.nv
                         && weight.iter().all(|w| w_ok(*w))
@@ -316,7 +331,7 @@ impl Task {
                         Term::BodyPos { .. } => Frame::Body(*index),
                         _ => Frame::Geom(*index),
                     };
-                    (1..=self.horizon).contains(time)
+                    (first..=self.horizon).contains(time)
                         && frame.fits(m)
                         && w_ok(*weight)
                         && target.iter().all(|x| x.is_finite())
@@ -328,7 +343,7 @@ impl Task {
                     weight,
                 } => {
                     let norm = target.iter().map(|x| x * x).sum::<f64>().sqrt();
-                    (1..=self.horizon).contains(time)
+                    (first..=self.horizon).contains(time)
                         && frame.fits(m)
                         && w_ok(*weight)
                         && norm.is_finite()
@@ -337,8 +352,14 @@ impl Task {
             };
             if !ok {
                 return bad(format!(
-                    "term {k} ({term:?}) does not fit the model or the horizon {}",
-                    self.horizon
+                    "term {k} ({term:?}) does not fit the model or the horizon {} (steps \
+                     {first}..={0}{})",
+                    self.horizon,
+                    if self.free_start {
+                        ""
+                    } else {
+                        "; step 0 with a free start"
+                    }
                 ));
             }
         }
@@ -419,8 +440,8 @@ impl<T: Scalar> Scratch<T> {
     }
 }
 
-/// The configurations a block reads: `q_{t−1}` (absent at `t = 0`), `q_t`, `q_{t+1}` (absent at
-/// `t = T`).
+/// The configurations a block reads: `q_{t−1}` (absent at `t = 0` unless the start is free),
+/// `q_t`, `q_{t+1}` (absent at `t = T`).
 pub(crate) struct Window<'a, T> {
     pub prev: Option<&'a [T]>,
     pub cur: &'a [T],

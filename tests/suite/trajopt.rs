@@ -71,6 +71,130 @@ fn double_integrator_matches_the_dense_solution() {
     assert_eq!(sol.replay_warnings, [0; diffmj::data::Warning::COUNT]);
 }
 
+/// A free start (`Task::free_start`): the initial state is a decision variable, drawn towards
+/// rest at 0.3 by light terms at step 0, and the optimum (start and forces) equals that of the dense
+/// least-squares problem in `(x_0, v_0, u)`: `x_T = x_0 + h T v_0 + (h²/m) Σ (T − t) u_t`,
+/// `v_T = v_0 + (h/m) Σ u_t`. The replay from the optimized start reproduces the motion.
+#[test]
+fn double_integrator_free_start_matches_the_dense_solution() {
+    let m = double_integrator();
+    let (n, h, mass) = (60usize, 0.01, 2.0);
+    let (we, wx, wv) = (1.0, 1e4, 1e2);
+    let (w0x, w0v, x0) = (10.0, 1e-2, 0.3);
+    let mut task = reach_and_stop(&m, n, 1.0, [we, wx, wv])
+        .with(Term::Qpos {
+            time: 0,
+            target: vec![x0],
+            weight: vec![w0x],
+        })
+        .with(Term::Qvel {
+            time: 0,
+            target: vec![0.0],
+            weight: vec![w0v],
+        });
+    // a term at step 0 needs the free start
+    assert!(matches!(
+        solve(&m, &task, None, &Options::default()),
+        Err(TrajoptError::Task(_))
+    ));
+    task.free_start = true;
+    let sol = solve(&m, &task, None, &Options::default()).unwrap();
+    // dense reference over (x_0, v_0, u_0 … u_{T−1})
+    let mut a = nalgebra::DMatrix::<f64>::zeros(n + 4, n + 2);
+    let mut b = nalgebra::DVector::<f64>::zeros(n + 4);
+    for t in 0..n {
+        a[(t, t + 2)] = we.sqrt();
+        a[(n, t + 2)] = wx.sqrt() * h * h / mass * (n - t) as f64;
+        a[(n + 1, t + 2)] = wv.sqrt() * h / mass;
+    }
+    a[(n, 0)] = wx.sqrt();
+    a[(n, 1)] = wx.sqrt() * h * n as f64;
+    a[(n + 1, 1)] = wv.sqrt();
+    b[n] = wx.sqrt();
+    a[(n + 2, 0)] = w0x.sqrt();
+    b[n + 2] = w0x.sqrt() * x0;
+    a[(n + 3, 1)] = w0v.sqrt();
+    let z = (a.transpose() * &a)
+        .cholesky()
+        .unwrap()
+        .solve(&(a.transpose() * b));
+    let err_u = (0..n)
+        .map(|t| (sol.actuator_force[t][0] - z[t + 2]).abs())
+        .fold(0.0, f64::max);
+    let (err_x, err_v) = ((sol.qpos[0][0] - z[0]).abs(), (sol.qvel[0][0] - z[1]).abs());
+    eprintln!(
+        "free start: {} iterations, start ({:.6}, {:.6}) against ({:.6}, {:.6}), max |u − u_dense| {err_u:.2e} (scale {:.2e}), replay {:.1e}",
+        sol.stats.iterations,
+        sol.qpos[0][0],
+        sol.qvel[0][0],
+        z[0],
+        z[1],
+        z.rows(2, n).amax(),
+        sol.replay_deviation
+    );
+    assert!(sol.stats.converged);
+    // the start moved: most of the way to the goal, away from its own (light) target, and
+    // not at rest
+    assert!(z[0] > x0 + 0.5 && z[1] > 0.01, "{z}");
+    assert!(err_x <= 1e-9 && err_v <= 1e-8, "{err_x:.2e} {err_v:.2e}");
+    assert!(err_u <= 1e-8 * z.rows(2, n).amax(), "{err_u:.3e}");
+    assert!(sol.replay_deviation <= 1e-9, "{}", sol.replay_deviation);
+}
+
+/// A free start pinned by heavy terms at step 0 to the given state finds the plan of the
+/// given start (a pendulum swing with gravity and damping, nonlinear).
+#[test]
+fn free_start_pinned_to_the_given_state_is_the_fixed_start_plan() {
+    let m = mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" integrator="Euler"/><worldbody>
+        <body><joint name="h" type="hinge" axis="0 1 0" damping="0.1"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size=".03" mass="1"/></body>
+        </worldbody><actuator><motor joint="h"/></actuator></mujoco>"#,
+    )
+    .unwrap();
+    let n = 50;
+    let mut fixed = reach_and_stop(&m, n, 1.2, [1e-2, 1e4, 1e2]);
+    fixed.qpos0 = vec![0.2];
+    fixed.qvel0 = vec![-0.5];
+    let mut free = fixed
+        .clone()
+        .with(Term::Qpos {
+            time: 0,
+            target: vec![0.2],
+            weight: vec![1e12],
+        })
+        .with(Term::Qvel {
+            time: 0,
+            target: vec![-0.5],
+            weight: vec![1e12],
+        });
+    free.free_start = true;
+    // the free start begins elsewhere
+    free.qpos0 = vec![0.0];
+    free.qvel0 = vec![0.0];
+    let a = solve(&m, &fixed, None, &Options::default()).unwrap();
+    let b = solve(&m, &free, None, &Options::default()).unwrap();
+    let dq = a
+        .qpos
+        .iter()
+        .zip(&b.qpos)
+        .map(|(x, y)| (x[0] - y[0]).abs())
+        .fold(0.0, f64::max);
+    let du = a
+        .actuator_force
+        .iter()
+        .zip(&b.actuator_force)
+        .map(|(x, y)| (x[0] - y[0]).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "pinned free start: start ({:.9}, {:.9}), max |Δq| {dq:.2e}, max |Δu| {du:.2e}, replays {:.1e} and {:.1e}",
+        b.qpos[0][0], b.qvel[0][0], a.replay_deviation, b.replay_deviation
+    );
+    assert!((b.qpos[0][0] - 0.2).abs() < 1e-6 && (b.qvel[0][0] + 0.5).abs() < 1e-5);
+    assert!(dq < 1e-6 && du < 1e-4, "{dq:.2e} {du:.2e}");
+    assert!(b.replay_deviation <= 1e-6, "{}", b.replay_deviation);
+}
+
 /// A pendulum swung from hanging at rest to 1.2 rad at rest in 0.5 s with the least effort: the
 /// optimum of the inverse-dynamics formulation equals that of the same cost written in the
 /// controls and minimized densely (Gauss–Newton on forward simulation, Jacobian by central
