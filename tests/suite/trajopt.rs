@@ -1,8 +1,9 @@
 //! Trajectory optimization by inverse dynamics: a double integrator's minimum-effort motion
-//! against the dense least-squares solution of the same problem written in the controls (forward
-//! dynamics, an independent formulation), a pendulum swing against a dense Gauss–Newton solve in
-//! the controls, a cart-pole swing-up whose controls replay the
-//! optimized motion in forward simulation, and refused inputs.
+//! (from a given and from a free start) against the dense least-squares solution of the same
+//! problem written in the controls (forward dynamics, an independent formulation), a pendulum
+//! swing against a dense Gauss–Newton solve in the controls, swing-ups and the hopper's and
+//! half-cheetah's motions through contact whose controls replay the optimized motion in forward
+//! simulation, and refused inputs.
 
 use diffmj::model::Integrator;
 use diffmj::trajopt::{solve, Options, Solution, Task, Term, TrajoptError};
@@ -13,6 +14,17 @@ fn double_integrator() -> Model<f64> {
         r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
         <body><joint name="x" type="slide" axis="1 0 0"/><geom size=".1" mass="2"/></body>
         </worldbody><actuator><motor joint="x" gear="1"/></actuator></mujoco>"#,
+    )
+    .unwrap()
+}
+
+/// A damped pendulum under gravity (a capsule of 1 kg and 0.5 m), a motor at its hinge.
+fn pendulum() -> Model<f64> {
+    mjcf::load_str(
+        r#"<mujoco><option timestep="0.01" integrator="Euler"/><worldbody>
+        <body><joint name="h" type="hinge" axis="0 1 0" damping="0.1"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size=".03" mass="1"/></body>
+        </worldbody><actuator><motor joint="h"/></actuator></mujoco>"#,
     )
     .unwrap()
 }
@@ -145,13 +157,7 @@ fn double_integrator_free_start_matches_the_dense_solution() {
 /// given start (a pendulum swing with gravity and damping, nonlinear).
 #[test]
 fn free_start_pinned_to_the_given_state_is_the_fixed_start_plan() {
-    let m = mjcf::load_str(
-        r#"<mujoco><option timestep="0.01" integrator="Euler"/><worldbody>
-        <body><joint name="h" type="hinge" axis="0 1 0" damping="0.1"/>
-        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size=".03" mass="1"/></body>
-        </worldbody><actuator><motor joint="h"/></actuator></mujoco>"#,
-    )
-    .unwrap();
+    let m = pendulum();
     let n = 50;
     let mut fixed = reach_and_stop(&m, n, 1.2, [1e-2, 1e4, 1e2]);
     fixed.qpos0 = vec![0.2];
@@ -201,13 +207,7 @@ fn free_start_pinned_to_the_given_state_is_the_fixed_start_plan() {
 /// differences of `step`, normal equations by Cholesky), an independent formulation.
 #[test]
 fn pendulum_swing_matches_the_dense_forward_solution() {
-    let m = mjcf::load_str(
-        r#"<mujoco><option timestep="0.01" integrator="Euler"/><worldbody>
-        <body><joint name="h" type="hinge" axis="0 1 0" damping="0.1"/>
-        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size=".03" mass="1"/></body>
-        </worldbody><actuator><motor joint="h"/></actuator></mujoco>"#,
-    )
-    .unwrap();
+    let m = pendulum();
     let (n, goal) = (50usize, 1.2);
     let (we, wx, wv) = (1e-2, 1e4, 1e2);
     let task = reach_and_stop(&m, n, goal, [we, wx, wv]).with(Term::Unactuated { weight: 1e6 });
