@@ -46,7 +46,7 @@ pub use scalar::Scalar;
 pub use state::{StateError, StateMask};
 
 /// The unit tests of private items, run by the test suite (`tests/suite/unit.rs`, which lists
-/// each by name: a new one runs once listed there): compiled into the library, they spare
+/// each by name and fails on one it does not list): compiled into the library, they spare
 /// `cargo test` a second, test-mode build of the whole crate.
 #[doc(hidden)]
 pub mod unit_tests {

@@ -34,3 +34,60 @@ unit! {
     solver_newton: rank1_updates_give_the_new_factor;
     trajopt_lm: block_jacobians_match_finite_differences, block_jacobians_match_finite_differences_ramped_contact;
 }
+
+/// Every unit test in the library runs: each argument-free `pub fn` of a `tests` module under
+/// `src/` (the module inline after `pub mod tests {`, or `schema_tests.rs`) is listed above, and
+/// no `#[test]` is left in `src/` (the library is not built in test mode, so it would never
+/// run).
+#[test]
+fn every_library_unit_test_is_listed() {
+    let listed = include_str!("unit.rs");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![root];
+    let (mut found, mut missing) = (0, vec![]);
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !text.contains("#[test]"),
+                "{}: a #[test] in the library never runs",
+                path.display()
+            );
+            let whole = path.file_name().is_some_and(|n| n == "schema_tests.rs");
+            let Some(start) = (if whole {
+                Some(0)
+            } else {
+                text.find("pub mod tests {")
+            }) else {
+                continue;
+            };
+            for line in text[start..].lines() {
+                let Some(rest) = line.trim_start().strip_prefix("pub fn ") else {
+                    continue;
+                };
+                let Some(name) = rest.strip_suffix("() {") else {
+                    continue;
+                };
+                found += 1;
+                if !listed.contains(&format!(" {name},")) && !listed.contains(&format!(" {name};"))
+                {
+                    missing.push(format!("{}: {name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "unit tests not listed in tests/suite/unit.rs: {missing:?}"
+    );
+    // the 33 tests listed above
+    assert_eq!(found, 33);
+}

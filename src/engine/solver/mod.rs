@@ -643,8 +643,9 @@ fn solve<T: Scalar>(
 /// Constraint stage (MuJoCo's `mj_fwdConstraint`): solve for `qacc` and the constraint forces
 /// with the model's solver and cone, one island at a time as MuJoCo 4.0 does (each island has
 /// its own stopping test and statistics; all start from one warm-start choice, see
-/// `choose_warm_start`), or all rows together when the `island` disable flag is set. Writes `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`,
-/// `solver_niter` and `solver` (per island, the first [`NISLAND`] islands). Without rows, and on
+/// `choose_warm_start`), or all rows together when the `island` disable flag is set. Writes
+/// `qacc`, `qfrc_constraint`, `efc_force`, `efc_state`, `solver_niter` and `solver` (per island,
+/// the first [`NISLAND`] islands). Without rows, and on
 /// dofs no row acts on, `qacc = qacc_smooth`.
 pub fn fwd_constraint<T: Scalar>(m: &Model<T>, d: &mut Data<T>) {
     let nv = m.nv;
