@@ -159,10 +159,10 @@ fn cheetah() -> Result<Job, Box<dyn std::error::Error>> {
 
 /// The replay: the plan's controls simulated from its initial state; configurations and the
 /// summed contact normal force after each step.
-fn replay(m: &Model<f64>, task: &Task, sol: &Solution) -> (Vec<Vec<f64>>, Vec<f64>) {
+fn replay(m: &Model<f64>, sol: &Solution) -> (Vec<Vec<f64>>, Vec<f64>) {
     let mut d = Data::new(m);
-    d.qpos.copy_from_slice(&task.qpos0);
-    d.qvel.copy_from_slice(&task.qvel0);
+    d.qpos.copy_from_slice(&sol.qpos[0]);
+    d.qvel.copy_from_slice(&sol.qvel[0]);
     let (mut qs, mut fs) = (vec![d.qpos.clone()], vec![0.0]);
     for c in &sol.ctrl {
         d.ctrl.copy_from_slice(c);
@@ -339,7 +339,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             start.elapsed().as_secs_f64(),
             reason.map_or("running".to_string(), |r| r.to_string())
         );
-        let (qs, fs) = replay(m, &job.task, &sol);
+        let (qs, fs) = if contact {
+            replay(m, &sol)
+        } else {
+            (vec![], vec![])
+        };
         if job.name == "hopper" {
             let flight = fs.iter().skip(1).filter(|f| **f == 0.0).count();
             let (apex, t_apex) = sol
